@@ -1,0 +1,146 @@
+//! Reverse-mode autograd over GPU tensors: ops append a backward closure to a tape as they run
+//! forward; `backward` replays the tape in reverse. The recording order is a topological order, so
+//! no sort is needed. Gradients live beside the values and every backward kernel accumulates into
+//! them, so a tensor used twice gets the sum of both contributions.
+
+use crate::error::{Error, Result};
+use crate::gpu::Gpu;
+use crate::ops::fill::fill;
+use crate::tensor::Tensor;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+struct VarInner {
+    value: Tensor,
+    grad: RefCell<Option<Tensor>>,
+    requires_grad: bool,
+}
+
+/// A tensor on the tape: its value, and its gradient once backward has reached it.
+#[derive(Clone)]
+pub struct Var(Rc<VarInner>);
+
+impl std::fmt::Debug for Var {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Var({:?}, grad={})", self.0.value, self.0.requires_grad)
+    }
+}
+
+impl Var {
+    /// A leaf: a parameter (`requires_grad = true`) or an input.
+    pub fn leaf(value: Tensor, requires_grad: bool) -> Var {
+        Var(Rc::new(VarInner { value, grad: RefCell::new(None), requires_grad }))
+    }
+
+    pub fn value(&self) -> &Tensor {
+        &self.0.value
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        self.0.value.shape()
+    }
+
+    pub fn gpu(&self) -> &Rc<Gpu> {
+        self.0.value.gpu()
+    }
+
+    pub fn requires_grad(&self) -> bool {
+        self.0.requires_grad
+    }
+
+    /// The gradient accumulated so far, if any reached this variable.
+    pub fn grad(&self) -> Option<Tensor> {
+        self.0.grad.borrow().clone()
+    }
+
+    /// The gradient buffer, created as zeros the first time: backward kernels accumulate into it.
+    pub fn grad_or_zeros(&self) -> Result<Tensor> {
+        if let Some(g) = self.0.grad.borrow().as_ref() {
+            return Ok(g.clone());
+        }
+        let g = Tensor::zeros(self.gpu(), self.shape())?;
+        *self.0.grad.borrow_mut() = Some(g.clone());
+        Ok(g)
+    }
+
+    /// Set the gradient to zero (keeping its buffer, so a training loop allocates nothing).
+    pub fn zero_grad(&self) -> Result<()> {
+        if let Some(g) = self.0.grad.borrow().as_ref() {
+            fill(g, 0.0)?;
+        }
+        Ok(())
+    }
+
+    /// Whether two variables are the same node.
+    pub fn same(&self, other: &Var) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+type Backward = Box<dyn FnOnce() -> Result<()>>;
+
+/// The record of one forward pass.
+#[derive(Default)]
+pub struct Tape {
+    nodes: RefCell<Vec<(&'static str, Backward)>>,
+    disabled: Cell<u32>,
+}
+
+impl Tape {
+    pub fn new() -> Tape {
+        Tape::default()
+    }
+
+    /// Whether ops called now are recorded.
+    pub fn enabled(&self) -> bool {
+        self.disabled.get() == 0
+    }
+
+    /// Run `f` without recording anything (evaluation, sampling).
+    pub fn no_grad<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.disabled.set(self.disabled.get() + 1);
+        let r = f();
+        self.disabled.set(self.disabled.get() - 1);
+        r
+    }
+
+    /// Wrap an op's output: it needs a gradient when recording is on and any input needs one;
+    /// then `backward` is kept for the reverse pass.
+    pub fn push(&self, name: &'static str, inputs: &[&Var], out: Tensor, backward: impl FnOnce(&Var) -> Result<()> + 'static) -> Var {
+        let needs = self.enabled() && inputs.iter().any(|v| v.requires_grad());
+        let out = Var::leaf(out, needs);
+        if needs {
+            let o = out.clone();
+            self.nodes.borrow_mut().push((name, Box::new(move || if o.grad().is_some() { backward(&o) } else { Ok(()) })));
+        }
+        out
+    }
+
+    /// Number of recorded ops.
+    pub fn len(&self) -> usize {
+        self.nodes.borrow().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Back-propagate from a scalar `loss` (its gradient is set to 1) through every recorded op,
+    /// newest first, then forget the tape. Gradients add to what the leaves already hold.
+    pub fn backward(&self, loss: &Var) -> Result<()> {
+        if loss.value().numel() != 1 {
+            return Err(Error::Shape(format!("backward needs a scalar loss, got shape {:?}", loss.shape())));
+        }
+        fill(&loss.grad_or_zeros()?, 1.0)?;
+        let nodes = std::mem::take(&mut *self.nodes.borrow_mut());
+        for (_, f) in nodes.into_iter().rev() {
+            f()?;
+        }
+        Ok(())
+    }
+
+    /// Forget everything recorded (and so free the saved activations).
+    pub fn clear(&self) {
+        self.nodes.borrow_mut().clear();
+    }
+}

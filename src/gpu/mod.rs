@@ -1,0 +1,192 @@
+//! The GPU runtime: adapter and device set-up on both targets, the pipeline cache, the buffer pool,
+//! one command encoder per step, and async readback.
+//!
+//! Everything is single-threaded (`Rc`/`RefCell`): in the browser wgpu objects are not `Send`, and
+//! natively the tests give each thread its own `Gpu`.
+
+mod pool;
+mod record;
+
+pub use pool::PoolStats;
+pub(crate) use pool::Pool as PoolHandle;
+pub use record::{grid_1d, Kernel};
+
+use crate::error::{Error, Result};
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::sync::{Arc, Mutex};
+
+/// What the adapter says about itself, in a form the CLI and the page can print.
+#[derive(Clone, Debug, Default)]
+pub struct AdapterSummary {
+    pub name: String,
+    pub backend: String,
+    pub device_type: String,
+    pub driver: String,
+}
+
+/// The limits that the kernels depend on, as granted by the device.
+#[derive(Clone, Debug)]
+pub struct GpuLimits {
+    pub max_storage_buffer_binding_size: u64,
+    pub max_buffer_size: u64,
+    pub max_compute_workgroup_storage_size: u32,
+    pub max_compute_invocations_per_workgroup: u32,
+    pub max_compute_workgroups_per_dimension: u32,
+    pub max_storage_buffers_per_shader_stage: u32,
+    pub min_uniform_buffer_offset_alignment: u32,
+}
+
+/// Counters that tests and benchmarks read to prove the step does no hidden work.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub buffers_created: u64,
+    pub bytes_created: u64,
+    pub staging_created: u64,
+    pub pipelines_created: u64,
+    pub bind_groups_created: u64,
+    pub dispatches: u64,
+    pub submits: u64,
+}
+
+/// One GPU device with its caches. Cheap to share as `Rc<Gpu>`.
+pub struct Gpu {
+    pub device: wgpu::Device,
+    pub queue: wgpu::Queue,
+    pub adapter: AdapterSummary,
+    pub limits: GpuLimits,
+    pub(crate) pool: Rc<RefCell<pool::Pool>>,
+    pub(crate) rec: RefCell<record::Recorder>,
+    pub(crate) counters: Cell<Stats>,
+    lost: Arc<Mutex<Option<String>>>,
+}
+
+/// The smallest limits the kernels are written for (WebGPU's defaults).
+const NEED_INVOCATIONS: u32 = 256;
+const NEED_WG_STORAGE: u32 = 16384;
+const NEED_STORAGE_BUFFERS: u32 = 8;
+
+impl Gpu {
+    /// Find an adapter and open a device on it. Natively this goes through Vulkan/Metal/DX12
+    /// (Mesa's lavapipe where there is no GPU); in the browser through WebGPU.
+    pub async fn new() -> Result<Rc<Gpu>> {
+        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        let adapter = instance
+            .request_adapter(&wgpu::RequestAdapterOptions {
+                power_preference: wgpu::PowerPreference::HighPerformance,
+                force_fallback_adapter: false,
+                compatible_surface: None,
+                apply_limit_buckets: false,
+            })
+            .await
+            .map_err(|e| Error::NoAdapter(format!("{e}. {}", no_adapter_hint())))?;
+        let info = adapter.get_info();
+        let al = adapter.limits();
+        if al.max_compute_invocations_per_workgroup < NEED_INVOCATIONS
+            || al.max_compute_workgroup_storage_size < NEED_WG_STORAGE
+            || al.max_storage_buffers_per_shader_stage < NEED_STORAGE_BUFFERS
+        {
+            return Err(Error::NoAdapter(format!(
+                "adapter '{}' offers {} invocations per workgroup, {} bytes of workgroup storage and {} storage buffers per stage; the kernels need {NEED_INVOCATIONS}, {NEED_WG_STORAGE} and {NEED_STORAGE_BUFFERS}",
+                info.name, al.max_compute_invocations_per_workgroup, al.max_compute_workgroup_storage_size, al.max_storage_buffers_per_shader_stage
+            )));
+        }
+        // Start from WebGPU's defaults and raise only what the kernels and the model's buffers use.
+        let mut req = wgpu::Limits::default();
+        req.max_storage_buffer_binding_size = al.max_storage_buffer_binding_size;
+        req.max_buffer_size = al.max_buffer_size;
+        req.max_compute_workgroup_storage_size = al.max_compute_workgroup_storage_size;
+        req.max_compute_invocations_per_workgroup = al.max_compute_invocations_per_workgroup;
+        req.max_compute_workgroup_size_x = al.max_compute_workgroup_size_x;
+        req.max_compute_workgroup_size_y = al.max_compute_workgroup_size_y;
+        req.max_compute_workgroup_size_z = al.max_compute_workgroup_size_z;
+        req.max_compute_workgroups_per_dimension = al.max_compute_workgroups_per_dimension;
+        req.max_storage_buffers_per_shader_stage = al.max_storage_buffers_per_shader_stage;
+        req.max_bind_groups = al.max_bind_groups.min(4);
+        let (device, queue) = adapter
+            .request_device(&wgpu::DeviceDescriptor {
+                label: Some("attnlab"),
+                required_features: wgpu::Features::empty(),
+                required_limits: req.clone(),
+                experimental_features: wgpu::ExperimentalFeatures::disabled(),
+                memory_hints: wgpu::MemoryHints::Performance,
+                trace: wgpu::Trace::Off,
+            })
+            .await
+            .map_err(|e| Error::Device(format!("could not open a device on '{}': {e}", info.name)))?;
+        let lost = Arc::new(Mutex::new(None));
+        let lost_cb = lost.clone();
+        device.set_device_lost_callback(move |reason, msg| {
+            if let Ok(mut l) = lost_cb.lock() {
+                *l = Some(format!("{reason:?}: {msg}"));
+            }
+        });
+        let limits = GpuLimits {
+            max_storage_buffer_binding_size: req.max_storage_buffer_binding_size as u64,
+            max_buffer_size: req.max_buffer_size,
+            max_compute_workgroup_storage_size: req.max_compute_workgroup_storage_size,
+            max_compute_invocations_per_workgroup: req.max_compute_invocations_per_workgroup,
+            max_compute_workgroups_per_dimension: req.max_compute_workgroups_per_dimension,
+            max_storage_buffers_per_shader_stage: req.max_storage_buffers_per_shader_stage,
+            min_uniform_buffer_offset_alignment: req.min_uniform_buffer_offset_alignment,
+        };
+        let rec = record::Recorder::new(&device, &limits);
+        let gpu = Gpu {
+            adapter: AdapterSummary {
+                name: if info.name.is_empty() { "WebGPU adapter".into() } else { info.name.clone() },
+                backend: format!("{:?}", info.backend),
+                device_type: format!("{:?}", info.device_type),
+                driver: format!("{} {}", info.driver, info.driver_info).trim().to_string(),
+            },
+            limits,
+            pool: Rc::new(RefCell::new(pool::Pool::default())),
+            rec: RefCell::new(rec),
+            counters: Cell::new(Stats::default()),
+            lost,
+            device,
+            queue,
+        };
+        Ok(Rc::new(gpu))
+    }
+
+    /// Native only: block on [`Gpu::new`].
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn new_blocking() -> Result<Rc<Gpu>> {
+        pollster::block_on(Self::new())
+    }
+
+    /// A one-line description for logs: name, backend and type.
+    pub fn describe(&self) -> String {
+        let a = &self.adapter;
+        format!("{} ({}, {}{})", a.name, a.backend, a.device_type, if a.driver.is_empty() { String::new() } else { format!(", {}", a.driver) })
+    }
+
+    /// The counters so far (buffers, pipelines, bind groups, dispatches, submits).
+    pub fn stats(&self) -> Stats {
+        let mut s = self.counters.get();
+        let p = self.pool.borrow().stats();
+        s.buffers_created = p.created;
+        s.bytes_created = p.bytes_created;
+        s.staging_created = p.staging_created;
+        s
+    }
+
+    pub(crate) fn bump(&self, f: impl FnOnce(&mut Stats)) {
+        let mut s = self.counters.get();
+        f(&mut s);
+        self.counters.set(s);
+    }
+
+    /// The reason the device was lost, if it was.
+    pub fn lost_reason(&self) -> Option<String> {
+        self.lost.lock().ok().and_then(|l| l.clone())
+    }
+}
+
+fn no_adapter_hint() -> &'static str {
+    if cfg!(target_arch = "wasm32") {
+        "This browser offers no WebGPU adapter: use a current Chrome or Edge (WebGPU is on by default), Firefox 141+ on Windows, or Safari 26+; on Linux start Chrome with --enable-unsafe-webgpu (add --enable-features=Vulkan where needed)"
+    } else {
+        "Install a Vulkan driver: on Debian/Ubuntu `sudo apt-get install mesa-vulkan-drivers libvulkan1` (Mesa's lavapipe runs without a GPU), or your GPU vendor's driver"
+    }
+}

@@ -1,0 +1,108 @@
+//! The buffer pool: storage buffers are handed out by size bucket and come back when the last
+//! tensor using them is dropped, so a repeated training step allocates nothing after its first.
+
+use std::collections::HashMap;
+
+/// Storage buffers of one size bucket that nobody uses right now.
+#[derive(Default)]
+pub(crate) struct Pool {
+    free: HashMap<u64, Vec<(u64, wgpu::Buffer)>>,
+    staging: HashMap<u64, Vec<wgpu::Buffer>>,
+    next_id: u64,
+    created: u64,
+    bytes_created: u64,
+    staging_created: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PoolStats {
+    pub created: u64,
+    pub bytes_created: u64,
+    pub staging_created: u64,
+}
+
+/// Round a byte size up to its bucket: multiples of 256 below 4 KiB, then sizes of the form
+/// m·2^k with 8 ≤ m < 16, so that no bucket wastes more than 1/8 of its size.
+pub(crate) fn bucket(bytes: u64) -> u64 {
+    let b = bytes.max(16);
+    if b <= 4096 {
+        return b.div_ceil(256) * 256;
+    }
+    let k = 63 - b.leading_zeros() as u64; // 2^k <= b < 2^(k+1)
+    let step = 1u64 << (k - 3);
+    b.div_ceil(step) * step
+}
+
+impl Pool {
+    pub fn take(&mut self, device: &wgpu::Device, bytes: u64) -> (u64, wgpu::Buffer) {
+        let size = bucket(bytes);
+        if let Some(b) = self.free.get_mut(&size).and_then(|v| v.pop()) {
+            return b;
+        }
+        self.next_id += 1;
+        self.created += 1;
+        self.bytes_created += size;
+        let buf = device.create_buffer(&wgpu::BufferDescriptor {
+            label: None,
+            size,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        (self.next_id, buf)
+    }
+
+    pub fn give_back(&mut self, id: u64, buf: wgpu::Buffer) {
+        self.free.entry(buf.size()).or_default().push((id, buf));
+    }
+
+    pub fn take_staging(&mut self, device: &wgpu::Device, bytes: u64) -> wgpu::Buffer {
+        let size = bucket(bytes);
+        if let Some(b) = self.staging.get_mut(&size).and_then(|v| v.pop()) {
+            return b;
+        }
+        self.staging_created += 1;
+        device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("readback"),
+            size,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        })
+    }
+
+    pub fn give_back_staging(&mut self, buf: wgpu::Buffer) {
+        self.staging.entry(buf.size()).or_default().push(buf);
+    }
+
+    /// Destroy every buffer that is not in use.
+    pub fn trim(&mut self) {
+        for (_, v) in self.free.drain() {
+            for (_, b) in v {
+                b.destroy();
+            }
+        }
+        for (_, v) in self.staging.drain() {
+            for b in v {
+                b.destroy();
+            }
+        }
+    }
+
+    pub fn stats(&self) -> PoolStats {
+        PoolStats { created: self.created, bytes_created: self.bytes_created, staging_created: self.staging_created }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bucket;
+
+    #[test]
+    fn buckets_cover_and_waste_little() {
+        for bytes in [1u64, 4, 255, 256, 257, 4096, 4097, 65536, 1_000_000, 16256 * 256 * 4] {
+            let b = bucket(bytes);
+            assert!(b >= bytes && b % 4 == 0, "{bytes} -> {b}");
+            assert!(bytes < 4096 || (b - bytes) * 8 <= b, "{bytes} -> {b}");
+        }
+        assert_eq!(bucket(5000), bucket(5000));
+    }
+}

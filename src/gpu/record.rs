@@ -1,0 +1,266 @@
+//! Recording work: compiled pipelines (cached), per-dispatch parameters in one uniform arena
+//! (bound at an offset, so a repeated step hits the bind-group cache), one open compute pass on one
+//! command encoder until something needs the queue, and async readback.
+
+use super::Gpu;
+use crate::error::{Error, Result};
+use crate::tensor::Tensor;
+use std::collections::HashMap;
+
+/// One WGSL entry point: the family file it lives in and its name there.
+/// Binding 0 of every entry point is `var<uniform> p: Params`; bindings 1.. are the storage
+/// buffers, in the order the Rust wrapper passes them.
+pub struct Kernel {
+    pub family: &'static str,
+    pub src: &'static str,
+    pub entry: &'static str,
+}
+
+/// Bytes reserved per dispatch in the uniform arena (also WebGPU's offset alignment).
+const SLOT: u64 = 256;
+/// Dispatches recorded between two submits at most.
+const SLOTS: u64 = 8192;
+/// The bind-group cache is dropped when it grows past this many entries.
+const MAX_BIND_GROUPS: usize = 65536;
+
+struct Pipeline {
+    id: u64,
+    pipeline: wgpu::ComputePipeline,
+    layout: wgpu::BindGroupLayout,
+}
+
+pub(crate) struct Recorder {
+    modules: HashMap<&'static str, wgpu::ShaderModule>,
+    pipelines: HashMap<(&'static str, &'static str), Pipeline>,
+    bind_groups: HashMap<Vec<u64>, wgpu::BindGroup>,
+    encoder: Option<wgpu::CommandEncoder>,
+    pass: Option<wgpu::ComputePass<'static>>,
+    arena: wgpu::Buffer,
+    arena_cpu: Vec<u8>,
+    arena_used: u64,
+    slot: u64,
+}
+
+impl Recorder {
+    pub fn new(device: &wgpu::Device, limits: &super::GpuLimits) -> Recorder {
+        let slot = SLOT.max(limits.min_uniform_buffer_offset_alignment as u64);
+        let arena = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("params arena"),
+            size: slot * SLOTS,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        Recorder {
+            modules: HashMap::new(),
+            pipelines: HashMap::new(),
+            bind_groups: HashMap::new(),
+            encoder: None,
+            pass: None,
+            arena,
+            arena_cpu: vec![0; (slot * SLOTS) as usize],
+            arena_used: 0,
+            slot,
+        }
+    }
+
+    fn encoder(&mut self, device: &wgpu::Device) -> &mut wgpu::CommandEncoder {
+        self.encoder.get_or_insert_with(|| device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("step") }))
+    }
+}
+
+/// Workgroup counts for `groups` groups in one dimension, folded into y where x would exceed the
+/// per-dimension limit. Kernels compute the flat group index as `wid.x + wid.y * nwg.x`.
+pub fn grid_1d(groups: u32, max_per_dim: u32) -> [u32; 3] {
+    let groups = groups.max(1);
+    if groups <= max_per_dim {
+        return [groups, 1, 1];
+    }
+    let y = groups.div_ceil(max_per_dim);
+    [groups.div_ceil(y), y, 1]
+}
+
+impl Gpu {
+    /// Record one dispatch of `k` with `params` at binding 0 and `bufs` at bindings 1.. .
+    pub fn dispatch<P: bytemuck::Pod>(&self, k: &Kernel, params: &P, bufs: &[&Tensor], groups: [u32; 3]) -> Result<()> {
+        let maxd = self.limits.max_compute_workgroups_per_dimension;
+        if let Some(&g) = groups.iter().find(|&&g| g > maxd) {
+            return Err(Error::Limit {
+                limit: "max_compute_workgroups_per_dimension",
+                max: maxd as u64,
+                requested: g as u64,
+                what: format!("kernel {}::{}", k.family, k.entry),
+            });
+        }
+        if groups.contains(&0) {
+            return Ok(());
+        }
+        let pbytes = bytemuck::bytes_of(params);
+        if pbytes.len() as u64 > SLOT {
+            return Err(Error::Msg(format!("kernel {}::{}: params of {} bytes exceed {SLOT}", k.family, k.entry, pbytes.len())));
+        }
+        if self.rec.borrow().arena_used + self.rec.borrow().slot > self.rec.borrow().arena_cpu.len() as u64 {
+            self.flush();
+        }
+        let mut guard = self.rec.borrow_mut();
+        let r = &mut *guard;
+        let offset = r.arena_used;
+        r.arena_cpu[offset as usize..offset as usize + pbytes.len()].copy_from_slice(pbytes);
+        r.arena_used += r.slot;
+
+        if !r.pipelines.contains_key(&(k.family, k.entry)) {
+            let module = r.modules.entry(k.family).or_insert_with(|| {
+                self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some(k.family),
+                    source: wgpu::ShaderSource::Wgsl(k.src.into()),
+                })
+            });
+            let pipeline = self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(k.entry),
+                layout: None,
+                module,
+                entry_point: Some(k.entry),
+                compilation_options: Default::default(),
+                cache: None,
+            });
+            let layout = pipeline.get_bind_group_layout(0);
+            let id = r.pipelines.len() as u64 + 1;
+            r.pipelines.insert((k.family, k.entry), Pipeline { id, pipeline, layout });
+            self.bump(|s| s.pipelines_created += 1);
+        }
+        let p = &r.pipelines[&(k.family, k.entry)];
+
+        let mut key = Vec::with_capacity(2 + 2 * bufs.len());
+        key.push(p.id);
+        key.push(offset);
+        for t in bufs {
+            key.push(t.buf_id());
+            key.push(t.bind_size());
+        }
+        if !r.bind_groups.contains_key(&key) {
+            if r.bind_groups.len() >= MAX_BIND_GROUPS {
+                r.bind_groups.clear();
+            }
+            let mut entries = vec![wgpu::BindGroupEntry {
+                binding: 0,
+                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                    buffer: &r.arena,
+                    offset,
+                    size: std::num::NonZeroU64::new(r.slot),
+                }),
+            }];
+            for (i, t) in bufs.iter().enumerate() {
+                entries.push(wgpu::BindGroupEntry {
+                    binding: i as u32 + 1,
+                    resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                        buffer: t.buffer(),
+                        offset: 0,
+                        size: std::num::NonZeroU64::new(t.bind_size()),
+                    }),
+                });
+            }
+            let bg = self.device.create_bind_group(&wgpu::BindGroupDescriptor { label: None, layout: &p.layout, entries: &entries });
+            r.bind_groups.insert(key.clone(), bg);
+            self.bump(|s| s.bind_groups_created += 1);
+        }
+        let pipeline = r.pipelines[&(k.family, k.entry)].pipeline.clone();
+        let bg = r.bind_groups[&key].clone();
+        if r.pass.is_none() {
+            let enc = r.encoder(&self.device);
+            let pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
+            r.pass = Some(pass.forget_lifetime());
+        }
+        let pass = r.pass.as_mut().expect("pass was just opened");
+        pass.set_pipeline(&pipeline);
+        pass.set_bind_group(0, &bg, &[]);
+        pass.dispatch_workgroups(groups[0], groups[1], groups[2]);
+        drop(guard);
+        self.bump(|s| s.dispatches += 1);
+        Ok(())
+    }
+
+    /// Submit everything recorded so far. The params arena is written just before the submit,
+    /// so the queue sees it before the dispatches that read it.
+    pub fn flush(&self) {
+        let mut r = self.rec.borrow_mut();
+        r.pass = None;
+        if let Some(enc) = r.encoder.take() {
+            if r.arena_used > 0 {
+                self.queue.write_buffer(&r.arena, 0, &r.arena_cpu[..r.arena_used as usize]);
+            }
+            self.queue.submit([enc.finish()]);
+            r.arena_used = 0;
+            drop(r);
+            self.bump(|s| s.submits += 1);
+        }
+    }
+
+    /// Write bytes into a tensor's buffer. Work already recorded is submitted first, because a
+    /// queue write lands before the next submit's commands and the buffer may be a recycled one
+    /// that those commands still read.
+    pub fn upload(&self, t: &Tensor, bytes: &[u8]) {
+        if self.rec.borrow().encoder.is_some() {
+            self.flush();
+        }
+        let n = bytes.len() & !3;
+        self.queue.write_buffer(t.buffer(), 0, &bytes[..n]);
+        if n < bytes.len() {
+            let mut tail = [0u8; 4];
+            tail[..bytes.len() - n].copy_from_slice(&bytes[n..]);
+            self.queue.write_buffer(t.buffer(), n as u64, &tail);
+        }
+    }
+
+    /// Copy a tensor's bytes back to the CPU. Works the same natively and in the browser.
+    pub async fn read_bytes(&self, t: &Tensor) -> Result<Vec<u8>> {
+        let bytes = t.nbytes().max(4).next_multiple_of(4);
+        let staging = self.pool.borrow_mut().take_staging(&self.device, bytes);
+        {
+            let mut r = self.rec.borrow_mut();
+            r.pass = None;
+            r.encoder(&self.device).copy_buffer_to_buffer(t.buffer(), 0, &staging, 0, bytes);
+        }
+        self.flush();
+        let (tx, rx) = futures_channel::oneshot::channel();
+        staging.slice(0..bytes).map_async(wgpu::MapMode::Read, move |res| {
+            let _ = tx.send(res);
+        });
+        #[cfg(not(target_arch = "wasm32"))]
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| Error::Device(format!("waiting for the GPU failed: {e}")))?;
+        rx.await
+            .map_err(|_| Error::Device("the GPU dropped a readback (device lost?)".into()))?
+            .map_err(|e| Error::Device(format!("reading a buffer back failed: {e}")))?;
+        let out = {
+            let view = staging
+                .slice(0..bytes)
+                .get_mapped_range()
+                .map_err(|e| Error::Device(format!("mapping a readback buffer failed: {e}")))?;
+            view[..t.nbytes() as usize].to_vec()
+        };
+        staging.unmap();
+        self.pool.borrow_mut().give_back_staging(staging);
+        Ok(out)
+    }
+
+    /// Wait until all submitted work has finished.
+    pub async fn sync(&self) -> Result<()> {
+        self.flush();
+        let (tx, rx) = futures_channel::oneshot::channel();
+        self.queue.on_submitted_work_done(move || {
+            let _ = tx.send(());
+        });
+        #[cfg(not(target_arch = "wasm32"))]
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| Error::Device(format!("waiting for the GPU failed: {e}")))?;
+        rx.await.map_err(|_| Error::Device("the GPU stopped answering (device lost?)".into()))
+    }
+
+    /// Free every pooled buffer that no tensor holds, and the bind groups that name them.
+    pub fn trim(&self) {
+        self.flush();
+        self.rec.borrow_mut().bind_groups.clear();
+        self.pool.borrow_mut().trim();
+    }
+}

@@ -1,0 +1,12 @@
+//! attnlab: the CS224N transformer assignment on WebGPU. WGSL kernels under a small reverse-mode
+//! autograd, compiled natively (tests, benchmarks, CLI) and to wasm32 (the page).
+
+pub mod autograd;
+pub mod error;
+pub mod gpu;
+pub mod ops;
+pub mod tensor;
+
+pub use error::{Error, Result};
+pub use gpu::Gpu;
+pub use tensor::Tensor;
