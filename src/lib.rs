@@ -2,6 +2,7 @@
 //! autograd, compiled natively (tests, benchmarks, CLI) and to wasm32 (the page).
 
 pub mod autograd;
+pub mod checks;
 pub mod error;
 pub mod gpu;
 pub mod ops;

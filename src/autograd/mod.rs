@@ -12,7 +12,7 @@ use std::rc::Rc;
 
 struct VarInner {
     value: Tensor,
-    grad: RefCell<Option<Tensor>>,
+    grad: Rc<RefCell<Option<Tensor>>>,
     requires_grad: bool,
 }
 
@@ -29,7 +29,14 @@ impl std::fmt::Debug for Var {
 impl Var {
     /// A leaf: a parameter (`requires_grad = true`) or an input.
     pub fn leaf(value: Tensor, requires_grad: bool) -> Var {
-        Var(Rc::new(VarInner { value, grad: RefCell::new(None), requires_grad }))
+        Var(Rc::new(VarInner { value, grad: Rc::new(RefCell::new(None)), requires_grad }))
+    }
+
+    /// The same value and the same gradient buffer under another shape of equal size (no copy,
+    /// no tape entry: gradients written through either name land in one buffer).
+    pub fn reshape(&self, shape: &[usize]) -> Result<Var> {
+        let value = self.0.value.reshape(shape)?;
+        Ok(Var(Rc::new(VarInner { value, grad: self.0.grad.clone(), requires_grad: self.0.requires_grad })))
     }
 
     pub fn value(&self) -> &Tensor {
@@ -50,13 +57,13 @@ impl Var {
 
     /// The gradient accumulated so far, if any reached this variable.
     pub fn grad(&self) -> Option<Tensor> {
-        self.0.grad.borrow().clone()
+        self.0.grad.borrow().as_ref().and_then(|g| g.reshape(self.shape()).ok())
     }
 
     /// The gradient buffer, created as zeros the first time: backward kernels accumulate into it.
     pub fn grad_or_zeros(&self) -> Result<Tensor> {
-        if let Some(g) = self.0.grad.borrow().as_ref() {
-            return Ok(g.clone());
+        if let Some(g) = self.grad() {
+            return Ok(g);
         }
         let g = Tensor::zeros(self.gpu(), self.shape())?;
         *self.0.grad.borrow_mut() = Some(g.clone());
