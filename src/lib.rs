@@ -5,8 +5,10 @@ pub mod autograd;
 pub mod checks;
 pub mod error;
 pub mod gpu;
+// pub mod model; (enabled once the op families land)
 pub mod ops;
 pub mod tensor;
+pub mod train;
 
 pub use error::{Error, Result};
 pub use gpu::Gpu;
