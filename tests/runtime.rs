@@ -1,0 +1,94 @@
+//! The GPU runtime: limits turned into clear errors, readback, upload ordering with recycled
+//! buffers, the tape's no-grad mode and shared gradients of reshaped variables.
+
+use attnlab::autograd::{Tape, Var};
+use attnlab::ops::matmul::{self, Spec};
+use attnlab::{Error, Gpu, Tensor};
+
+fn gpu() -> std::rc::Rc<Gpu> {
+    Gpu::new_blocking().unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn a_tensor_beyond_the_binding_limit_is_an_error_naming_the_limit_and_size() {
+    let g = gpu();
+    let max = g.limits.max_storage_buffer_binding_size;
+    let n = (max / 4 + 1) as usize;
+    let err = Tensor::uninit(&g, &[n]).unwrap_err();
+    assert!(matches!(err, Error::Limit { .. }), "{err:?}");
+    let msg = err.to_string();
+    assert!(msg.contains("max_storage_buffer_binding_size") && msg.contains(&(n as u64 * 4).to_string()) && msg.contains(&max.to_string()), "{msg}");
+}
+
+#[test]
+fn too_many_workgroups_is_an_error_not_a_validation_panic() {
+    let g = gpu();
+    let maxd = g.limits.max_compute_workgroups_per_dimension as usize;
+    // A batched matmul with more batches than one dispatch dimension allows.
+    let z = maxd + 1;
+    let a = Tensor::zeros(&g, &[z]).unwrap();
+    let b = Tensor::zeros(&g, &[1]).unwrap();
+    let c = Tensor::zeros(&g, &[z]).unwrap();
+    let s = Spec { z: (z, 1), a: matmul::View { outer: 1, inner: 1, row: 1, col: 1 }, b: matmul::View { outer: 0, inner: 0, row: 1, col: 1 }, c: matmul::View { outer: 1, inner: 1, row: 1, col: 1 }, ..Spec::plain(1, 1, 1) };
+    let msg = matmul::matmul_gpu(&a, &b, None, &c, &s, false).unwrap_err().to_string();
+    assert!(msg.contains("max_compute_workgroups_per_dimension") && msg.contains(&z.to_string()), "{msg}");
+}
+
+#[test]
+fn readback_returns_what_was_uploaded() {
+    let g = gpu();
+    for n in [1usize, 3, 17, 127, 100_003] {
+        let data: Vec<f32> = (0..n).map(|i| i as f32 * 0.5 - 7.0).collect();
+        let t = Tensor::from_f32(&g, &[n], &data).unwrap();
+        assert_eq!(t.read().unwrap(), data);
+        let ids: Vec<u32> = (0..n as u32).rev().collect();
+        let u = Tensor::from_u32(&g, &[n], &ids).unwrap();
+        assert_eq!(pollster::block_on(u.to_vec_u32()).unwrap(), ids);
+    }
+}
+
+#[test]
+fn an_upload_into_a_recycled_buffer_does_not_overtake_recorded_work() {
+    let g = gpu();
+    // Record a matmul that reads `a`, drop `a` so its buffer returns to the pool, take the same
+    // buffer again and upload new data into it, and only then run the recorded work.
+    let a = Tensor::from_f32(&g, &[2, 2], &[1.0, 2.0, 3.0, 4.0]).unwrap();
+    let eye = Tensor::from_f32(&g, &[2, 2], &[1.0, 0.0, 0.0, 1.0]).unwrap();
+    let c = Tensor::uninit(&g, &[2, 2]).unwrap();
+    matmul::matmul_gpu(&a, &eye, None, &c, &Spec::plain(2, 2, 2), false).unwrap();
+    drop(a);
+    let reused = Tensor::uninit(&g, &[2, 2]).unwrap();
+    reused.write_f32(&[9.0, 9.0, 9.0, 9.0]).unwrap();
+    assert_eq!(c.read().unwrap(), vec![1.0, 2.0, 3.0, 4.0]);
+}
+
+#[test]
+fn no_grad_records_nothing_and_reshape_shares_the_gradient() {
+    let g = gpu();
+    let tape = Tape::new();
+    let x = Var::leaf(Tensor::full(&g, &[2, 3], 1.0).unwrap(), true);
+    let w = Var::leaf(Tensor::full(&g, &[4, 3], 0.5).unwrap(), true);
+    let y = tape.no_grad(|| matmul::linear(&tape, &x, &w, None)).unwrap();
+    assert!(tape.is_empty() && !y.requires_grad());
+    let x6 = x.reshape(&[6]).unwrap();
+    let x23 = x6.reshape(&[2, 3]).unwrap();
+    let y = matmul::linear(&tape, &x23, &w, None).unwrap();
+    let ones = Var::leaf(Tensor::full(&g, &[1, 2], 1.0).unwrap(), false);
+    let s = matmul::matmul(&tape, &ones, &y, None, Spec::plain(1, 2, 4), &[1, 4]).unwrap();
+    let ones4 = Var::leaf(Tensor::full(&g, &[4, 1], 1.0).unwrap(), false);
+    let l = matmul::matmul(&tape, &s, &ones4, None, Spec::plain(1, 4, 1), &[1, 1]).unwrap();
+    tape.backward(&l).unwrap();
+    // dL/dx[n, k] = Σ_o w[o, k] = 4 · 0.5, seen through the original variable.
+    assert_eq!(x.grad().unwrap().read().unwrap(), vec![2.0; 6]);
+    assert_eq!(x.grad().unwrap().shape(), &[2, 3]);
+    assert!(tape.is_empty(), "backward consumes the tape");
+}
+
+#[test]
+fn backward_needs_a_scalar() {
+    let g = gpu();
+    let tape = Tape::new();
+    let x = Var::leaf(Tensor::zeros(&g, &[2]).unwrap(), true);
+    let msg = tape.backward(&x).unwrap_err().to_string();
+    assert!(msg.contains("scalar") && msg.contains("[2]"), "{msg}");
+}
