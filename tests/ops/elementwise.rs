@@ -21,7 +21,7 @@ fn erf_matches_known_values() {
         assert!((ew::erf(x) - want).abs() < 1e-14, "erf({x}) = {} vs {want}", ew::erf(x));
         assert!((ew::erf(-x) + want).abs() < 1e-14);
     }
-    let tails = [(2.5, 4.069520174449590e-4), (3.0, 2.209049699858544e-5), (5.0, 1.537459794428035e-12), (1.0, 0.1572992070502851)];
+    let tails = [(2.5, 4.06952017444959e-4), (3.0, 2.209049699858544e-5), (5.0, 1.537459794428035e-12), (1.0, 0.1572992070502851)];
     for (x, want) in tails {
         assert!((ew::erfc(x) / want - 1.0).abs() < 1e-12, "erfc({x}) = {} vs {want}", ew::erfc(x));
     }
