@@ -30,7 +30,7 @@ fn rows_t(shape: &[usize]) -> Result<(usize, usize)> {
         return Err(Error::Shape(format!("causal_softmax: scores must be (.., T, T) with equal last two dims, got {shape:?}")));
     }
     let t = shape[n - 1];
-    Ok((if t == 0 { 0 } else { shape.iter().product::<usize>() / t }, t))
+    Ok((shape.iter().product::<usize>().checked_div(t).unwrap_or(0), t))
 }
 
 fn params(rows: usize, t: usize, scale: f32) -> Result<Params> {

@@ -84,7 +84,7 @@ pub fn synth_dims(x: &[usize], w1: &[usize], b1: &[usize], w2: &[usize], b2: &[u
         return Err(shape_err("synth_scores", "x must be (B, T, C)", x, &[]));
     }
     let (b, t, c) = (x[0], x[1], x[2]);
-    if n_head == 0 || c % n_head != 0 {
+    if n_head == 0 || !c.is_multiple_of(n_head) {
         return Err(Error::Shape(format!("synth_scores: C = {c} is not a multiple of n_head = {n_head}")));
     }
     if w1 != [c, c] {
