@@ -1,0 +1,101 @@
+// Causal softmax over the last axis of (Z, T, T) scores, one workgroup per row.
+// Row r is query i = r % T; keys j > i are masked. PyTorch fills them with -1e10 after scaling,
+// whose exp underflows to exactly 0, so the kernel writes 0 there directly (same value, and the
+// gradient of a masked entry is then exactly 0 too).
+
+const WG: u32 = 256u;
+
+struct Params {
+    rows: u32,
+    t: u32,
+    scale: f32,
+    _pad: u32,
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> x: array<f32>;
+@group(0) @binding(2) var<storage, read_write> y: array<f32>;
+
+var<workgroup> red: array<f32, WG>;
+
+// Tree reduction of red[] in place (sum or max); every invocation gets the result.
+fn reduce_max(li: u32, v: f32) -> f32 {
+    red[li] = v;
+    workgroupBarrier();
+    for (var s = WG / 2u; s > 0u; s = s / 2u) {
+        if (li < s) {
+            red[li] = max(red[li], red[li + s]);
+        }
+        workgroupBarrier();
+    }
+    let r = red[0];
+    workgroupBarrier();
+    return r;
+}
+
+fn reduce_sum(li: u32, v: f32) -> f32 {
+    red[li] = v;
+    workgroupBarrier();
+    for (var s = WG / 2u; s > 0u; s = s / 2u) {
+        if (li < s) {
+            red[li] = red[li] + red[li + s];
+        }
+        workgroupBarrier();
+    }
+    let r = red[0];
+    workgroupBarrier();
+    return r;
+}
+
+@compute @workgroup_size(WG)
+fn softmax_fwd(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+               @builtin(local_invocation_index) li: u32) {
+    let row = wid.x + wid.y * nwg.x;
+    if (row >= p.rows) {
+        return; // uniform across the workgroup
+    }
+    let i = row % p.t;
+    let base = row * p.t;
+    // Keys 0..=i are visible; key 0 always is, so the max is finite.
+    var m = -3.0e38;
+    for (var j = li; j <= i; j += WG) {
+        m = max(m, p.scale * x[base + j]);
+    }
+    m = reduce_max(li, m);
+    var s = 0.0;
+    for (var j = li; j <= i; j += WG) {
+        s += exp(p.scale * x[base + j] - m);
+    }
+    s = reduce_sum(li, s);
+    for (var j = li; j < p.t; j += WG) {
+        var v = 0.0;
+        if (j <= i) {
+            v = exp(p.scale * x[base + j] - m) / s;
+        }
+        y[base + j] = v;
+    }
+}
+
+// dS += scale * P * (dP - sum_j P dP); masked entries get += 0 (P is exactly 0 there).
+@group(0) @binding(1) var<storage, read> prob: array<f32>;
+@group(0) @binding(2) var<storage, read> dprob: array<f32>;
+@group(0) @binding(3) var<storage, read_write> dscore: array<f32>;
+
+@compute @workgroup_size(WG)
+fn softmax_bwd(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+               @builtin(local_invocation_index) li: u32) {
+    let row = wid.x + wid.y * nwg.x;
+    if (row >= p.rows) {
+        return;
+    }
+    let i = row % p.t;
+    let base = row * p.t;
+    var d = 0.0;
+    for (var j = li; j <= i; j += WG) {
+        d += prob[base + j] * dprob[base + j];
+    }
+    d = reduce_sum(li, d);
+    for (var j = li; j <= i; j += WG) {
+        dscore[base + j] += p.scale * prob[base + j] * (dprob[base + j] - d);
+    }
+}
