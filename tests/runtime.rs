@@ -17,7 +17,12 @@ fn a_tensor_beyond_the_binding_limit_is_an_error_naming_the_limit_and_size() {
     let err = Tensor::uninit(&g, &[n]).unwrap_err();
     assert!(matches!(err, Error::Limit { .. }), "{err:?}");
     let msg = err.to_string();
-    assert!(msg.contains("max_storage_buffer_binding_size") && msg.contains(&(n as u64 * 4).to_string()) && msg.contains(&max.to_string()), "{msg}");
+    assert!(
+        msg.contains("max_storage_buffer_binding_size")
+            && msg.contains(&(n as u64 * 4).to_string())
+            && msg.contains(&max.to_string()),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -29,9 +34,35 @@ fn too_many_workgroups_is_an_error_not_a_validation_panic() {
     let a = Tensor::zeros(&g, &[z]).unwrap();
     let b = Tensor::zeros(&g, &[1]).unwrap();
     let c = Tensor::zeros(&g, &[z]).unwrap();
-    let s = Spec { z: (z, 1), a: matmul::View { outer: 1, inner: 1, row: 1, col: 1 }, b: matmul::View { outer: 0, inner: 0, row: 1, col: 1 }, c: matmul::View { outer: 1, inner: 1, row: 1, col: 1 }, ..Spec::plain(1, 1, 1) };
-    let msg = matmul::matmul_gpu(&a, &b, None, &c, &s, false).unwrap_err().to_string();
-    assert!(msg.contains("max_compute_workgroups_per_dimension") && msg.contains(&z.to_string()), "{msg}");
+    let s = Spec {
+        z: (z, 1),
+        a: matmul::View {
+            outer: 1,
+            inner: 1,
+            row: 1,
+            col: 1,
+        },
+        b: matmul::View {
+            outer: 0,
+            inner: 0,
+            row: 1,
+            col: 1,
+        },
+        c: matmul::View {
+            outer: 1,
+            inner: 1,
+            row: 1,
+            col: 1,
+        },
+        ..Spec::plain(1, 1, 1)
+    };
+    let msg = matmul::matmul_gpu(&a, &b, None, &c, &s, false)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.contains("max_compute_workgroups_per_dimension") && msg.contains(&z.to_string()),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -68,7 +99,9 @@ fn no_grad_records_nothing_and_reshape_shares_the_gradient() {
     let tape = Tape::new();
     let x = Var::leaf(Tensor::full(&g, &[2, 3], 1.0).unwrap(), true);
     let w = Var::leaf(Tensor::full(&g, &[4, 3], 0.5).unwrap(), true);
-    let y = tape.no_grad(|| matmul::linear(&tape, &x, &w, None)).unwrap();
+    let y = tape
+        .no_grad(|| matmul::linear(&tape, &x, &w, None))
+        .unwrap();
     assert!(tape.is_empty() && !y.requires_grad());
     let x6 = x.reshape(&[6]).unwrap();
     let x23 = x6.reshape(&[2, 3]).unwrap();

@@ -3,25 +3,56 @@
 use super::{f32s, rand_vec, CheckResult};
 use crate::error::Result;
 use crate::gpu::Gpu;
-use crate::ops::cross_entropy::{cross_entropy_backward_cpu, cross_entropy_backward_gpu, cross_entropy_cpu, cross_entropy_gpu};
+use crate::ops::cross_entropy::{
+    cross_entropy_backward_cpu, cross_entropy_backward_gpu, cross_entropy_cpu, cross_entropy_gpu,
+};
 use crate::tensor::Tensor;
 use std::rc::Rc;
 
 pub async fn check(gpu: &Rc<Gpu>) -> Result<Vec<CheckResult>> {
     let mut out = vec![];
     for (i, &(n, v)) in [(5usize, 3usize), (127, 17), (37, 256)].iter().enumerate() {
-        let x: Vec<f64> = rand_vec(60 + i as u64, n * v).iter().map(|a| 4.0 * a).collect();
+        let x: Vec<f64> = rand_vec(60 + i as u64, n * v)
+            .iter()
+            .map(|a| 4.0 * a)
+            .collect();
         // Every fourth row is padding (target 0); the others cycle through 1..V.
-        let t: Vec<u32> = (0..n).map(|r| if r % 4 == 3 || v == 1 { 0 } else { 1 + (r * 7 % (v - 1)) as u32 }).collect();
-        let (tx, tt) = (Tensor::from_f32(gpu, &[n, v], &f32s(&x))?, Tensor::from_u32(gpu, &[n], &t)?);
-        let (loss, stats) = (Tensor::uninit(gpu, &[1])?, Tensor::uninit(gpu, &[3 * n + 1])?);
+        let t: Vec<u32> = (0..n)
+            .map(|r| {
+                if r % 4 == 3 || v == 1 {
+                    0
+                } else {
+                    1 + (r * 7 % (v - 1)) as u32
+                }
+            })
+            .collect();
+        let (tx, tt) = (
+            Tensor::from_f32(gpu, &[n, v], &f32s(&x))?,
+            Tensor::from_u32(gpu, &[n], &t)?,
+        );
+        let (loss, stats) = (
+            Tensor::uninit(gpu, &[1])?,
+            Tensor::uninit(gpu, &[3 * n + 1])?,
+        );
         cross_entropy_gpu(&tx, &tt, &loss, &stats)?;
-        out.push(CheckResult::compare("cross_entropy", format!("forward ({n},{v})"), &loss.to_vec_f32().await?, &[cross_entropy_cpu(&x, &t, v)], 1e-5));
+        out.push(CheckResult::compare(
+            "cross_entropy",
+            format!("forward ({n},{v})"),
+            &loss.to_vec_f32().await?,
+            &[cross_entropy_cpu(&x, &t, v)],
+            1e-5,
+        ));
         let mut d = vec![0.0; n * v];
         cross_entropy_backward_cpu(&x, &t, v, 0.5, &mut d);
         let td = Tensor::zeros(gpu, &[n, v])?;
         cross_entropy_backward_gpu(&tx, &tt, &stats, &Tensor::from_f32(gpu, &[1], &[0.5])?, &td)?;
-        out.push(CheckResult::compare("cross_entropy", format!("backward ({n},{v})"), &td.to_vec_f32().await?, &d, 1e-5));
+        out.push(CheckResult::compare(
+            "cross_entropy",
+            format!("backward ({n},{v})"),
+            &td.to_vec_f32().await?,
+            &d,
+            1e-5,
+        ));
     }
     Ok(out)
 }

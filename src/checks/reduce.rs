@@ -14,9 +14,21 @@ pub async fn check(gpu: &Rc<Gpu>) -> Result<Vec<CheckResult>> {
     let tx = Tensor::from_f32(gpu, &[n], &f32s(&x))?;
     let t = Tensor::uninit(gpu, &[1])?;
     sum_gpu(&tx, 1.0, &t)?;
-    out.push(CheckResult::compare("sum", format!("n={n}"), &t.to_vec_f32().await?, &[sum_cpu(&x)], 1e-4));
+    out.push(CheckResult::compare(
+        "sum",
+        format!("n={n}"),
+        &t.to_vec_f32().await?,
+        &[sum_cpu(&x)],
+        1e-4,
+    ));
     sum_gpu(&tx, 1.0 / n as f32, &t)?;
-    out.push(CheckResult::compare("mean", format!("n={n}"), &t.to_vec_f32().await?, &[mean_cpu(&x)], 1e-5));
+    out.push(CheckResult::compare(
+        "mean",
+        format!("n={n}"),
+        &t.to_vec_f32().await?,
+        &[mean_cpu(&x)],
+        1e-5,
+    ));
 
     let dx0 = rand_vec(201, 1000);
     let tdx = Tensor::from_f32(gpu, &[1000], &f32s(&dx0))?;
@@ -24,12 +36,36 @@ pub async fn check(gpu: &Rc<Gpu>) -> Result<Vec<CheckResult>> {
     sum_backward_gpu(&tdy, 1e-3, &tdx)?;
     let mut want = dx0.clone();
     sum_backward_cpu(2.0, 1e-3, &mut want);
-    out.push(CheckResult::compare("mean", "backward n=1000 (accumulating)".into(), &tdx.to_vec_f32().await?, &want, 1e-6));
+    out.push(CheckResult::compare(
+        "mean",
+        "backward n=1000 (accumulating)".into(),
+        &tdx.to_vec_f32().await?,
+        &want,
+        1e-6,
+    ));
 
-    let xs: Vec<Vec<f64>> = [1, 17, 1025, 3].iter().enumerate().map(|(i, &m)| rand_vec(210 + i as u64, m).iter().map(|&v| v as f32 as f64).collect()).collect();
-    let ts = xs.iter().map(|v| Tensor::from_f32(gpu, &[v.len()], &f32s(v))).collect::<Result<Vec<_>>>()?;
+    let xs: Vec<Vec<f64>> = [1, 17, 1025, 3]
+        .iter()
+        .enumerate()
+        .map(|(i, &m)| {
+            rand_vec(210 + i as u64, m)
+                .iter()
+                .map(|&v| v as f32 as f64)
+                .collect()
+        })
+        .collect();
+    let ts = xs
+        .iter()
+        .map(|v| Tensor::from_f32(gpu, &[v.len()], &f32s(v)))
+        .collect::<Result<Vec<_>>>()?;
     global_norm_gpu(&ts.iter().collect::<Vec<_>>(), &t)?;
     let want = global_norm_cpu(&xs.iter().map(|v| &v[..]).collect::<Vec<_>>());
-    out.push(CheckResult::compare("global_norm", "4 tensors (1, 17, 1025, 3)".into(), &t.to_vec_f32().await?, &[want], 1e-5));
+    out.push(CheckResult::compare(
+        "global_norm",
+        "4 tensors (1, 17, 1025, 3)".into(),
+        &t.to_vec_f32().await?,
+        &[want],
+        1e-5,
+    ));
     Ok(out)
 }

@@ -3,13 +3,19 @@
 use super::{f32s, rand_vec, CheckResult};
 use crate::error::Result;
 use crate::gpu::Gpu;
-use crate::ops::softmax::{causal_softmax_backward_cpu, causal_softmax_backward_gpu, causal_softmax_cpu, causal_softmax_gpu};
+use crate::ops::softmax::{
+    causal_softmax_backward_cpu, causal_softmax_backward_gpu, causal_softmax_cpu,
+    causal_softmax_gpu,
+};
 use crate::tensor::Tensor;
 use std::rc::Rc;
 
 pub async fn check(gpu: &Rc<Gpu>) -> Result<Vec<CheckResult>> {
     let mut out = vec![];
-    for (i, &(z, t, scale)) in [(2usize, 3usize, 0.5f64), (3, 17, 0.25), (1, 127, 0.125)].iter().enumerate() {
+    for (i, &(z, t, scale)) in [(2usize, 3usize, 0.5f64), (3, 17, 0.25), (1, 127, 0.125)]
+        .iter()
+        .enumerate()
+    {
         let n = z * t * t;
         let x: Vec<f64> = rand_vec(40 + i as u64, n).iter().map(|v| 4.0 * v).collect();
         let dp = rand_vec(50 + i as u64, n);
@@ -17,12 +23,29 @@ pub async fn check(gpu: &Rc<Gpu>) -> Result<Vec<CheckResult>> {
         let tx = Tensor::from_f32(gpu, &[z, t, t], &f32s(&x))?;
         let tp = Tensor::uninit(gpu, &[z, t, t])?;
         causal_softmax_gpu(&tx, &tp, scale as f32)?;
-        out.push(CheckResult::compare("causal_softmax", format!("forward ({z},{t},{t})"), &tp.to_vec_f32().await?, &p, 1e-5));
+        out.push(CheckResult::compare(
+            "causal_softmax",
+            format!("forward ({z},{t},{t})"),
+            &tp.to_vec_f32().await?,
+            &p,
+            1e-5,
+        ));
         let mut ds = vec![0.0; n];
         causal_softmax_backward_cpu(&p, &dp, t, scale, &mut ds);
         let tds = Tensor::zeros(gpu, &[z, t, t])?;
-        causal_softmax_backward_gpu(&tp, &Tensor::from_f32(gpu, &[z, t, t], &f32s(&dp))?, &tds, scale as f32)?;
-        out.push(CheckResult::compare("causal_softmax", format!("backward ({z},{t},{t})"), &tds.to_vec_f32().await?, &ds, 1e-5));
+        causal_softmax_backward_gpu(
+            &tp,
+            &Tensor::from_f32(gpu, &[z, t, t], &f32s(&dp))?,
+            &tds,
+            scale as f32,
+        )?;
+        out.push(CheckResult::compare(
+            "causal_softmax",
+            format!("backward ({z},{t},{t})"),
+            &tds.to_vec_f32().await?,
+            &ds,
+            1e-5,
+        ));
     }
     Ok(out)
 }

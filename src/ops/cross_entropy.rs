@@ -9,9 +9,21 @@ use crate::gpu::{grid_1d, Kernel};
 use crate::tensor::Tensor;
 
 const SRC: &str = include_str!("../../shaders/cross_entropy.wgsl");
-const ROWS: Kernel = Kernel { family: "cross_entropy", src: SRC, entry: "ce_rows" };
-const REDUCE: Kernel = Kernel { family: "cross_entropy", src: SRC, entry: "ce_reduce" };
-const BWD: Kernel = Kernel { family: "cross_entropy", src: SRC, entry: "ce_bwd" };
+const ROWS: Kernel = Kernel {
+    family: "cross_entropy",
+    src: SRC,
+    entry: "ce_rows",
+};
+const REDUCE: Kernel = Kernel {
+    family: "cross_entropy",
+    src: SRC,
+    entry: "ce_reduce",
+};
+const BWD: Kernel = Kernel {
+    family: "cross_entropy",
+    src: SRC,
+    entry: "ce_bwd",
+};
 const WG: u32 = 256;
 
 /// The target id that marks a row as padding.
@@ -27,17 +39,32 @@ struct Params {
 
 fn params(logits: &[usize], targets: &[usize]) -> Result<Params> {
     if logits.len() != 2 || targets != [logits[0]] {
-        return Err(shape_err("cross_entropy", "logits (N, V) and targets (N)", logits, targets));
+        return Err(shape_err(
+            "cross_entropy",
+            "logits (N, V) and targets (N)",
+            logits,
+            targets,
+        ));
     }
-    let big = |x: usize| u32::try_from(x).map_err(|_| Error::Msg(format!("cross_entropy: size {x} does not fit in 32 bits")));
+    let big = |x: usize| {
+        u32::try_from(x)
+            .map_err(|_| Error::Msg(format!("cross_entropy: size {x} does not fit in 32 bits")))
+    };
     big(logits[0] * logits[1])?;
-    Ok(Params { n: big(logits[0])?, v: big(logits[1])?, _pad: [0; 2] })
+    Ok(Params {
+        n: big(logits[0])?,
+        v: big(logits[1])?,
+        _pad: [0; 2],
+    })
 }
 
 /// Reject target ids ≥ V when the caller has them on the CPU (the GPU kernels ignore such rows).
 pub fn check_targets(targets: &[u32], v: usize) -> Result<()> {
     match targets.iter().position(|&t| t as usize >= v) {
-        Some(i) => Err(Error::Msg(format!("cross_entropy: target[{i}] = {} is not below the vocabulary size {v}", targets[i]))),
+        Some(i) => Err(Error::Msg(format!(
+            "cross_entropy: target[{i}] = {} is not below the vocabulary size {v}",
+            targets[i]
+        ))),
         None => Ok(()),
     }
 }
@@ -47,25 +74,54 @@ pub fn check_targets(targets: &[u32], v: usize) -> Result<()> {
 
 /// Forward: writes the mean loss into `loss` (1 element) and the per-row statistics the backward
 /// needs into `stats` (3N + 1 elements: row lse, row loss, row valid, count).
-pub fn cross_entropy_gpu(logits: &Tensor, targets: &Tensor, loss: &Tensor, stats: &Tensor) -> Result<()> {
+pub fn cross_entropy_gpu(
+    logits: &Tensor,
+    targets: &Tensor,
+    loss: &Tensor,
+    stats: &Tensor,
+) -> Result<()> {
     let p = params(logits.shape(), targets.shape())?;
     let n = p.n as usize;
     if stats.numel() < 3 * n + 1 || loss.numel() != 1 {
-        return Err(shape_err("cross_entropy", "stats (3N+1) and loss (1)", stats.shape(), loss.shape()));
+        return Err(shape_err(
+            "cross_entropy",
+            "stats (3N+1) and loss (1)",
+            stats.shape(),
+            loss.shape(),
+        ));
     }
     let gpu = logits.gpu();
-    gpu.dispatch(&ROWS, &p, &[logits, targets, stats], grid_1d(p.n, gpu.limits.max_compute_workgroups_per_dimension))?;
+    gpu.dispatch(
+        &ROWS,
+        &p,
+        &[logits, targets, stats],
+        grid_1d(p.n, gpu.limits.max_compute_workgroups_per_dimension),
+    )?;
     gpu.dispatch(&REDUCE, &p, &[stats, loss], [1, 1, 1])
 }
 
 /// Backward: `dlogits += dloss · (softmax − onehot) / count` on rows with a valid target.
-pub fn cross_entropy_backward_gpu(logits: &Tensor, targets: &Tensor, stats: &Tensor, dloss: &Tensor, dlogits: &Tensor) -> Result<()> {
+pub fn cross_entropy_backward_gpu(
+    logits: &Tensor,
+    targets: &Tensor,
+    stats: &Tensor,
+    dloss: &Tensor,
+    dlogits: &Tensor,
+) -> Result<()> {
     let p = params(logits.shape(), targets.shape())?;
     if dlogits.shape() != logits.shape() {
-        return Err(shape_err("cross_entropy backward", "logits and dlogits", logits.shape(), dlogits.shape()));
+        return Err(shape_err(
+            "cross_entropy backward",
+            "logits and dlogits",
+            logits.shape(),
+            dlogits.shape(),
+        ));
     }
     let gpu = logits.gpu();
-    let groups = grid_1d((p.n * p.v).div_ceil(WG), gpu.limits.max_compute_workgroups_per_dimension);
+    let groups = grid_1d(
+        (p.n * p.v).div_ceil(WG),
+        gpu.limits.max_compute_workgroups_per_dimension,
+    );
     gpu.dispatch(&BWD, &p, &[logits, targets, stats, dloss, dlogits], groups)
 }
 
@@ -98,7 +154,13 @@ pub fn cross_entropy_cpu(logits: &[f64], targets: &[u32], v: usize) -> f64 {
 }
 
 /// `dlogits += dloss · (softmax − onehot) / count` for valid rows.
-pub fn cross_entropy_backward_cpu(logits: &[f64], targets: &[u32], v: usize, dloss: f64, dlogits: &mut [f64]) {
+pub fn cross_entropy_backward_cpu(
+    logits: &[f64],
+    targets: &[u32],
+    v: usize,
+    dloss: f64,
+    dlogits: &mut [f64],
+) {
     let c = targets.iter().filter(|&&t| valid(t, v)).count();
     for ((row, &t), d) in logits.chunks(v).zip(targets).zip(dlogits.chunks_mut(v)) {
         if !valid(t, v) {
@@ -127,6 +189,12 @@ pub fn cross_entropy(tape: &Tape, logits: &Var, targets: &Tensor) -> Result<Var>
         if !l.requires_grad() {
             return Ok(());
         }
-        cross_entropy_backward_gpu(l.value(), &t, &stats, &out.grad_or_zeros()?, &l.grad_or_zeros()?)
+        cross_entropy_backward_gpu(
+            l.value(),
+            &t,
+            &stats,
+            &out.grad_or_zeros()?,
+            &l.grad_or_zeros()?,
+        )
     }))
 }

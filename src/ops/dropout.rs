@@ -8,9 +8,21 @@ use crate::gpu::{grid_1d, Kernel};
 use crate::tensor::Tensor;
 
 const SRC: &str = include_str!("../../shaders/dropout.wgsl");
-const FWD: Kernel = Kernel { family: "dropout", src: SRC, entry: "dropout_fwd" };
-const BWD: Kernel = Kernel { family: "dropout", src: SRC, entry: "dropout_bwd" };
-const BITS: Kernel = Kernel { family: "dropout", src: SRC, entry: "dropout_bits" };
+const FWD: Kernel = Kernel {
+    family: "dropout",
+    src: SRC,
+    entry: "dropout_fwd",
+};
+const BWD: Kernel = Kernel {
+    family: "dropout",
+    src: SRC,
+    entry: "dropout_bwd",
+};
+const BITS: Kernel = Kernel {
+    family: "dropout",
+    src: SRC,
+    entry: "dropout_bits",
+};
 const WG: u32 = 256;
 
 #[repr(C)]
@@ -26,8 +38,14 @@ fn params(n: usize, p: f32, seed: u32) -> Result<Params> {
     if !(0.0..1.0).contains(&p) {
         return Err(Error::Msg(format!("dropout: p = {p} must be in [0, 1)")));
     }
-    let n = u32::try_from(n).map_err(|_| Error::Msg(format!("dropout: {n} elements do not fit in 32 bits")))?;
-    Ok(Params { n, seed, p, scale: scale(p) })
+    let n = u32::try_from(n)
+        .map_err(|_| Error::Msg(format!("dropout: {n} elements do not fit in 32 bits")))?;
+    Ok(Params {
+        n,
+        seed,
+        p,
+        scale: scale(p),
+    })
 }
 
 /// The factor kept values are multiplied by, 1 / (1 − p), as an f32.
@@ -60,28 +78,62 @@ pub fn dropout_keep(seed: u32, i: u32, p: f32) -> bool {
 /// `y = x · mask · scale(p)`.
 pub fn dropout_gpu(x: &Tensor, y: &Tensor, p: f32, seed: u32) -> Result<()> {
     if x.numel() != y.numel() {
-        return Err(crate::error::shape_err("dropout", "input and output", x.shape(), y.shape()));
+        return Err(crate::error::shape_err(
+            "dropout",
+            "input and output",
+            x.shape(),
+            y.shape(),
+        ));
     }
     let pr = params(x.numel(), p, seed)?;
     let gpu = x.gpu();
-    gpu.dispatch(&FWD, &pr, &[x, y], grid_1d(pr.n.div_ceil(WG), gpu.limits.max_compute_workgroups_per_dimension))
+    gpu.dispatch(
+        &FWD,
+        &pr,
+        &[x, y],
+        grid_1d(
+            pr.n.div_ceil(WG),
+            gpu.limits.max_compute_workgroups_per_dimension,
+        ),
+    )
 }
 
 /// `dx += dy · mask · scale(p)` with the mask recomputed from `seed`.
 pub fn dropout_backward_gpu(dy: &Tensor, dx: &Tensor, p: f32, seed: u32) -> Result<()> {
     if dx.numel() != dy.numel() {
-        return Err(crate::error::shape_err("dropout backward", "dy and dx", dy.shape(), dx.shape()));
+        return Err(crate::error::shape_err(
+            "dropout backward",
+            "dy and dx",
+            dy.shape(),
+            dx.shape(),
+        ));
     }
     let pr = params(dy.numel(), p, seed)?;
     let gpu = dy.gpu();
-    gpu.dispatch(&BWD, &pr, &[dy, dx], grid_1d(pr.n.div_ceil(WG), gpu.limits.max_compute_workgroups_per_dimension))
+    gpu.dispatch(
+        &BWD,
+        &pr,
+        &[dy, dx],
+        grid_1d(
+            pr.n.div_ceil(WG),
+            gpu.limits.max_compute_workgroups_per_dimension,
+        ),
+    )
 }
 
 /// The raw hashes of indices 0..len(out) (a u32 tensor), to test the two hash twins agree.
 pub fn dropout_hash_gpu(out: &Tensor, seed: u32) -> Result<()> {
     let pr = params(out.numel(), 0.0, seed)?;
     let gpu = out.gpu();
-    gpu.dispatch(&BITS, &pr, &[out], grid_1d(pr.n.div_ceil(WG), gpu.limits.max_compute_workgroups_per_dimension))
+    gpu.dispatch(
+        &BITS,
+        &pr,
+        &[out],
+        grid_1d(
+            pr.n.div_ceil(WG),
+            gpu.limits.max_compute_workgroups_per_dimension,
+        ),
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -89,7 +141,16 @@ pub fn dropout_hash_gpu(out: &Tensor, seed: u32) -> Result<()> {
 
 pub fn dropout_cpu(x: &[f64], p: f32, seed: u32) -> Vec<f64> {
     let s = scale(p) as f64;
-    x.iter().enumerate().map(|(i, &v)| if dropout_keep(seed, i as u32, p) { v * s } else { 0.0 }).collect()
+    x.iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            if dropout_keep(seed, i as u32, p) {
+                v * s
+            } else {
+                0.0
+            }
+        })
+        .collect()
 }
 
 /// `dx += dy · mask · scale(p)`.

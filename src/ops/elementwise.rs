@@ -9,13 +9,41 @@ use crate::gpu::{grid_1d, Kernel};
 use crate::tensor::Tensor;
 
 const SRC: &str = include_str!("../../shaders/elementwise.wgsl");
-const ADD: Kernel = Kernel { family: "elementwise", src: SRC, entry: "add" };
-const SCALE: Kernel = Kernel { family: "elementwise", src: SRC, entry: "scale" };
-const AXPY: Kernel = Kernel { family: "elementwise", src: SRC, entry: "axpy" };
-const RELU: Kernel = Kernel { family: "elementwise", src: SRC, entry: "relu" };
-const RELU_BACKWARD: Kernel = Kernel { family: "elementwise", src: SRC, entry: "relu_backward" };
-const GELU: Kernel = Kernel { family: "elementwise", src: SRC, entry: "gelu" };
-const GELU_BACKWARD: Kernel = Kernel { family: "elementwise", src: SRC, entry: "gelu_backward" };
+const ADD: Kernel = Kernel {
+    family: "elementwise",
+    src: SRC,
+    entry: "add",
+};
+const SCALE: Kernel = Kernel {
+    family: "elementwise",
+    src: SRC,
+    entry: "scale",
+};
+const AXPY: Kernel = Kernel {
+    family: "elementwise",
+    src: SRC,
+    entry: "axpy",
+};
+const RELU: Kernel = Kernel {
+    family: "elementwise",
+    src: SRC,
+    entry: "relu",
+};
+const RELU_BACKWARD: Kernel = Kernel {
+    family: "elementwise",
+    src: SRC,
+    entry: "relu_backward",
+};
+const GELU: Kernel = Kernel {
+    family: "elementwise",
+    src: SRC,
+    entry: "gelu",
+};
+const GELU_BACKWARD: Kernel = Kernel {
+    family: "elementwise",
+    src: SRC,
+    entry: "gelu_backward",
+};
 /// Threads per workgroup (`WG` in the shader).
 const WG: u32 = 256;
 
@@ -29,7 +57,12 @@ struct Params {
 
 fn same_len(op: &str, a: &Tensor, b: &Tensor) -> Result<()> {
     if a.numel() != b.numel() {
-        return Err(shape_err(op, "operands must have the same number of elements", a.shape(), b.shape()));
+        return Err(shape_err(
+            op,
+            "operands must have the same number of elements",
+            a.shape(),
+            b.shape(),
+        ));
     }
     Ok(())
 }
@@ -44,9 +77,22 @@ fn no_alias(op: &str, input: &Tensor, out: &Tensor) -> Result<()> {
 /// One dispatch over `n` elements: `a` at binding 1, `y` at 2, optional `b` at 3.
 fn launch(k: &Kernel, a: &Tensor, y: &Tensor, b: Option<&Tensor>, alpha: f32) -> Result<()> {
     let gpu = a.gpu();
-    let n = u32::try_from(y.numel()).map_err(|_| Error::Msg(format!("{}: {} elements do not fit in 32 bits", k.entry, y.numel())))?;
-    let p = Params { n, alpha, _pad: [0; 2] };
-    let groups = grid_1d(n.div_ceil(WG), gpu.limits.max_compute_workgroups_per_dimension);
+    let n = u32::try_from(y.numel()).map_err(|_| {
+        Error::Msg(format!(
+            "{}: {} elements do not fit in 32 bits",
+            k.entry,
+            y.numel()
+        ))
+    })?;
+    let p = Params {
+        n,
+        alpha,
+        _pad: [0; 2],
+    };
+    let groups = grid_1d(
+        n.div_ceil(WG),
+        gpu.limits.max_compute_workgroups_per_dimension,
+    );
     match b {
         Some(b) => gpu.dispatch(k, &p, &[a, y, b], groups),
         None => gpu.dispatch(k, &p, &[a, y], groups),
@@ -197,7 +243,12 @@ pub fn gelu_backward_cpu(x: &[f64], dout: &[f64], dx: &mut [f64]) {
 /// `a + b` for two tensors of one shape; the gradient goes to both (twice to one used twice).
 pub fn add(tape: &Tape, a: &Var, b: &Var) -> Result<Var> {
     if a.shape() != b.shape() {
-        return Err(shape_err("add", "operands must have the same shape", a.shape(), b.shape()));
+        return Err(shape_err(
+            "add",
+            "operands must have the same shape",
+            a.shape(),
+            b.shape(),
+        ));
     }
     let out = Tensor::uninit(a.gpu(), a.shape())?;
     add_gpu(a.value(), b.value(), &out)?;

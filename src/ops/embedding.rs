@@ -8,8 +8,16 @@ use crate::gpu::{grid_1d, Kernel};
 use crate::tensor::Tensor;
 
 const SRC: &str = include_str!("../../shaders/embedding.wgsl");
-const FWD: Kernel = Kernel { family: "embedding", src: SRC, entry: "emb_fwd" };
-const BWD: Kernel = Kernel { family: "embedding", src: SRC, entry: "emb_bwd" };
+const FWD: Kernel = Kernel {
+    family: "embedding",
+    src: SRC,
+    entry: "emb_fwd",
+};
+const BWD: Kernel = Kernel {
+    family: "embedding",
+    src: SRC,
+    entry: "emb_bwd",
+};
 const WG: u32 = 256;
 
 #[repr(C)]
@@ -23,18 +31,34 @@ struct Params {
 
 fn params(ids: &[usize], table: &[usize]) -> Result<Params> {
     if ids.len() != 1 || table.len() != 2 {
-        return Err(shape_err("embedding", "ids (N) and table (V, C)", ids, table));
+        return Err(shape_err(
+            "embedding",
+            "ids (N) and table (V, C)",
+            ids,
+            table,
+        ));
     }
-    let big = |x: usize| u32::try_from(x).map_err(|_| Error::Msg(format!("embedding: size {x} does not fit in 32 bits")));
+    let big = |x: usize| {
+        u32::try_from(x)
+            .map_err(|_| Error::Msg(format!("embedding: size {x} does not fit in 32 bits")))
+    };
     big(ids[0] * table[1])?;
     big(table[0] * table[1])?;
-    Ok(Params { n: big(ids[0])?, v: big(table[0])?, c: big(table[1])?, _pad: 0 })
+    Ok(Params {
+        n: big(ids[0])?,
+        v: big(table[0])?,
+        c: big(table[1])?,
+        _pad: 0,
+    })
 }
 
 /// Reject ids ≥ V when the caller has them on the CPU (the kernels ignore such ids).
 pub fn check_ids(ids: &[u32], v: usize) -> Result<()> {
     match ids.iter().position(|&t| t as usize >= v) {
-        Some(i) => Err(Error::Msg(format!("embedding: id[{i}] = {} is not below the table size {v}", ids[i]))),
+        Some(i) => Err(Error::Msg(format!(
+            "embedding: id[{i}] = {} is not below the table size {v}",
+            ids[i]
+        ))),
         None => Ok(()),
     }
 }
@@ -46,20 +70,46 @@ pub fn check_ids(ids: &[u32], v: usize) -> Result<()> {
 pub fn embedding_gpu(ids: &Tensor, table: &Tensor, out: &Tensor) -> Result<()> {
     let p = params(ids.shape(), table.shape())?;
     if out.shape() != [p.n as usize, p.c as usize] {
-        return Err(shape_err("embedding", "output (N, C) for table", out.shape(), table.shape()));
+        return Err(shape_err(
+            "embedding",
+            "output (N, C) for table",
+            out.shape(),
+            table.shape(),
+        ));
     }
     let gpu = ids.gpu();
-    gpu.dispatch(&FWD, &p, &[ids, table, out], grid_1d((p.n * p.c).div_ceil(WG), gpu.limits.max_compute_workgroups_per_dimension))
+    gpu.dispatch(
+        &FWD,
+        &p,
+        &[ids, table, out],
+        grid_1d(
+            (p.n * p.c).div_ceil(WG),
+            gpu.limits.max_compute_workgroups_per_dimension,
+        ),
+    )
 }
 
 /// `dtable[ids[n], :] += dout[n, :]`.
 pub fn embedding_backward_gpu(ids: &Tensor, dout: &Tensor, dtable: &Tensor) -> Result<()> {
     let p = params(ids.shape(), dtable.shape())?;
     if dout.shape() != [p.n as usize, p.c as usize] {
-        return Err(shape_err("embedding backward", "dout (N, C) for dtable", dout.shape(), dtable.shape()));
+        return Err(shape_err(
+            "embedding backward",
+            "dout (N, C) for dtable",
+            dout.shape(),
+            dtable.shape(),
+        ));
     }
     let gpu = ids.gpu();
-    gpu.dispatch(&BWD, &p, &[ids, dout, dtable], grid_1d(p.c.div_ceil(WG), gpu.limits.max_compute_workgroups_per_dimension))
+    gpu.dispatch(
+        &BWD,
+        &p,
+        &[ids, dout, dtable],
+        grid_1d(
+            p.c.div_ceil(WG),
+            gpu.limits.max_compute_workgroups_per_dimension,
+        ),
+    )
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -8,10 +8,26 @@ use crate::gpu::{grid_1d, Kernel};
 use crate::tensor::Tensor;
 
 const SRC: &str = include_str!("../../shaders/layernorm.wgsl");
-const FORWARD: Kernel = Kernel { family: "layernorm", src: SRC, entry: "ln_forward" };
-const BACKWARD_DX: Kernel = Kernel { family: "layernorm", src: SRC, entry: "ln_backward_dx" };
-const DWDB_PARTIAL: Kernel = Kernel { family: "layernorm", src: SRC, entry: "ln_backward_dwdb_partial" };
-const DWDB_SUM: Kernel = Kernel { family: "layernorm", src: SRC, entry: "ln_backward_dwdb_sum" };
+const FORWARD: Kernel = Kernel {
+    family: "layernorm",
+    src: SRC,
+    entry: "ln_forward",
+};
+const BACKWARD_DX: Kernel = Kernel {
+    family: "layernorm",
+    src: SRC,
+    entry: "ln_backward_dx",
+};
+const DWDB_PARTIAL: Kernel = Kernel {
+    family: "layernorm",
+    src: SRC,
+    entry: "ln_backward_dwdb_partial",
+};
+const DWDB_SUM: Kernel = Kernel {
+    family: "layernorm",
+    src: SRC,
+    entry: "ln_backward_dwdb_sum",
+};
 /// Threads per workgroup (`WG` in the shader).
 const WG: u32 = 256;
 /// Rows per block of dw/db partial sums (more when the blocks would exceed the grid limit).
@@ -31,7 +47,9 @@ struct Params {
 
 /// (rows, C) for x against w and b, or a shape error naming the shapes.
 fn dims(x: &[usize], w: &[usize], b: &[usize]) -> Result<(usize, usize)> {
-    let c = *x.last().ok_or_else(|| shape_err("layernorm", "input must have a last dim", x, w))?;
+    let c = *x
+        .last()
+        .ok_or_else(|| shape_err("layernorm", "input must have a last dim", x, w))?;
     if w != [c] {
         return Err(shape_err("layernorm", "input (.., C) and weight (C)", x, w));
     }
@@ -43,8 +61,17 @@ fn dims(x: &[usize], w: &[usize], b: &[usize]) -> Result<(usize, usize)> {
 }
 
 fn params(rows: usize, c: usize, block_rows: u32, nblocks: u32) -> Result<Params> {
-    let u = |v: usize| u32::try_from(v).map_err(|_| Error::Msg(format!("layernorm: {v} does not fit in 32 bits")));
-    Ok(Params { rows: u(rows)?, c: u(c)?, eps: EPS, block_rows, nblocks, _pad: [0; 3] })
+    let u = |v: usize| {
+        u32::try_from(v).map_err(|_| Error::Msg(format!("layernorm: {v} does not fit in 32 bits")))
+    };
+    Ok(Params {
+        rows: u(rows)?,
+        c: u(c)?,
+        eps: EPS,
+        block_rows,
+        nblocks,
+        _pad: [0; 3],
+    })
 }
 
 /// Every slot of a layernorm dispatch is read_write, so no two may be one buffer.
@@ -61,44 +88,93 @@ fn distinct(ts: &[&Tensor]) -> Result<()> {
 // GPU
 
 /// `y = layernorm(x; w, b)`, writing `mean` and `rstd` (one per row) for the backward.
-pub fn layernorm_gpu(x: &Tensor, w: &Tensor, b: &Tensor, y: &Tensor, mean: &Tensor, rstd: &Tensor) -> Result<()> {
+pub fn layernorm_gpu(
+    x: &Tensor,
+    w: &Tensor,
+    b: &Tensor,
+    y: &Tensor,
+    mean: &Tensor,
+    rstd: &Tensor,
+) -> Result<()> {
     let (rows, c) = dims(x.shape(), w.shape(), b.shape())?;
     if y.numel() != rows * c || mean.numel() != rows || rstd.numel() != rows {
-        return Err(shape_err("layernorm", "output / mean / rstd sizes for input", x.shape(), &[y.numel(), mean.numel(), rstd.numel()]));
+        return Err(shape_err(
+            "layernorm",
+            "output / mean / rstd sizes for input",
+            x.shape(),
+            &[y.numel(), mean.numel(), rstd.numel()],
+        ));
     }
     distinct(&[x, w, b, y, mean, rstd])?;
     let gpu = x.gpu();
     let p = params(rows, c, BLOCK_ROWS, 0)?;
-    gpu.dispatch(&FORWARD, &p, &[x, w, b, y, mean, rstd], grid_1d(p.rows, gpu.limits.max_compute_workgroups_per_dimension))
+    gpu.dispatch(
+        &FORWARD,
+        &p,
+        &[x, w, b, y, mean, rstd],
+        grid_1d(p.rows, gpu.limits.max_compute_workgroups_per_dimension),
+    )
 }
 
 /// Accumulate the gradients of layernorm into whichever of `dx`, `dw`, `db` are given.
 #[allow(clippy::too_many_arguments)]
-pub fn layernorm_backward_gpu(x: &Tensor, w: &Tensor, mean: &Tensor, rstd: &Tensor, dy: &Tensor, dx: Option<&Tensor>, dw: Option<&Tensor>, db: Option<&Tensor>) -> Result<()> {
+pub fn layernorm_backward_gpu(
+    x: &Tensor,
+    w: &Tensor,
+    mean: &Tensor,
+    rstd: &Tensor,
+    dy: &Tensor,
+    dx: Option<&Tensor>,
+    dw: Option<&Tensor>,
+    db: Option<&Tensor>,
+) -> Result<()> {
     let (rows, c) = dims(x.shape(), w.shape(), w.shape())?;
     if dy.numel() != rows * c || mean.numel() != rows || rstd.numel() != rows {
-        return Err(shape_err("layernorm backward", "dy / mean / rstd sizes for input", x.shape(), &[dy.numel(), mean.numel(), rstd.numel()]));
+        return Err(shape_err(
+            "layernorm backward",
+            "dy / mean / rstd sizes for input",
+            x.shape(),
+            &[dy.numel(), mean.numel(), rstd.numel()],
+        ));
     }
     let gpu = x.gpu();
     let maxd = gpu.limits.max_compute_workgroups_per_dimension;
     if let Some(dx) = dx {
         if dx.numel() != rows * c {
-            return Err(shape_err("layernorm backward", "input and dx", x.shape(), dx.shape()));
+            return Err(shape_err(
+                "layernorm backward",
+                "input and dx",
+                x.shape(),
+                dx.shape(),
+            ));
         }
         distinct(&[x, w, dy, dx, mean, rstd])?;
         let p = params(rows, c, BLOCK_ROWS, 0)?;
-        gpu.dispatch(&BACKWARD_DX, &p, &[x, w, dy, dx, mean, rstd], grid_1d(p.rows, maxd))?;
+        gpu.dispatch(
+            &BACKWARD_DX,
+            &p,
+            &[x, w, dy, dx, mean, rstd],
+            grid_1d(p.rows, maxd),
+        )?;
     }
     if dw.is_none() && db.is_none() {
         return Ok(());
     }
     // Blocks of rows → partial sums (2, nblocks, C) → one in-order sum per channel.
-    let block_rows = BLOCK_ROWS.max(u32::try_from(rows.div_ceil(maxd as usize)).unwrap_or(u32::MAX));
-    let nblocks = u32::try_from(rows.div_ceil(block_rows as usize)).unwrap_or(u32::MAX).max(1);
+    let block_rows =
+        BLOCK_ROWS.max(u32::try_from(rows.div_ceil(maxd as usize)).unwrap_or(u32::MAX));
+    let nblocks = u32::try_from(rows.div_ceil(block_rows as usize))
+        .unwrap_or(u32::MAX)
+        .max(1);
     let p = params(rows, c, block_rows, nblocks)?;
     let partials = Tensor::uninit(gpu, &[2, nblocks as usize, c])?;
     distinct(&[x, dy, mean, rstd, &partials])?;
-    gpu.dispatch(&DWDB_PARTIAL, &p, &[x, dy, mean, rstd, &partials], [p.c.div_ceil(WG), nblocks, 1])?;
+    gpu.dispatch(
+        &DWDB_PARTIAL,
+        &p,
+        &[x, dy, mean, rstd, &partials],
+        [p.c.div_ceil(WG), nblocks, 1],
+    )?;
     // A gradient that is not wanted still gets summed, into scratch.
     let scratch;
     let (dw, db) = match (dw, db) {
@@ -114,10 +190,20 @@ pub fn layernorm_backward_gpu(x: &Tensor, w: &Tensor, mean: &Tensor, rstd: &Tens
         (None, None) => return Ok(()),
     };
     if dw.numel() != c || db.numel() != c {
-        return Err(shape_err("layernorm backward", "dw and db must have C elements", dw.shape(), db.shape()));
+        return Err(shape_err(
+            "layernorm backward",
+            "dw and db must have C elements",
+            dw.shape(),
+            db.shape(),
+        ));
     }
     distinct(&[&partials, dw, db])?;
-    gpu.dispatch(&DWDB_SUM, &p, &[&partials, dw, db], grid_1d(p.c.div_ceil(WG), maxd))
+    gpu.dispatch(
+        &DWDB_SUM,
+        &p,
+        &[&partials, dw, db],
+        grid_1d(p.c.div_ceil(WG), maxd),
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -142,7 +228,15 @@ pub fn layernorm_cpu(x: &[f64], w: &[f64], b: &[f64], c: usize) -> (Vec<f64>, Ve
 }
 
 /// Accumulate dx, dw, db given dy (rows, C), recomputing the statistics in f64.
-pub fn layernorm_backward_cpu(x: &[f64], w: &[f64], dy: &[f64], c: usize, dx: &mut [f64], dw: &mut [f64], db: &mut [f64]) {
+pub fn layernorm_backward_cpu(
+    x: &[f64],
+    w: &[f64],
+    dy: &[f64],
+    c: usize,
+    dx: &mut [f64],
+    dw: &mut [f64],
+    db: &mut [f64],
+) {
     let (_, mean, rstd) = layernorm_cpu(x, w, &vec![0.0; c], c);
     for r in 0..mean.len() {
         let o = r * c;
@@ -171,8 +265,23 @@ pub fn layernorm(tape: &Tape, x: &Var, w: &Var, b: &Var) -> Result<Var> {
     let (x2, w2, b2) = (x.clone(), w.clone(), b.clone());
     Ok(tape.push("layernorm", &[x, w, b], y, move |out| {
         let dy = out.grad_or_zeros()?;
-        let grad = |v: &Var| if v.requires_grad() { v.grad_or_zeros().map(Some) } else { Ok(None) };
+        let grad = |v: &Var| {
+            if v.requires_grad() {
+                v.grad_or_zeros().map(Some)
+            } else {
+                Ok(None)
+            }
+        };
         let (dx, dw, db) = (grad(&x2)?, grad(&w2)?, grad(&b2)?);
-        layernorm_backward_gpu(x2.value(), w2.value(), &mean, &rstd, &dy, dx.as_ref(), dw.as_ref(), db.as_ref())
+        layernorm_backward_gpu(
+            x2.value(),
+            w2.value(),
+            &mean,
+            &rstd,
+            &dy,
+            dx.as_ref(),
+            dw.as_ref(),
+            db.as_ref(),
+        )
     }))
 }

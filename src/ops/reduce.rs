@@ -9,8 +9,16 @@ use crate::gpu::{grid_1d, Kernel};
 use crate::tensor::Tensor;
 
 const SRC: &str = include_str!("../../shaders/reduce.wgsl");
-const REDUCE_PASS: Kernel = Kernel { family: "reduce", src: SRC, entry: "reduce_pass" };
-const BROADCAST_ADD: Kernel = Kernel { family: "reduce", src: SRC, entry: "broadcast_add" };
+const REDUCE_PASS: Kernel = Kernel {
+    family: "reduce",
+    src: SRC,
+    entry: "reduce_pass",
+};
+const BROADCAST_ADD: Kernel = Kernel {
+    family: "reduce",
+    src: SRC,
+    entry: "broadcast_add",
+};
 /// Threads per workgroup, and values each workgroup folds into one (`WG`, `CHUNK` in the shader).
 const WG: u32 = 256;
 const CHUNK: u32 = 1024;
@@ -75,17 +83,44 @@ fn reduce_into(x: &Tensor, out: &Tensor, f: Finish) -> Result<()> {
 /// `out[0] = scale · Σ x` (scale 1 for the sum, 1/n for the mean).
 pub fn sum_gpu(x: &Tensor, scale: f32, out: &Tensor) -> Result<()> {
     if out.numel() < 1 || out.same_buffer(x) {
-        return Err(Error::Shape(format!("sum: output needs one element of its own, got shape {:?}", out.shape())));
+        return Err(Error::Shape(format!(
+            "sum: output needs one element of its own, got shape {:?}",
+            out.shape()
+        )));
     }
-    reduce_into(x, out, Finish { square: false, scale, take_sqrt: false, offset: 0 })
+    reduce_into(
+        x,
+        out,
+        Finish {
+            square: false,
+            scale,
+            take_sqrt: false,
+            offset: 0,
+        },
+    )
 }
 
 /// `dx += scale · dy[0]` for every element: the backward of [`sum_gpu`].
 pub fn sum_backward_gpu(dy: &Tensor, scale: f32, dx: &Tensor) -> Result<()> {
     let gpu = dx.gpu();
     let n = n32(dx.numel())?;
-    let p = Params { n, square: 0, out_offset: 0, take_sqrt: 0, scale, _pad: [0; 3] };
-    gpu.dispatch(&BROADCAST_ADD, &p, &[dy, dx], grid_1d(n.div_ceil(WG), gpu.limits.max_compute_workgroups_per_dimension))
+    let p = Params {
+        n,
+        square: 0,
+        out_offset: 0,
+        take_sqrt: 0,
+        scale,
+        _pad: [0; 3],
+    };
+    gpu.dispatch(
+        &BROADCAST_ADD,
+        &p,
+        &[dy, dx],
+        grid_1d(
+            n.div_ceil(WG),
+            gpu.limits.max_compute_workgroups_per_dimension,
+        ),
+    )
 }
 
 /// `out[0] = sqrt(Σ over tensors of Σ x²)`, all on the GPU: each tensor's sum of squares lands in
@@ -93,16 +128,37 @@ pub fn sum_backward_gpu(dy: &Tensor, scale: f32, dx: &Tensor) -> Result<()> {
 /// reduction adds the slots and takes the root.
 pub fn global_norm_gpu(ts: &[&Tensor], out: &Tensor) -> Result<()> {
     if out.numel() < 1 || ts.iter().any(|t| t.same_buffer(out)) {
-        return Err(Error::Shape(format!("global_norm: output needs one element of its own, got shape {:?}", out.shape())));
+        return Err(Error::Shape(format!(
+            "global_norm: output needs one element of its own, got shape {:?}",
+            out.shape()
+        )));
     }
     let Some(first) = ts.first() else {
         return crate::ops::fill::fill(out, 0.0);
     };
     let partials = Tensor::uninit(first.gpu(), &[ts.len()])?;
     for (i, t) in ts.iter().enumerate() {
-        reduce_into(t, &partials, Finish { square: true, scale: 1.0, take_sqrt: false, offset: n32(i)? })?;
+        reduce_into(
+            t,
+            &partials,
+            Finish {
+                square: true,
+                scale: 1.0,
+                take_sqrt: false,
+                offset: n32(i)?,
+            },
+        )?;
     }
-    reduce_into(&partials, out, Finish { square: false, scale: 1.0, take_sqrt: true, offset: 0 })
+    reduce_into(
+        &partials,
+        out,
+        Finish {
+            square: false,
+            scale: 1.0,
+            take_sqrt: true,
+            offset: 0,
+        },
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -125,7 +181,11 @@ pub fn sum_backward_cpu(dy: f64, scale: f64, dx: &mut [f64]) {
 }
 
 pub fn global_norm_cpu(ts: &[&[f64]]) -> f64 {
-    ts.iter().flat_map(|t| t.iter()).map(|v| v * v).sum::<f64>().sqrt()
+    ts.iter()
+        .flat_map(|t| t.iter())
+        .map(|v| v * v)
+        .sum::<f64>()
+        .sqrt()
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -8,8 +8,16 @@ use crate::gpu::{grid_1d, Kernel};
 use crate::tensor::Tensor;
 
 const SRC: &str = include_str!("../../shaders/softmax.wgsl");
-const FWD: Kernel = Kernel { family: "softmax", src: SRC, entry: "softmax_fwd" };
-const BWD: Kernel = Kernel { family: "softmax", src: SRC, entry: "softmax_bwd" };
+const FWD: Kernel = Kernel {
+    family: "softmax",
+    src: SRC,
+    entry: "softmax_fwd",
+};
+const BWD: Kernel = Kernel {
+    family: "softmax",
+    src: SRC,
+    entry: "softmax_bwd",
+};
 
 /// The value PyTorch writes into masked scores before the softmax.
 pub const MASK_VALUE: f64 = -1e10;
@@ -27,15 +35,26 @@ struct Params {
 fn rows_t(shape: &[usize]) -> Result<(usize, usize)> {
     let n = shape.len();
     if n < 2 || shape[n - 1] != shape[n - 2] {
-        return Err(Error::Shape(format!("causal_softmax: scores must be (.., T, T) with equal last two dims, got {shape:?}")));
+        return Err(Error::Shape(format!(
+            "causal_softmax: scores must be (.., T, T) with equal last two dims, got {shape:?}"
+        )));
     }
     let t = shape[n - 1];
-    Ok((shape.iter().product::<usize>().checked_div(t).unwrap_or(0), t))
+    Ok((
+        shape.iter().product::<usize>().checked_div(t).unwrap_or(0),
+        t,
+    ))
 }
 
 fn params(rows: usize, t: usize, scale: f32) -> Result<Params> {
-    let r = u32::try_from(rows).map_err(|_| Error::Msg(format!("causal_softmax: {rows} rows do not fit in 32 bits")))?;
-    Ok(Params { rows: r, t: t as u32, scale, _pad: 0 })
+    let r = u32::try_from(rows)
+        .map_err(|_| Error::Msg(format!("causal_softmax: {rows} rows do not fit in 32 bits")))?;
+    Ok(Params {
+        rows: r,
+        t: t as u32,
+        scale,
+        _pad: 0,
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -44,25 +63,50 @@ fn params(rows: usize, t: usize, scale: f32) -> Result<Params> {
 /// `out = causal_softmax(scale · scores)`; `out` has the shape of `scores`.
 pub fn causal_softmax_gpu(scores: &Tensor, out: &Tensor, scale: f32) -> Result<()> {
     if scores.shape() != out.shape() {
-        return Err(shape_err("causal_softmax", "scores and output", scores.shape(), out.shape()));
+        return Err(shape_err(
+            "causal_softmax",
+            "scores and output",
+            scores.shape(),
+            out.shape(),
+        ));
     }
     let (rows, t) = rows_t(scores.shape())?;
     let gpu = scores.gpu();
     let p = params(rows, t, scale)?;
-    gpu.dispatch(&FWD, &p, &[scores, out], grid_1d(p.rows, gpu.limits.max_compute_workgroups_per_dimension))
+    gpu.dispatch(
+        &FWD,
+        &p,
+        &[scores, out],
+        grid_1d(p.rows, gpu.limits.max_compute_workgroups_per_dimension),
+    )
 }
 
 /// `dscores += scale · P ⊙ (dP − Σ_j P dP)` row by row.
-pub fn causal_softmax_backward_gpu(prob: &Tensor, dprob: &Tensor, dscores: &Tensor, scale: f32) -> Result<()> {
+pub fn causal_softmax_backward_gpu(
+    prob: &Tensor,
+    dprob: &Tensor,
+    dscores: &Tensor,
+    scale: f32,
+) -> Result<()> {
     for (what, t) in [("P and dP", dprob), ("P and dscores", dscores)] {
         if t.shape() != prob.shape() {
-            return Err(shape_err("causal_softmax backward", what, prob.shape(), t.shape()));
+            return Err(shape_err(
+                "causal_softmax backward",
+                what,
+                prob.shape(),
+                t.shape(),
+            ));
         }
     }
     let (rows, t) = rows_t(prob.shape())?;
     let gpu = prob.gpu();
     let p = params(rows, t, scale)?;
-    gpu.dispatch(&BWD, &p, &[prob, dprob, dscores], grid_1d(p.rows, gpu.limits.max_compute_workgroups_per_dimension))
+    gpu.dispatch(
+        &BWD,
+        &p,
+        &[prob, dprob, dscores],
+        grid_1d(p.rows, gpu.limits.max_compute_workgroups_per_dimension),
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -77,7 +121,11 @@ pub fn causal_softmax_cpu(scores: &[f64], t: usize, scale: f64) -> Vec<f64> {
     }
     for (r, (x, y)) in scores.chunks(t).zip(out.chunks_mut(t)).enumerate() {
         let i = r % t;
-        let s: Vec<f64> = x.iter().enumerate().map(|(j, &v)| if j > i { MASK_VALUE } else { scale * v }).collect();
+        let s: Vec<f64> = x
+            .iter()
+            .enumerate()
+            .map(|(j, &v)| if j > i { MASK_VALUE } else { scale * v })
+            .collect();
         let m = s.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
         let e: Vec<f64> = s.iter().map(|v| (v - m).exp()).collect();
         let z: f64 = e.iter().sum();
@@ -89,11 +137,21 @@ pub fn causal_softmax_cpu(scores: &[f64], t: usize, scale: f64) -> Vec<f64> {
 }
 
 /// `dscores += scale · P ⊙ (dP − Σ_j P dP)`.
-pub fn causal_softmax_backward_cpu(prob: &[f64], dprob: &[f64], t: usize, scale: f64, dscores: &mut [f64]) {
+pub fn causal_softmax_backward_cpu(
+    prob: &[f64],
+    dprob: &[f64],
+    t: usize,
+    scale: f64,
+    dscores: &mut [f64],
+) {
     if t == 0 {
         return;
     }
-    for ((p, dp), ds) in prob.chunks(t).zip(dprob.chunks(t)).zip(dscores.chunks_mut(t)) {
+    for ((p, dp), ds) in prob
+        .chunks(t)
+        .zip(dprob.chunks(t))
+        .zip(dscores.chunks_mut(t))
+    {
         let d: f64 = p.iter().zip(dp).map(|(a, b)| a * b).sum();
         for j in 0..t {
             ds[j] += scale * p[j] * (dp[j] - d);
@@ -113,6 +171,11 @@ pub fn causal_softmax(tape: &Tape, scores: &Var, scale: f32) -> Result<Var> {
         if !s.requires_grad() {
             return Ok(());
         }
-        causal_softmax_backward_gpu(out.value(), &out.grad_or_zeros()?, &s.grad_or_zeros()?, scale)
+        causal_softmax_backward_gpu(
+            out.value(),
+            &out.grad_or_zeros()?,
+            &s.grad_or_zeros()?,
+            scale,
+        )
     }))
 }

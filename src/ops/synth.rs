@@ -10,8 +10,16 @@ use crate::ops::matmul::{linear, matmul, Spec, View};
 use crate::tensor::Tensor;
 
 const SRC: &str = include_str!("../../shaders/synth.wgsl");
-const RELU_FWD: Kernel = Kernel { family: "synth", src: SRC, entry: "relu_fwd" };
-const RELU_BWD: Kernel = Kernel { family: "synth", src: SRC, entry: "relu_bwd" };
+const RELU_FWD: Kernel = Kernel {
+    family: "synth",
+    src: SRC,
+    entry: "relu_fwd",
+};
+const RELU_BWD: Kernel = Kernel {
+    family: "synth",
+    src: SRC,
+    entry: "relu_bwd",
+};
 const WG: u32 = 256;
 
 #[repr(C)]
@@ -39,7 +47,8 @@ impl SynthDims {
 }
 
 fn relu_params(n: usize) -> Result<Params> {
-    let n = u32::try_from(n).map_err(|_| Error::Msg(format!("synth relu: {n} elements do not fit in 32 bits")))?;
+    let n = u32::try_from(n)
+        .map_err(|_| Error::Msg(format!("synth relu: {n} elements do not fit in 32 bits")))?;
     Ok(Params { n, _pad: [0; 3] })
 }
 
@@ -49,21 +58,47 @@ fn relu_params(n: usize) -> Result<Params> {
 /// `y = max(x, 0)`.
 pub fn relu_gpu(x: &Tensor, y: &Tensor) -> Result<()> {
     if x.numel() != y.numel() {
-        return Err(shape_err("synth relu", "input and output", x.shape(), y.shape()));
+        return Err(shape_err(
+            "synth relu",
+            "input and output",
+            x.shape(),
+            y.shape(),
+        ));
     }
     let p = relu_params(x.numel())?;
     let gpu = x.gpu();
-    gpu.dispatch(&RELU_FWD, &p, &[x, y], grid_1d(p.n.div_ceil(WG), gpu.limits.max_compute_workgroups_per_dimension))
+    gpu.dispatch(
+        &RELU_FWD,
+        &p,
+        &[x, y],
+        grid_1d(
+            p.n.div_ceil(WG),
+            gpu.limits.max_compute_workgroups_per_dimension,
+        ),
+    )
 }
 
 /// `dx += dy` where `x > 0`.
 pub fn relu_backward_gpu(x: &Tensor, dy: &Tensor, dx: &Tensor) -> Result<()> {
     if x.numel() != dy.numel() || x.numel() != dx.numel() {
-        return Err(shape_err("synth relu backward", "x and dy", x.shape(), dy.shape()));
+        return Err(shape_err(
+            "synth relu backward",
+            "x and dy",
+            x.shape(),
+            dy.shape(),
+        ));
     }
     let p = relu_params(x.numel())?;
     let gpu = x.gpu();
-    gpu.dispatch(&RELU_BWD, &p, &[x, dy, dx], grid_1d(p.n.div_ceil(WG), gpu.limits.max_compute_workgroups_per_dimension))
+    gpu.dispatch(
+        &RELU_BWD,
+        &p,
+        &[x, dy, dx],
+        grid_1d(
+            p.n.div_ceil(WG),
+            gpu.limits.max_compute_workgroups_per_dimension,
+        ),
+    )
 }
 
 fn relu(tape: &Tape, x: &Var) -> Result<Var> {
@@ -79,23 +114,42 @@ fn relu(tape: &Tape, x: &Var) -> Result<Var> {
 }
 
 /// Check every shape against x (B, T, C) and return the sizes.
-pub fn synth_dims(x: &[usize], w1: &[usize], b1: &[usize], w2: &[usize], b2: &[usize], n_head: usize) -> Result<SynthDims> {
+pub fn synth_dims(
+    x: &[usize],
+    w1: &[usize],
+    b1: &[usize],
+    w2: &[usize],
+    b2: &[usize],
+    n_head: usize,
+) -> Result<SynthDims> {
     if x.len() != 3 {
         return Err(shape_err("synth_scores", "x must be (B, T, C)", x, &[]));
     }
     let (b, t, c) = (x[0], x[1], x[2]);
     if n_head == 0 || !c.is_multiple_of(n_head) {
-        return Err(Error::Shape(format!("synth_scores: C = {c} is not a multiple of n_head = {n_head}")));
+        return Err(Error::Shape(format!(
+            "synth_scores: C = {c} is not a multiple of n_head = {n_head}"
+        )));
     }
     if w1 != [c, c] {
-        return Err(shape_err("synth_scores", "x (B, T, C) and w1 (C, C)", x, w1));
+        return Err(shape_err(
+            "synth_scores",
+            "x (B, T, C) and w1 (C, C)",
+            x,
+            w1,
+        ));
     }
     if b1 != [c] {
         return Err(shape_err("synth_scores", "w1 (C, C) and b1 (C)", w1, b1));
     }
     let hs = c / n_head;
     if w2.len() != 2 || w2[0] != hs {
-        return Err(shape_err("synth_scores", "x (B, T, C) and w2 (C / n_head, L)", x, w2));
+        return Err(shape_err(
+            "synth_scores",
+            "x (B, T, C) and w2 (C / n_head, L)",
+            x,
+            w2,
+        ));
     }
     let l = w2[1];
     if b2 != [l] {
@@ -123,15 +177,27 @@ fn hidden_cpu(x: &[f64], w1: &[f64], b1: &[f64], d: &SynthDims) -> Vec<f64> {
 }
 
 /// The scores (B, NH, T, T), row-major.
-pub fn synth_scores_cpu(x: &[f64], w1: &[f64], b1: &[f64], w2: &[f64], b2: &[f64], d: &SynthDims) -> Vec<f64> {
-    let a: Vec<f64> = hidden_cpu(x, w1, b1, d).iter().map(|v| v.max(0.0)).collect();
+pub fn synth_scores_cpu(
+    x: &[f64],
+    w1: &[f64],
+    b1: &[f64],
+    w2: &[f64],
+    b2: &[f64],
+    d: &SynthDims,
+) -> Vec<f64> {
+    let a: Vec<f64> = hidden_cpu(x, w1, b1, d)
+        .iter()
+        .map(|v| v.max(0.0))
+        .collect();
     let (t, c, hs) = (d.t, d.c, d.hs());
     let mut s = vec![0.0; d.b * d.n_head * t * t];
     for b in 0..d.b {
         for h in 0..d.n_head {
             for i in 0..t {
                 for j in 0..t {
-                    let dot: f64 = (0..hs).map(|k| a[(b * t + i) * c + h * hs + k] * w2[k * d.l + j]).sum();
+                    let dot: f64 = (0..hs)
+                        .map(|k| a[(b * t + i) * c + h * hs + k] * w2[k * d.l + j])
+                        .sum();
                     s[((b * d.n_head + h) * t + i) * t + j] = dot + b2[j];
                 }
             }
@@ -142,7 +208,15 @@ pub fn synth_scores_cpu(x: &[f64], w1: &[f64], b1: &[f64], w2: &[f64], b2: &[f64
 
 /// Gradients of the scores with respect to every input, accumulated into `grads` in the order
 /// (dx, dw1, db1, dw2, db2).
-pub fn synth_scores_backward_cpu(x: &[f64], w1: &[f64], b1: &[f64], w2: &[f64], ds: &[f64], d: &SynthDims, grads: [&mut [f64]; 5]) {
+pub fn synth_scores_backward_cpu(
+    x: &[f64],
+    w1: &[f64],
+    b1: &[f64],
+    w2: &[f64],
+    ds: &[f64],
+    d: &SynthDims,
+    grads: [&mut [f64]; 5],
+) {
     let [dx, dw1, db1, dw2, db2] = grads;
     let hpre = hidden_cpu(x, w1, b1, d);
     let (t, c, hs) = (d.t, d.c, d.hs());
@@ -164,7 +238,11 @@ pub fn synth_scores_backward_cpu(x: &[f64], w1: &[f64], b1: &[f64], w2: &[f64], 
     }
     for r in 0..d.b * t {
         for o in 0..c {
-            let g = if hpre[r * c + o] > 0.0 { dh[r * c + o] } else { 0.0 };
+            let g = if hpre[r * c + o] > 0.0 {
+                dh[r * c + o]
+            } else {
+                0.0
+            };
             db1[o] += g;
             for k in 0..c {
                 dx[r * c + k] += g * w1[o * c + k];
@@ -178,8 +256,23 @@ pub fn synth_scores_backward_cpu(x: &[f64], w1: &[f64], b1: &[f64], w2: &[f64], 
 // Autograd
 
 /// The synthesizer's attention scores (B, NH, T, T) before masking and softmax.
-pub fn synth_scores(tape: &Tape, x: &Var, w1: &Var, b1: &Var, w2: &Var, b2: &Var, n_head: usize) -> Result<Var> {
-    let d = synth_dims(x.shape(), w1.shape(), b1.shape(), w2.shape(), b2.shape(), n_head)?;
+pub fn synth_scores(
+    tape: &Tape,
+    x: &Var,
+    w1: &Var,
+    b1: &Var,
+    w2: &Var,
+    b2: &Var,
+    n_head: usize,
+) -> Result<Var> {
+    let d = synth_dims(
+        x.shape(),
+        w1.shape(),
+        b1.shape(),
+        w2.shape(),
+        b2.shape(),
+        n_head,
+    )?;
     let a = relu(tape, &linear(tape, x, w1, Some(b1))?)?;
     let (t, c, hs) = (d.t, d.c, d.hs());
     let s = Spec {
@@ -188,10 +281,25 @@ pub fn synth_scores(tape: &Tape, x: &Var, w1: &Var, b1: &Var, w2: &Var, b2: &Var
         n: t,
         k: hs,
         // Head h of a (B, T, C) activation: rows t at stride C, head offset h·HS.
-        a: View { outer: t * c, inner: hs, row: c, col: 1 },
+        a: View {
+            outer: t * c,
+            inner: hs,
+            row: c,
+            col: 1,
+        },
         // w2[:, :T], shared by every batch and head: row stride L, only the first T columns read.
-        b: View { outer: 0, inner: 0, row: d.l, col: 1 },
-        c: View { outer: d.n_head * t * t, inner: t * t, row: t, col: 1 },
+        b: View {
+            outer: 0,
+            inner: 0,
+            row: d.l,
+            col: 1,
+        },
+        c: View {
+            outer: d.n_head * t * t,
+            inner: t * t,
+            row: t,
+            col: 1,
+        },
         alpha: 1.0,
     };
     matmul(tape, &a, w2, Some(b2), s, &[d.b, d.n_head, t, t])

@@ -53,7 +53,8 @@ impl TrainConfig {
             tokens / self.warmup_tokens
         } else {
             // 2. cosine over (warmup, final), deliberately not clamped to progress ≤ 1
-            let progress = (tokens - self.warmup_tokens) / (self.final_tokens - self.warmup_tokens).max(1.0);
+            let progress =
+                (tokens - self.warmup_tokens) / (self.final_tokens - self.warmup_tokens).max(1.0);
             // 3. floor at 0.1
             (0.5 * (1.0 + (std::f64::consts::PI * progress).cos())).max(0.1)
         };
@@ -86,8 +87,14 @@ mod tests {
         let c = TrainConfig::pretrain();
         assert_eq!(c.lr_at(0.0), 0.0);
         assert!((c.lr_at(5120.0) - 3e-3).abs() < 1e-12);
-        assert!((c.lr_at(c.final_tokens) - 6e-4).abs() < 1e-12, "floor at progress 1");
+        assert!(
+            (c.lr_at(c.final_tokens) - 6e-4).abs() < 1e-12,
+            "floor at progress 1"
+        );
         let two = c.warmup_tokens + 2.0 * (c.final_tokens - c.warmup_tokens);
-        assert!((c.lr_at(two) - 6e-3).abs() < 1e-9, "back to the peak at progress 2");
+        assert!(
+            (c.lr_at(two) - 6e-3).abs() < 1e-9,
+            "back to the peak at progress 2"
+        );
     }
 }

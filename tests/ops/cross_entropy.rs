@@ -12,7 +12,15 @@ const SHAPES: &[(usize, usize)] = &[(1, 1), (5, 3), (127, 17), (5, 256), (127, 2
 /// Targets with roughly one in four rows ignored (id 0), the rest in 1..V.
 fn targets(seed: u64, n: usize, v: usize) -> Vec<u32> {
     let mut r = SmallRng::seed_from_u64(seed);
-    (0..n).map(|_| if v == 1 || r.gen_bool(0.25) { 0 } else { r.gen_range(1..v as u32) }).collect()
+    (0..n)
+        .map(|_| {
+            if v == 1 || r.gen_bool(0.25) {
+                0
+            } else {
+                r.gen_range(1..v as u32)
+            }
+        })
+        .collect()
 }
 
 fn logits(seed: u64, n: usize) -> Vec<f64> {
@@ -21,7 +29,14 @@ fn logits(seed: u64, n: usize) -> Vec<f64> {
 
 /// Runs forward then backward on the GPU through the tape (upstream gradient 1), accumulating
 /// into a gradient pre-filled with `pre`.
-fn run(g0: &std::rc::Rc<attnlab::Gpu>, x: &[f64], t: &[u32], n: usize, v: usize, pre: &[f64]) -> (f64, Vec<f64>) {
+fn run(
+    g0: &std::rc::Rc<attnlab::Gpu>,
+    x: &[f64],
+    t: &[u32],
+    n: usize,
+    v: usize,
+    pre: &[f64],
+) -> (f64, Vec<f64>) {
     let tape = Tape::new();
     let vx = Var::leaf(upload(g0, &[n, v], x), true);
     vx.grad_or_zeros().unwrap().write_f32(&to_f32(pre)).unwrap();
@@ -40,8 +55,20 @@ fn cross_entropy_forward_should_match_reference() {
         let want = ce::cross_entropy_cpu(&x, &t, v);
         let loss = Tensor::uninit(&g, &[1]).unwrap();
         let stats = Tensor::uninit(&g, &[3 * n + 1]).unwrap();
-        ce::cross_entropy_gpu(&upload(&g, &[n, v], &x), &Tensor::from_u32(&g, &[n], &t).unwrap(), &loss, &stats).unwrap();
-        assert_close(&format!("loss n={n} v={v}"), &download(&loss), &[want], 1e-5, 1e-5);
+        ce::cross_entropy_gpu(
+            &upload(&g, &[n, v], &x),
+            &Tensor::from_u32(&g, &[n], &t).unwrap(),
+            &loss,
+            &stats,
+        )
+        .unwrap();
+        assert_close(
+            &format!("loss n={n} v={v}"),
+            &download(&loss),
+            &[want],
+            1e-5,
+            1e-5,
+        );
     }
 }
 
@@ -49,21 +76,44 @@ fn cross_entropy_forward_should_match_reference() {
 fn cross_entropy_backward_should_match_reference() {
     let g = gpu();
     for &(n, v) in SHAPES {
-        let (x, t, pre) = (logits(3 + n as u64, n * v), targets(4 + v as u64, n, v), randn(5, n * v));
+        let (x, t, pre) = (
+            logits(3 + n as u64, n * v),
+            targets(4 + v as u64, n, v),
+            randn(5, n * v),
+        );
         let dloss = -0.7;
         let mut want = pre.clone();
         ce::cross_entropy_backward_cpu(&x, &t, v, dloss, &mut want);
-        let (tx, tt) = (upload(&g, &[n, v], &x), Tensor::from_u32(&g, &[n], &t).unwrap());
-        let (loss, stats) = (Tensor::uninit(&g, &[1]).unwrap(), Tensor::uninit(&g, &[3 * n + 1]).unwrap());
+        let (tx, tt) = (
+            upload(&g, &[n, v], &x),
+            Tensor::from_u32(&g, &[n], &t).unwrap(),
+        );
+        let (loss, stats) = (
+            Tensor::uninit(&g, &[1]).unwrap(),
+            Tensor::uninit(&g, &[3 * n + 1]).unwrap(),
+        );
         ce::cross_entropy_gpu(&tx, &tt, &loss, &stats).unwrap();
         let tdx = upload(&g, &[n, v], &pre);
-        ce::cross_entropy_backward_gpu(&tx, &tt, &stats, &upload(&g, &[1], &[dloss]), &tdx).unwrap();
-        assert_close(&format!("dlogits n={n} v={v}"), &download(&tdx), &want, 1e-4, 1e-5);
+        ce::cross_entropy_backward_gpu(&tx, &tt, &stats, &upload(&g, &[1], &[dloss]), &tdx)
+            .unwrap();
+        assert_close(
+            &format!("dlogits n={n} v={v}"),
+            &download(&tdx),
+            &want,
+            1e-4,
+            1e-5,
+        );
         // And through the tape (upstream grad 1, accumulating into a pre-filled grad).
         let mut want1 = pre.clone();
         ce::cross_entropy_backward_cpu(&x, &t, v, 1.0, &mut want1);
         let (l, d) = run(&g, &x, &t, n, v, &pre);
-        assert_close("tape loss", &[l], &[ce::cross_entropy_cpu(&x, &t, v)], 1e-5, 1e-5);
+        assert_close(
+            "tape loss",
+            &[l],
+            &[ce::cross_entropy_cpu(&x, &t, v)],
+            1e-5,
+            1e-5,
+        );
         assert_close("tape dlogits", &d, &want1, 1e-4, 1e-5);
     }
 }
@@ -74,7 +124,13 @@ fn cross_entropy_backward_should_match_finite_differences() {
         let (x, t) = (logits(6 + n as u64, n * v), targets(7 + v as u64, n, v));
         let mut d = vec![0.0; n * v];
         ce::cross_entropy_backward_cpu(&x, &t, v, 1.3, &mut d);
-        check_fd("dlogits", &x, &d, |x| 1.3 * ce::cross_entropy_cpu(x, &t, v), 60);
+        check_fd(
+            "dlogits",
+            &x,
+            &d,
+            |x| 1.3 * ce::cross_entropy_cpu(x, &t, v),
+            60,
+        );
     }
 }
 
@@ -94,13 +150,21 @@ fn cross_entropy_out_of_range_targets_are_ignored_on_the_gpu_and_rejected_on_the
     let x = logits(9, n * v);
     let t = [5u32, 17, 1000];
     let (l, d) = run(&g, &x, &t, n, v, &vec![0.0; n * v]);
-    assert_close("loss", &[l], &[ce::cross_entropy_cpu(&x, &[5, 0, 0], v)], 1e-5, 1e-5);
+    assert_close(
+        "loss",
+        &[l],
+        &[ce::cross_entropy_cpu(&x, &[5, 0, 0], v)],
+        1e-5,
+        1e-5,
+    );
     assert!(d[v..].iter().all(|&x| x == 0.0));
     let err = ce::check_targets(&t, v).unwrap_err().to_string();
     assert!(err.contains("target[1] = 17"), "{err}");
     assert!(ce::check_targets(&[0, 16], v).is_ok());
     let tape = Tape::new();
     let bad = Tensor::from_u32(&g, &[4], &[1, 2, 3, 4]).unwrap();
-    let err = ce::cross_entropy(&tape, &Var::leaf(upload(&g, &[n, v], &x), true), &bad).unwrap_err().to_string();
+    let err = ce::cross_entropy(&tape, &Var::leaf(upload(&g, &[n, v], &x), true), &bad)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("[3, 17]") && err.contains("[4]"), "{err}");
 }

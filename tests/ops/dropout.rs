@@ -32,9 +32,25 @@ fn dropout_forward_should_match_reference() {
             let got = y.read().unwrap();
             // Exactly x_f32 · scale_f32 where kept, 0 elsewhere.
             let s = dr::scale(p);
-            let want: Vec<f32> = to_f32(&x).iter().enumerate().map(|(i, &v)| if dr::dropout_keep(seed, i as u32, p) { v * s } else { 0.0 }).collect();
+            let want: Vec<f32> = to_f32(&x)
+                .iter()
+                .enumerate()
+                .map(|(i, &v)| {
+                    if dr::dropout_keep(seed, i as u32, p) {
+                        v * s
+                    } else {
+                        0.0
+                    }
+                })
+                .collect();
             assert!(got == want, "n={n} p={p}");
-            assert_close("dropout vs f64", &to_f64(&got), &dr::dropout_cpu(&x, p, seed), 1e-6, 0.0);
+            assert_close(
+                "dropout vs f64",
+                &to_f64(&got),
+                &dr::dropout_cpu(&x, p, seed),
+                1e-6,
+                0.0,
+            );
         }
     }
 }
@@ -49,11 +65,21 @@ fn dropout_backward_should_match_reference() {
         dr::dropout_backward_cpu(&dy, p, seed, &mut want);
         let tape = Tape::new();
         let vx = Var::leaf(upload(&g, &[n], &x), true);
-        vx.grad_or_zeros().unwrap().write_f32(&to_f32(&pre)).unwrap();
+        vx.grad_or_zeros()
+            .unwrap()
+            .write_f32(&to_f32(&pre))
+            .unwrap();
         let y = dr::dropout(&tape, &vx, p, seed).unwrap();
         y.grad_or_zeros().unwrap().write_f32(&to_f32(&dy)).unwrap();
-        tape.backward(&Var::leaf(Tensor::zeros(&g, &[1]).unwrap(), true)).unwrap();
-        assert_close(&format!("dx n={n}"), &download(&vx.grad().unwrap()), &want, 1e-6, 1e-6);
+        tape.backward(&Var::leaf(Tensor::zeros(&g, &[1]).unwrap(), true))
+            .unwrap();
+        assert_close(
+            &format!("dx n={n}"),
+            &download(&vx.grad().unwrap()),
+            &want,
+            1e-6,
+            1e-6,
+        );
     }
 }
 
@@ -63,7 +89,13 @@ fn dropout_backward_should_match_finite_differences() {
         let (x, dy) = (randn(5, n), randn(6, n));
         let mut dx = vec![0.0; n];
         dr::dropout_backward_cpu(&dy, 0.25, 3, &mut dx);
-        check_fd("dx", &x, &dx, |x| dot(&dr::dropout_cpu(x, 0.25, 3), &dy), 60);
+        check_fd(
+            "dx",
+            &x,
+            &dx,
+            |x| dot(&dr::dropout_cpu(x, 0.25, 3), &dy),
+            60,
+        );
     }
 }
 
@@ -72,7 +104,10 @@ fn dropout_rate_scaling_mask_and_seeds() {
     let g = gpu();
     let n = 100_000;
     // Inputs bounded away from 0 so "output is 0" means "dropped".
-    let x: Vec<f64> = randn(7, n).iter().map(|v| if *v >= 0.0 { v + 0.5 } else { v - 0.5 }).collect();
+    let x: Vec<f64> = randn(7, n)
+        .iter()
+        .map(|v| if *v >= 0.0 { v + 0.5 } else { v - 0.5 })
+        .collect();
     let tape = Tape::new();
     let vx = Var::leaf(upload(&g, &[n], &x), true);
     let y = dr::dropout(&tape, &vx, 0.1, 42).unwrap();
@@ -81,17 +116,33 @@ fn dropout_rate_scaling_mask_and_seeds() {
     assert!((dropped - 0.1).abs() <= 0.005, "dropped fraction {dropped}");
     let s = dr::scale(0.1);
     let xf = to_f32(&x);
-    assert!(yv.iter().zip(&xf).all(|(&y, &x)| y == 0.0 || y == x * s), "kept values not scaled exactly");
+    assert!(
+        yv.iter().zip(&xf).all(|(&y, &x)| y == 0.0 || y == x * s),
+        "kept values not scaled exactly"
+    );
     // Backward with dy = 1: the gradient is 0 exactly where the output is 0, scale elsewhere.
     y.grad_or_zeros().unwrap().write_f32(&vec![1.0; n]).unwrap();
-    tape.backward(&Var::leaf(Tensor::zeros(&g, &[1]).unwrap(), true)).unwrap();
+    tape.backward(&Var::leaf(Tensor::zeros(&g, &[1]).unwrap(), true))
+        .unwrap();
     let dx = vx.grad().unwrap().read().unwrap();
-    assert!(dx.iter().zip(&yv).all(|(&d, &y)| (y == 0.0 && d == 0.0) || (y != 0.0 && d == s)));
+    assert!(dx
+        .iter()
+        .zip(&yv)
+        .all(|(&d, &y)| (y == 0.0 && d == 0.0) || (y != 0.0 && d == s)));
     // Another seed gives another mask.
     let y2 = Tensor::uninit(&g, &[n]).unwrap();
     dr::dropout_gpu(vx.value(), &y2, 0.1, 43).unwrap();
-    let differ = y2.read().unwrap().iter().zip(&yv).filter(|(a, b)| a != b).count();
-    assert!(differ > n / 20, "seeds 42 and 43 differ in only {differ} places");
+    let differ = y2
+        .read()
+        .unwrap()
+        .iter()
+        .zip(&yv)
+        .filter(|(a, b)| a != b)
+        .count();
+    assert!(
+        differ > n / 20,
+        "seeds 42 and 43 differ in only {differ} places"
+    );
 }
 
 #[test]
@@ -106,6 +157,9 @@ fn dropout_p_zero_is_identity_and_bad_p_is_an_error() {
     dr::dropout_gpu(vx.value(), &yk, 0.0, 1).unwrap();
     assert!(yk.read().unwrap() == to_f32(&x));
     for p in [1.0f32, -0.1, 1.5, f32::NAN] {
-        assert!(dr::dropout(&tape, &vx, p, 1).unwrap_err().to_string().contains("must be in [0, 1)"));
+        assert!(dr::dropout(&tape, &vx, p, 1)
+            .unwrap_err()
+            .to_string()
+            .contains("must be in [0, 1)"));
     }
 }

@@ -16,14 +16,34 @@ fn wide(seed: u64, n: usize) -> Vec<f64> {
 
 #[test]
 fn erf_matches_known_values() {
-    let known = [(0.0, 0.0), (0.1, 0.1124629160182849), (0.5, 0.5204998778130465), (1.0, 0.8427007929497149), (2.0, 0.9953222650189527), (3.0, 0.9999779095030014)];
+    let known = [
+        (0.0, 0.0),
+        (0.1, 0.1124629160182849),
+        (0.5, 0.5204998778130465),
+        (1.0, 0.8427007929497149),
+        (2.0, 0.9953222650189527),
+        (3.0, 0.9999779095030014),
+    ];
     for (x, want) in known {
-        assert!((ew::erf(x) - want).abs() < 1e-14, "erf({x}) = {} vs {want}", ew::erf(x));
+        assert!(
+            (ew::erf(x) - want).abs() < 1e-14,
+            "erf({x}) = {} vs {want}",
+            ew::erf(x)
+        );
         assert!((ew::erf(-x) + want).abs() < 1e-14);
     }
-    let tails = [(2.5, 4.06952017444959e-4), (3.0, 2.209049699858544e-5), (5.0, 1.537459794428035e-12), (1.0, 0.1572992070502851)];
+    let tails = [
+        (2.5, 4.06952017444959e-4),
+        (3.0, 2.209049699858544e-5),
+        (5.0, 1.537459794428035e-12),
+        (1.0, 0.1572992070502851),
+    ];
     for (x, want) in tails {
-        assert!((ew::erfc(x) / want - 1.0).abs() < 1e-12, "erfc({x}) = {} vs {want}", ew::erfc(x));
+        assert!(
+            (ew::erfc(x) / want - 1.0).abs() < 1e-12,
+            "erfc({x}) = {} vs {want}",
+            ew::erfc(x)
+        );
     }
 }
 
@@ -34,7 +54,13 @@ fn add_forward_should_match_reference() {
         let (a, b) = (randn(1, n), randn(2, n));
         let out = Tensor::uninit(&g, &[n]).unwrap();
         ew::add_gpu(&upload(&g, &[n], &a), &upload(&g, &[n], &b), &out).unwrap();
-        assert_close(&format!("add n={n}"), &download(&out), &ew::add_cpu(&a, &b), 1e-6, 1e-6);
+        assert_close(
+            &format!("add n={n}"),
+            &download(&out),
+            &ew::add_cpu(&a, &b),
+            1e-6,
+            1e-6,
+        );
     }
 }
 
@@ -45,14 +71,32 @@ fn scale_and_axpy_forward_should_match_reference() {
         let (a, y) = (randn(3, n), randn(4, n));
         let out = Tensor::uninit(&g, &[n]).unwrap();
         ew::scale_gpu(&upload(&g, &[n], &a), -0.75, &out).unwrap();
-        assert_close(&format!("scale n={n}"), &download(&out), &ew::scale_cpu(&a, -0.75), 1e-6, 1e-6);
+        assert_close(
+            &format!("scale n={n}"),
+            &download(&out),
+            &ew::scale_cpu(&a, -0.75),
+            1e-6,
+            1e-6,
+        );
         let ty = upload(&g, &[n], &y);
         ew::axpy_gpu(&upload(&g, &[n], &a), 0.5, &ty).unwrap();
-        assert_close(&format!("axpy n={n}"), &download(&ty), &ew::add_cpu(&y, &ew::scale_cpu(&a, 0.5)), 1e-6, 1e-6);
+        assert_close(
+            &format!("axpy n={n}"),
+            &download(&ty),
+            &ew::add_cpu(&y, &ew::scale_cpu(&a, 0.5)),
+            1e-6,
+            1e-6,
+        );
         // A tensor added onto itself: y += 2y.
         ew::axpy_gpu(&ty, 2.0, &ty).unwrap();
         let want: Vec<f64> = y.iter().zip(&a).map(|(y, a)| 3.0 * (y + 0.5 * a)).collect();
-        assert_close(&format!("axpy self n={n}"), &download(&ty), &want, 1e-6, 1e-6);
+        assert_close(
+            &format!("axpy self n={n}"),
+            &download(&ty),
+            &want,
+            1e-6,
+            1e-6,
+        );
     }
 }
 
@@ -64,7 +108,13 @@ fn relu_forward_should_match_reference() {
         x[0] = 0.0;
         let out = Tensor::uninit(&g, &[n]).unwrap();
         ew::relu_gpu(&upload(&g, &[n], &x), &out).unwrap();
-        assert_close(&format!("relu n={n}"), &download(&out), &ew::relu_cpu(&x), 0.0, 0.0);
+        assert_close(
+            &format!("relu n={n}"),
+            &download(&out),
+            &ew::relu_cpu(&x),
+            0.0,
+            0.0,
+        );
     }
 }
 
@@ -111,7 +161,10 @@ fn gelu_backward_should_match_reference() {
 #[test]
 fn relu_backward_should_match_finite_differences() {
     // Keep clear of the kink, where the derivative does not exist.
-    let x: Vec<f64> = wide(13, 127).iter().map(|v| if v.abs() < 0.01 { 0.5 } else { *v }).collect();
+    let x: Vec<f64> = wide(13, 127)
+        .iter()
+        .map(|v| if v.abs() < 0.01 { 0.5 } else { *v })
+        .collect();
     let dout = randn(14, 127);
     let mut dx = vec![0.0; 127];
     ew::relu_backward_cpu(&x, &dout, &mut dx);
@@ -130,7 +183,15 @@ fn gelu_backward_should_match_finite_differences() {
 fn dot_loss(tape: &Tape, y: &Var, u: &[f64]) -> Var {
     let n = y.value().numel();
     let vu = Var::leaf(upload(y.gpu(), &[n, 1], u), false);
-    matmul::matmul(tape, &y.reshape(&[1, n]).unwrap(), &vu, None, Spec::plain(1, n, 1), &[1, 1]).unwrap()
+    matmul::matmul(
+        tape,
+        &y.reshape(&[1, n]).unwrap(),
+        &vu,
+        None,
+        Spec::plain(1, n, 1),
+        &[1, 1],
+    )
+    .unwrap()
 }
 
 #[test]
@@ -140,13 +201,31 @@ fn add_and_scale_backward_should_match_reference() {
     for &n in &[1, 17, 1000] {
         let (a, b, u, da0) = (randn(17, n), randn(18, n), randn(19, n), randn(20, n));
         let tape = Tape::new();
-        let (va, vb) = (Var::leaf(upload(&g, &[n], &a), true), Var::leaf(upload(&g, &[n], &b), true));
-        va.grad_or_zeros().unwrap().write_f32(&to_f32(&da0)).unwrap();
+        let (va, vb) = (
+            Var::leaf(upload(&g, &[n], &a), true),
+            Var::leaf(upload(&g, &[n], &b), true),
+        );
+        va.grad_or_zeros()
+            .unwrap()
+            .write_f32(&to_f32(&da0))
+            .unwrap();
         let y = ew::scale(&tape, &ew::add(&tape, &va, &vb).unwrap(), 2.5).unwrap();
-        assert_close("scale(add)", &download(y.value()), &ew::scale_cpu(&ew::add_cpu(&a, &b), 2.5), 1e-6, 1e-6);
+        assert_close(
+            "scale(add)",
+            &download(y.value()),
+            &ew::scale_cpu(&ew::add_cpu(&a, &b), 2.5),
+            1e-6,
+            1e-6,
+        );
         tape.backward(&dot_loss(&tape, &y, &u)).unwrap();
         let want_b = ew::scale_cpu(&u, 2.5);
-        assert_close("da", &download(&va.grad().unwrap()), &ew::add_cpu(&da0, &want_b), 1e-5, 1e-5);
+        assert_close(
+            "da",
+            &download(&va.grad().unwrap()),
+            &ew::add_cpu(&da0, &want_b),
+            1e-5,
+            1e-5,
+        );
         assert_close("db", &download(&vb.grad().unwrap()), &want_b, 1e-5, 1e-5);
     }
 }
@@ -156,7 +235,13 @@ fn add_backward_should_match_finite_differences() {
     let (a, b, u) = (randn(21, 17), randn(22, 17), randn(23, 17));
     // d/da Σ (a+b)·u = u.
     check_fd("add", &a, &u, |a| dot(&ew::add_cpu(a, &b), &u), 17);
-    check_fd("scale", &a, &ew::scale_cpu(&u, -1.5), |a| dot(&ew::scale_cpu(a, -1.5), &u), 17);
+    check_fd(
+        "scale",
+        &a,
+        &ew::scale_cpu(&u, -1.5),
+        |a| dot(&ew::scale_cpu(a, -1.5), &u),
+        17,
+    );
 }
 
 #[test]
@@ -169,17 +254,34 @@ fn a_var_used_twice_gets_the_summed_gradient() {
     let vx = Var::leaf(upload(&g, &[n], &x), true);
     let y = ew::add(&tape, &vx, &vx).unwrap();
     tape.backward(&dot_loss(&tape, &y, &u)).unwrap();
-    assert_close("add(x, x)", &download(&vx.grad().unwrap()), &ew::scale_cpu(&u, 2.0), 1e-6, 1e-6);
+    assert_close(
+        "add(x, x)",
+        &download(&vx.grad().unwrap()),
+        &ew::scale_cpu(&u, 2.0),
+        1e-6,
+        1e-6,
+    );
 
     let vx = Var::leaf(upload(&g, &[n], &x), true);
-    let y = ew::add(&tape, &ew::relu(&tape, &vx).unwrap(), &ew::gelu(&tape, &vx).unwrap()).unwrap();
+    let y = ew::add(
+        &tape,
+        &ew::relu(&tape, &vx).unwrap(),
+        &ew::gelu(&tape, &vx).unwrap(),
+    )
+    .unwrap();
     let y = ew::add(&tape, &y, &ew::scale(&tape, &vx, 0.5).unwrap()).unwrap();
     tape.backward(&dot_loss(&tape, &y, &u)).unwrap();
     let xf = to_f64(&to_f32(&x));
     let mut want = ew::scale_cpu(&u, 0.5);
     ew::relu_backward_cpu(&xf, &u, &mut want);
     ew::gelu_backward_cpu(&xf, &u, &mut want);
-    assert_close("relu+gelu+0.5x", &download(&vx.grad().unwrap()), &want, 1e-5, 1e-5);
+    assert_close(
+        "relu+gelu+0.5x",
+        &download(&vx.grad().unwrap()),
+        &want,
+        1e-5,
+        1e-5,
+    );
 }
 
 #[test]

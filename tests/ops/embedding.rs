@@ -8,11 +8,26 @@ use attnlab::Tensor;
 use rand::{rngs::SmallRng, Rng, SeedableRng};
 
 /// (N, V, C, kind): kind 0 = random ids, 1 = position ids 0..V repeated (N / V batch rows).
-const CASES: &[(usize, usize, usize, u8)] = &[(1, 1, 1, 0), (5, 3, 17, 0), (127, 17, 3, 0), (300, 256, 33, 0), (4 * 127, 127, 17, 1), (3 * 17, 17, 300, 1)];
+const CASES: &[(usize, usize, usize, u8)] = &[
+    (1, 1, 1, 0),
+    (5, 3, 17, 0),
+    (127, 17, 3, 0),
+    (300, 256, 33, 0),
+    (4 * 127, 127, 17, 1),
+    (3 * 17, 17, 300, 1),
+];
 
 fn ids(seed: u64, n: usize, v: usize, kind: u8) -> Vec<u32> {
     let mut r = SmallRng::seed_from_u64(seed);
-    (0..n).map(|i| if kind == 1 { (i % v) as u32 } else { r.gen_range(0..v as u32) }).collect()
+    (0..n)
+        .map(|i| {
+            if kind == 1 {
+                (i % v) as u32
+            } else {
+                r.gen_range(0..v as u32)
+            }
+        })
+        .collect()
 }
 
 #[test]
@@ -21,9 +36,20 @@ fn embedding_forward_should_match_reference() {
     for &(n, v, c, kind) in CASES {
         let (id, table) = (ids(1, n, v, kind), randn(2, v * c));
         let out = Tensor::uninit(&g, &[n, c]).unwrap();
-        emb::embedding_gpu(&Tensor::from_u32(&g, &[n], &id).unwrap(), &upload(&g, &[v, c], &table), &out).unwrap();
+        emb::embedding_gpu(
+            &Tensor::from_u32(&g, &[n], &id).unwrap(),
+            &upload(&g, &[v, c], &table),
+            &out,
+        )
+        .unwrap();
         // A gather is exact.
-        assert_close(&format!("emb n={n} v={v} c={c}"), &download(&out), &to_f64(&to_f32(&emb::embedding_cpu(&id, &table, c))), 0.0, 0.0);
+        assert_close(
+            &format!("emb n={n} v={v} c={c}"),
+            &download(&out),
+            &to_f64(&to_f32(&emb::embedding_cpu(&id, &table, c))),
+            0.0,
+            0.0,
+        );
     }
 }
 
@@ -31,17 +57,35 @@ fn embedding_forward_should_match_reference() {
 fn embedding_backward_should_match_reference() {
     let g = gpu();
     for &(n, v, c, kind) in CASES {
-        let (id, table, dout, pre) = (ids(3, n, v, kind), randn(4, v * c), randn(5, n * c), randn(6, v * c));
+        let (id, table, dout, pre) = (
+            ids(3, n, v, kind),
+            randn(4, v * c),
+            randn(5, n * c),
+            randn(6, v * c),
+        );
         let mut want = pre.clone();
         emb::embedding_backward_cpu(&id, &dout, c, &mut want);
         // Through the tape: dtable pre-filled, so the scatter must accumulate.
         let tape = Tape::new();
         let vt = Var::leaf(upload(&g, &[v, c], &table), true);
-        vt.grad_or_zeros().unwrap().write_f32(&to_f32(&pre)).unwrap();
+        vt.grad_or_zeros()
+            .unwrap()
+            .write_f32(&to_f32(&pre))
+            .unwrap();
         let out = emb::embedding(&tape, &Tensor::from_u32(&g, &[n], &id).unwrap(), &vt).unwrap();
-        out.grad_or_zeros().unwrap().write_f32(&to_f32(&dout)).unwrap();
-        tape.backward(&Var::leaf(Tensor::zeros(&g, &[1]).unwrap(), true)).unwrap();
-        assert_close(&format!("dtable n={n} v={v} c={c}"), &download(&vt.grad().unwrap()), &want, 1e-5, 1e-5);
+        out.grad_or_zeros()
+            .unwrap()
+            .write_f32(&to_f32(&dout))
+            .unwrap();
+        tape.backward(&Var::leaf(Tensor::zeros(&g, &[1]).unwrap(), true))
+            .unwrap();
+        assert_close(
+            &format!("dtable n={n} v={v} c={c}"),
+            &download(&vt.grad().unwrap()),
+            &want,
+            1e-5,
+            1e-5,
+        );
     }
 }
 
@@ -51,7 +95,13 @@ fn embedding_backward_should_match_finite_differences() {
         let (id, table, dout) = (ids(7, n, v, kind), randn(8, v * c), randn(9, n * c));
         let mut d = vec![0.0; v * c];
         emb::embedding_backward_cpu(&id, &dout, c, &mut d);
-        check_fd("dtable", &table, &d, |t| dot(&emb::embedding_cpu(&id, t, c), &dout), 60);
+        check_fd(
+            "dtable",
+            &table,
+            &d,
+            |t| dot(&emb::embedding_cpu(&id, t, c), &dout),
+            60,
+        );
     }
 }
 
@@ -60,7 +110,10 @@ fn embedding_backward_is_deterministic_under_repetition() {
     let g = gpu();
     let (n, v, c) = (2000, 3, 64);
     let (id, dout) = (ids(10, n, v, 0), randn(11, n * c));
-    let (tid, tdout) = (Tensor::from_u32(&g, &[n], &id).unwrap(), upload(&g, &[n, c], &dout));
+    let (tid, tdout) = (
+        Tensor::from_u32(&g, &[n], &id).unwrap(),
+        upload(&g, &[n, c], &dout),
+    );
     let runs: Vec<Vec<f32>> = (0..3)
         .map(|_| {
             let d = Tensor::zeros(&g, &[v, c]).unwrap();
@@ -86,8 +139,17 @@ fn embedding_out_of_range_ids_read_nothing_and_are_rejected_on_the_cpu() {
     emb::embedding_backward_gpu(&tid, &Tensor::full(&g, &[3, c], 1.0).unwrap(), &d).unwrap();
     let dd = download(&d);
     assert_eq!(dd.iter().sum::<f64>(), c as f64);
-    assert!(emb::check_ids(&id, v).unwrap_err().to_string().contains("id[1] = 3"));
+    assert!(emb::check_ids(&id, v)
+        .unwrap_err()
+        .to_string()
+        .contains("id[1] = 3"));
     let tape = Tape::new();
-    let err = emb::embedding(&tape, &tid, &Var::leaf(Tensor::zeros(&g, &[15]).unwrap(), true)).unwrap_err().to_string();
+    let err = emb::embedding(
+        &tape,
+        &tid,
+        &Var::leaf(Tensor::zeros(&g, &[15]).unwrap(), true),
+    )
+    .unwrap_err()
+    .to_string();
     assert!(err.contains("[3]") && err.contains("[15]"), "{err}");
 }

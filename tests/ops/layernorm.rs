@@ -10,7 +10,11 @@ const ROWS: &[usize] = &[1, 5, 33];
 
 /// Rows with an offset and a spread, so the mean and variance are not trivially 0 and 1/3.
 fn data(seed: u64, rows: usize, c: usize) -> Vec<f64> {
-    randn(seed, rows * c).iter().enumerate().map(|(i, v)| 0.5 + 2.0 * v + (i / c.max(1)) as f64 * 0.1).collect()
+    randn(seed, rows * c)
+        .iter()
+        .enumerate()
+        .map(|(i, v)| 0.5 + 2.0 * v + (i / c.max(1)) as f64 * 0.1)
+        .collect()
 }
 
 #[test]
@@ -20,9 +24,22 @@ fn layernorm_forward_should_match_reference() {
         for &rows in ROWS {
             let x = to_f64(&to_f32(&data(1, rows, c)));
             let (w, b) = (randn(2, c), randn(3, c));
-            let (ty, tm, ts) = (Tensor::uninit(&g, &[rows, c]).unwrap(), Tensor::uninit(&g, &[rows]).unwrap(), Tensor::uninit(&g, &[rows]).unwrap());
-            ln::layernorm_gpu(&upload(&g, &[rows, c], &x), &upload(&g, &[c], &w), &upload(&g, &[c], &b), &ty, &tm, &ts).unwrap();
-            let (y, mean, rstd) = ln::layernorm_cpu(&x, &to_f64(&to_f32(&w)), &to_f64(&to_f32(&b)), c);
+            let (ty, tm, ts) = (
+                Tensor::uninit(&g, &[rows, c]).unwrap(),
+                Tensor::uninit(&g, &[rows]).unwrap(),
+                Tensor::uninit(&g, &[rows]).unwrap(),
+            );
+            ln::layernorm_gpu(
+                &upload(&g, &[rows, c], &x),
+                &upload(&g, &[c], &w),
+                &upload(&g, &[c], &b),
+                &ty,
+                &tm,
+                &ts,
+            )
+            .unwrap();
+            let (y, mean, rstd) =
+                ln::layernorm_cpu(&x, &to_f64(&to_f32(&w)), &to_f64(&to_f32(&b)), c);
             let what = format!("rows={rows} C={c}");
             assert_close(&format!("y {what}"), &download(&ty), &y, 1e-4, 1e-5);
             assert_close(&format!("mean {what}"), &download(&tm), &mean, 1e-5, 1e-6);
@@ -37,13 +54,35 @@ fn layernorm_backward_should_match_reference() {
     for &c in CS {
         for &rows in ROWS {
             let x = to_f64(&to_f32(&data(4, rows, c)));
-            let (w, b, dy) = (to_f64(&to_f32(&randn(5, c))), randn(6, c), randn(7, rows * c));
+            let (w, b, dy) = (
+                to_f64(&to_f32(&randn(5, c))),
+                randn(6, c),
+                randn(7, rows * c),
+            );
             let (mut dx, mut dw, mut db) = (randn(8, rows * c), randn(9, c), randn(10, c));
-            let (tdx, tdw, tdb) = (upload(&g, &[rows, c], &dx), upload(&g, &[c], &dw), upload(&g, &[c], &db));
+            let (tdx, tdw, tdb) = (
+                upload(&g, &[rows, c], &dx),
+                upload(&g, &[c], &dw),
+                upload(&g, &[c], &db),
+            );
             let (tx, tw) = (upload(&g, &[rows, c], &x), upload(&g, &[c], &w));
-            let (ty, tm, ts) = (Tensor::uninit(&g, &[rows, c]).unwrap(), Tensor::uninit(&g, &[rows]).unwrap(), Tensor::uninit(&g, &[rows]).unwrap());
+            let (ty, tm, ts) = (
+                Tensor::uninit(&g, &[rows, c]).unwrap(),
+                Tensor::uninit(&g, &[rows]).unwrap(),
+                Tensor::uninit(&g, &[rows]).unwrap(),
+            );
             ln::layernorm_gpu(&tx, &tw, &upload(&g, &[c], &b), &ty, &tm, &ts).unwrap();
-            ln::layernorm_backward_gpu(&tx, &tw, &tm, &ts, &upload(&g, &[rows, c], &dy), Some(&tdx), Some(&tdw), Some(&tdb)).unwrap();
+            ln::layernorm_backward_gpu(
+                &tx,
+                &tw,
+                &tm,
+                &ts,
+                &upload(&g, &[rows, c], &dy),
+                Some(&tdx),
+                Some(&tdw),
+                Some(&tdb),
+            )
+            .unwrap();
             ln::layernorm_backward_cpu(&x, &w, &dy, c, &mut dx, &mut dw, &mut db);
             let what = format!("rows={rows} C={c}");
             // C = 1 normalises to exactly 0: dx is then rstd·(g − g) = 0 up to rounding.
@@ -58,7 +97,12 @@ fn layernorm_backward_should_match_reference() {
 fn layernorm_backward_should_match_finite_differences() {
     for &c in &[1, 3, 17] {
         for &rows in &[1, 5] {
-            let (x, w, b, dy) = (data(11, rows, c), randn(12, c), randn(13, c), randn(14, rows * c));
+            let (x, w, b, dy) = (
+                data(11, rows, c),
+                randn(12, c),
+                randn(13, c),
+                randn(14, rows * c),
+            );
             let (mut dx, mut dw, mut db) = (vec![0.0; rows * c], vec![0.0; c], vec![0.0; c]);
             ln::layernorm_backward_cpu(&x, &w, &dy, c, &mut dx, &mut dw, &mut db);
             let loss = |x: &[f64], w: &[f64], b: &[f64]| dot(&ln::layernorm_cpu(x, w, b, c).0, &dy);
@@ -77,16 +121,27 @@ fn layernorm_many_rows_use_several_partial_blocks() {
     let x = to_f64(&to_f32(&data(15, rows, c)));
     let (w, dy) = (to_f64(&to_f32(&randn(16, c))), randn(17, rows * c));
     let tape = Tape::new();
-    let (vx, vw, vb) = (Var::leaf(upload(&g, &[10, 100, c], &x), false), Var::leaf(upload(&g, &[c], &w), true), Var::leaf(Tensor::zeros(&g, &[c]).unwrap(), true));
+    let (vx, vw, vb) = (
+        Var::leaf(upload(&g, &[10, 100, c], &x), false),
+        Var::leaf(upload(&g, &[c], &w), true),
+        Var::leaf(Tensor::zeros(&g, &[c]).unwrap(), true),
+    );
     let y = ln::layernorm(&tape, &vx, &vw, &vb).unwrap();
     assert_eq!(y.shape(), &[10, 100, c]);
     y.grad_or_zeros().unwrap().write_f32(&to_f32(&dy)).unwrap();
     // Only the layernorm node is on the tape: run it by hand through a zero-weight scalar loss.
-    let loss = attnlab::ops::reduce::sum(&tape, &attnlab::ops::elementwise::scale(&tape, &y, 0.0).unwrap()).unwrap();
+    let loss = attnlab::ops::reduce::sum(
+        &tape,
+        &attnlab::ops::elementwise::scale(&tape, &y, 0.0).unwrap(),
+    )
+    .unwrap();
     tape.backward(&loss).unwrap();
     let (mut dx, mut dw, mut db) = (vec![0.0; rows * c], vec![0.0; c], vec![0.0; c]);
     ln::layernorm_backward_cpu(&x, &w, &dy, c, &mut dx, &mut dw, &mut db);
-    assert!(vx.grad().is_none(), "an input that needs no gradient gets none");
+    assert!(
+        vx.grad().is_none(),
+        "an input that needs no gradient gets none"
+    );
     assert_close("dw", &download(&vw.grad().unwrap()), &dw, 1e-4, 1e-4);
     assert_close("db", &download(&vb.grad().unwrap()), &db, 1e-4, 1e-4);
 }
@@ -96,25 +151,61 @@ fn layernorm_used_twice_sums_gradients_and_rejects_bad_shapes() {
     // y = ln(x) + ln(x) with shared w, b: every gradient doubles.
     let g = gpu();
     let (rows, c) = (5, 17);
-    let (x, w, b, u) = (to_f64(&to_f32(&data(18, rows, c))), to_f64(&to_f32(&randn(19, c))), randn(20, c), randn(21, rows * c));
+    let (x, w, b, u) = (
+        to_f64(&to_f32(&data(18, rows, c))),
+        to_f64(&to_f32(&randn(19, c))),
+        randn(20, c),
+        randn(21, rows * c),
+    );
     let tape = Tape::new();
-    let (vx, vw, vb) = (Var::leaf(upload(&g, &[rows, c], &x), true), Var::leaf(upload(&g, &[c], &w), true), Var::leaf(upload(&g, &[c], &b), true));
+    let (vx, vw, vb) = (
+        Var::leaf(upload(&g, &[rows, c], &x), true),
+        Var::leaf(upload(&g, &[c], &w), true),
+        Var::leaf(upload(&g, &[c], &b), true),
+    );
     let y1 = ln::layernorm(&tape, &vx, &vw, &vb).unwrap();
     let y2 = ln::layernorm(&tape, &vx, &vw, &vb).unwrap();
     let y = attnlab::ops::elementwise::add(&tape, &y1, &y2).unwrap();
     // L = Σ y·u through sum(y ⊙ u) is not available here, so seed y's gradient and back-propagate
     // through a zero-weight loss.
     y.grad_or_zeros().unwrap().write_f32(&to_f32(&u)).unwrap();
-    let loss = attnlab::ops::reduce::sum(&tape, &attnlab::ops::elementwise::scale(&tape, &y, 0.0).unwrap()).unwrap();
+    let loss = attnlab::ops::reduce::sum(
+        &tape,
+        &attnlab::ops::elementwise::scale(&tape, &y, 0.0).unwrap(),
+    )
+    .unwrap();
     tape.backward(&loss).unwrap();
     let (mut dx, mut dw, mut db) = (vec![0.0; rows * c], vec![0.0; c], vec![0.0; c]);
     ln::layernorm_backward_cpu(&x, &w, &u, c, &mut dx, &mut dw, &mut db);
     let twice = |v: &[f64]| v.iter().map(|a| 2.0 * a).collect::<Vec<_>>();
-    assert_close("dx", &download(&vx.grad().unwrap()), &twice(&dx), 1e-4, 1e-4);
-    assert_close("dw", &download(&vw.grad().unwrap()), &twice(&dw), 1e-4, 1e-4);
-    assert_close("db", &download(&vb.grad().unwrap()), &twice(&db), 1e-4, 1e-4);
+    assert_close(
+        "dx",
+        &download(&vx.grad().unwrap()),
+        &twice(&dx),
+        1e-4,
+        1e-4,
+    );
+    assert_close(
+        "dw",
+        &download(&vw.grad().unwrap()),
+        &twice(&dw),
+        1e-4,
+        1e-4,
+    );
+    assert_close(
+        "db",
+        &download(&vb.grad().unwrap()),
+        &twice(&db),
+        1e-4,
+        1e-4,
+    );
 
     let bad = Var::leaf(Tensor::zeros(&g, &[c + 1]).unwrap(), true);
-    let err = ln::layernorm(&tape, &vx, &bad, &vb).unwrap_err().to_string();
-    assert!(err.contains(&format!("{:?}", [rows, c])) && err.contains(&format!("{:?}", [c + 1])), "{err}");
+    let err = ln::layernorm(&tape, &vx, &bad, &vb)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(&format!("{:?}", [rows, c])) && err.contains(&format!("{:?}", [c + 1])),
+        "{err}"
+    );
 }

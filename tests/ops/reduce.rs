@@ -22,7 +22,13 @@ fn sum_forward_should_match_reference() {
         assert_close(&format!("sum n={n}"), &download(&out), &[want], 1e-5, atol);
         let tape = Tape::new();
         let m = reduce::mean(&tape, &Var::leaf(tx.clone(), false)).unwrap();
-        assert_close(&format!("mean n={n}"), &download(m.value()), &[reduce::mean_cpu(&to_f64(&to_f32(&x)))], 1e-5, 1e-6);
+        assert_close(
+            &format!("mean n={n}"),
+            &download(m.value()),
+            &[reduce::mean_cpu(&to_f64(&to_f32(&x)))],
+            1e-5,
+            1e-6,
+        );
         // Deterministic: the same input gives the same bits.
         reduce::sum_gpu(&tx, 1.0, &out).unwrap();
         let again = download(&out);
@@ -42,7 +48,13 @@ fn sum_backward_should_match_reference() {
             reduce::sum_backward_gpu(&tdy, scale as f32, &tdx).unwrap();
             let mut want = dx0.clone();
             reduce::sum_backward_cpu(0.75, scale, &mut want);
-            assert_close(&format!("{name} backward n={n}"), &download(&tdx), &want, 1e-6, 1e-6);
+            assert_close(
+                &format!("{name} backward n={n}"),
+                &download(&tdx),
+                &want,
+                1e-6,
+                1e-6,
+            );
         }
     }
 }
@@ -67,14 +79,23 @@ fn sum_and_mean_gradients_through_the_tape() {
         let dx0 = randn(5, n);
         let tape = Tape::new();
         let vx = Var::leaf(upload(&g, &[n], &x), true);
-        vx.grad_or_zeros().unwrap().write_f32(&to_f32(&dx0)).unwrap();
+        vx.grad_or_zeros()
+            .unwrap()
+            .write_f32(&to_f32(&dx0))
+            .unwrap();
         let s = reduce::sum(&tape, &vx).unwrap();
         let m = reduce::mean(&tape, &vx).unwrap();
         assert_eq!(s.shape(), &[1]);
         let l = attnlab::ops::elementwise::add(&tape, &s, &m).unwrap();
         tape.backward(&l).unwrap();
         let want: Vec<f64> = dx0.iter().map(|d| d + 1.0 + 1.0 / n as f64).collect();
-        assert_close(&format!("d(sum+mean) n={n}"), &download(&vx.grad().unwrap()), &want, 1e-6, 1e-6);
+        assert_close(
+            &format!("d(sum+mean) n={n}"),
+            &download(&vx.grad().unwrap()),
+            &want,
+            1e-6,
+            1e-6,
+        );
     }
 }
 
@@ -82,7 +103,11 @@ fn sum_and_mean_gradients_through_the_tape() {
 fn global_norm_should_match_reference() {
     let g = gpu();
     let sizes = [1, 3, 17, 1023, 1025, 70_001, 5];
-    let xs: Vec<Vec<f64>> = sizes.iter().enumerate().map(|(i, &n)| randn(10 + i as u64, n)).collect();
+    let xs: Vec<Vec<f64>> = sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| randn(10 + i as u64, n))
+        .collect();
     let ts: Vec<Tensor> = xs.iter().map(|x| upload(&g, &[x.len()], x)).collect();
     let out = Tensor::uninit(&g, &[1]).unwrap();
     for k in [1, 2, sizes.len()] {
@@ -90,12 +115,24 @@ fn global_norm_should_match_reference() {
         reduce::global_norm_gpu(&refs, &out).unwrap();
         let xf: Vec<Vec<f64>> = xs[..k].iter().map(|x| to_f64(&to_f32(x))).collect();
         let want = reduce::global_norm_cpu(&xf.iter().map(|v| &v[..]).collect::<Vec<_>>());
-        assert_close(&format!("norm of {k} tensors"), &download(&out), &[want], 1e-5, 1e-6);
+        assert_close(
+            &format!("norm of {k} tensors"),
+            &download(&out),
+            &[want],
+            1e-5,
+            1e-6,
+        );
     }
     // No tensors: norm 0. An empty tensor adds nothing.
     reduce::global_norm_gpu(&[], &out).unwrap();
     assert_eq!(download(&out), vec![0.0]);
     let empty = Tensor::zeros(&g, &[0]).unwrap();
     reduce::global_norm_gpu(&[&empty, &ts[1]], &out).unwrap();
-    assert_close("norm with an empty tensor", &download(&out), &[reduce::global_norm_cpu(&[&to_f64(&to_f32(&xs[1]))])], 1e-5, 1e-6);
+    assert_close(
+        "norm with an empty tensor",
+        &download(&out),
+        &[reduce::global_norm_cpu(&[&to_f64(&to_f32(&xs[1]))])],
+        1e-5,
+        1e-6,
+    );
 }

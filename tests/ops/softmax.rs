@@ -6,14 +6,23 @@ use attnlab::ops::softmax;
 use attnlab::Tensor;
 
 /// (leading batch, T, scale).
-const CASES: &[(usize, usize, f64)] = &[(1, 1, 1.0), (2, 3, 0.5), (3, 17, 0.25), (2, 127, 0.125), (1, 300, 1.0)];
+const CASES: &[(usize, usize, f64)] = &[
+    (1, 1, 1.0),
+    (2, 3, 0.5),
+    (3, 17, 0.25),
+    (2, 127, 0.125),
+    (1, 300, 1.0),
+];
 
 #[test]
 fn causal_softmax_forward_should_match_reference() {
     let g = gpu();
     for &(z, t, scale) in CASES {
         // Scores spread over ±8 so the max subtraction matters.
-        let x: Vec<f64> = randn(1 + t as u64, z * t * t).iter().map(|v| 8.0 * v).collect();
+        let x: Vec<f64> = randn(1 + t as u64, z * t * t)
+            .iter()
+            .map(|v| 8.0 * v)
+            .collect();
         let want = softmax::causal_softmax_cpu(&x, t, scale);
         let tx = upload(&g, &[z, t, t], &x);
         let out = Tensor::uninit(&g, &[z, t, t]).unwrap();
@@ -22,7 +31,11 @@ fn causal_softmax_forward_should_match_reference() {
         assert_close(&format!("softmax z={z} t={t}"), &got, &want, 1e-4, 1e-6);
         for r in 0..z * t {
             for j in (r % t + 1)..t {
-                assert!(got[r * t + j] == 0.0, "masked P[{r},{j}] = {}", got[r * t + j]);
+                assert!(
+                    got[r * t + j] == 0.0,
+                    "masked P[{r},{j}] = {}",
+                    got[r * t + j]
+                );
             }
         }
     }
@@ -43,8 +56,15 @@ fn causal_softmax_backward_should_match_reference() {
         let mut want = ds0.clone();
         softmax::causal_softmax_backward_cpu(&p, &dp, t, scale, &mut want);
         let tds = upload(&g, &[z, t, t], &ds0);
-        softmax::causal_softmax_backward_gpu(&tp, &upload(&g, &[z, t, t], &dp), &tds, scale as f32).unwrap();
-        assert_close(&format!("dS z={z} t={t}"), &download(&tds), &want, 1e-4, 1e-5);
+        softmax::causal_softmax_backward_gpu(&tp, &upload(&g, &[z, t, t], &dp), &tds, scale as f32)
+            .unwrap();
+        assert_close(
+            &format!("dS z={z} t={t}"),
+            &download(&tds),
+            &want,
+            1e-4,
+            1e-5,
+        );
     }
 }
 
@@ -56,7 +76,13 @@ fn causal_softmax_backward_should_match_finite_differences() {
         let p = softmax::causal_softmax_cpu(&x, t, scale);
         let mut ds = vec![0.0; n];
         softmax::causal_softmax_backward_cpu(&p, &dp, t, scale, &mut ds);
-        check_fd("dS", &x, &ds, |x| dot(&softmax::causal_softmax_cpu(x, t, scale), &dp), 60);
+        check_fd(
+            "dS",
+            &x,
+            &ds,
+            |x| dot(&softmax::causal_softmax_cpu(x, t, scale), &dp),
+            60,
+        );
     }
 }
 
@@ -68,7 +94,10 @@ fn causal_softmax_masked_gradients_are_exactly_zero_through_the_tape() {
     let s = Var::leaf(upload(&g, &[z, t, t], &randn(7, z * t * t)), true);
     let p = softmax::causal_softmax(&tape, &s, 0.5).unwrap();
     // Seed dP directly (a non-scalar output), then run the op's backward via the tape.
-    p.grad_or_zeros().unwrap().write_f32(&to_f32(&randn(8, z * t * t))).unwrap();
+    p.grad_or_zeros()
+        .unwrap()
+        .write_f32(&to_f32(&randn(8, z * t * t)))
+        .unwrap();
     // backward() needs a scalar; any scalar leaf will do, the tape replays every recorded op.
     let ones = Var::leaf(Tensor::full(&g, &[1], 1.0).unwrap(), true);
     tape.backward(&ones).unwrap();
@@ -91,6 +120,8 @@ fn causal_softmax_rejects_non_square_scores() {
     let g = gpu();
     let tape = Tape::new();
     let s = Var::leaf(Tensor::zeros(&g, &[2, 3, 4]).unwrap(), true);
-    let err = softmax::causal_softmax(&tape, &s, 1.0).unwrap_err().to_string();
+    let err = softmax::causal_softmax(&tape, &s, 1.0)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("[2, 3, 4]"), "{err}");
 }
