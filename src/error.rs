@@ -10,7 +10,12 @@ pub enum Error {
     /// The device could not be created or was lost.
     Device(String),
     /// A size that exceeds one of the device's limits.
-    Limit { limit: &'static str, max: u64, requested: u64, what: String },
+    Limit {
+        limit: &'static str,
+        max: u64,
+        requested: u64,
+        what: String,
+    },
     /// Two shapes that an op needs to agree do not.
     Shape(String),
     /// Anything else, with its message.

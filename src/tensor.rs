@@ -56,7 +56,11 @@ impl Tensor {
         }
         let (id, buffer) = gpu.pool.borrow_mut().take(&gpu.device, bytes);
         Ok(Tensor {
-            buf: Rc::new(PoolBuf { id, buffer: Some(buffer), pool: Rc::downgrade(&gpu.pool) }),
+            buf: Rc::new(PoolBuf {
+                id,
+                buffer: Some(buffer),
+                pool: Rc::downgrade(&gpu.pool),
+            }),
             shape: shape.to_vec(),
             gpu: gpu.clone(),
         })
@@ -119,9 +123,18 @@ impl Tensor {
     /// The same buffer seen with another shape of the same size.
     pub fn reshape(&self, shape: &[usize]) -> Result<Tensor> {
         if numel(shape) != self.numel() {
-            return Err(crate::error::shape_err("reshape", "element counts differ", &self.shape, shape));
+            return Err(crate::error::shape_err(
+                "reshape",
+                "element counts differ",
+                &self.shape,
+                shape,
+            ));
         }
-        Ok(Tensor { buf: self.buf.clone(), shape: shape.to_vec(), gpu: self.gpu.clone() })
+        Ok(Tensor {
+            buf: self.buf.clone(),
+            shape: shape.to_vec(),
+            gpu: self.gpu.clone(),
+        })
     }
 
     pub fn shape(&self) -> &[usize] {
@@ -150,7 +163,10 @@ impl Tensor {
     }
 
     pub(crate) fn buffer(&self) -> &wgpu::Buffer {
-        self.buf.buffer.as_ref().expect("a live tensor always holds its buffer")
+        self.buf
+            .buffer
+            .as_ref()
+            .expect("a live tensor always holds its buffer")
     }
 
     /// Whether two tensors share one buffer.
@@ -161,7 +177,10 @@ impl Tensor {
 
 fn check_len(shape: &[usize], len: usize) -> Result<()> {
     if numel(shape) != len {
-        return Err(Error::Shape(format!("data of {len} elements for a tensor of shape {shape:?} ({} elements)", numel(shape))));
+        return Err(Error::Shape(format!(
+            "data of {len} elements for a tensor of shape {shape:?} ({} elements)",
+            numel(shape)
+        )));
     }
     Ok(())
 }

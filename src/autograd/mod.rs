@@ -29,14 +29,22 @@ impl std::fmt::Debug for Var {
 impl Var {
     /// A leaf: a parameter (`requires_grad = true`) or an input.
     pub fn leaf(value: Tensor, requires_grad: bool) -> Var {
-        Var(Rc::new(VarInner { value, grad: Rc::new(RefCell::new(None)), requires_grad }))
+        Var(Rc::new(VarInner {
+            value,
+            grad: Rc::new(RefCell::new(None)),
+            requires_grad,
+        }))
     }
 
     /// The same value and the same gradient buffer under another shape of equal size (no copy,
     /// no tape entry: gradients written through either name land in one buffer).
     pub fn reshape(&self, shape: &[usize]) -> Result<Var> {
         let value = self.0.value.reshape(shape)?;
-        Ok(Var(Rc::new(VarInner { value, grad: self.0.grad.clone(), requires_grad: self.0.requires_grad })))
+        Ok(Var(Rc::new(VarInner {
+            value,
+            grad: self.0.grad.clone(),
+            requires_grad: self.0.requires_grad,
+        })))
     }
 
     pub fn value(&self) -> &Tensor {
@@ -57,7 +65,11 @@ impl Var {
 
     /// The gradient accumulated so far, if any reached this variable.
     pub fn grad(&self) -> Option<Tensor> {
-        self.0.grad.borrow().as_ref().and_then(|g| g.reshape(self.shape()).ok())
+        self.0
+            .grad
+            .borrow()
+            .as_ref()
+            .and_then(|g| g.reshape(self.shape()).ok())
     }
 
     /// The gradient buffer, created as zeros the first time: backward kernels accumulate into it.
@@ -113,12 +125,27 @@ impl Tape {
 
     /// Wrap an op's output: it needs a gradient when recording is on and any input needs one;
     /// then `backward` is kept for the reverse pass.
-    pub fn push(&self, name: &'static str, inputs: &[&Var], out: Tensor, backward: impl FnOnce(&Var) -> Result<()> + 'static) -> Var {
+    pub fn push(
+        &self,
+        name: &'static str,
+        inputs: &[&Var],
+        out: Tensor,
+        backward: impl FnOnce(&Var) -> Result<()> + 'static,
+    ) -> Var {
         let needs = self.enabled() && inputs.iter().any(|v| v.requires_grad());
         let out = Var::leaf(out, needs);
         if needs {
             let o = out.clone();
-            self.nodes.borrow_mut().push((name, Box::new(move || if o.grad().is_some() { backward(&o) } else { Ok(()) })));
+            self.nodes.borrow_mut().push((
+                name,
+                Box::new(move || {
+                    if o.grad().is_some() {
+                        backward(&o)
+                    } else {
+                        Ok(())
+                    }
+                }),
+            ));
         }
         out
     }
@@ -136,7 +163,10 @@ impl Tape {
     /// newest first, then forget the tape. Gradients add to what the leaves already hold.
     pub fn backward(&self, loss: &Var) -> Result<()> {
         if loss.value().numel() != 1 {
-            return Err(Error::Shape(format!("backward needs a scalar loss, got shape {:?}", loss.shape())));
+            return Err(Error::Shape(format!(
+                "backward needs a scalar loss, got shape {:?}",
+                loss.shape()
+            )));
         }
         fill(&loss.grad_or_zeros()?, 1.0)?;
         let nodes = std::mem::take(&mut *self.nodes.borrow_mut());

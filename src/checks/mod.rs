@@ -29,14 +29,24 @@ pub struct CheckResult {
 impl CheckResult {
     /// Compare `got` (GPU) with `want` (CPU): error is max |got − want| / (1 + |want|).
     pub fn compare(op: &str, case: String, got: &[f32], want: &[f64], tol: f64) -> CheckResult {
-        let mut max_err = if got.len() == want.len() { 0.0f64 } else { f64::INFINITY };
+        let mut max_err = if got.len() == want.len() {
+            0.0f64
+        } else {
+            f64::INFINITY
+        };
         for (g, w) in got.iter().zip(want) {
             let e = (*g as f64 - w).abs() / (1.0 + w.abs());
             if e.is_nan() || e > max_err {
                 max_err = if e.is_nan() { f64::INFINITY } else { e };
             }
         }
-        CheckResult { op: op.into(), case, max_err, tol, passed: max_err <= tol }
+        CheckResult {
+            op: op.into(),
+            case,
+            max_err,
+            tol,
+            passed: max_err <= tol,
+        }
     }
 }
 

@@ -7,8 +7,8 @@
 mod pool;
 mod record;
 
-pub use pool::PoolStats;
 pub(crate) use pool::Pool as PoolHandle;
+pub use pool::PoolStats;
 pub use record::{grid_1d, Kernel};
 
 use crate::error::{Error, Result};
@@ -70,7 +70,8 @@ impl Gpu {
     /// Find an adapter and open a device on it. Natively this goes through Vulkan/Metal/DX12
     /// (Mesa's lavapipe where there is no GPU); in the browser through WebGPU.
     pub async fn new() -> Result<Rc<Gpu>> {
-        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        let instance =
+            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
         let adapter = instance
             .request_adapter(&wgpu::RequestAdapterOptions {
                 power_preference: wgpu::PowerPreference::HighPerformance,
@@ -113,7 +114,9 @@ impl Gpu {
                 trace: wgpu::Trace::Off,
             })
             .await
-            .map_err(|e| Error::Device(format!("could not open a device on '{}': {e}", info.name)))?;
+            .map_err(|e| {
+                Error::Device(format!("could not open a device on '{}': {e}", info.name))
+            })?;
         let lost = Arc::new(Mutex::new(None));
         let lost_cb = lost.clone();
         device.set_device_lost_callback(move |reason, msg| {
@@ -133,10 +136,16 @@ impl Gpu {
         let rec = record::Recorder::new(&device, &limits);
         let gpu = Gpu {
             adapter: AdapterSummary {
-                name: if info.name.is_empty() { "WebGPU adapter".into() } else { info.name.clone() },
+                name: if info.name.is_empty() {
+                    "WebGPU adapter".into()
+                } else {
+                    info.name.clone()
+                },
                 backend: format!("{:?}", info.backend),
                 device_type: format!("{:?}", info.device_type),
-                driver: format!("{} {}", info.driver, info.driver_info).trim().to_string(),
+                driver: format!("{} {}", info.driver, info.driver_info)
+                    .trim()
+                    .to_string(),
             },
             limits,
             pool: Rc::new(RefCell::new(pool::Pool::default())),
@@ -158,7 +167,17 @@ impl Gpu {
     /// A one-line description for logs: name, backend and type.
     pub fn describe(&self) -> String {
         let a = &self.adapter;
-        format!("{} ({}, {}{})", a.name, a.backend, a.device_type, if a.driver.is_empty() { String::new() } else { format!(", {}", a.driver) })
+        format!(
+            "{} ({}, {}{})",
+            a.name,
+            a.backend,
+            a.device_type,
+            if a.driver.is_empty() {
+                String::new()
+            } else {
+                format!(", {}", a.driver)
+            }
+        )
     }
 
     /// The counters so far (buffers, pipelines, bind groups, dispatches, submits).

@@ -45,7 +45,9 @@ impl Pool {
         let buf = device.create_buffer(&wgpu::BufferDescriptor {
             label: None,
             size,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_SRC
+                | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
         (self.next_id, buf)
@@ -88,7 +90,11 @@ impl Pool {
     }
 
     pub fn stats(&self) -> PoolStats {
-        PoolStats { created: self.created, bytes_created: self.bytes_created, staging_created: self.staging_created }
+        PoolStats {
+            created: self.created,
+            bytes_created: self.bytes_created,
+            staging_created: self.staging_created,
+        }
     }
 }
 
@@ -98,7 +104,18 @@ mod tests {
 
     #[test]
     fn buckets_cover_and_waste_little() {
-        for bytes in [1u64, 4, 255, 256, 257, 4096, 4097, 65536, 1_000_000, 16256 * 256 * 4] {
+        for bytes in [
+            1u64,
+            4,
+            255,
+            256,
+            257,
+            4096,
+            4097,
+            65536,
+            1_000_000,
+            16256 * 256 * 4,
+        ] {
             let b = bucket(bytes);
             assert!(b >= bytes && b % 4 == 0, "{bytes} -> {b}");
             assert!(bytes < 4096 || (b - bytes) * 8 <= b, "{bytes} -> {b}");

@@ -64,7 +64,11 @@ impl Recorder {
     }
 
     fn encoder(&mut self, device: &wgpu::Device) -> &mut wgpu::CommandEncoder {
-        self.encoder.get_or_insert_with(|| device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("step") }))
+        self.encoder.get_or_insert_with(|| {
+            device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("step"),
+            })
+        })
     }
 }
 
@@ -81,7 +85,13 @@ pub fn grid_1d(groups: u32, max_per_dim: u32) -> [u32; 3] {
 
 impl Gpu {
     /// Record one dispatch of `k` with `params` at binding 0 and `bufs` at bindings 1.. .
-    pub fn dispatch<P: bytemuck::Pod>(&self, k: &Kernel, params: &P, bufs: &[&Tensor], groups: [u32; 3]) -> Result<()> {
+    pub fn dispatch<P: bytemuck::Pod>(
+        &self,
+        k: &Kernel,
+        params: &P,
+        bufs: &[&Tensor],
+        groups: [u32; 3],
+    ) -> Result<()> {
         let maxd = self.limits.max_compute_workgroups_per_dimension;
         if let Some(&g) = groups.iter().find(|&&g| g > maxd) {
             return Err(Error::Limit {
@@ -96,9 +106,16 @@ impl Gpu {
         }
         let pbytes = bytemuck::bytes_of(params);
         if pbytes.len() as u64 > SLOT {
-            return Err(Error::Msg(format!("kernel {}::{}: params of {} bytes exceed {SLOT}", k.family, k.entry, pbytes.len())));
+            return Err(Error::Msg(format!(
+                "kernel {}::{}: params of {} bytes exceed {SLOT}",
+                k.family,
+                k.entry,
+                pbytes.len()
+            )));
         }
-        if self.rec.borrow().arena_used + self.rec.borrow().slot > self.rec.borrow().arena_cpu.len() as u64 {
+        if self.rec.borrow().arena_used + self.rec.borrow().slot
+            > self.rec.borrow().arena_cpu.len() as u64
+        {
             self.flush();
         }
         let mut guard = self.rec.borrow_mut();
@@ -109,22 +126,32 @@ impl Gpu {
 
         if !r.pipelines.contains_key(&(k.family, k.entry)) {
             let module = r.modules.entry(k.family).or_insert_with(|| {
-                self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                    label: Some(k.family),
-                    source: wgpu::ShaderSource::Wgsl(k.src.into()),
-                })
+                self.device
+                    .create_shader_module(wgpu::ShaderModuleDescriptor {
+                        label: Some(k.family),
+                        source: wgpu::ShaderSource::Wgsl(k.src.into()),
+                    })
             });
-            let pipeline = self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(k.entry),
-                layout: None,
-                module,
-                entry_point: Some(k.entry),
-                compilation_options: Default::default(),
-                cache: None,
-            });
+            let pipeline = self
+                .device
+                .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some(k.entry),
+                    layout: None,
+                    module,
+                    entry_point: Some(k.entry),
+                    compilation_options: Default::default(),
+                    cache: None,
+                });
             let layout = pipeline.get_bind_group_layout(0);
             let id = r.pipelines.len() as u64 + 1;
-            r.pipelines.insert((k.family, k.entry), Pipeline { id, pipeline, layout });
+            r.pipelines.insert(
+                (k.family, k.entry),
+                Pipeline {
+                    id,
+                    pipeline,
+                    layout,
+                },
+            );
             self.bump(|s| s.pipelines_created += 1);
         }
         let p = &r.pipelines[&(k.family, k.entry)];
@@ -158,7 +185,11 @@ impl Gpu {
                     }),
                 });
             }
-            let bg = self.device.create_bind_group(&wgpu::BindGroupDescriptor { label: None, layout: &p.layout, entries: &entries });
+            let bg = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: None,
+                layout: &p.layout,
+                entries: &entries,
+            });
             r.bind_groups.insert(key.clone(), bg);
             self.bump(|s| s.bind_groups_created += 1);
         }
@@ -166,7 +197,10 @@ impl Gpu {
         let bg = r.bind_groups[&key].clone();
         if r.pass.is_none() {
             let enc = r.encoder(&self.device);
-            let pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
+            let pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: None,
+                timestamp_writes: None,
+            });
             r.pass = Some(pass.forget_lifetime());
         }
         let pass = r.pass.as_mut().expect("pass was just opened");
@@ -185,7 +219,8 @@ impl Gpu {
         r.pass = None;
         if let Some(enc) = r.encoder.take() {
             if r.arena_used > 0 {
-                self.queue.write_buffer(&r.arena, 0, &r.arena_cpu[..r.arena_used as usize]);
+                self.queue
+                    .write_buffer(&r.arena, 0, &r.arena_cpu[..r.arena_used as usize]);
             }
             self.queue.submit([enc.finish()]);
             r.arena_used = 0;
@@ -217,13 +252,16 @@ impl Gpu {
         {
             let mut r = self.rec.borrow_mut();
             r.pass = None;
-            r.encoder(&self.device).copy_buffer_to_buffer(t.buffer(), 0, &staging, 0, bytes);
+            r.encoder(&self.device)
+                .copy_buffer_to_buffer(t.buffer(), 0, &staging, 0, bytes);
         }
         self.flush();
         let (tx, rx) = futures_channel::oneshot::channel();
-        staging.slice(0..bytes).map_async(wgpu::MapMode::Read, move |res| {
-            let _ = tx.send(res);
-        });
+        staging
+            .slice(0..bytes)
+            .map_async(wgpu::MapMode::Read, move |res| {
+                let _ = tx.send(res);
+            });
         #[cfg(not(target_arch = "wasm32"))]
         self.device
             .poll(wgpu::PollType::wait_indefinitely())
@@ -254,7 +292,8 @@ impl Gpu {
         self.device
             .poll(wgpu::PollType::wait_indefinitely())
             .map_err(|e| Error::Device(format!("waiting for the GPU failed: {e}")))?;
-        rx.await.map_err(|_| Error::Device("the GPU stopped answering (device lost?)".into()))
+        rx.await
+            .map_err(|_| Error::Device("the GPU stopped answering (device lost?)".into()))
     }
 
     /// Free every pooled buffer that no tensor holds, and the bind groups that name them.

@@ -4,7 +4,11 @@ use crate::error::Result;
 use crate::gpu::{grid_1d, Kernel};
 use crate::tensor::Tensor;
 
-const FILL: Kernel = Kernel { family: "fill", src: include_str!("../../shaders/fill.wgsl"), entry: "fill" };
+const FILL: Kernel = Kernel {
+    family: "fill",
+    src: include_str!("../../shaders/fill.wgsl"),
+    entry: "fill",
+};
 const WG: u32 = 256;
 
 #[repr(C)]
@@ -19,6 +23,18 @@ struct Params {
 pub fn fill(t: &Tensor, value: f32) -> Result<()> {
     let gpu = t.gpu();
     let n = t.numel() as u32;
-    let groups = grid_1d(n.div_ceil(WG), gpu.limits.max_compute_workgroups_per_dimension);
-    gpu.dispatch(&FILL, &Params { n, value, _pad: [0; 2] }, &[t], groups)
+    let groups = grid_1d(
+        n.div_ceil(WG),
+        gpu.limits.max_compute_workgroups_per_dimension,
+    );
+    gpu.dispatch(
+        &FILL,
+        &Params {
+            n,
+            value,
+            _pad: [0; 2],
+        },
+        &[t],
+        groups,
+    )
 }

@@ -8,8 +8,16 @@ use crate::gpu::{grid_1d, Kernel};
 use crate::tensor::Tensor;
 
 const SRC: &str = include_str!("../../shaders/matmul.wgsl");
-const MATMUL: Kernel = Kernel { family: "matmul", src: SRC, entry: "matmul" };
-const SUM_ROWS: Kernel = Kernel { family: "matmul", src: SRC, entry: "sum_rows" };
+const MATMUL: Kernel = Kernel {
+    family: "matmul",
+    src: SRC,
+    entry: "matmul",
+};
+const SUM_ROWS: Kernel = Kernel {
+    family: "matmul",
+    src: SRC,
+    entry: "sum_rows",
+};
 
 /// Where element (z1, z2, i, j) of a batched matrix sits: `z1*outer + z2*inner + i*row + j*col`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,11 +31,20 @@ pub struct View {
 impl View {
     /// A plain row-major (rows × cols) matrix, repeated `batch` times back to back.
     pub fn contiguous(rows: usize, cols: usize) -> View {
-        View { outer: rows * cols, inner: rows * cols, row: cols, col: 1 }
+        View {
+            outer: rows * cols,
+            inner: rows * cols,
+            row: cols,
+            col: 1,
+        }
     }
     /// The same elements read as the transpose.
     pub fn t(self) -> View {
-        View { row: self.col, col: self.row, ..self }
+        View {
+            row: self.col,
+            col: self.row,
+            ..self
+        }
     }
     /// Whether every batch reads the same matrix (a weight shared across the batch).
     pub fn broadcast(&self) -> bool {
@@ -54,7 +71,16 @@ pub struct Spec {
 impl Spec {
     /// `C = A·B` for contiguous (M, K) and (K, N) matrices.
     pub fn plain(m: usize, k: usize, n: usize) -> Spec {
-        Spec { z: (1, 1), m, n, k, a: View::contiguous(m, k), b: View::contiguous(k, n), c: View::contiguous(m, n), alpha: 1.0 }
+        Spec {
+            z: (1, 1),
+            m,
+            n,
+            k,
+            a: View::contiguous(m, k),
+            b: View::contiguous(k, n),
+            c: View::contiguous(m, n),
+            alpha: 1.0,
+        }
     }
     pub fn batches(&self) -> usize {
         self.z.0 * self.z.1
@@ -83,7 +109,10 @@ impl Spec {
         }
         if let Some(len) = bias {
             if len < self.n {
-                return Err(Error::Shape(format!("matmul bias has {len} elements but N = {}", self.n)));
+                return Err(Error::Shape(format!(
+                    "matmul bias has {len} elements but N = {}",
+                    self.n
+                )));
             }
         }
         Ok(())
@@ -121,18 +150,31 @@ struct SumParams {
 }
 
 fn u(x: usize, what: &str) -> Result<u32> {
-    u32::try_from(x).map_err(|_| Error::Msg(format!("matmul: {what} = {x} does not fit in 32 bits")))
+    u32::try_from(x)
+        .map_err(|_| Error::Msg(format!("matmul: {what} = {x} does not fit in 32 bits")))
 }
 
 fn view32(v: &View) -> Result<[u32; 4]> {
-    Ok([u(v.outer, "stride")?, u(v.inner, "stride")?, u(v.row, "stride")?, u(v.col, "stride")?])
+    Ok([
+        u(v.outer, "stride")?,
+        u(v.inner, "stride")?,
+        u(v.row, "stride")?,
+        u(v.col, "stride")?,
+    ])
 }
 
 // ---------------------------------------------------------------------------------------------
 // GPU
 
 /// Record `C (+)= alpha·A·B (+ bias)` on the GPU.
-pub fn matmul_gpu(a: &Tensor, b: &Tensor, bias: Option<&Tensor>, c: &Tensor, s: &Spec, accumulate: bool) -> Result<()> {
+pub fn matmul_gpu(
+    a: &Tensor,
+    b: &Tensor,
+    bias: Option<&Tensor>,
+    c: &Tensor,
+    s: &Spec,
+    accumulate: bool,
+) -> Result<()> {
     s.check(a.numel(), b.numel(), c.numel(), bias.map(|t| t.numel()))?;
     let gpu = a.gpu();
     let p = Params {
@@ -149,12 +191,25 @@ pub fn matmul_gpu(a: &Tensor, b: &Tensor, bias: Option<&Tensor>, c: &Tensor, s: 
         _pad: 0,
     };
     let bias = bias.unwrap_or(a);
-    let groups = [u(s.n.div_ceil(64), "N tiles")?, u(s.m.div_ceil(64), "M tiles")?, u(s.batches(), "batch")?];
+    let groups = [
+        u(s.n.div_ceil(64), "N tiles")?,
+        u(s.m.div_ceil(64), "M tiles")?,
+        u(s.batches(), "batch")?,
+    ];
     gpu.dispatch(&MATMUL, &p, &[a, b, bias, c], groups)
 }
 
 /// `dst (+)= Σ over (z, i) of src[z, i, j]`, dst a view with `dn` columns (see the shader).
-fn sum_rows_gpu(src: &Tensor, sv: &View, z: (usize, usize), m: usize, n: usize, dst: &Tensor, dv: (usize, usize, usize), acc: bool) -> Result<()> {
+fn sum_rows_gpu(
+    src: &Tensor,
+    sv: &View,
+    z: (usize, usize),
+    m: usize,
+    n: usize,
+    dst: &Tensor,
+    dv: (usize, usize, usize),
+    acc: bool,
+) -> Result<()> {
     let gpu = src.gpu();
     let p = SumParams {
         m: u(m, "M")?,
@@ -167,15 +222,39 @@ fn sum_rows_gpu(src: &Tensor, sv: &View, z: (usize, usize), m: usize, n: usize, 
         d_row: u(dv.1, "stride")?,
         d_col: u(dv.2, "stride")?,
     };
-    gpu.dispatch(&SUM_ROWS, &p, &[src, dst], grid_1d(p.n.div_ceil(64), gpu.limits.max_compute_workgroups_per_dimension))
+    gpu.dispatch(
+        &SUM_ROWS,
+        &p,
+        &[src, dst],
+        grid_1d(
+            p.n.div_ceil(64),
+            gpu.limits.max_compute_workgroups_per_dimension,
+        ),
+    )
 }
 
 /// Gradients of `C = alpha·A·B + bias`, accumulated into `da`, `db`, `dbias` (each optional).
 #[allow(clippy::too_many_arguments)]
-pub fn matmul_backward_gpu(a: &Tensor, b: &Tensor, dc: &Tensor, s: &Spec, da: Option<&Tensor>, db: Option<&Tensor>, dbias: Option<&Tensor>) -> Result<()> {
+pub fn matmul_backward_gpu(
+    a: &Tensor,
+    b: &Tensor,
+    dc: &Tensor,
+    s: &Spec,
+    da: Option<&Tensor>,
+    db: Option<&Tensor>,
+    dbias: Option<&Tensor>,
+) -> Result<()> {
     if let Some(da) = da {
         // dA = alpha · dC · Bᵀ, written through A's view.
-        let sa = Spec { m: s.m, n: s.k, k: s.n, a: s.c, b: s.b.t(), c: s.a, ..*s };
+        let sa = Spec {
+            m: s.m,
+            n: s.k,
+            k: s.n,
+            a: s.c,
+            b: s.b.t(),
+            c: s.a,
+            ..*s
+        };
         if s.a.broadcast() && s.batches() > 1 {
             reduce_broadcast(dc, b, da, &sa, s.m, s.k)?;
         } else {
@@ -184,7 +263,15 @@ pub fn matmul_backward_gpu(a: &Tensor, b: &Tensor, dc: &Tensor, s: &Spec, da: Op
     }
     if let Some(db) = db {
         // dB = alpha · Aᵀ · dC, written through B's view.
-        let sb = Spec { m: s.k, n: s.n, k: s.m, a: s.a.t(), b: s.c, c: s.b, ..*s };
+        let sb = Spec {
+            m: s.k,
+            n: s.n,
+            k: s.m,
+            a: s.a.t(),
+            b: s.c,
+            c: s.b,
+            ..*s
+        };
         if s.b.broadcast() && s.batches() > 1 {
             reduce_broadcast(a, dc, db, &sb, s.k, s.n)?;
         } else {
@@ -199,20 +286,53 @@ pub fn matmul_backward_gpu(a: &Tensor, b: &Tensor, dc: &Tensor, s: &Spec, da: Op
 
 /// The gradient of an operand shared by every batch: each batch's product goes to its own slice
 /// of a scratch tensor (so no two workgroups add to one element), then the slices are summed.
-fn reduce_broadcast(x: &Tensor, y: &Tensor, dst: &Tensor, s: &Spec, rows: usize, cols: usize) -> Result<()> {
+fn reduce_broadcast(
+    x: &Tensor,
+    y: &Tensor,
+    dst: &Tensor,
+    s: &Spec,
+    rows: usize,
+    cols: usize,
+) -> Result<()> {
     let z = s.batches();
     let scratch = Tensor::uninit(x.gpu(), &[z, rows, cols])?;
-    let per = View { outer: s.z.1 * rows * cols, inner: rows * cols, row: cols, col: 1 };
+    let per = View {
+        outer: s.z.1 * rows * cols,
+        inner: rows * cols,
+        row: cols,
+        col: 1,
+    };
     matmul_gpu(x, y, None, &scratch, &Spec { c: per, ..*s }, false)?;
-    let flat = View { outer: s.z.1 * rows * cols, inner: rows * cols, row: 0, col: 1 };
-    sum_rows_gpu(&scratch, &flat, s.z, 1, rows * cols, dst, (cols, s.c.row, s.c.col), true)
+    let flat = View {
+        outer: s.z.1 * rows * cols,
+        inner: rows * cols,
+        row: 0,
+        col: 1,
+    };
+    sum_rows_gpu(
+        &scratch,
+        &flat,
+        s.z,
+        1,
+        rows * cols,
+        dst,
+        (cols, s.c.row, s.c.col),
+        true,
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
 // CPU reference (f64)
 
 /// `c (+)= alpha·a·b (+ bias)` with the same views as the GPU kernel.
-pub fn matmul_cpu(a: &[f64], b: &[f64], bias: Option<&[f64]>, c: &mut [f64], s: &Spec, accumulate: bool) {
+pub fn matmul_cpu(
+    a: &[f64],
+    b: &[f64],
+    bias: Option<&[f64]>,
+    c: &mut [f64],
+    s: &Spec,
+    accumulate: bool,
+) {
     for z1 in 0..s.z.0 {
         for z2 in 0..s.z.1 {
             for i in 0..s.m {
@@ -234,7 +354,15 @@ pub fn matmul_cpu(a: &[f64], b: &[f64], bias: Option<&[f64]>, c: &mut [f64], s: 
 }
 
 /// Gradients of `C = alpha·A·B + bias`, accumulated into `da`, `db` and `dbias`.
-pub fn matmul_backward_cpu(a: &[f64], b: &[f64], dc: &[f64], s: &Spec, da: &mut [f64], db: &mut [f64], dbias: Option<&mut [f64]>) {
+pub fn matmul_backward_cpu(
+    a: &[f64],
+    b: &[f64],
+    dc: &[f64],
+    s: &Spec,
+    da: &mut [f64],
+    db: &mut [f64],
+    dbias: Option<&mut [f64]>,
+) {
     let alpha = s.alpha as f64;
     let mut dbias = dbias;
     for z1 in 0..s.z.0 {
@@ -260,7 +388,14 @@ pub fn matmul_backward_cpu(a: &[f64], b: &[f64], dc: &[f64], s: &Spec, da: &mut 
 
 /// `C = alpha·A·B (+ bias)` on the tape; `out_shape` is the shape of the new tensor C, whose
 /// elements the view `s.c` must cover.
-pub fn matmul(tape: &Tape, a: &Var, b: &Var, bias: Option<&Var>, s: Spec, out_shape: &[usize]) -> Result<Var> {
+pub fn matmul(
+    tape: &Tape,
+    a: &Var,
+    b: &Var,
+    bias: Option<&Var>,
+    s: Spec,
+    out_shape: &[usize],
+) -> Result<Var> {
     let c = Tensor::uninit(a.gpu(), out_shape)?;
     matmul_gpu(a.value(), b.value(), bias.map(|v| v.value()), &c, &s, false)?;
     let (a2, b2, bias2) = (a.clone(), b.clone(), bias.cloned());
@@ -270,13 +405,29 @@ pub fn matmul(tape: &Tape, a: &Var, b: &Var, bias: Option<&Var>, s: Spec, out_sh
     }
     Ok(tape.push("matmul", &inputs, c, move |out| {
         let dc = out.grad_or_zeros()?;
-        let da = if a2.requires_grad() { Some(a2.grad_or_zeros()?) } else { None };
-        let db = if b2.requires_grad() { Some(b2.grad_or_zeros()?) } else { None };
+        let da = if a2.requires_grad() {
+            Some(a2.grad_or_zeros()?)
+        } else {
+            None
+        };
+        let db = if b2.requires_grad() {
+            Some(b2.grad_or_zeros()?)
+        } else {
+            None
+        };
         let dbias = match &bias2 {
             Some(v) if v.requires_grad() => Some(v.grad_or_zeros()?),
             _ => None,
         };
-        matmul_backward_gpu(a2.value(), b2.value(), &dc, &s, da.as_ref(), db.as_ref(), dbias.as_ref())
+        matmul_backward_gpu(
+            a2.value(),
+            b2.value(),
+            &dc,
+            &s,
+            da.as_ref(),
+            db.as_ref(),
+            dbias.as_ref(),
+        )
     }))
 }
 
@@ -285,16 +436,35 @@ pub fn linear(tape: &Tape, x: &Var, w: &Var, b: Option<&Var>) -> Result<Var> {
     let (xs, ws) = (x.shape(), w.shape());
     let k = *xs.last().unwrap_or(&0);
     if ws.len() != 2 || ws[1] != k {
-        return Err(crate::error::shape_err("linear", "input (.., K) and weight (OUT, K)", xs, ws));
+        return Err(crate::error::shape_err(
+            "linear",
+            "input (.., K) and weight (OUT, K)",
+            xs,
+            ws,
+        ));
     }
     if let Some(bv) = b {
         if bv.shape() != [ws[0]] {
-            return Err(crate::error::shape_err("linear", "weight (OUT, K) and bias (OUT)", ws, bv.shape()));
+            return Err(crate::error::shape_err(
+                "linear",
+                "weight (OUT, K) and bias (OUT)",
+                ws,
+                bv.shape(),
+            ));
         }
     }
     let n = x.value().numel() / k.max(1);
     let out = ws[0];
-    let s = Spec { z: (1, 1), m: n, n: out, k, a: View::contiguous(n, k), b: View::contiguous(out, k).t(), c: View::contiguous(n, out), alpha: 1.0 };
+    let s = Spec {
+        z: (1, 1),
+        m: n,
+        n: out,
+        k,
+        a: View::contiguous(n, k),
+        b: View::contiguous(out, k).t(),
+        c: View::contiguous(n, out),
+        alpha: 1.0,
+    };
     let mut shape = xs.to_vec();
     if let Some(last) = shape.last_mut() {
         *last = out;

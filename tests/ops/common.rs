@@ -42,7 +42,10 @@ pub fn download(t: &Tensor) -> Vec<f64> {
 pub fn assert_close(what: &str, got: &[f64], want: &[f64], rtol: f64, atol: f64) {
     assert_eq!(got.len(), want.len(), "{what}: lengths differ");
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!(g.is_finite() && (g - w).abs() <= atol + rtol * w.abs(), "{what}[{i}]: got {g}, want {w} (rtol {rtol}, atol {atol})");
+        assert!(
+            g.is_finite() && (g - w).abs() <= atol + rtol * w.abs(),
+            "{what}[{i}]: got {g}, want {w} (rtol {rtol}, atol {atol})"
+        );
     }
 }
 
@@ -66,7 +69,11 @@ pub fn check_fd(what: &str, x: &[f64], grad: &[f64], f: impl Fn(&[f64]) -> f64, 
         let fm = f(&x);
         x[i] = x0;
         let num = (fp - fm) / (2.0 * h);
-        assert!((num - grad[i]).abs() <= 1e-6 + 1e-5 * num.abs().max(grad[i].abs()), "{what}: d/dx[{i}] analytic {} vs numeric {num}", grad[i]);
+        assert!(
+            (num - grad[i]).abs() <= 1e-6 + 1e-5 * num.abs().max(grad[i].abs()),
+            "{what}: d/dx[{i}] analytic {} vs numeric {num}",
+            grad[i]
+        );
     }
 }
 

@@ -6,7 +6,14 @@ use attnlab::ops::matmul::{self, Spec, View};
 use attnlab::Tensor;
 
 /// All the shapes the checks run over: (Z1, Z2, M, N, K).
-const SHAPES: &[(usize, usize, usize, usize, usize)] = &[(1, 1, 1, 1, 1), (1, 1, 3, 17, 5), (1, 1, 127, 65, 33), (2, 3, 17, 1, 127), (1, 2, 64, 64, 16), (3, 1, 70, 3, 129)];
+const SHAPES: &[(usize, usize, usize, usize, usize)] = &[
+    (1, 1, 1, 1, 1),
+    (1, 1, 3, 17, 5),
+    (1, 1, 127, 65, 33),
+    (2, 3, 17, 1, 127),
+    (1, 2, 64, 64, 16),
+    (3, 1, 70, 3, 129),
+];
 
 /// The views to try for one shape: every combination of transposed A, transposed B, and (when
 /// batched) a broadcast B.
@@ -19,8 +26,36 @@ fn specs(z: (usize, usize), m: usize, n: usize, k: usize) -> Vec<(Spec, usize, u
                 if bcast && zz == 1 {
                     continue;
                 }
-                let a = if ta { View { outer: z.1 * m * k, inner: m * k, row: 1, col: m } } else { View { outer: z.1 * m * k, inner: m * k, row: k, col: 1 } };
-                let mut b = if tb { View { outer: z.1 * k * n, inner: k * n, row: 1, col: k } } else { View { outer: z.1 * k * n, inner: k * n, row: n, col: 1 } };
+                let a = if ta {
+                    View {
+                        outer: z.1 * m * k,
+                        inner: m * k,
+                        row: 1,
+                        col: m,
+                    }
+                } else {
+                    View {
+                        outer: z.1 * m * k,
+                        inner: m * k,
+                        row: k,
+                        col: 1,
+                    }
+                };
+                let mut b = if tb {
+                    View {
+                        outer: z.1 * k * n,
+                        inner: k * n,
+                        row: 1,
+                        col: k,
+                    }
+                } else {
+                    View {
+                        outer: z.1 * k * n,
+                        inner: k * n,
+                        row: n,
+                        col: 1,
+                    }
+                };
                 let blen = if bcast {
                     b.outer = 0;
                     b.inner = 0;
@@ -28,8 +63,26 @@ fn specs(z: (usize, usize), m: usize, n: usize, k: usize) -> Vec<(Spec, usize, u
                 } else {
                     zz * k * n
                 };
-                let c = View { outer: z.1 * m * n, inner: m * n, row: n, col: 1 };
-                out.push((Spec { z, m, n, k, a, b, c, alpha: 0.75 }, zz * m * k, blen));
+                let c = View {
+                    outer: z.1 * m * n,
+                    inner: m * n,
+                    row: n,
+                    col: 1,
+                };
+                out.push((
+                    Spec {
+                        z,
+                        m,
+                        n,
+                        k,
+                        a,
+                        b,
+                        c,
+                        alpha: 0.75,
+                    },
+                    zz * m * k,
+                    blen,
+                ));
             }
         }
     }
@@ -41,13 +94,29 @@ fn matmul_forward_should_match_reference() {
     let g = gpu();
     for &(z1, z2, m, n, k) in SHAPES {
         for (s, alen, blen) in specs((z1, z2), m, n, k) {
-            let (a, b, bias, c0) = (randn(1, alen), randn(2, blen), randn(3, n), randn(4, z1 * z2 * m * n));
+            let (a, b, bias, c0) = (
+                randn(1, alen),
+                randn(2, blen),
+                randn(3, n),
+                randn(4, z1 * z2 * m * n),
+            );
             for (with_bias, acc) in [(false, false), (true, false), (true, true)] {
                 let mut want = c0.clone();
                 matmul::matmul_cpu(&a, &b, with_bias.then_some(&bias[..]), &mut want, &s, acc);
-                let (ta, tb, tbias, tc) = (upload(&g, &[alen], &a), upload(&g, &[blen], &b), upload(&g, &[n], &bias), upload(&g, &[c0.len()], &c0));
+                let (ta, tb, tbias, tc) = (
+                    upload(&g, &[alen], &a),
+                    upload(&g, &[blen], &b),
+                    upload(&g, &[n], &bias),
+                    upload(&g, &[c0.len()], &c0),
+                );
                 matmul::matmul_gpu(&ta, &tb, with_bias.then_some(&tbias), &tc, &s, acc).unwrap();
-                assert_close(&format!("matmul {s:?} bias={with_bias} acc={acc}"), &download(&tc), &want, 1e-4, 1e-4);
+                assert_close(
+                    &format!("matmul {s:?} bias={with_bias} acc={acc}"),
+                    &download(&tc),
+                    &want,
+                    1e-4,
+                    1e-4,
+                );
             }
         }
     }
@@ -62,13 +131,28 @@ fn matmul_backward_should_match_reference() {
             let (mut da, mut db, mut dbias) = (randn(8, alen), randn(9, blen), randn(10, n));
             let (da0, db0, dbias0) = (da.clone(), db.clone(), dbias.clone());
             matmul::matmul_backward_cpu(&a, &b, &dc, &s, &mut da, &mut db, Some(&mut dbias));
-            let (ta, tb, tdc) = (upload(&g, &[alen], &a), upload(&g, &[blen], &b), upload(&g, &[dc.len()], &dc));
-            let (tda, tdb, tdbias) = (upload(&g, &[alen], &da0), upload(&g, &[blen], &db0), upload(&g, &[n], &dbias0));
-            matmul::matmul_backward_gpu(&ta, &tb, &tdc, &s, Some(&tda), Some(&tdb), Some(&tdbias)).unwrap();
+            let (ta, tb, tdc) = (
+                upload(&g, &[alen], &a),
+                upload(&g, &[blen], &b),
+                upload(&g, &[dc.len()], &dc),
+            );
+            let (tda, tdb, tdbias) = (
+                upload(&g, &[alen], &da0),
+                upload(&g, &[blen], &db0),
+                upload(&g, &[n], &dbias0),
+            );
+            matmul::matmul_backward_gpu(&ta, &tb, &tdc, &s, Some(&tda), Some(&tdb), Some(&tdbias))
+                .unwrap();
             let what = format!("{s:?}");
             assert_close(&format!("dA {what}"), &download(&tda), &da, 1e-4, 1e-4);
             assert_close(&format!("dB {what}"), &download(&tdb), &db, 1e-4, 1e-4);
-            assert_close(&format!("dbias {what}"), &download(&tdbias), &dbias, 1e-4, 1e-4);
+            assert_close(
+                &format!("dbias {what}"),
+                &download(&tdbias),
+                &dbias,
+                1e-4,
+                1e-4,
+            );
         }
     }
 }
@@ -77,7 +161,12 @@ fn matmul_backward_should_match_reference() {
 fn matmul_backward_should_match_finite_differences() {
     for &(z1, z2, m, n, k) in &SHAPES[..4] {
         for (s, alen, blen) in specs((z1, z2), m, n, k) {
-            let (a, b, bias, dc) = (randn(11, alen), randn(12, blen), randn(13, n), randn(14, z1 * z2 * m * n));
+            let (a, b, bias, dc) = (
+                randn(11, alen),
+                randn(12, blen),
+                randn(13, n),
+                randn(14, z1 * z2 * m * n),
+            );
             let loss = |a: &[f64], b: &[f64], bias: &[f64]| {
                 let mut c = vec![0.0; dc.len()];
                 matmul::matmul_cpu(a, b, Some(bias), &mut c, &s, false);
@@ -99,7 +188,11 @@ fn matmul_rejects_views_outside_the_buffer() {
     let b = Tensor::zeros(&g, &[3, 2]).unwrap();
     let c = Tensor::zeros(&g, &[3, 2]).unwrap();
     let err = matmul::matmul_gpu(&a, &b, None, &c, &Spec::plain(3, 4, 2), false).unwrap_err();
-    assert!(err.to_string().contains("operand B needs 8 elements but its tensor has 6"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("operand B needs 8 elements but its tensor has 6"),
+        "{err}"
+    );
     let tape = Tape::new();
     let x = Var::leaf(Tensor::zeros(&g, &[7, 3]).unwrap(), false);
     let w = Var::leaf(Tensor::zeros(&g, &[5, 4]).unwrap(), true);
@@ -113,7 +206,11 @@ fn linear_gradients_flow_through_the_tape() {
     let (n, k, o) = (5, 7, 3);
     let (x, w, b) = (randn(20, n * k), randn(21, o * k), randn(22, o));
     let tape = Tape::new();
-    let (vx, vw, vb) = (Var::leaf(upload(&g, &[n, k], &x), true), Var::leaf(upload(&g, &[o, k], &w), true), Var::leaf(upload(&g, &[o], &b), true));
+    let (vx, vw, vb) = (
+        Var::leaf(upload(&g, &[n, k], &x), true),
+        Var::leaf(upload(&g, &[o, k], &w), true),
+        Var::leaf(upload(&g, &[o], &b), true),
+    );
     let y = matmul::linear(&tape, &vx, &vw, Some(&vb)).unwrap();
     assert_eq!(y.shape(), &[n, o]);
     // L = Σ_n (y·u)[n], so dL/dy[n, o] = u[o].
@@ -133,5 +230,11 @@ fn linear_gradients_flow_through_the_tape() {
     }
     assert_close("dW", &dw1, &want, 1e-4, 1e-5);
     let db = download(&vb.grad().unwrap());
-    assert_close("db", &db, &u.iter().map(|ui| ui * n as f64).collect::<Vec<_>>(), 1e-4, 1e-5);
+    assert_close(
+        "db",
+        &db,
+        &u.iter().map(|ui| ui * n as f64).collect::<Vec<_>>(),
+        1e-4,
+        1e-5,
+    );
 }
