@@ -10,6 +10,9 @@
 
 use std::collections::HashSet;
 
+use super::corpus_words::{
+    CODAS, ESSAYS, FIRST_ENDS, JOBS, MONTHS, ONSETS, PLACES, SURNAME_ENDS, VOWELS,
+};
 use super::rng::DataRng;
 
 /// Train / dev / test people.
@@ -60,148 +63,6 @@ pub struct DefaultCorpus {
     pub test_tsv: String,
 }
 
-/// Places, most common first (single ASCII words, cities and countries).
-const PLACES: &[&str] = &[
-    "London",
-    "Paris",
-    "Berlin",
-    "Vienna",
-    "Dublin",
-    "Glasgow",
-    "Rome",
-    "Madrid",
-    "Boston",
-    "Chicago",
-    "Toronto",
-    "Sydney",
-    "Moscow",
-    "Warsaw",
-    "Prague",
-    "Budapest",
-    "Athens",
-    "Cairo",
-    "Lagos",
-    "Nairobi",
-    "Mumbai",
-    "Delhi",
-    "Tokyo",
-    "Osaka",
-    "Seoul",
-    "Beijing",
-    "Shanghai",
-    "Manila",
-    "Jakarta",
-    "Lima",
-    "Santiago",
-    "Havana",
-    "Montreal",
-    "Melbourne",
-    "Auckland",
-    "Edinburgh",
-    "Manchester",
-    "Liverpool",
-    "Philadelphia",
-    "Baltimore",
-    "Istanbul",
-    "Lisbon",
-    "Brazil",
-    "Argentina",
-    "Canada",
-    "Australia",
-    "Ireland",
-    "Scotland",
-    "Wales",
-    "England",
-    "France",
-    "Germany",
-    "Italy",
-    "Spain",
-    "Norway",
-    "Sweden",
-    "Denmark",
-    "Finland",
-    "Poland",
-    "Japan",
-    "India",
-    "Egypt",
-    "Kenya",
-    "Chile",
-    "Belgium",
-    "Austria",
-    "Greece",
-    "Hungary",
-];
-
-const JOBS: &[&str] = &[
-    "painter",
-    "poet",
-    "novelist",
-    "journalist",
-    "architect",
-    "engineer",
-    "politician",
-    "footballer",
-    "composer",
-    "pianist",
-    "violinist",
-    "actor",
-    "singer",
-    "sculptor",
-    "photographer",
-    "historian",
-    "physician",
-    "chemist",
-    "physicist",
-    "botanist",
-    "mathematician",
-    "lawyer",
-    "judge",
-    "diplomat",
-    "bishop",
-    "teacher",
-    "economist",
-    "cricketer",
-    "boxer",
-    "cyclist",
-    "film director",
-    "playwright",
-    "printer",
-    "banker",
-    "philosopher",
-    "translator",
-    "surveyor",
-    "missionary",
-];
-
-const MONTHS: &[&str] = &[
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-];
-
-const ONSETS: &[&str] = &[
-    "b", "d", "f", "g", "h", "j", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "dr",
-    "kl", "st", "th", "sh", "ch", "gr", "w", "",
-];
-const VOWELS: &[&str] = &[
-    "a", "e", "i", "o", "u", "a", "e", "ai", "ia", "eo", "ou", "y",
-];
-const CODAS: &[&str] = &["", "", "", "n", "r", "l", "s", "m", "nd", "rt", "k"];
-const FIRST_ENDS: &[&str] = &["", "", "a", "o", "us", "ine", "el", "ia", "en", "ric"];
-const SURNAME_ENDS: &[&str] = &[
-    "son", "sen", "ov", "ski", "ez", "ini", "berg", "ford", "ley", "er", "ard", "wick", "", "",
-    "mann", "escu", "opoulos", "ton", "ville", "ak",
-];
-
 /// A generated person: the facts their biography is written from.
 struct Person {
     full: String,
@@ -233,7 +94,9 @@ pub fn generate_sized(seed: u64, sizes: CorpusSizes) -> DefaultCorpus {
     };
     for i in 0..sizes.total() {
         let person = new_person(&mut rng, &cumulative, &mut seen);
-        out.wiki.push_str(&biography(&mut rng, &person));
+        // Person 0 always mentions an essay title ending in '?', so '?' (needed by every
+        // question) is in the vocabulary whatever the size.
+        out.wiki.push_str(&biography(&mut rng, &person, i == 0));
         out.wiki.push('\n');
         let tsv = if i < sizes.train {
             &mut out.train_tsv
@@ -360,7 +223,7 @@ fn a_job(job: &str) -> String {
 
 /// One biography line (without the newline). The birth sentence is one of several templates;
 /// 2-3 distractor sentences are shuffled around it.
-fn biography(rng: &mut DataRng, p: &Person) -> String {
+fn biography(rng: &mut DataRng, p: &Person, force_essay: bool) -> String {
     let pro = if p.she { "She" } else { "He" };
     // Who a sentence is about: the surname or a pronoun, sometimes the full name.
     let who = |rng: &mut DataRng| match rng.below(4) {
@@ -370,7 +233,8 @@ fn biography(rng: &mut DataRng, p: &Person) -> String {
     };
     let b = p.birthplace;
     let was = if p.death.is_some() { "was" } else { "is" };
-    let birth = match rng.below(7) {
+    let birth_kind = rng.below(7);
+    let birth = match birth_kind {
         0 => format!("{} was born in {b}", who(rng)),
         1 => format!("Born in {b}, {} {was} {}", p.surname, a_job(p.job)),
         2 => format!("{} was born on {} in {b}", who(rng), date(p.birth)),
@@ -393,8 +257,19 @@ fn biography(rng: &mut DataRng, p: &Person) -> String {
         },
         _ => format!("{} is a native of {b}", p.surname),
     };
+    // Essays are rare (1 in 10) apart from the forced one.
+    let mut first_fact = if force_essay {
+        3
+    } else {
+        [0, 0, 0, 1, 1, 1, 2, 2, 2, 3][rng.below(10) as usize]
+    };
+    // Templates 1, 3 and 5 already name the job; do not repeat it.
+    if first_fact == 0 && matches!(birth_kind, 1 | 3 | 5) {
+        first_fact = 2;
+    }
     let mut facts = vec![
-        match rng.below(3) {
+        match first_fact {
+            3 => format!("{} wrote the essay \"{}\"", who(rng), pick(rng, ESSAYS)),
             0 => format!("{} {was} {}", who(rng), a_job(p.job)),
             1 => format!("{} worked as {} in {}", who(rng), a_job(p.job), p.worked),
             _ => format!("{} studied in {}", who(rng), p.worked),

@@ -5,6 +5,7 @@
 //! only filesystem helper is `read_file`, compiled natively only.
 
 pub mod corpus;
+mod corpus_words;
 pub mod corruption;
 pub mod evaluate;
 pub mod name_dataset;
