@@ -298,18 +298,22 @@ fn biography(rng: &mut DataRng, p: &Person, force_essay: bool) -> String {
     }
     rng.shuffle(&mut facts);
     // The birth sentence goes first or second; pretraining sees at most 112 characters.
-    let slot = rng.range_incl(0, 1).min(facts.len());
+    let mut slot = rng.range_incl(0, 1).min(facts.len());
     facts.insert(slot, birth);
     let header = format!("{}. ", p.full);
-    let mut line = header.clone() + &facts.join(" . ") + " .";
-    let birth_sentence = facts.remove(slot);
-    if birthplace_end(&line, &birth_sentence, b) > 100 {
-        facts.insert(0, birth_sentence);
-        line = header.clone() + &facts.join(" . ") + " .";
+    let build = |facts: &[String]| format!("{header}{} .", facts.join(" . "));
+    let mut line = build(&facts);
+    // Long names or sentences can push the birthplace late: move the birth sentence first, and
+    // if that is still too late, use the shortest template.
+    if slot > 0 && birthplace_end(&line, &facts[slot], b) > 100 {
+        let sentence = facts.remove(slot);
+        facts.insert(0, sentence);
+        slot = 0;
+        line = build(&facts);
     }
-    if birthplace_end(&line, &facts[0], b) > 100 {
-        facts[0] = format!("{} was born in {b}", p.surname);
-        line = header + &facts.join(" . ") + " .";
+    if birthplace_end(&line, &facts[slot], b) > 100 {
+        facts[slot] = format!("{} was born in {b}", p.surname);
+        line = build(&facts);
     }
     line
 }
