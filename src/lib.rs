@@ -3,6 +3,7 @@
 
 pub mod autograd;
 pub mod checks;
+pub mod data;
 pub mod error;
 pub mod gpu;
 // pub mod model; (enabled once the op families land)

@@ -1,0 +1,328 @@
+//! The embedded default corpus: fictional people generated from a seed, so the project runs (and
+//! its tests train) without the course's files. Names are assembled from syllables by our code;
+//! birthplaces come from a hand-written list of real place names with a skewed (Zipf-like,
+//! weight 1/(rank+3)) distribution, London most common (≈8%), so a "most common place" baseline
+//! exists as in the course. Each person gets one wiki.txt-style biography line that states the
+//! birthplace among distractor facts (jobs, places lived, worked, died, dates) in varied
+//! templates and order; the birthplace always ends within the first 100 characters because
+//! pretraining only ever sees the first ≤112 characters of a document. Line i of `wiki` is the
+//! biography of question i of train, then dev, then test (the course's order).
+
+use std::collections::HashSet;
+
+use super::corpus_words::{
+    CODAS, ESSAYS, FIRST_ENDS, JOBS, MONTHS, ONSETS, PLACES, SURNAME_ENDS, VOWELS,
+};
+use super::rng::DataRng;
+
+/// Train / dev / test people.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CorpusSizes {
+    pub train: usize,
+    pub dev: usize,
+    pub test: usize,
+}
+
+impl CorpusSizes {
+    /// The course's split (2000/500/437).
+    pub const DEFAULT: CorpusSizes = CorpusSizes {
+        train: 2000,
+        dev: 500,
+        test: 437,
+    };
+    /// A small split for CI and quick runs.
+    pub const TINY: CorpusSizes = CorpusSizes {
+        train: 200,
+        dev: 50,
+        test: 20,
+    };
+
+    /// Split `n` people in the course's 2000:500:437 ratio (exact for n = 2937).
+    pub fn from_total(n: usize) -> CorpusSizes {
+        let train = (n * 2000 + 2937 / 2) / 2937;
+        let dev = ((n * 500 + 2937 / 2) / 2937).min(n - train);
+        CorpusSizes {
+            train,
+            dev,
+            test: n - train - dev,
+        }
+    }
+
+    pub fn total(&self) -> usize {
+        self.train + self.dev + self.test
+    }
+}
+
+/// Generated files, same formats as wiki.txt and the birth-place TSVs (every TSV, the test one
+/// too, carries answers: the people are ours, so nothing needs to be held back).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DefaultCorpus {
+    pub wiki: String,
+    pub train_tsv: String,
+    pub dev_tsv: String,
+    pub test_tsv: String,
+}
+
+/// A generated person: the facts their biography is written from.
+struct Person {
+    full: String,
+    surname: String,
+    she: bool,
+    birthplace: &'static str,
+    birth: (usize, usize, usize),
+    death: Option<((usize, usize, usize), &'static str)>,
+    job: &'static str,
+    lived: &'static str,
+    worked: &'static str,
+}
+
+/// Generate `n_people` people split in the course's ratio (see `CorpusSizes::from_total`).
+pub fn generate(seed: u64, n_people: usize) -> DefaultCorpus {
+    generate_sized(seed, CorpusSizes::from_total(n_people))
+}
+
+/// Generate exactly `sizes.train + sizes.dev + sizes.test` people, deterministically.
+pub fn generate_sized(seed: u64, sizes: CorpusSizes) -> DefaultCorpus {
+    let mut rng = DataRng::new(seed);
+    let cumulative = place_cdf();
+    let mut seen = HashSet::new();
+    let mut out = DefaultCorpus {
+        wiki: String::new(),
+        train_tsv: String::new(),
+        dev_tsv: String::new(),
+        test_tsv: String::new(),
+    };
+    for i in 0..sizes.total() {
+        let person = new_person(&mut rng, &cumulative, &mut seen);
+        // Person 0 always mentions an essay title ending in '?', so '?' (needed by every
+        // question) is in the vocabulary whatever the size.
+        out.wiki.push_str(&biography(&mut rng, &person, i == 0));
+        out.wiki.push('\n');
+        let tsv = if i < sizes.train {
+            &mut out.train_tsv
+        } else if i < sizes.train + sizes.dev {
+            &mut out.dev_tsv
+        } else {
+            &mut out.test_tsv
+        };
+        tsv.push_str(&format!(
+            "Where was {} born?\t{}\n",
+            person.full, person.birthplace
+        ));
+    }
+    out
+}
+
+/// Cumulative Zipf-like weights 1/(rank+3) over PLACES, normalised to end at 1.
+fn place_cdf() -> Vec<f64> {
+    let weights: Vec<f64> = (1..=PLACES.len()).map(|k| 1.0 / (k as f64 + 3.0)).collect();
+    let total: f64 = weights.iter().sum();
+    let mut acc = 0.0;
+    weights
+        .iter()
+        .map(|w| {
+            acc += w / total;
+            acc
+        })
+        .collect()
+}
+
+fn draw_place(rng: &mut DataRng, cdf: &[f64]) -> &'static str {
+    let u = rng.unit();
+    let i = cdf.iter().position(|&c| u < c).unwrap_or(PLACES.len() - 1);
+    PLACES[i]
+}
+
+/// A place other than `not` (uniform, so distractor places carry no birthplace signal).
+fn other_place(rng: &mut DataRng, not: &str) -> &'static str {
+    loop {
+        let p = rng.pick(PLACES).copied().unwrap_or("Paris");
+        if p != not {
+            return p;
+        }
+    }
+}
+
+fn pick(rng: &mut DataRng, items: &[&'static str]) -> &'static str {
+    rng.pick(items).copied().unwrap_or("")
+}
+
+fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    c.next().map_or(String::new(), |f| {
+        f.to_ascii_uppercase().to_string() + c.as_str()
+    })
+}
+
+/// A capitalised word of 1 or 2 random syllables plus `end`.
+fn word(rng: &mut DataRng, end: &str) -> String {
+    let syllables = 1 + rng.below(2);
+    let mut w = String::new();
+    for _ in 0..syllables {
+        w.push_str(pick(rng, ONSETS));
+        w.push_str(pick(rng, VOWELS));
+        w.push_str(pick(rng, CODAS));
+    }
+    w.push_str(end);
+    capitalize(&w)
+}
+
+fn new_person(rng: &mut DataRng, cdf: &[f64], seen: &mut HashSet<String>) -> Person {
+    let (surname, full) = loop {
+        let first_end = pick(rng, FIRST_ENDS);
+        let first = word(rng, first_end);
+        let sur_end = pick(rng, SURNAME_ENDS);
+        let surname = word(rng, sur_end);
+        let full = if rng.below(5) == 0 {
+            let middle = word(rng, "");
+            format!("{first} {middle} {surname}")
+        } else {
+            format!("{first} {surname}")
+        };
+        if first.len() >= 2 && surname.len() >= 3 && seen.insert(full.clone()) {
+            break (surname, full);
+        }
+    };
+    let birthplace = draw_place(rng, cdf);
+    let year = rng.range_incl(1820, 1985);
+    let birth = (rng.range_incl(1, 28), rng.range_incl(0, 11), year);
+    let death = if year < 1930 || rng.below(10) < 6 {
+        let dy = (year + rng.range_incl(30, 90)).min(2020);
+        Some((
+            (rng.range_incl(1, 28), rng.range_incl(0, 11), dy),
+            other_place(rng, birthplace),
+        ))
+    } else {
+        None
+    };
+    Person {
+        full,
+        surname,
+        she: rng.below(2) == 0,
+        birthplace,
+        birth,
+        death,
+        job: pick(rng, JOBS),
+        lived: other_place(rng, birthplace),
+        worked: other_place(rng, birthplace),
+    }
+}
+
+fn date((d, m, y): (usize, usize, usize)) -> String {
+    format!("{d} {} {y}", MONTHS.get(m).copied().unwrap_or("May"))
+}
+
+fn a_job(job: &str) -> String {
+    let article = if job.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
+    format!("{article} {job}")
+}
+
+/// One biography line (without the newline). The birth sentence is one of several templates;
+/// 2-3 distractor sentences are shuffled around it.
+fn biography(rng: &mut DataRng, p: &Person, force_essay: bool) -> String {
+    let pro = if p.she { "She" } else { "He" };
+    // Who a sentence is about: the surname or a pronoun, sometimes the full name.
+    let who = |rng: &mut DataRng| match rng.below(4) {
+        0 => p.full.clone(),
+        1 => pro.to_string(),
+        _ => p.surname.clone(),
+    };
+    let b = p.birthplace;
+    let was = if p.death.is_some() { "was" } else { "is" };
+    let birth_kind = rng.below(7);
+    let birth = match birth_kind {
+        0 => format!("{} was born in {b}", who(rng)),
+        1 => format!("Born in {b}, {} {was} {}", p.surname, a_job(p.job)),
+        2 => format!("{} was born on {} in {b}", who(rng), date(p.birth)),
+        3 => format!("{} {was} {} born in {b}", p.surname, a_job(p.job)),
+        4 => format!("{} grew up in {} but was born in {b}", p.surname, p.lived),
+        5 => match p.death {
+            Some((d, place)) => format!(
+                "{} ({} {b} - {} {place}) was {}",
+                p.full,
+                date(p.birth),
+                date(d),
+                a_job(p.job)
+            ),
+            None => format!(
+                "{} (born {} in {b}) is {}",
+                p.full,
+                date(p.birth),
+                a_job(p.job)
+            ),
+        },
+        _ => format!("{} is a native of {b}", p.surname),
+    };
+    // Essays are rare (1 in 10) apart from the forced one.
+    let mut first_fact = if force_essay {
+        3
+    } else {
+        [0, 0, 0, 1, 1, 1, 2, 2, 2, 3][rng.below(10) as usize]
+    };
+    // Templates 1, 3 and 5 already name the job; do not repeat it.
+    if first_fact == 0 && matches!(birth_kind, 1 | 3 | 5) {
+        first_fact = 2;
+    }
+    let mut facts = vec![
+        match first_fact {
+            3 => format!("{} wrote the essay \"{}\"", who(rng), pick(rng, ESSAYS)),
+            0 => format!("{} {was} {}", who(rng), a_job(p.job)),
+            1 => format!("{} worked as {} in {}", who(rng), a_job(p.job), p.worked),
+            _ => format!("{} studied in {}", who(rng), p.worked),
+        },
+        match rng.below(3) {
+            0 => format!(
+                "{} lived in {} for {} years",
+                who(rng),
+                p.lived,
+                rng.range_incl(2, 30)
+            ),
+            1 => format!(
+                "{} moved to {} in {}",
+                who(rng),
+                p.lived,
+                p.birth.2 + rng.range_incl(15, 40)
+            ),
+            _ => format!("{} later settled in {}", who(rng), p.lived),
+        },
+    ];
+    if let Some((d, place)) = p.death {
+        facts.push(match rng.below(2) {
+            0 => format!("{} died in {place} in {}", who(rng), d.2),
+            _ => format!("{} died on {} in {place}", who(rng), date(d)),
+        });
+    }
+    rng.shuffle(&mut facts);
+    // The birth sentence goes first or second; pretraining sees at most 112 characters.
+    let mut slot = rng.range_incl(0, 1).min(facts.len());
+    facts.insert(slot, birth);
+    let header = format!("{}. ", p.full);
+    let build = |facts: &[String]| format!("{header}{} .", facts.join(" . "));
+    let mut line = build(&facts);
+    // Long names or sentences can push the birthplace late: move the birth sentence first, and
+    // if that is still too late, use the shortest template.
+    if slot > 0 && birthplace_end(&line, &facts[slot], b) > 100 {
+        let sentence = facts.remove(slot);
+        facts.insert(0, sentence);
+        slot = 0;
+        line = build(&facts);
+    }
+    if birthplace_end(&line, &facts[slot], b) > 100 {
+        facts[slot] = format!("{} was born in {b}", p.surname);
+        line = build(&facts);
+    }
+    line
+}
+
+/// Character position just after the birthplace inside the birth sentence of `line`.
+fn birthplace_end(line: &str, sentence: &str, place: &str) -> usize {
+    let start = line.find(sentence).unwrap_or(0);
+    let within = sentence
+        .find(place)
+        .map_or(sentence.len(), |i| i + place.len());
+    start + within
+}

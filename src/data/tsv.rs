@@ -1,0 +1,106 @@
+//! The name→birthplace TSV files: one `Where was NAME born?<TAB>Place` per line. Test inputs may
+//! carry the question column only. CRLF line ends and a UTF-8 byte-order mark are accepted;
+//! everything else that is malformed is an error naming the file, the 1-based line and the fix.
+
+use super::text_from_bytes;
+use crate::error::{Error, Result};
+
+/// One parsed row. `line` is 1-based in the original file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row {
+    pub line: usize,
+    pub question: String,
+    /// None for a question-only (test input) file.
+    pub answer: Option<String>,
+}
+
+/// Whether every row must carry an answer column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TsvMode {
+    /// Training / gold files: `question<TAB>answer` on every line.
+    RequireAnswers,
+    /// Evaluation inputs: either all rows have answers or none do.
+    AnswersOptional,
+}
+
+const EXPECTED: &str = "expected `Where was NAME born?<TAB>Place`";
+
+/// Parse raw bytes (validating UTF-8, which names the byte offset and line of a bad byte).
+pub fn parse_tsv(bytes: &[u8], file: &str, mode: TsvMode) -> Result<Vec<Row>> {
+    parse_tsv_str(text_from_bytes(bytes, file)?, file, mode)
+}
+
+/// Parse already-decoded text.
+pub fn parse_tsv_str(text: &str, file: &str, mode: TsvMode) -> Result<Vec<Row>> {
+    let text = text.strip_prefix('\u{FEFF}').unwrap_or(text);
+    if text.trim().is_empty() {
+        return Err(Error::Msg(format!(
+            "{file}: the file is empty; {EXPECTED} on each line"
+        )));
+    }
+    let lines: Vec<&str> = text
+        .split('\n')
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .collect();
+    // Blank lines at the very end (the usual trailing newline, or a few more) are not rows.
+    let n_rows = lines
+        .iter()
+        .rposition(|l| !l.is_empty())
+        .map_or(0, |p| p + 1);
+    let mut rows = Vec::with_capacity(n_rows);
+    for (i, raw) in lines[..n_rows].iter().enumerate() {
+        let line = i + 1;
+        let at = |what: String| Error::Msg(format!("{file}:{line}: {what}"));
+        if raw.trim().is_empty() {
+            return Err(at("blank line; remove blank lines between rows".into()));
+        }
+        let fields: Vec<&str> = raw.split('\t').collect();
+        let (question, answer) = match fields.as_slice() {
+            [q] => match mode {
+                TsvMode::RequireAnswers => {
+                    return Err(at(format!(
+                        "no tab in {raw:?}; {EXPECTED}: separate the question and the place with \
+                         one tab character"
+                    )))
+                }
+                TsvMode::AnswersOptional => (*q, None),
+            },
+            [q, a] => {
+                if a.trim().is_empty() {
+                    return Err(at(format!("empty answer after the tab; {EXPECTED}")));
+                }
+                (*q, Some(a.to_string()))
+            }
+            _ => {
+                return Err(at(format!(
+                    "{} columns ({} tabs); {EXPECTED} with exactly one tab: remove the extra tabs",
+                    fields.len(),
+                    fields.len() - 1
+                )))
+            }
+        };
+        if question.trim().is_empty() {
+            return Err(at(format!("empty question before the tab; {EXPECTED}")));
+        }
+        if let Some(first) = rows.first() {
+            let first: &Row = first;
+            if first.answer.is_some() != answer.is_some() {
+                let (has, lacks) = if answer.is_some() {
+                    (line, first.line)
+                } else {
+                    (first.line, line)
+                };
+                return Err(at(format!(
+                    "line {has} has an answer column but line {lacks} does not; give every row an \
+                     answer or none"
+                )));
+            }
+        }
+        rows.push(Row {
+            line,
+            question: question.to_string(),
+            answer,
+        });
+    }
+    Ok(rows)
+}

@@ -1,0 +1,91 @@
+//! The generated default corpus: deterministic, well-formed, learnable, with a baseline.
+
+use std::time::Instant;
+
+use attnlab::data::*;
+
+fn parse(text: &str, file: &str) -> Vec<Row> {
+    parse_tsv_str(text, file, TsvMode::RequireAnswers).expect("generated TSV parses")
+}
+
+#[test]
+fn corpus_should_be_deterministic_and_fast() {
+    let t0 = Instant::now();
+    let a = generate(42, 2937);
+    println!("generated 2937 people in {:?}", t0.elapsed());
+    assert_eq!(a, generate(42, 2937));
+    assert_ne!(a.wiki, generate(43, 2937).wiki);
+    assert_eq!(CorpusSizes::from_total(2937), CorpusSizes::DEFAULT);
+    for line in a.wiki.lines().take(5) {
+        println!("{line}");
+    }
+}
+
+#[test]
+fn corpus_should_have_course_shapes_and_contain_each_birthplace() {
+    for sizes in [CorpusSizes::DEFAULT, CorpusSizes::TINY] {
+        let c = generate_sized(7, sizes);
+        let (train, dev, test) = (
+            parse(&c.train_tsv, "train"),
+            parse(&c.dev_tsv, "dev"),
+            parse(&c.test_tsv, "test"),
+        );
+        assert_eq!(
+            (train.len(), dev.len(), test.len()),
+            (sizes.train, sizes.dev, sizes.test)
+        );
+        let bios: Vec<&str> = c.wiki.split('\n').collect();
+        assert_eq!(
+            bios.len(),
+            sizes.total() + 1,
+            "one line per person plus the final empty doc"
+        );
+        for (row, bio) in train.iter().chain(&dev).chain(&test).zip(&bios) {
+            let name = row
+                .question
+                .trim_start_matches("Where was ")
+                .trim_end_matches(" born?");
+            assert!(bio.starts_with(&format!("{name}. ")), "{bio}");
+            let place = row.answer.as_deref().unwrap_or("");
+            let at = bio
+                .find(&format!(" {place}"))
+                .expect("birthplace in biography");
+            assert!(
+                at + place.len() < 112,
+                "birthplace within pretraining's window: {bio}"
+            );
+        }
+        let vocab = Vocab::from_text(&c.wiki, "generated wiki").expect("no PAD/MASK");
+        assert!(!c.wiki.contains(PAD_CHAR) && !c.wiki.contains(MASK_CHAR));
+        let ds = NameDataset::new(c.train_tsv.as_bytes(), "train", &vocab).expect("name dataset");
+        assert_eq!(ds.len(), sizes.train);
+        CharCorruptionDataset::new(&c.wiki, "generated wiki", &vocab, 0).expect("corruption");
+    }
+}
+
+#[test]
+fn corpus_should_have_a_most_common_place_baseline() {
+    let c = generate_sized(3, CorpusSizes::DEFAULT);
+    let dev = parse(&c.dev_tsv, "dev");
+    let (hit, total) = london_baseline(&dev).expect("baseline");
+    let share = hit as f64 / total as f64;
+    println!("{}", format_accuracy(hit, total));
+    assert!((0.03..=0.15).contains(&share), "London share {share}");
+    // The birthplace is not always the first place named (distractors come first sometimes).
+    let wiki: Vec<&str> = c.wiki.lines().collect();
+    let train = parse(&c.train_tsv, "train");
+    let not_first = train
+        .iter()
+        .zip(&wiki)
+        .filter(|(row, bio)| {
+            let place = row.answer.as_deref().unwrap_or("");
+            let first_in = bio.find(" in ").map(|i| &bio[i + 4..]).unwrap_or("");
+            !first_in.starts_with(place)
+        })
+        .count();
+    println!(
+        "birthplace not the first 'in X': {not_first}/{}",
+        train.len()
+    );
+    assert!(not_first > train.len() / 5);
+}
