@@ -34,6 +34,9 @@ impl Model {
         for (i, (shape, decay)) in [(vec![HID, IN], true), (vec![HID], false), (vec![OUT, HID], true), (vec![OUT], false)].into_iter().enumerate() {
             let n = shape.iter().product();
             let w = Var::leaf(Tensor::from_f32(g, &shape, &data(i as u32, n)).unwrap(), true);
+            // Gradient buffers made up front (as a trainer does): otherwise step 1 alone records
+            // their zero fills, its params-arena offsets differ, and step 2 needs new bind groups.
+            w.grad_or_zeros().unwrap();
             params.push((w, AdamState::new(g, &shape).unwrap(), decay));
         }
         Model {
