@@ -36,8 +36,13 @@ pub(crate) fn bucket(bytes: u64) -> u64 {
 impl Pool {
     pub fn take(&mut self, device: &wgpu::Device, bytes: u64) -> (u64, wgpu::Buffer) {
         let size = bucket(bytes);
-        if let Some(b) = self.free.get_mut(&size).and_then(|v| v.pop()) {
-            return b;
+        // Hand out the free buffer with the smallest id, not the last one returned: a repeated
+        // step then gets the same buffers in the same order as the step before (whatever order its
+        // tensors were dropped in), so its bind groups are cache hits instead of new ones.
+        if let Some(v) = self.free.get_mut(&size) {
+            if let Some(i) = v.iter().enumerate().min_by_key(|(_, (id, _))| *id).map(|(i, _)| i) {
+                return v.swap_remove(i);
+            }
         }
         self.next_id += 1;
         self.created += 1;
