@@ -6,7 +6,7 @@ pub mod checks;
 pub mod data;
 pub mod error;
 pub mod gpu;
-// pub mod model; (enabled once the op families land)
+pub mod model;
 pub mod ops;
 pub mod tensor;
 pub mod train;

@@ -16,7 +16,16 @@ const OUT: usize = 4;
 
 /// Seeded values in [-0.5, 0.5) without pulling in an RNG.
 fn data(seed: u32, n: usize) -> Vec<f32> {
-    (0..n).map(|i| ((i as u32).wrapping_mul(2654435761).wrapping_add(seed.wrapping_mul(40503)) % 1000) as f32 / 1000.0 - 0.5).collect()
+    (0..n)
+        .map(|i| {
+            ((i as u32)
+                .wrapping_mul(2654435761)
+                .wrapping_add(seed.wrapping_mul(40503))
+                % 1000) as f32
+                / 1000.0
+                - 0.5
+        })
+        .collect()
 }
 
 struct Model {
@@ -31,9 +40,20 @@ impl Model {
     fn new(g: &Rc<Gpu>) -> Model {
         let mut params = vec![];
         // (shape, decay): weights decay, biases do not, as in the GPT's optimizer groups.
-        for (i, (shape, decay)) in [(vec![HID, IN], true), (vec![HID], false), (vec![OUT, HID], true), (vec![OUT], false)].into_iter().enumerate() {
+        for (i, (shape, decay)) in [
+            (vec![HID, IN], true),
+            (vec![HID], false),
+            (vec![OUT, HID], true),
+            (vec![OUT], false),
+        ]
+        .into_iter()
+        .enumerate()
+        {
             let n = shape.iter().product();
-            let w = Var::leaf(Tensor::from_f32(g, &shape, &data(i as u32, n)).unwrap(), true);
+            let w = Var::leaf(
+                Tensor::from_f32(g, &shape, &data(i as u32, n)).unwrap(),
+                true,
+            );
             // Gradient buffers made up front (as a trainer does): otherwise step 1 alone records
             // their zero fills, its params-arena offsets differ, and step 2 needs new bind groups.
             w.grad_or_zeros().unwrap();
@@ -43,7 +63,10 @@ impl Model {
             params,
             x: Var::leaf(Tensor::zeros(g, &[N, IN]).unwrap(), false),
             ones: Var::leaf(Tensor::full(g, &[1, N], 1.0).unwrap(), false),
-            u: Var::leaf(Tensor::from_f32(g, &[OUT, 1], &data(9, OUT)).unwrap(), false),
+            u: Var::leaf(
+                Tensor::from_f32(g, &[OUT, 1], &data(9, OUT)).unwrap(),
+                false,
+            ),
             // The global gradient norm would come from a reduction kernel; a fixed value above
             // max_norm keeps clipping active without depending on it.
             norm: Tensor::from_f32(g, &[1], &[2.0]).unwrap(),
@@ -61,7 +84,10 @@ impl Model {
         let yu = matmul(&tape, &y, &self.u, None, Spec::plain(N, OUT, 1), &[N, 1]).unwrap();
         let loss = matmul(&tape, &self.ones, &yu, None, Spec::plain(1, N, 1), &[1, 1]).unwrap();
         tape.backward(&loss).unwrap();
-        let opt = AdamW { lr: 1e-2 / (i + 1) as f32, ..AdamW::default() };
+        let opt = AdamW {
+            lr: 1e-2 / (i + 1) as f32,
+            ..AdamW::default()
+        };
         for (w, state, decay) in self.params.iter_mut() {
             adamw_step(&opt, w, state, *decay, &self.norm, 1.0).unwrap();
             w.zero_grad().unwrap();
@@ -72,7 +98,13 @@ impl Model {
 
 /// The counters that must not move once the pool is warm.
 fn allocations(s: &Stats) -> [u64; 5] {
-    [s.buffers_created, s.bytes_created, s.staging_created, s.bind_groups_created, s.pipelines_created]
+    [
+        s.buffers_created,
+        s.bytes_created,
+        s.staging_created,
+        s.bind_groups_created,
+        s.pipelines_created,
+    ]
 }
 
 #[test]
@@ -91,10 +123,24 @@ fn repeated_training_steps_should_allocate_nothing_after_the_first() {
         after.push(s);
     }
     for (i, s) in after.iter().enumerate().skip(1) {
-        assert_eq!(allocations(s), allocations(&after[0]), "step {} allocated: {:?} vs after step 1 {:?}", i + 1, s, after[0]);
-        assert_eq!(s.dispatches - after[i - 1].dispatches, after[1].dispatches - after[0].dispatches, "every step records the same dispatches");
+        assert_eq!(
+            allocations(s),
+            allocations(&after[0]),
+            "step {} allocated: {:?} vs after step 1 {:?}",
+            i + 1,
+            s,
+            after[0]
+        );
+        assert_eq!(
+            s.dispatches - after[i - 1].dispatches,
+            after[1].dispatches - after[0].dispatches,
+            "every step records the same dispatches"
+        );
     }
     // The model did train: the first weight moved away from its initial values.
     let w0 = model.params[0].0.value().read().unwrap();
-    assert!(w0.iter().zip(data(0, HID * IN)).any(|(a, b)| (a - b).abs() > 1e-3));
+    assert!(w0
+        .iter()
+        .zip(data(0, HID * IN))
+        .any(|(a, b)| (a - b).abs() > 1e-3));
 }

@@ -30,22 +30,67 @@ mod native {
 
     /// `y = x·Wᵀ` for x (M, K) and W (N, K), as `linear` does it.
     fn linear(m: usize, k: usize, n: usize) -> Case {
-        let spec = Spec { a: View::contiguous(m, k), b: View::contiguous(n, k).t(), c: View::contiguous(m, n), ..Spec::plain(m, k, n) };
-        Case { name: format!("x·Wᵀ {m}x{k}x{n}"), spec, lens: [m * k, n * k, m * n] }
+        let spec = Spec {
+            a: View::contiguous(m, k),
+            b: View::contiguous(n, k).t(),
+            c: View::contiguous(m, n),
+            ..Spec::plain(m, k, n)
+        };
+        Case {
+            name: format!("x·Wᵀ {m}x{k}x{n}"),
+            spec,
+            lens: [m * k, n * k, m * n],
+        }
     }
 
     /// The attention's two products over (B, NH) heads, read through head views of (B, T, C)
     /// q, k, v tensors (no copies): att = q·kᵀ/√HS (T×T per head) and y = att·v (T×HS per head).
     fn attention(b: usize, nh: usize, t: usize, hs: usize) -> [Case; 2] {
         let c = nh * hs;
-        let head = View { outer: t * c, inner: hs, row: c, col: 1 };
-        let att = View { outer: nh * t * t, inner: t * t, row: t, col: 1 };
-        let qk = Spec { z: (b, nh), m: t, n: t, k: hs, a: head, b: head.t(), c: att, alpha: 1.0 / (hs as f32).sqrt() };
-        let av = Spec { z: (b, nh), m: t, n: hs, k: t, a: att, b: head, c: head, alpha: 1.0 };
+        let head = View {
+            outer: t * c,
+            inner: hs,
+            row: c,
+            col: 1,
+        };
+        let att = View {
+            outer: nh * t * t,
+            inner: t * t,
+            row: t,
+            col: 1,
+        };
+        let qk = Spec {
+            z: (b, nh),
+            m: t,
+            n: t,
+            k: hs,
+            a: head,
+            b: head.t(),
+            c: att,
+            alpha: 1.0 / (hs as f32).sqrt(),
+        };
+        let av = Spec {
+            z: (b, nh),
+            m: t,
+            n: hs,
+            k: t,
+            a: att,
+            b: head,
+            c: head,
+            alpha: 1.0,
+        };
         let z = b * nh;
         [
-            Case { name: format!("q·kᵀ {z}x({t}x{hs}x{t})"), spec: qk, lens: [b * t * c, b * t * c, z * t * t] },
-            Case { name: format!("att·v {z}x({t}x{t}x{hs})"), spec: av, lens: [z * t * t, b * t * c, b * t * c] },
+            Case {
+                name: format!("q·kᵀ {z}x({t}x{hs}x{t})"),
+                spec: qk,
+                lens: [b * t * c, b * t * c, z * t * t],
+            },
+            Case {
+                name: format!("att·v {z}x({t}x{t}x{hs})"),
+                spec: av,
+                lens: [z * t * t, b * t * c, b * t * c],
+            },
         ]
     }
 
@@ -56,7 +101,11 @@ mod native {
     /// Seconds per `matmul_gpu` call: one warm-up call, then `repeats` calls recorded together and
     /// waited for with `sync`.
     fn time_gpu(gpu: &std::rc::Rc<Gpu>, case: &Case, repeats: usize) -> Result<f64> {
-        let fill = |n: usize, seed: usize| -> Vec<f32> { (0..n).map(|i| ((i * 7 + seed) % 13) as f32 / 13.0 - 0.5).collect() };
+        let fill = |n: usize, seed: usize| -> Vec<f32> {
+            (0..n)
+                .map(|i| ((i * 7 + seed) % 13) as f32 / 13.0 - 0.5)
+                .collect()
+        };
         let a = Tensor::from_f32(gpu, &[case.lens[0]], &fill(case.lens[0], 1))?;
         let b = Tensor::from_f32(gpu, &[case.lens[1]], &fill(case.lens[1], 2))?;
         let c = Tensor::uninit(gpu, &[case.lens[2]])?;
@@ -118,18 +167,32 @@ mod native {
             "mode: {} (M = {rows} rows, B = {batch} sequences of T = 127), {repeats} repeats after 1 warm-up",
             if quick { "--quick, rows and batches / 16" } else { "full" }
         );
-        let mut cases = vec![linear(rows, 256, 768), linear(rows, 256, 1024), linear(rows, 1024, 256)];
+        let mut cases = vec![
+            linear(rows, 256, 768),
+            linear(rows, 256, 1024),
+            linear(rows, 1024, 256),
+        ];
         cases.extend(attention(batch, 8, 127, 32));
         // CPU rows timed per case (of Z·M); the rest is extrapolated linearly.
         let cpu_rows = if quick { 32 } else { 128 };
         println!();
-        println!("| product (M×K×N) | GFLOP | GPU ms | GPU GFLOP/s | CPU 1-thread GFLOP/s | GPU/CPU |");
+        println!(
+            "| product (M×K×N) | GFLOP | GPU ms | GPU GFLOP/s | CPU 1-thread GFLOP/s | GPU/CPU |"
+        );
         println!("|---|---:|---:|---:|---:|---:|");
         for case in &cases {
             let f = flops(&case.spec);
             let tg = time_gpu(&gpu, case, repeats)?;
             let tc = time_cpu(&case.spec, cpu_rows);
-            println!("| {} | {:.2} | {:.1} | {:.2} | {:.2} | {:.1}× |", case.name, f / 1e9, tg * 1e3, f / tg / 1e9, f / tc / 1e9, tc / tg);
+            println!(
+                "| {} | {:.2} | {:.1} | {:.2} | {:.2} | {:.1}× |",
+                case.name,
+                f / 1e9,
+                tg * 1e3,
+                f / tg / 1e9,
+                f / tc / 1e9,
+                tc / tg
+            );
         }
         println!();
         println!("CPU column: the i-k-j loop timed over the first {cpu_rows} output rows of each product (across batches for attention) and extrapolated linearly to all rows.");

@@ -40,7 +40,12 @@ impl Pool {
         // step then gets the same buffers in the same order as the step before (whatever order its
         // tensors were dropped in), so its bind groups are cache hits instead of new ones.
         if let Some(v) = self.free.get_mut(&size) {
-            if let Some(i) = v.iter().enumerate().min_by_key(|(_, (id, _))| *id).map(|(i, _)| i) {
+            if let Some(i) = v
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, (id, _))| *id)
+                .map(|(i, _)| i)
+            {
                 return v.swap_remove(i);
             }
         }

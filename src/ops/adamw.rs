@@ -10,7 +10,11 @@ use crate::gpu::{grid_1d, Kernel};
 use crate::tensor::Tensor;
 use std::rc::Rc;
 
-const ADAMW: Kernel = Kernel { family: "adamw", src: include_str!("../../shaders/adamw.wgsl"), entry: "adamw" };
+const ADAMW: Kernel = Kernel {
+    family: "adamw",
+    src: include_str!("../../shaders/adamw.wgsl"),
+    entry: "adamw",
+};
 const WG: u32 = 256;
 
 /// The added constant in `clip_grad_norm_`'s `max_norm / (total_norm + 1e-6)`.
@@ -29,7 +33,13 @@ pub struct AdamW {
 impl Default for AdamW {
     /// PyTorch's defaults: lr 1e-3, betas (0.9, 0.999), eps 1e-8, weight_decay 0.01.
     fn default() -> AdamW {
-        AdamW { lr: 1e-3, beta1: 0.9, beta2: 0.999, eps: 1e-8, weight_decay: 0.01 }
+        AdamW {
+            lr: 1e-3,
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 1e-8,
+            weight_decay: 0.01,
+        }
     }
 }
 
@@ -43,7 +53,11 @@ pub struct AdamState {
 impl AdamState {
     /// Zero moments and step 0 for a parameter of shape `shape`.
     pub fn new(gpu: &Rc<crate::Gpu>, shape: &[usize]) -> Result<AdamState> {
-        Ok(AdamState { m: Tensor::zeros(gpu, shape)?, v: Tensor::zeros(gpu, shape)?, step: 0 })
+        Ok(AdamState {
+            m: Tensor::zeros(gpu, shape)?,
+            v: Tensor::zeros(gpu, shape)?,
+            step: 0,
+        })
     }
     /// The first moment m (not bias-corrected).
     pub fn m(&self) -> &Tensor {
@@ -79,14 +93,24 @@ struct Params {
 fn scalars(opt: &AdamW, t: u32, decay: bool) -> (f64, f64, f64) {
     let (lr, b1, b2) = (opt.lr as f64, opt.beta1 as f64, opt.beta2 as f64);
     let t = t.min(i32::MAX as u32) as i32;
-    let decay_mul = if decay { 1.0 - lr * opt.weight_decay as f64 } else { 1.0 };
-    (decay_mul, lr / (1.0 - b1.powi(t)), (1.0 - b2.powi(t)).sqrt())
+    let decay_mul = if decay {
+        1.0 - lr * opt.weight_decay as f64
+    } else {
+        1.0
+    };
+    (
+        decay_mul,
+        lr / (1.0 - b1.powi(t)),
+        (1.0 - b2.powi(t)).sqrt(),
+    )
 }
 
 /// Whether `max_norm` asks for clipping: a finite positive bound does, infinity means "off".
 fn clip_on(max_norm: f32) -> Result<bool> {
     if max_norm.is_nan() || max_norm <= 0.0 {
-        return Err(Error::Msg(format!("adamw: max_norm must be positive (or infinite for no clipping), got {max_norm}")));
+        return Err(Error::Msg(format!(
+            "adamw: max_norm must be positive (or infinite for no clipping), got {max_norm}"
+        )));
     }
     Ok(max_norm.is_finite())
 }
@@ -96,17 +120,44 @@ fn clip_on(max_norm: f32) -> Result<bool> {
 
 /// Record one AdamW step of `param` with gradient `grad` on the GPU, clipping by the global norm
 /// held in `norm` (1 element) against `max_norm` (`f32::INFINITY`: no clipping). Increments the step.
-pub fn adamw_step_gpu(opt: &AdamW, param: &Tensor, grad: &Tensor, state: &mut AdamState, decay: bool, norm: &Tensor, max_norm: f32) -> Result<()> {
-    for (what, t) in [("gradient", grad), ("first moment", &state.m), ("second moment", &state.v)] {
+pub fn adamw_step_gpu(
+    opt: &AdamW,
+    param: &Tensor,
+    grad: &Tensor,
+    state: &mut AdamState,
+    decay: bool,
+    norm: &Tensor,
+    max_norm: f32,
+) -> Result<()> {
+    for (what, t) in [
+        ("gradient", grad),
+        ("first moment", &state.m),
+        ("second moment", &state.v),
+    ] {
         if t.shape() != param.shape() {
-            return Err(shape_err("adamw", &format!("parameter and {what}"), param.shape(), t.shape()));
+            return Err(shape_err(
+                "adamw",
+                &format!("parameter and {what}"),
+                param.shape(),
+                t.shape(),
+            ));
         }
     }
     if norm.numel() != 1 {
-        return Err(shape_err("adamw", "norm must hold one element", norm.shape(), &[1]));
+        return Err(shape_err(
+            "adamw",
+            "norm must hold one element",
+            norm.shape(),
+            &[1],
+        ));
     }
     let clip = clip_on(max_norm)?;
-    let n = u32::try_from(param.numel()).map_err(|_| Error::Msg(format!("adamw: {} elements do not fit in 32 bits", param.numel())))?;
+    let n = u32::try_from(param.numel()).map_err(|_| {
+        Error::Msg(format!(
+            "adamw: {} elements do not fit in 32 bits",
+            param.numel()
+        ))
+    })?;
     let t = state.step.saturating_add(1);
     let (decay_mul, step_size, bc2_sqrt) = scalars(opt, t, decay);
     let p = Params {
@@ -122,14 +173,29 @@ pub fn adamw_step_gpu(opt: &AdamW, param: &Tensor, grad: &Tensor, state: &mut Ad
         _pad: [0; 3],
     };
     let gpu = param.gpu();
-    gpu.dispatch(&ADAMW, &p, &[param, grad, &state.m, &state.v, norm], grid_1d(n.div_ceil(WG), gpu.limits.max_compute_workgroups_per_dimension))?;
+    gpu.dispatch(
+        &ADAMW,
+        &p,
+        &[param, grad, &state.m, &state.v, norm],
+        grid_1d(
+            n.div_ceil(WG),
+            gpu.limits.max_compute_workgroups_per_dimension,
+        ),
+    )?;
     state.step = t;
     Ok(())
 }
 
 /// One step for a parameter on the tape, using its accumulated gradient. Like torch, a parameter
 /// that received no gradient is skipped (and its step count does not advance).
-pub fn adamw_step(opt: &AdamW, param: &Var, state: &mut AdamState, decay: bool, norm: &Tensor, max_norm: f32) -> Result<()> {
+pub fn adamw_step(
+    opt: &AdamW,
+    param: &Var,
+    state: &mut AdamState,
+    decay: bool,
+    norm: &Tensor,
+    max_norm: f32,
+) -> Result<()> {
     match param.grad() {
         Some(g) => adamw_step_gpu(opt, param.value(), &g, state, decay, norm, max_norm),
         None => Ok(()),
@@ -151,7 +217,17 @@ pub fn clip_factor_cpu(norm: f64, max_norm: f64) -> f64 {
 /// One AdamW step in f64 on slices of equal length; `step` is the count before this step and is
 /// incremented. Same operation order as the kernel.
 #[allow(clippy::too_many_arguments)]
-pub fn adamw_step_cpu(opt: &AdamW, param: &mut [f64], grad: &[f64], m: &mut [f64], v: &mut [f64], step: &mut u32, decay: bool, norm: f64, max_norm: f64) {
+pub fn adamw_step_cpu(
+    opt: &AdamW,
+    param: &mut [f64],
+    grad: &[f64],
+    m: &mut [f64],
+    v: &mut [f64],
+    step: &mut u32,
+    decay: bool,
+    norm: f64,
+    max_norm: f64,
+) {
     *step = step.saturating_add(1);
     let (decay_mul, step_size, bc2_sqrt) = scalars(opt, *step, decay);
     let (b1, b2, eps) = (opt.beta1 as f64, opt.beta2 as f64, opt.eps as f64);

@@ -11,7 +11,10 @@ use attnlab::{Error, Tensor};
 /// The betas are taken as the f32 values the kernel sees (0.999f32 is 1.3e-5 off in 1 − β2).
 fn first_moments(g: &[f64], c: f64) -> (Vec<f64>, Vec<f64>) {
     let (b1, b2) = (0.9f32 as f64, 0.999f32 as f64);
-    (g.iter().map(|x| (1.0 - b1) * x * c).collect(), g.iter().map(|x| (1.0 - b2) * x * x * c * c).collect())
+    (
+        g.iter().map(|x| (1.0 - b1) * x * c).collect(),
+        g.iter().map(|x| (1.0 - b2) * x * x * c * c).collect(),
+    )
 }
 
 // The expected values below were computed by this plain-float Python script (written from the
@@ -39,13 +42,27 @@ const DECAY: [[f64; 3]; 3] = [
     [0.2949609911583474, -0.9500983713488743, 1.8102556853965615],
 ];
 /// m and v after the three steps (the same with and without decay).
-const M3: [f64; 3] = [0.023599999999999996, 0.029799999999999993, -0.03569999999999999];
-const V3: [f64; 3] = [5.2477510000000055e-05, 0.00020976004000000022, 0.00044982009000000037];
+const M3: [f64; 3] = [
+    0.023599999999999996,
+    0.029799999999999993,
+    -0.03569999999999999,
+];
+const V3: [f64; 3] = [
+    5.2477510000000055e-05,
+    0.00020976004000000022,
+    0.00044982009000000037,
+];
 
 #[test]
 fn adamw_should_follow_a_hand_computed_trajectory() {
     let g = gpu();
-    let opt = AdamW { lr: 0.1, beta1: 0.9, beta2: 0.999, eps: 1e-8, weight_decay: 0.1 };
+    let opt = AdamW {
+        lr: 0.1,
+        beta1: 0.9,
+        beta2: 0.999,
+        eps: 1e-8,
+        weight_decay: 0.1,
+    };
     let norm = Tensor::from_f32(&g, &[1], &[1.0]).unwrap();
     for (decay, want) in [(false, NO_DECAY), (true, DECAY)] {
         let p0 = [0.5, -1.0, 2.0];
@@ -54,12 +71,35 @@ fn adamw_should_follow_a_hand_computed_trajectory() {
         let (mut cp, mut cm, mut cv, mut cstep) = (p0.to_vec(), vec![0.0; 3], vec![0.0; 3], 0);
         for (t, gr) in GRADS.iter().enumerate() {
             let grad = upload(&g, &[3], gr);
-            adamw::adamw_step_gpu(&opt, &param, &grad, &mut state, decay, &norm, f32::INFINITY).unwrap();
+            adamw::adamw_step_gpu(&opt, &param, &grad, &mut state, decay, &norm, f32::INFINITY)
+                .unwrap();
             assert_eq!(state.step(), t as u32 + 1);
-            assert_close(&format!("gpu decay={decay} step {}", t + 1), &download(&param), &want[t], 0.0, 2e-6);
+            assert_close(
+                &format!("gpu decay={decay} step {}", t + 1),
+                &download(&param),
+                &want[t],
+                0.0,
+                2e-6,
+            );
             // The reference takes lr and the betas as the f32 the GPU sees, hence the 1e-7 slack.
-            adamw::adamw_step_cpu(&opt, &mut cp, gr, &mut cm, &mut cv, &mut cstep, decay, 1.0, f64::INFINITY);
-            assert_close(&format!("cpu decay={decay} step {}", t + 1), &cp, &want[t], 0.0, 1e-7);
+            adamw::adamw_step_cpu(
+                &opt,
+                &mut cp,
+                gr,
+                &mut cm,
+                &mut cv,
+                &mut cstep,
+                decay,
+                1.0,
+                f64::INFINITY,
+            );
+            assert_close(
+                &format!("cpu decay={decay} step {}", t + 1),
+                &cp,
+                &want[t],
+                0.0,
+                1e-7,
+            );
         }
         // β2 = 0.999 as f32 makes 1 − β2 1.3e-5 smaller (relative) than in the script, hence 3e-5 on v.
         assert_close("gpu m", &download(state.m()), &M3, 1e-5, 1e-9);
@@ -72,7 +112,13 @@ fn adamw_should_follow_a_hand_computed_trajectory() {
 #[test]
 fn adamw_forward_should_match_reference() {
     let g = gpu();
-    let opt = AdamW { lr: 0.0, beta1: 0.9, beta2: 0.95, eps: 1e-8, weight_decay: 0.1 };
+    let opt = AdamW {
+        lr: 0.0,
+        beta1: 0.9,
+        beta2: 0.95,
+        eps: 1e-8,
+        weight_decay: 0.1,
+    };
     // (norm, max_norm): clipping active (factor 1/3.7), inactive (norm below the bound), off.
     let clips = [(3.7, 1.0), (0.5, 1.0), (12.0, f64::INFINITY)];
     for n in [1usize, 17, 1000] {
@@ -83,13 +129,28 @@ fn adamw_forward_should_match_reference() {
                 let param = upload(&g, &[n], &p0);
                 let norm = Tensor::from_f32(&g, &[1], &[nv as f32]).unwrap();
                 let mut state = AdamState::new(&g, &[n]).unwrap();
-                let (mut cp, mut cm, mut cv, mut cstep) = (p0.clone(), vec![0.0; n], vec![0.0; n], 0);
+                let (mut cp, mut cm, mut cv, mut cstep) =
+                    (p0.clone(), vec![0.0; n], vec![0.0; n], 0);
                 for t in 0..5u64 {
                     // A changing learning rate: the pipeline must not bake it in.
-                    let o = AdamW { lr: 3e-3 * (t + 1) as f32, ..opt };
+                    let o = AdamW {
+                        lr: 3e-3 * (t + 1) as f32,
+                        ..opt
+                    };
                     let gr = to_f64(&to_f32(&randn(1000 + seed * 7 + t, n)));
-                    adamw::adamw_step_gpu(&o, &param, &upload(&g, &[n], &gr), &mut state, decay, &norm, max_norm as f32).unwrap();
-                    adamw::adamw_step_cpu(&o, &mut cp, &gr, &mut cm, &mut cv, &mut cstep, decay, nv, max_norm);
+                    adamw::adamw_step_gpu(
+                        &o,
+                        &param,
+                        &upload(&g, &[n], &gr),
+                        &mut state,
+                        decay,
+                        &norm,
+                        max_norm as f32,
+                    )
+                    .unwrap();
+                    adamw::adamw_step_cpu(
+                        &o, &mut cp, &gr, &mut cm, &mut cv, &mut cstep, decay, nv, max_norm,
+                    );
                 }
                 let what = format!("n={n} norm={nv} max_norm={max_norm} decay={decay}");
                 assert_eq!(state.step(), 5);
@@ -105,19 +166,50 @@ fn adamw_forward_should_match_reference() {
 #[test]
 fn adamw_should_apply_the_clip_factor_exactly() {
     let g = gpu();
-    let opt = AdamW { lr: 0.01, beta1: 0.9, beta2: 0.999, eps: 1e-8, weight_decay: 0.0 };
+    let opt = AdamW {
+        lr: 0.01,
+        beta1: 0.9,
+        beta2: 0.999,
+        eps: 1e-8,
+        weight_decay: 0.0,
+    };
     let gr = [1.0, -2.0, 0.5];
     // norm 4, max_norm 1: clip_grad_norm_ multiplies by 1 / (4 + 1e-6); norm 0.5: the factor is
     // clamped to 1; an infinite max_norm turns clipping off.
-    for (nv, max_norm, c) in [(4.0f32, 1.0f32, 1.0 / (4.0 + 1e-6)), (0.5, 1.0, 1.0), (4.0, f32::INFINITY, 1.0)] {
+    for (nv, max_norm, c) in [
+        (4.0f32, 1.0f32, 1.0 / (4.0 + 1e-6)),
+        (0.5, 1.0, 1.0),
+        (4.0, f32::INFINITY, 1.0),
+    ] {
         assert!((adamw::clip_factor_cpu(nv as f64, max_norm as f64) - c).abs() < 1e-15);
         let param = Tensor::zeros(&g, &[3]).unwrap();
         let mut state = AdamState::new(&g, &[3]).unwrap();
         let norm = Tensor::from_f32(&g, &[1], &[nv]).unwrap();
-        adamw::adamw_step_gpu(&opt, &param, &upload(&g, &[3], &gr), &mut state, true, &norm, max_norm).unwrap();
+        adamw::adamw_step_gpu(
+            &opt,
+            &param,
+            &upload(&g, &[3], &gr),
+            &mut state,
+            true,
+            &norm,
+            max_norm,
+        )
+        .unwrap();
         let (m, v) = first_moments(&gr, c);
-        assert_close(&format!("m norm={nv} max={max_norm}"), &download(state.m()), &m, 1e-6, 0.0);
-        assert_close(&format!("v norm={nv} max={max_norm}"), &download(state.v()), &v, 1e-6, 0.0);
+        assert_close(
+            &format!("m norm={nv} max={max_norm}"),
+            &download(state.m()),
+            &m,
+            1e-6,
+            0.0,
+        );
+        assert_close(
+            &format!("v norm={nv} max={max_norm}"),
+            &download(state.v()),
+            &v,
+            1e-6,
+            0.0,
+        );
     }
 }
 
@@ -133,15 +225,27 @@ fn adamw_should_skip_params_without_grad_and_reject_bad_arguments() {
     assert_eq!(download(w.value()), vec![0.5; 6]);
 
     let bad_grad = Tensor::zeros(&g, &[3, 2]).unwrap();
-    let err = adamw::adamw_step_gpu(&opt, w.value(), &bad_grad, &mut state, true, &norm, 1.0).unwrap_err();
-    assert!(matches!(err, Error::Shape(_)) && err.to_string().contains("[2, 3]") && err.to_string().contains("[3, 2]"), "{err}");
+    let err = adamw::adamw_step_gpu(&opt, w.value(), &bad_grad, &mut state, true, &norm, 1.0)
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::Shape(_))
+            && err.to_string().contains("[2, 3]")
+            && err.to_string().contains("[3, 2]"),
+        "{err}"
+    );
     let grad = Tensor::zeros(&g, &[2, 3]).unwrap();
     let norm2 = Tensor::zeros(&g, &[2]).unwrap();
-    let err = adamw::adamw_step_gpu(&opt, w.value(), &grad, &mut state, true, &norm2, 1.0).unwrap_err();
+    let err =
+        adamw::adamw_step_gpu(&opt, w.value(), &grad, &mut state, true, &norm2, 1.0).unwrap_err();
     assert!(matches!(err, Error::Shape(_)), "{err}");
     let mut small = AdamState::new(&g, &[5]).unwrap();
-    assert!(matches!(adamw::adamw_step_gpu(&opt, w.value(), &grad, &mut small, true, &norm, 1.0), Err(Error::Shape(_))));
+    assert!(matches!(
+        adamw::adamw_step_gpu(&opt, w.value(), &grad, &mut small, true, &norm, 1.0),
+        Err(Error::Shape(_))
+    ));
     assert!(adamw::adamw_step_gpu(&opt, w.value(), &grad, &mut state, true, &norm, 0.0).is_err());
-    assert!(adamw::adamw_step_gpu(&opt, w.value(), &grad, &mut state, true, &norm, f32::NAN).is_err());
+    assert!(
+        adamw::adamw_step_gpu(&opt, w.value(), &grad, &mut state, true, &norm, f32::NAN).is_err()
+    );
     assert_eq!(state.step(), 0, "a rejected step does not count");
 }

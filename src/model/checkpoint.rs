@@ -1,0 +1,186 @@
+//! Checkpoints as safetensors files with the tensor names and shapes of the assignment's PyTorch
+//! `state_dict` (the attention `mask` buffers included, so `load_state_dict` takes them as they are),
+//! and the config and vocabulary in the header metadata.
+
+use super::config::{GptConfig, Variant};
+use super::gpt::Gpt;
+use super::params::{decays, layout, Param};
+use crate::autograd::Var;
+use crate::error::{Error, Result};
+use crate::gpu::Gpu;
+use crate::tensor::Tensor;
+use safetensors::tensor::{Dtype, SafeTensors, TensorView};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+const FORMAT: &str = "attnlab-gpt-1";
+
+fn metadata(cfg: &GptConfig, vocab: &str) -> HashMap<String, String> {
+    let mut m = HashMap::new();
+    m.insert("format".into(), FORMAT.into());
+    m.insert("variant".into(), cfg.variant.name().into());
+    for (k, v) in [
+        ("vocab_size", cfg.vocab_size),
+        ("block_size", cfg.block_size),
+        ("n_layer", cfg.n_layer),
+        ("n_head", cfg.n_head),
+        ("n_embd", cfg.n_embd),
+    ] {
+        m.insert(k.into(), v.to_string());
+    }
+    m.insert("vocab".into(), vocab.into());
+    m
+}
+
+/// Serialise the model's parameters (read back from the GPU) and `vocab` (the itos characters in
+/// order, as one string) into safetensors bytes.
+pub async fn to_bytes(model: &Gpt, vocab: &str) -> Result<Vec<u8>> {
+    let mut blobs: Vec<(String, Vec<usize>, Vec<u8>)> = vec![];
+    for p in &model.params {
+        let v = p.var.value().to_vec_f32().await?;
+        blobs.push((
+            p.name.clone(),
+            p.var.shape().to_vec(),
+            bytemuck::cast_slice(&v).to_vec(),
+        ));
+    }
+    let t = model.cfg.block_size;
+    let tril: Vec<f32> = (0..t * t)
+        .map(|i| if i % t <= i / t { 1.0 } else { 0.0 })
+        .collect();
+    for l in 0..model.cfg.n_layer {
+        blobs.push((
+            format!("blocks.{l}.attn.mask"),
+            vec![1, 1, t, t],
+            bytemuck::cast_slice(&tril).to_vec(),
+        ));
+    }
+    let views = blobs
+        .iter()
+        .map(|(n, s, b)| TensorView::new(Dtype::F32, s.clone(), b).map(|v| (n.clone(), v)))
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|e| Error::Msg(format!("could not build the checkpoint: {e}")))?;
+    safetensors::tensor::serialize(
+        views,
+        Some(metadata(&model.cfg, vocab).into_iter().collect()),
+    )
+    .map_err(|e| Error::Msg(format!("could not write the checkpoint: {e}")))
+}
+
+/// What a checkpoint says about itself.
+pub struct Header {
+    pub cfg: GptConfig,
+    pub vocab: String,
+}
+
+fn read_header(st_meta: &Option<HashMap<String, String>>, what: &str) -> Result<Header> {
+    let bad = |m: String| Error::Msg(format!("{what}: {m}"));
+    let meta = st_meta
+        .as_ref()
+        .ok_or_else(|| bad("no metadata; not a checkpoint written by attnlab".into()))?;
+    let get = |k: &str| {
+        meta.get(k)
+            .ok_or_else(|| bad(format!("metadata has no '{k}'")))
+    };
+    if get("format")? != FORMAT {
+        return Err(bad(format!("format '{}' is not {FORMAT}", get("format")?)));
+    }
+    let variant = match get("variant")?.as_str() {
+        "vanilla" => Variant::Vanilla,
+        "synthesizer" => Variant::Synthesizer,
+        v => return Err(bad(format!("unknown variant '{v}'"))),
+    };
+    let num = |k: &str| -> Result<usize> {
+        get(k)?
+            .parse()
+            .map_err(|_| bad(format!("'{k}' is not a number")))
+    };
+    let cfg = GptConfig {
+        variant,
+        vocab_size: num("vocab_size")?,
+        block_size: num("block_size")?,
+        n_layer: num("n_layer")?,
+        n_head: num("n_head")?,
+        n_embd: num("n_embd")?,
+        ..GptConfig::assignment(variant, 0)
+    };
+    cfg.validate().map_err(|e| bad(e.to_string()))?;
+    Ok(Header {
+        cfg,
+        vocab: get("vocab")?.clone(),
+    })
+}
+
+/// Read a checkpoint. When `expect` is given, a checkpoint of another variant or size is refused
+/// with a message saying what it is and what was expected. `what` names the file in messages.
+pub fn from_bytes(
+    gpu: &Rc<Gpu>,
+    bytes: &[u8],
+    expect: Option<&GptConfig>,
+    what: &str,
+) -> Result<(Gpt, Header)> {
+    let st = SafeTensors::deserialize(bytes).map_err(|e| {
+        Error::Msg(format!(
+            "{what} is not a readable safetensors checkpoint (truncated or corrupted?): {e}"
+        ))
+    })?;
+    let (_, meta) =
+        SafeTensors::read_metadata(bytes).map_err(|e| Error::Msg(format!("{what}: {e}")))?;
+    let meta: Option<HashMap<String, String>> = meta
+        .metadata()
+        .as_ref()
+        .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect());
+    let header = read_header(&meta, what)?;
+    if let Some(want) = expect {
+        let c = &header.cfg;
+        if (
+            c.variant,
+            c.vocab_size,
+            c.block_size,
+            c.n_layer,
+            c.n_head,
+            c.n_embd,
+        ) != (
+            want.variant,
+            want.vocab_size,
+            want.block_size,
+            want.n_layer,
+            want.n_head,
+            want.n_embd,
+        ) {
+            return Err(Error::Msg(format!(
+                "{what} holds a {} model (vocab {}, block {}, {} layers, {} heads, width {}) but a {} model (vocab {}, block {}, {} layers, {} heads, width {}) was expected",
+                c.variant.name(), c.vocab_size, c.block_size, c.n_layer, c.n_head, c.n_embd,
+                want.variant.name(), want.vocab_size, want.block_size, want.n_layer, want.n_head, want.n_embd
+            )));
+        }
+    }
+    let mut cfg = header.cfg.clone();
+    if let Some(want) = expect {
+        cfg = want.clone();
+    }
+    let mut params = vec![];
+    for (name, shape, _) in layout(&cfg) {
+        let t = st
+            .tensor(&name)
+            .map_err(|_| Error::Msg(format!("{what} has no tensor '{name}'")))?;
+        if t.dtype() != Dtype::F32 || t.shape() != shape.as_slice() {
+            return Err(Error::Msg(format!(
+                "{what}: tensor '{name}' is {:?} {:?}, expected F32 {shape:?}",
+                t.dtype(),
+                t.shape()
+            )));
+        }
+        let vals: Vec<f32> = bytemuck::pod_collect_to_vec(t.data());
+        if let Some(i) = vals.iter().position(|v| !v.is_finite()) {
+            return Err(Error::Msg(format!("{what}: tensor '{name}' holds a non-finite value ({}) at element {i}; the checkpoint is unusable", vals[i])));
+        }
+        let value = Tensor::from_f32(gpu, &shape, &vals)?;
+        params.push(Param {
+            decay: decays(&name),
+            name,
+            var: Var::leaf(value, true),
+        });
+    }
+    Ok((Gpt::from_params(gpu, cfg, params), header))
+}

@@ -1,0 +1,9 @@
+//! The assignment's GPT: configuration, parameters (named as PyTorch's `state_dict`) and forward.
+
+pub mod checkpoint;
+pub mod config;
+pub mod gpt;
+pub mod params;
+
+pub use config::{GptConfig, Variant};
+pub use gpt::{Gpt, Pass};

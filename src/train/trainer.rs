@@ -1,0 +1,118 @@
+//! One optimisation step as the reference trainer does it: zero the gradients, forward, backward,
+//! clip the global gradient norm at 1.0, AdamW with name-based decay, then move the learning rate on
+//! by the counted tokens. The whole step is recorded without waiting for the GPU; the loss comes
+//! back as a GPU tensor that the caller reads when it wants to.
+
+use super::schedule::TrainConfig;
+use crate::autograd::Tape;
+use crate::error::Result;
+use crate::model::{Gpt, Pass};
+use crate::ops::adamw::{adamw_step_gpu, AdamState, AdamW};
+use crate::ops::reduce::global_norm_gpu;
+use crate::tensor::Tensor;
+use std::collections::HashMap;
+
+pub struct Trainer {
+    pub model: Gpt,
+    pub cfg: TrainConfig,
+    opt: AdamW,
+    states: Vec<AdamState>,
+    norm: Tensor,
+    batches: HashMap<(usize, usize), (Tensor, Tensor)>,
+    /// Counted tokens so far (every target position, PAD included, as the reference counts).
+    pub tokens: f64,
+    /// Optimisation steps taken.
+    pub steps: u64,
+    /// The learning rate the next step will use.
+    pub lr: f64,
+    pub seed: u32,
+}
+
+impl Trainer {
+    pub fn new(model: Gpt, cfg: TrainConfig, seed: u32) -> Result<Trainer> {
+        let gpu = model.params[0].var.gpu().clone();
+        let states = model
+            .params
+            .iter()
+            .map(|p| AdamState::new(p.var.gpu(), p.var.shape()))
+            .collect::<Result<Vec<_>>>()?;
+        let opt = AdamW {
+            lr: cfg.learning_rate as f32,
+            beta1: cfg.betas.0 as f32,
+            beta2: cfg.betas.1 as f32,
+            eps: 1e-8,
+            weight_decay: cfg.weight_decay as f32,
+        };
+        let lr = cfg.lr_at(0.0);
+        Ok(Trainer {
+            norm: Tensor::zeros(&gpu, &[1])?,
+            model,
+            cfg,
+            opt,
+            states,
+            batches: HashMap::new(),
+            tokens: 0.0,
+            steps: 0,
+            lr,
+            seed,
+        })
+    }
+
+    /// Record one step on a batch of `rows` sequences of length `t` (x and y row-major token ids).
+    /// Returns the batch's mean loss as a one-element GPU tensor (no readback).
+    pub fn step(&mut self, x: &[u32], y: &[u32], rows: usize, t: usize) -> Result<Tensor> {
+        let gpu = self.norm.gpu().clone();
+        if !self.batches.contains_key(&(rows, t)) {
+            self.batches.insert(
+                (rows, t),
+                (
+                    Tensor::uninit(&gpu, &[rows * t])?,
+                    Tensor::uninit(&gpu, &[rows * t])?,
+                ),
+            );
+        }
+        let (tx, ty) = self.batches[&(rows, t)].clone();
+        tx.write_u32(x)?;
+        ty.write_u32(y)?;
+        for p in &self.model.params {
+            p.var.zero_grad()?;
+        }
+        let tape = Tape::new();
+        let pass = Pass::train(self.seed.wrapping_add(self.steps as u32));
+        let (_, loss) = self.model.forward(&tape, &tx, rows, t, Some(&ty), &pass)?;
+        let loss = loss.ok_or_else(|| crate::Error::Msg("forward returned no loss".into()))?;
+        tape.backward(&loss)?;
+        let grads = self
+            .model
+            .params
+            .iter()
+            .map(|p| p.var.grad_or_zeros())
+            .collect::<Result<Vec<_>>>()?;
+        global_norm_gpu(&grads.iter().collect::<Vec<_>>(), &self.norm)?;
+        let opt = AdamW {
+            lr: self.lr as f32,
+            ..self.opt
+        };
+        for ((p, g), st) in self
+            .model
+            .params
+            .iter()
+            .zip(&grads)
+            .zip(self.states.iter_mut())
+        {
+            adamw_step_gpu(
+                &opt,
+                p.var.value(),
+                g,
+                st,
+                p.decay,
+                &self.norm,
+                self.cfg.grad_norm_clip as f32,
+            )?;
+        }
+        self.steps += 1;
+        self.tokens += (rows * t) as f64;
+        self.lr = self.cfg.lr_at(self.tokens);
+        Ok(loss.value().clone())
+    }
+}
