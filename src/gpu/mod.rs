@@ -93,17 +93,21 @@ impl Gpu {
             )));
         }
         // Start from WebGPU's defaults and raise only what the kernels and the model's buffers use.
-        let mut req = wgpu::Limits::default();
-        req.max_storage_buffer_binding_size = al.max_storage_buffer_binding_size;
-        req.max_buffer_size = al.max_buffer_size;
-        req.max_compute_workgroup_storage_size = al.max_compute_workgroup_storage_size;
-        req.max_compute_invocations_per_workgroup = al.max_compute_invocations_per_workgroup;
-        req.max_compute_workgroup_size_x = al.max_compute_workgroup_size_x;
-        req.max_compute_workgroup_size_y = al.max_compute_workgroup_size_y;
-        req.max_compute_workgroup_size_z = al.max_compute_workgroup_size_z;
-        req.max_compute_workgroups_per_dimension = al.max_compute_workgroups_per_dimension;
-        req.max_storage_buffers_per_shader_stage = al.max_storage_buffers_per_shader_stage;
-        req.max_bind_groups = al.max_bind_groups.min(4);
+        #[allow(clippy::field_reassign_with_default)]
+        let req = {
+            let mut req = wgpu::Limits::default();
+            req.max_storage_buffer_binding_size = al.max_storage_buffer_binding_size;
+            req.max_buffer_size = al.max_buffer_size;
+            req.max_compute_workgroup_storage_size = al.max_compute_workgroup_storage_size;
+            req.max_compute_invocations_per_workgroup = al.max_compute_invocations_per_workgroup;
+            req.max_compute_workgroup_size_x = al.max_compute_workgroup_size_x;
+            req.max_compute_workgroup_size_y = al.max_compute_workgroup_size_y;
+            req.max_compute_workgroup_size_z = al.max_compute_workgroup_size_z;
+            req.max_compute_workgroups_per_dimension = al.max_compute_workgroups_per_dimension;
+            req.max_storage_buffers_per_shader_stage = al.max_storage_buffers_per_shader_stage;
+            req.max_bind_groups = al.max_bind_groups.min(4);
+            req
+        };
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("attnlab"),
@@ -125,7 +129,7 @@ impl Gpu {
             }
         });
         let limits = GpuLimits {
-            max_storage_buffer_binding_size: req.max_storage_buffer_binding_size as u64,
+            max_storage_buffer_binding_size: req.max_storage_buffer_binding_size,
             max_buffer_size: req.max_buffer_size,
             max_compute_workgroup_storage_size: req.max_compute_workgroup_storage_size,
             max_compute_invocations_per_workgroup: req.max_compute_invocations_per_workgroup,

@@ -127,7 +127,7 @@ mod tests {
             16256 * 256 * 4,
         ] {
             let b = bucket(bytes);
-            assert!(b >= bytes && b % 4 == 0, "{bytes} -> {b}");
+            assert!(b >= bytes && b.is_multiple_of(4), "{bytes} -> {b}");
             assert!(bytes < 4096 || (b - bytes) * 8 <= b, "{bytes} -> {b}");
         }
         assert_eq!(bucket(5000), bucket(5000));

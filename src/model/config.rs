@@ -64,7 +64,7 @@ impl GptConfig {
     /// Reject impossible combinations with a message that says which value to change.
     pub fn validate(&self) -> crate::Result<()> {
         let bad = |m: String| Err(crate::Error::Msg(m));
-        if self.n_head == 0 || self.n_embd % self.n_head != 0 {
+        if self.n_head == 0 || !self.n_embd.is_multiple_of(self.n_head) {
             return bad(format!("n_embd = {} is not divisible by n_head = {}; choose a width that is a multiple of the head count", self.n_embd, self.n_head));
         }
         if self.block_size < 2 || self.vocab_size < 2 || self.n_layer == 0 {

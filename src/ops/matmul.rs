@@ -200,6 +200,7 @@ pub fn matmul_gpu(
 }
 
 /// `dst (+)= Σ over (z, i) of src[z, i, j]`, dst a view with `dn` columns (see the shader).
+#[allow(clippy::too_many_arguments)]
 fn sum_rows_gpu(
     src: &Tensor,
     sv: &View,

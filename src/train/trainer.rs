@@ -43,6 +43,11 @@ impl Trainer {
             eps: 1e-8,
             weight_decay: cfg.weight_decay as f32,
         };
+        // Create every gradient now, so the first step records the same dispatches as later ones
+        // (its bind groups are then all reused) instead of also zero-filling new gradients.
+        for p in &model.params {
+            p.var.grad_or_zeros()?;
+        }
         let lr = cfg.lr_at(0.0);
         Ok(Trainer {
             norm: Tensor::zeros(&gpu, &[1])?,
@@ -62,16 +67,15 @@ impl Trainer {
     /// Returns the batch's mean loss as a one-element GPU tensor (no readback).
     pub fn step(&mut self, x: &[u32], y: &[u32], rows: usize, t: usize) -> Result<Tensor> {
         let gpu = self.norm.gpu().clone();
-        if !self.batches.contains_key(&(rows, t)) {
-            self.batches.insert(
-                (rows, t),
-                (
+        let (tx, ty) = match self.batches.entry((rows, t)) {
+            std::collections::hash_map::Entry::Occupied(e) => e.get().clone(),
+            std::collections::hash_map::Entry::Vacant(e) => e
+                .insert((
                     Tensor::uninit(&gpu, &[rows * t])?,
                     Tensor::uninit(&gpu, &[rows * t])?,
-                ),
-            );
-        }
-        let (tx, ty) = self.batches[&(rows, t)].clone();
+                ))
+                .clone(),
+        };
         tx.write_u32(x)?;
         ty.write_u32(y)?;
         for p in &self.model.params {
