@@ -144,3 +144,42 @@ fn repeated_training_steps_should_allocate_nothing_after_the_first() {
         .zip(data(0, HID * IN))
         .any(|(a, b)| (a - b).abs() > 1e-3));
 }
+
+/// The real training step: a small GPT (dropout on) through the Trainer. After its first step,
+/// repeated steps create no buffers, staging buffers, pipelines or bind groups.
+#[test]
+fn gpt_training_steps_allocate_nothing_after_the_first() {
+    use attnlab::model::{Gpt, GptConfig, Variant};
+    use attnlab::train::{TrainConfig, Trainer};
+    let g = attnlab::Gpu::new_blocking().unwrap_or_else(|e| panic!("{e}"));
+    for variant in [Variant::Vanilla, Variant::Synthesizer] {
+        let cfg = GptConfig {
+            block_size: 16,
+            n_layer: 2,
+            n_head: 2,
+            n_embd: 16,
+            ..GptConfig::tiny(variant, 20)
+        };
+        let mut tr =
+            Trainer::new(Gpt::new(&g, cfg, 5).unwrap(), TrainConfig::pretrain(), 9).unwrap();
+        let (rows, t) = (3, 15);
+        let x: Vec<u32> = (0..rows * t).map(|i| (i % 19 + 1) as u32).collect();
+        let y: Vec<u32> = (0..rows * t).map(|i| ((i * 7) % 20) as u32).collect();
+        let mut after = vec![];
+        for _ in 0..4 {
+            let loss = tr.step(&x, &y, rows, t).unwrap();
+            assert!(loss.read().unwrap()[0].is_finite());
+            let s = g.stats();
+            after.push((
+                s.buffers_created,
+                s.staging_created,
+                s.pipelines_created,
+                s.bind_groups_created,
+            ));
+        }
+        assert!(
+            after.windows(2).all(|w| w[0] == w[1]),
+            "{variant:?}: (buffers, staging, pipelines, bind groups) after each step: {after:?}"
+        );
+    }
+}

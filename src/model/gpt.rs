@@ -117,6 +117,12 @@ impl Gpt {
         )
     }
 
+    /// Upload what a forward of shape (B, T) needs, before any work of the step is recorded (an
+    /// upload submits the recorded work, which would shift the step's parameter offsets).
+    pub fn prepare(&self, b: usize, t: usize) -> Result<()> {
+        self.positions(b, t).map(|_| ())
+    }
+
     /// Position ids 0..T repeated B times, kept for reuse (uploading inside a step costs a submit).
     fn positions(&self, b: usize, t: usize) -> Result<Tensor> {
         if let Some(p) = self.pos_ids.borrow().get(&(b, t)) {

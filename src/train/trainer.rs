@@ -76,6 +76,7 @@ impl Trainer {
                 ))
                 .clone(),
         };
+        self.model.prepare(rows, t)?;
         tx.write_u32(x)?;
         ty.write_u32(y)?;
         for p in &self.model.params {
