@@ -7,6 +7,8 @@ pub mod error;
 pub mod gpu;
 pub mod ops;
 pub mod tensor;
+#[cfg(target_arch = "wasm32")]
+pub mod web;
 
 pub use error::{Error, Result};
 pub use gpu::Gpu;
