@@ -60,7 +60,9 @@ if ! command -v cargo >/dev/null; then
   curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
   source scripts/env.sh
 fi
-if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+if ! command -v rustup >/dev/null; then
+  say "cargo is here but rustup is not: make sure the wasm32-unknown-unknown target is installed (or use rustup)"
+elif ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   say "rustup target add wasm32-unknown-unknown"
   rustup target add wasm32-unknown-unknown
 fi
