@@ -1,6 +1,8 @@
 // The page's glue: find WebGPU, describe the adapter, run the kernel checks and draw the table.
 // State for automated tests lives in window.__checks = {done, passed, failed, rows, error}.
-import init, { adapter_info, run_checks } from './pkg/attnlab.js';
+// The wasm module (web/pkg, built by scripts/build-web.sh) is imported dynamically so that a missing
+// build shows a message instead of silently stopping this script.
+let wasm = null;
 
 const $ = (id) => document.getElementById(id);
 const state = (window.__checks = { done: false, passed: 0, failed: 0, rows: [], error: null });
@@ -85,7 +87,7 @@ async function runChecks() {
   summary.textContent = 'Running… (software GPUs take a while)';
   const t0 = performance.now();
   try {
-    const rows = await run_checks();
+    const rows = await wasm.run_checks();
     const passed = rows.filter((r) => r.passed).length;
     Object.assign(state, { rows, passed, failed: rows.length - passed });
     showRows(rows);
@@ -111,14 +113,15 @@ async function main() {
     return;
   }
   try {
-    await init();
+    wasm = await import('./pkg/attnlab.js');
+    await wasm.default();
   } catch (e) {
     showNotice(`<p><strong>Could not load web/pkg/attnlab.js:</strong> ${escapeHtml(e.message || e)}. Build it with <code>scripts/build-web.sh</code> (or run <code>scripts/serve.sh</code>).</p>`, true);
     fail(String(e.message || e));
     return;
   }
   try {
-    showAdapter(await adapter_info(), adapter.info);
+    showAdapter(await wasm.adapter_info(), adapter.info);
   } catch (e) {
     showNotice(`<p><strong>Could not open the GPU:</strong> ${escapeHtml(e.message || e)}</p>`, true);
     $('gpu-status').textContent = 'No device.';

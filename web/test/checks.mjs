@@ -33,6 +33,9 @@ async function run() {
     console.log(`opening ${url}`);
     const t0 = Date.now();
     await page.goto(url);
+    // The page publishes window.__checks at once; if it never does, its script did not run at all.
+    await page.waitForFunction(() => window.__checks, null, { timeout: 60000 })
+      .catch(() => { throw new Error('the page never set window.__checks (did web/app.js load?)'); });
     await page.waitForFunction(() => window.__checks && window.__checks.done === true, null, { timeout: TIMEOUT_MS, polling: 500 });
     const res = await page.evaluate(() => window.__checks);
     const adapter = await page.evaluate(() => document.getElementById('gpu-info').innerText.replace(/\n+/g, ' | '));
