@@ -10,6 +10,8 @@ pub mod model;
 pub mod ops;
 pub mod tensor;
 pub mod train;
+#[cfg(target_arch = "wasm32")]
+pub mod web;
 
 pub use error::{Error, Result};
 pub use gpu::Gpu;

@@ -17,7 +17,7 @@ mod softmax;
 mod synth;
 
 /// One comparison: which op and case, the worst error seen, the tolerance and the verdict.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize)]
 pub struct CheckResult {
     pub op: String,
     pub case: String,

@@ -17,7 +17,7 @@ use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 
 /// What the adapter says about itself, in a form the CLI and the page can print.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct AdapterSummary {
     pub name: String,
     pub backend: String,
@@ -26,7 +26,7 @@ pub struct AdapterSummary {
 }
 
 /// The limits that the kernels depend on, as granted by the device.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize)]
 pub struct GpuLimits {
     pub max_storage_buffer_binding_size: u64,
     pub max_buffer_size: u64,

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Set up, build the wasm module, and serve the page on http://127.0.0.1:8080 (PORT=... to change).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+source scripts/env.sh
+scripts/build-web.sh
+port="${PORT:-8080}"
+cat <<MSG
+
+  attnlab page: http://127.0.0.1:$port/        (kernel checks straight away: http://127.0.0.1:$port/?checks=1)
+  Needs a browser with WebGPU: Chrome/Edge 113+, Firefox 141+ on Windows, Safari 26+.
+  On Linux start Chrome with:  google-chrome --enable-unsafe-webgpu --enable-features=Vulkan
+  (Ctrl-C stops the server.)
+
+MSG
+exec python3 -m http.server "$port" --bind 127.0.0.1

@@ -1,0 +1,72 @@
+// Browser test: open the page in headless Chromium with ?checks=1, wait for the kernel checks,
+// print every row, save a screenshot, and exit 1 if any check failed, none ran, or the page errored.
+// Usage: node web/test/checks.mjs [base URL, default http://127.0.0.1:8080/]
+// CHROMIUM=/path/to/chrome picks the browser; otherwise the first of BROWSERS that exists.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const base = process.argv[2] || 'http://127.0.0.1:8080/';
+const url = new URL('index.html?checks=1', base).href;
+const outDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'out');
+const shot = path.join(outDir, 'checks.png');
+const BROWSERS = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/snap/bin/chromium', '/usr/bin/google-chrome'];
+const TIMEOUT_MS = 15 * 60 * 1000; // SwiftShader runs the kernels on the CPU at ~1 GFLOP/s
+
+async function run() {
+  fs.mkdirSync(outDir, { recursive: true });
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'attnlab-udd-'));
+  const ctx = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.CHROMIUM || BROWSERS.find((b) => fs.existsSync(b)) || BROWSERS[0],
+    headless: true,
+    viewport: { width: 1000, height: 800 },
+    // --enable-unsafe-webgpu: without it headless Chromium blocklists the CPU (SwiftShader) adapter.
+    args: ['--no-sandbox', '--enable-unsafe-webgpu', '--disable-background-networking',
+           '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+  try {
+    const page = ctx.pages()[0] || (await ctx.newPage());
+    page.on('console', (m) => console.log(`[page ${m.type()}] ${m.text()}`));
+    page.on('pageerror', (e) => console.log(`[page error] ${e.message}`));
+    console.log(`opening ${url}`);
+    const t0 = Date.now();
+    await page.goto(url);
+    // The page publishes window.__checks at once; if it never does, its script did not run at all.
+    await page.waitForFunction(() => window.__checks, null, { timeout: 60000 })
+      .catch(() => { throw new Error('the page never set window.__checks (did web/app.js load?)'); });
+    await page.waitForFunction(() => window.__checks && window.__checks.done === true, null, { timeout: TIMEOUT_MS, polling: 500 });
+    const res = await page.evaluate(() => window.__checks);
+    const adapter = await page.evaluate(() => document.getElementById('gpu-info').innerText.replace(/\n+/g, ' | '));
+    await page.screenshot({ path: shot, fullPage: true });
+    console.log(`adapter: ${adapter}`);
+    for (const r of res.rows) {
+      const verdict = r.passed ? 'PASS' : 'FAIL';
+      console.log(`${verdict}  ${r.op.padEnd(14)} ${r.case.padEnd(40)} err ${r.max_err.toExponential(2)}  tol ${r.tol.toExponential(0)}`);
+    }
+    console.log(`${res.passed} of ${res.rows.length} passed in ${((Date.now() - t0) / 1000).toFixed(1)} s; screenshot: ${shot}`);
+    if (res.error) return fail(`page error: ${res.error}`);
+    if (res.rows.length === 0) return fail('no checks ran');
+    if (res.failed > 0) return fail(`${res.failed} check(s) failed`);
+    console.log('RESULT: ALL CHECKS PASSED');
+    return 0;
+  } finally {
+    await ctx.close();
+    fs.rmSync(profile, { recursive: true, force: true });
+  }
+}
+
+function fail(msg) {
+  console.error(`RESULT: FAILED: ${msg}`);
+  return 1;
+}
+
+let code = 1;
+try {
+  code = await run();
+} catch (e) {
+  console.error(`RESULT: FAILED: ${e.message || e}`);
+}
+// Exit explicitly: a pending timer (the wait above) would otherwise keep node alive.
+process.exit(code);
