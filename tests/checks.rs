@@ -5,7 +5,14 @@ fn every_self_check_passes_natively() {
     let g = attnlab::Gpu::new_blocking().unwrap_or_else(|e| panic!("{e}"));
     let rows = pollster::block_on(attnlab::checks::run_all(&g)).unwrap();
     for r in &rows {
-        println!("{:<14} {:<50} err {:.2e} tol {:.0e} {}", r.op, r.case, r.max_err, r.tol, if r.passed { "ok" } else { "FAIL" });
+        println!(
+            "{:<14} {:<50} err {:.2e} tol {:.0e} {}",
+            r.op,
+            r.case,
+            r.max_err,
+            r.tol,
+            if r.passed { "ok" } else { "FAIL" }
+        );
     }
     let families: std::collections::BTreeSet<_> = rows.iter().map(|r| r.op.as_str()).collect();
     assert!(families.len() >= 10, "families with checks: {families:?}");
