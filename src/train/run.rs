@@ -186,3 +186,17 @@ pub async fn evaluate(
     };
     Ok(Evaluation { predictions, score })
 }
+
+/// Seed of the embedded default corpus (fixed, so every run and the page see the same people).
+pub const DEFAULT_CORPUS_SEED: u64 = 0;
+
+/// The embedded default corpus used when no files are given: the course's 2000/500/437 split, or
+/// the 200/50/20 CI split when `tiny`.
+pub fn default_corpus(tiny: bool) -> crate::data::DefaultCorpus {
+    let sizes = if tiny {
+        crate::data::CorpusSizes::TINY
+    } else {
+        crate::data::CorpusSizes::DEFAULT
+    };
+    crate::data::generate_sized(DEFAULT_CORPUS_SEED, sizes)
+}
