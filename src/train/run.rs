@@ -98,7 +98,7 @@ async fn train_epochs(
             let loss = trainer.step(&x, &y, rows, t)?;
             step += 1;
             let epoch_end = s + 1 == per_epoch;
-            if step % hooks.every.max(1) != 0 && !epoch_end {
+            if !step.is_multiple_of(hooks.every.max(1)) && !epoch_end {
                 continue;
             }
             let l = loss
