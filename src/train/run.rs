@@ -1,0 +1,202 @@
+//! The reference's runs as library functions (the CLI uses them, the page will too): the epoch
+//! loops of pretraining and finetuning, and evaluation by greedy decoding.
+//!
+//! The loops follow torch's DataLoader as run.py sets it up: no shuffle, `drop_last = False` (the
+//! last batch of an epoch may be short), examples 127 tokens long, one `Trainer::step` per batch.
+//! Steps are recorded without waiting for the GPU; the loss is read back (asynchronously, so the
+//! page stays responsive) only every `Hooks::every` steps and at the end of each epoch.
+
+use super::sample::sample_greedy_batch;
+use super::trainer::Trainer;
+use crate::data::{
+    evaluate_places, prediction_from_completion, prompt_for, CharCorruptionDataset, NameDataset,
+    Row, Vocab, BLOCK_SIZE,
+};
+use crate::error::{Error, Result};
+use crate::model::Gpt;
+
+/// Tokens the reference generates per question.
+pub const EVAL_STEPS: usize = 32;
+
+/// Where a run stands, reported at each loss readback.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Progress {
+    /// 1-based epoch.
+    pub epoch: usize,
+    pub epochs: usize,
+    /// Steps done so far (1-based: the step just taken).
+    pub step: u64,
+    pub total_steps: u64,
+    /// Mean loss of the step just taken.
+    pub loss: f32,
+    /// Learning rate that step used.
+    pub lr: f64,
+    /// Counted tokens (PAD included, as the schedule counts) per second since the start.
+    pub tokens_per_s: f64,
+    pub elapsed_s: f64,
+    /// Whether this report closes an epoch.
+    pub epoch_end: bool,
+}
+
+/// How a run reports: read the loss every `every` steps; `clock` gives seconds (any origin; the
+/// page has no `Instant`); `on_progress` receives each report.
+pub struct Hooks<'a> {
+    pub every: u64,
+    pub clock: &'a dyn Fn() -> f64,
+    pub on_progress: &'a mut dyn FnMut(Progress),
+}
+
+/// Steps per epoch with `drop_last = False`.
+pub fn steps_per_epoch(examples: usize, batch_size: usize) -> usize {
+    examples.div_ceil(batch_size.max(1))
+}
+
+/// The shared epoch loop; `get(idx, epoch)` builds one (x, y) example of BLOCK_SIZE − 1 tokens.
+/// Returns the last loss read back.
+async fn train_epochs(
+    trainer: &mut Trainer,
+    n: usize,
+    get: &dyn Fn(usize, u64) -> Result<(Vec<u32>, Vec<u32>)>,
+    hooks: &mut Hooks<'_>,
+) -> Result<f32> {
+    let t = BLOCK_SIZE - 1;
+    let bs = trainer.cfg.batch_size;
+    let epochs = trainer.cfg.max_epochs;
+    if n == 0 {
+        return Err(Error::Msg(
+            "the training data has no examples; give a file with at least one line".into(),
+        ));
+    }
+    if bs == 0 || epochs == 0 {
+        return Err(Error::Msg(format!(
+            "batch size ({bs}) and epochs ({epochs}) must both be at least 1"
+        )));
+    }
+    let per_epoch = steps_per_epoch(n, bs);
+    let total = (per_epoch * epochs) as u64;
+    let (t0, tokens0) = ((hooks.clock)(), trainer.tokens);
+    let mut step = 0u64;
+    let mut last = f32::NAN;
+    for epoch in 0..epochs {
+        for s in 0..per_epoch {
+            let (lo, hi) = (s * bs, ((s + 1) * bs).min(n));
+            let rows = hi - lo;
+            let (mut x, mut y) = (Vec::with_capacity(rows * t), Vec::with_capacity(rows * t));
+            for idx in lo..hi {
+                let (xi, yi) = get(idx, epoch as u64)?;
+                if xi.len() != t || yi.len() != t {
+                    return Err(Error::Msg(format!(
+                        "example {idx} has {} / {} tokens, expected {t}",
+                        xi.len(),
+                        yi.len()
+                    )));
+                }
+                x.extend_from_slice(&xi);
+                y.extend_from_slice(&yi);
+            }
+            let lr = trainer.lr;
+            let loss = trainer.step(&x, &y, rows, t)?;
+            step += 1;
+            let epoch_end = s + 1 == per_epoch;
+            if !step.is_multiple_of(hooks.every.max(1)) && !epoch_end {
+                continue;
+            }
+            let l = loss
+                .to_vec_f32()
+                .await?
+                .first()
+                .copied()
+                .unwrap_or(f32::NAN);
+            if !l.is_finite() {
+                return Err(Error::Msg(format!(
+                    "training stopped: the loss became {l} at epoch {}, step {step} (learning \
+                     rate {lr:.3e}); lower the learning rate or check the data",
+                    epoch + 1
+                )));
+            }
+            last = l;
+            let elapsed = ((hooks.clock)() - t0).max(1e-9);
+            (hooks.on_progress)(Progress {
+                epoch: epoch + 1,
+                epochs,
+                step,
+                total_steps: total,
+                loss: l,
+                lr,
+                tokens_per_s: (trainer.tokens - tokens0) / elapsed,
+                elapsed_s: elapsed,
+                epoch_end,
+            });
+        }
+    }
+    Ok(last)
+}
+
+/// Pretraining on the span-corruption task: example `idx` of epoch `e` is
+/// `data.get(idx, e)` (a fresh corruption each epoch). Returns the last loss read.
+pub async fn pretrain(
+    trainer: &mut Trainer,
+    data: &CharCorruptionDataset,
+    hooks: &mut Hooks<'_>,
+) -> Result<f32> {
+    train_epochs(trainer, data.len(), &|i, e| data.get(i, e), hooks).await
+}
+
+/// Finetuning on the birth-place questions (the same examples every epoch).
+pub async fn finetune(
+    trainer: &mut Trainer,
+    data: &NameDataset,
+    hooks: &mut Hooks<'_>,
+) -> Result<f32> {
+    train_epochs(trainer, data.len(), &|i, _| data.get(i), hooks).await
+}
+
+/// Predictions for an eval file, and the score when the file has answers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Evaluation {
+    /// One per eval row, in order.
+    pub predictions: Vec<String>,
+    /// (correct, total), None when the file has no answer column.
+    pub score: Option<(usize, usize)>,
+}
+
+/// Greedy-decode `EVAL_STEPS` tokens after `question⁇` for every row and keep the text between
+/// the first two ⁇. The question is used raw (non-ASCII kept), as the reference does; a character
+/// outside the vocabulary is an error naming `file:line`.
+pub async fn evaluate(
+    model: &Gpt,
+    vocab: &Vocab,
+    rows: &[Row],
+    file: &str,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Evaluation> {
+    let prompts = rows
+        .iter()
+        .map(|r| vocab.encode_in(&prompt_for(&r.question), &format!("{file}:{}", r.line)))
+        .collect::<Result<Vec<_>>>()?;
+    let outs = sample_greedy_batch(model, &prompts, EVAL_STEPS, progress).await?;
+    let predictions = outs
+        .iter()
+        .map(|ids| vocab.decode(ids).map(|c| prediction_from_completion(&c)))
+        .collect::<Result<Vec<_>>>()?;
+    let score = if rows.first().is_some_and(|r| r.answer.is_some()) {
+        Some(evaluate_places(rows, &predictions)?)
+    } else {
+        None
+    };
+    Ok(Evaluation { predictions, score })
+}
+
+/// Seed of the embedded default corpus (fixed, so every run and the page see the same people).
+pub const DEFAULT_CORPUS_SEED: u64 = 0;
+
+/// The embedded default corpus used when no files are given: the course's 2000/500/437 split, or
+/// the 200/50/20 CI split when `tiny`.
+pub fn default_corpus(tiny: bool) -> crate::data::DefaultCorpus {
+    let sizes = if tiny {
+        crate::data::CorpusSizes::TINY
+    } else {
+        crate::data::CorpusSizes::DEFAULT
+    };
+    crate::data::generate_sized(DEFAULT_CORPUS_SEED, sizes)
+}

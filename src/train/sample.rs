@@ -1,0 +1,147 @@
+//! Greedy decoding as the reference's `sample(model, x, steps, sample=False)`: each step crops the
+//! context to the last `block_size` tokens (synthesizer: block_size − 1, since its w2 has that many
+//! columns), runs the model in eval mode without a tape, and appends the argmax of the last
+//! position's logits (first maximum on ties). Only the last position's row is read back: it is
+//! gathered on the GPU with the embedding kernel, treating the (B·T, V) logits as a table.
+//!
+//! The batched form pads prompts on the right. With causal attention a position only sees itself
+//! and earlier ones, and masked keys get an exact 0 weight, so the padding never changes a real
+//! position's logits; each row reads its own last position.
+
+use crate::autograd::Tape;
+use crate::error::{Error, Result};
+use crate::model::{Gpt, Pass, Variant};
+use crate::ops::embedding;
+use crate::tensor::Tensor;
+
+/// The longest context the model accepts.
+pub fn max_context(model: &Gpt) -> usize {
+    let c = &model.cfg;
+    match c.variant {
+        Variant::Vanilla => c.block_size,
+        Variant::Synthesizer => c.block_size - 1,
+    }
+}
+
+/// Index of the first maximum (torch.topk's pick on ties in practice); NaN never wins.
+fn argmax(row: &[f32]) -> u32 {
+    let mut best = 0;
+    for (i, &v) in row.iter().enumerate() {
+        if v > row[best] || row[best].is_nan() {
+            best = i;
+        }
+    }
+    best as u32
+}
+
+/// One decoding step for several contexts at once: the next (greedy) token of each.
+/// Every context must be 1..=max_context long; shorter ones are right-padded with PAD.
+async fn next_tokens(model: &Gpt, rows: &[&[u32]]) -> Result<Vec<u32>> {
+    let gpu = model.params[0].var.gpu().clone();
+    let v = model.cfg.vocab_size;
+    let t = rows.iter().map(|r| r.len()).max().unwrap_or(0);
+    if rows.is_empty() || rows.iter().any(|r| r.is_empty()) || t > max_context(model) {
+        return Err(Error::Msg(format!(
+            "decoding needs contexts of 1..={} tokens; got lengths {:?}",
+            max_context(model),
+            rows.iter().map(|r| r.len()).collect::<Vec<_>>()
+        )));
+    }
+    let b = rows.len();
+    let mut ids = vec![crate::data::PAD_ID; b * t];
+    let mut last = Vec::with_capacity(b);
+    for (i, r) in rows.iter().enumerate() {
+        embedding::check_ids(r, v)?;
+        ids[i * t..i * t + r.len()].copy_from_slice(r);
+        last.push((i * t + r.len() - 1) as u32);
+    }
+    let idx = Tensor::from_u32(&gpu, &[b * t], &ids)?;
+    let last = Tensor::from_u32(&gpu, &[b], &last)?;
+    let tape = Tape::new();
+    let picked = tape.no_grad(|| -> Result<_> {
+        let (logits, _) = model.forward(&tape, &idx, b, t, None, &Pass::eval())?; // (B·T, V)
+        embedding::embedding(&tape, &last, &logits) // (B, V): each row's last position
+    })?;
+    let vals = picked.value().to_vec_f32().await?;
+    Ok(vals.chunks(v).map(argmax).collect())
+}
+
+/// Greedy decoding of `steps` tokens after `ids`; returns the prompt followed by the new tokens.
+pub async fn sample_greedy(model: &Gpt, ids: &[u32], steps: usize) -> Result<Vec<u32>> {
+    if ids.is_empty() {
+        return Err(Error::Msg("cannot decode from an empty prompt".into()));
+    }
+    let max_t = max_context(model);
+    let mut out = ids.to_vec();
+    for _ in 0..steps {
+        let ctx = &out[out.len().saturating_sub(max_t)..];
+        let next = next_tokens(model, &[ctx]).await?[0];
+        out.push(next);
+    }
+    Ok(out)
+}
+
+/// Rows per forward pass so that the largest activation of a chunk (attention scores B·NH·T·T,
+/// MLP hidden B·T·4C or logits B·T·V) stays well under the device's storage-binding limit.
+fn chunk_rows(model: &Gpt, t: usize) -> usize {
+    let c = &model.cfg;
+    let limit = model.params[0]
+        .var
+        .gpu()
+        .limits
+        .max_storage_buffer_binding_size;
+    let budget = (limit / 4 / 2).min(32 << 20) as usize; // floats
+    let per_row = t * (c.n_head * t).max(4 * c.n_embd).max(c.vocab_size);
+    (budget / per_row.max(1)).clamp(1, 256)
+}
+
+/// Greedy decoding of many prompts; the result for each is exactly what [`sample_greedy`] returns.
+/// Prompts are sorted by length and decoded in chunks (little padding, bounded memory); a prompt
+/// that would outgrow the context is decoded on its own, with the reference's cropping.
+/// `progress(done, total)` is called after each chunk.
+pub async fn sample_greedy_batch(
+    model: &Gpt,
+    prompts: &[Vec<u32>],
+    steps: usize,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Vec<Vec<u32>>> {
+    let max_t = max_context(model);
+    let mut out: Vec<Vec<u32>> = prompts.to_vec();
+    if let Some(i) = prompts.iter().position(|p| p.is_empty()) {
+        return Err(Error::Msg(format!(
+            "prompt {i} is empty; every prompt needs at least one token"
+        )));
+    }
+    if steps == 0 {
+        return Ok(out);
+    }
+    // Forward lengths go up to len + steps − 1.
+    let (mut fits, long): (Vec<usize>, Vec<usize>) =
+        (0..prompts.len()).partition(|&i| prompts[i].len() + steps - 1 <= max_t);
+    fits.sort_by_key(|&i| prompts[i].len());
+    // One chunk size for all: sized for the longest final length among them.
+    let longest = fits.last().map_or(1, |&i| prompts[i].len() + steps - 1);
+    let per_chunk = chunk_rows(model, longest);
+    let mut done = 0;
+    let mut start = 0;
+    while start < fits.len() {
+        let end = (start + per_chunk).min(fits.len());
+        let chunk = &fits[start..end];
+        for _ in 0..steps {
+            let rows: Vec<&[u32]> = chunk.iter().map(|&i| out[i].as_slice()).collect();
+            let next = next_tokens(model, &rows).await?;
+            for (&i, tok) in chunk.iter().zip(next) {
+                out[i].push(tok);
+            }
+        }
+        done += chunk.len();
+        progress(done, prompts.len());
+        start = end;
+    }
+    for i in long {
+        out[i] = sample_greedy(model, &prompts[i], steps).await?;
+        done += 1;
+        progress(done, prompts.len());
+    }
+    Ok(out)
+}

@@ -1,0 +1,293 @@
+//! The CLI end to end: the built binary on a few people from the embedded corpus generator (written
+//! to files so the path flags are exercised), a tiny model and one epoch, since lavapipe trains at
+//! only a few hundred tokens a second. Plus user errors (exit 1, a clear message, no output file)
+//! and greedy decoding's determinism.
+
+use attnlab::data::{self, parse_tsv_str, CorpusSizes, TsvMode, Vocab};
+use attnlab::model::{checkpoint, Gpt, GptConfig, Variant};
+use attnlab::train::{sample_greedy, sample_greedy_batch};
+use attnlab::Gpu;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_attnlab");
+
+/// A fresh folder holding wiki.txt, train.tsv and dev.tsv for 6 + 3 + 1 generated people.
+fn corpus_dir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("attnlab-cli-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let c = data::generate_sized(
+        5,
+        CorpusSizes {
+            train: 6,
+            dev: 3,
+            test: 1,
+        },
+    );
+    std::fs::write(dir.join("wiki.txt"), &c.wiki).expect("write");
+    std::fs::write(dir.join("train.tsv"), &c.train_tsv).expect("write");
+    std::fs::write(dir.join("dev.tsv"), &c.dev_tsv).expect("write");
+    dir
+}
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    let out = Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+        .output()
+        .expect("run the binary");
+    println!(
+        "$ attnlab {}\n{}{}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn no_tmp_left(dir: &Path) {
+    for e in std::fs::read_dir(dir).expect("list").flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        assert!(!name.ends_with(".tmp"), "left behind {name}");
+    }
+}
+
+#[test]
+fn pretrain_then_finetune_then_evaluate() {
+    let dir = corpus_dir("chain");
+    let o = run(
+        &dir,
+        &[
+            "pretrain",
+            "vanilla",
+            "wiki.txt",
+            "--tiny",
+            "--max_epochs",
+            "1",
+            "--writing_params_path",
+            "pre.st",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = stdout(&o);
+    assert!(s.contains("data has ") && s.contains(" unique."), "{s}");
+    assert!(s.contains("number of parameters: "), "{s}");
+    assert!(dir.join("pre.st").is_file());
+
+    let o = run(
+        &dir,
+        &[
+            "finetune",
+            "vanilla",
+            "wiki.txt",
+            "--tiny",
+            "--max_epochs",
+            "1",
+            "--reading_params_path",
+            "pre.st",
+            "--finetune_corpus_path",
+            "train.tsv",
+            "--writing_params_path",
+            "fine.st",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(dir.join("fine.st").is_file());
+
+    let o = run(
+        &dir,
+        &[
+            "evaluate",
+            "vanilla",
+            "wiki.txt",
+            "--tiny",
+            "--reading_params_path",
+            "fine.st",
+            "--eval_corpus_path",
+            "dev.tsv",
+            "--outputs_path",
+            "pred.txt",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = stdout(&o);
+    let line = s.lines().find(|l| l.starts_with("Correct: ")).unwrap_or("");
+    assert!(line.contains(" out of 3.0: "), "{s}");
+    let preds = std::fs::read_to_string(dir.join("pred.txt")).expect("predictions");
+    assert_eq!(preds.lines().count(), 3, "{preds:?}");
+    assert!(preds.ends_with('\n'));
+    no_tmp_left(&dir);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn london_prints_the_baseline() {
+    let dir = corpus_dir("london");
+    // The embedded corpus's dev set.
+    let o = run(&dir, &["london", "--outputs_path", "london.txt"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dev = attnlab::train::run::default_corpus(false).dev_tsv;
+    let rows = parse_tsv_str(&dev, "dev", TsvMode::RequireAnswers).expect("dev parses");
+    let (c, t) = data::london_baseline(&rows).expect("score");
+    assert_eq!(stdout(&o).trim(), data::format_accuracy(c, t));
+    let preds = std::fs::read_to_string(dir.join("london.txt")).expect("predictions");
+    assert_eq!(preds.lines().count(), 500);
+    assert!(preds.lines().all(|l| l == "London"));
+    // A file, and one without answers.
+    std::fs::write(
+        dir.join("q.tsv"),
+        "Where was A B born?\nWhere was C D born?\n",
+    )
+    .expect("write");
+    let o = run(&dir, &["london", "--eval_corpus_path", "q.tsv"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("No gold birth places provided"),
+        "{}",
+        stdout(&o)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Exit code 1, a message naming `needle`, no output file left behind.
+fn fails(dir: &Path, args: &[&str], needle: &str, output: &str) {
+    let o = run(dir, args);
+    assert_eq!(o.status.code(), Some(1), "{args:?}");
+    let e = stderr(&o);
+    assert!(e.contains(needle), "stderr lacks {needle:?}: {e}");
+    assert!(!e.contains("panicked"), "{e}");
+    assert!(!dir.join(output).exists(), "{output} was written");
+    no_tmp_left(dir);
+}
+
+#[test]
+fn user_errors_exit_1_with_a_message_and_no_output() {
+    let dir = corpus_dir("errors");
+    fails(
+        &dir,
+        &[
+            "pretrain",
+            "vanilla",
+            "nope.txt",
+            "--writing_params_path",
+            "out.st",
+        ],
+        "nope.txt",
+        "out.st",
+    );
+    std::fs::write(
+        dir.join("bad.tsv"),
+        "Where was A B born?\tParis\nWhere was C D born? Rome\n",
+    )
+    .expect("write");
+    fails(
+        &dir,
+        &[
+            "finetune",
+            "vanilla",
+            "wiki.txt",
+            "--tiny",
+            "--finetune_corpus_path",
+            "bad.tsv",
+            "--writing_params_path",
+            "out.st",
+        ],
+        "bad.tsv:2",
+        "out.st",
+    );
+    fails(
+        &dir,
+        &["pretrain", "vanilla", "--max_epochs", "abc"],
+        "abc",
+        "out.st",
+    );
+    fails(&dir, &["train", "vanilla"], "train", "out.st");
+    fails(
+        &dir,
+        &["pretrain", "vanilla", "wiki.txt"],
+        "--writing_params_path",
+        "out.st",
+    );
+    fails(
+        &dir,
+        &[
+            "pretrain",
+            "vanilla",
+            "wiki.txt",
+            "--writing_params_path",
+            "no/such/dir/out.st",
+        ],
+        "does not exist",
+        "out.st",
+    );
+
+    // A synthesizer checkpoint (untrained, written through the library) read as vanilla.
+    let wiki = std::fs::read_to_string(dir.join("wiki.txt")).expect("read");
+    let vocab = Vocab::from_text(&wiki, "wiki.txt").expect("vocab");
+    let gpu = Gpu::new_blocking().unwrap_or_else(|e| panic!("{e}"));
+    let synth =
+        Gpt::new(&gpu, GptConfig::tiny(Variant::Synthesizer, vocab.len()), 1).expect("model");
+    let itos: String = vocab.itos.iter().collect();
+    let bytes = pollster::block_on(checkpoint::to_bytes(&synth, &itos)).expect("bytes");
+    std::fs::write(dir.join("synth.st"), bytes).expect("write");
+    fails(
+        &dir,
+        &[
+            "evaluate",
+            "vanilla",
+            "wiki.txt",
+            "--tiny",
+            "--reading_params_path",
+            "synth.st",
+            "--eval_corpus_path",
+            "dev.tsv",
+            "--outputs_path",
+            "pred.txt",
+        ],
+        "synthesizer",
+        "pred.txt",
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn greedy_decoding_is_deterministic_and_batching_changes_nothing() {
+    let gpu = Gpu::new_blocking().unwrap_or_else(|e| panic!("{e}"));
+    for variant in [Variant::Vanilla, Variant::Synthesizer] {
+        let model = Gpt::new(&gpu, GptConfig::tiny(variant, 20), 3).expect("model");
+        let prompts: Vec<Vec<u32>> = vec![
+            vec![5, 6, 7],
+            vec![2],
+            vec![9, 3, 4, 8, 11, 12],
+            vec![1, 2, 3],
+        ];
+        let steps = 6;
+        let singles: Vec<Vec<u32>> = prompts
+            .iter()
+            .map(|p| pollster::block_on(sample_greedy(&model, p, steps)).expect("decode"))
+            .collect();
+        let again = pollster::block_on(sample_greedy(&model, &prompts[2], steps)).expect("decode");
+        assert_eq!(again, singles[2], "{variant:?}: same weights, same output");
+        let batch =
+            pollster::block_on(sample_greedy_batch(&model, &prompts, steps, &mut |_, _| {}))
+                .expect("batch");
+        assert_eq!(
+            batch, singles,
+            "{variant:?}: batched decoding equals one-by-one"
+        );
+        for (p, s) in prompts.iter().zip(&singles) {
+            assert_eq!(s.len(), p.len() + steps);
+            assert_eq!(&s[..p.len()], p.as_slice());
+        }
+    }
+}
