@@ -148,6 +148,46 @@ mod native {
         t0.elapsed().as_secs_f64() * total_rows as f64 / rows as f64
     }
 
+    /// `--step ROWS`: the tiny GPT preset's whole training step (forward, backward, clip, AdamW)
+    /// on ROWS sequences of 127 tokens, for both variants.
+    fn time_step(gpu: &std::rc::Rc<Gpu>, rows: usize, repeats: usize) -> Result<()> {
+        use attnlab::model::{Gpt, GptConfig, Variant};
+        use attnlab::train::{TrainConfig, Trainer};
+        let t = 127;
+        println!("training step, tiny preset (GptConfig::tiny, vocab 65), {rows} x {t} tokens, {repeats} steps after 1 warm-up");
+        for variant in [Variant::Vanilla, Variant::Synthesizer] {
+            let mut tr = Trainer::new(
+                Gpt::new(gpu, GptConfig::tiny(variant, 65), 1)?,
+                TrainConfig::pretrain(),
+                0,
+            )?;
+            let x: Vec<u32> = (0..rows * t).map(|i| (i % 63 + 2) as u32).collect();
+            tr.step(&x, &x, rows, t)?.to_vec_f32().await_blocking()?;
+            let s0 = gpu.stats();
+            let t0 = Instant::now();
+            for _ in 0..repeats {
+                tr.step(&x, &x, rows, t)?;
+            }
+            pollster::block_on(gpu.sync())?;
+            let dt = t0.elapsed().as_secs_f64() / repeats as f64;
+            let d = (gpu.stats().dispatches - s0.dispatches) / repeats as u64;
+            println!(
+                "{:<12} {:>9.1} ms/step {:>9.0} tokens/s {d} dispatches/step",
+                variant.name(),
+                dt * 1e3,
+                (rows * t) as f64 / dt
+            );
+        }
+        Ok(())
+    }
+
+    trait BlockOn: std::future::Future + Sized {
+        fn await_blocking(self) -> Self::Output {
+            pollster::block_on(self)
+        }
+    }
+    impl<F: std::future::Future> BlockOn for F {}
+
     pub fn run() -> Result<()> {
         let args: Vec<String> = std::env::args().skip(1).collect();
         let quick = args.iter().any(|a| a == "--quick");
@@ -161,6 +201,14 @@ mod native {
         };
         let gpu = Gpu::new_blocking()?;
         println!("adapter: {}", gpu.describe());
+        if let Some(i) = args.iter().position(|a| a == "--step") {
+            let rows = args
+                .get(i + 1)
+                .and_then(|v| v.parse::<usize>().ok())
+                .filter(|&r| r > 0)
+                .unwrap_or(8);
+            return time_step(&gpu, rows, repeats);
+        }
         let div = if quick { 16 } else { 1 };
         let (rows, batch) = (128 * 127 / div, 128 / div);
         println!(
