@@ -30,6 +30,9 @@ pub struct Pass {
     pub train: bool,
     pub seed: u32,
     calls: Cell<u32>,
+    /// When set, each attention layer appends its probabilities (B, NH, T, T), after the causal
+    /// softmax and before dropout, in layer order (the page draws them).
+    capture: Option<RefCell<Vec<Tensor>>>,
 }
 
 impl Pass {
@@ -38,6 +41,7 @@ impl Pass {
             train: true,
             seed,
             calls: Cell::new(0),
+            capture: None,
         }
     }
     pub fn eval() -> Pass {
@@ -45,7 +49,23 @@ impl Pass {
             train: false,
             seed: 0,
             calls: Cell::new(0),
+            capture: None,
         }
+    }
+    /// An eval pass that keeps every layer's attention probabilities; see `Pass::attention_maps`.
+    pub fn eval_capturing() -> Pass {
+        Pass {
+            capture: Some(RefCell::new(Vec::new())),
+            ..Pass::eval()
+        }
+    }
+    /// The captured attention probabilities, one (B, NH, T, T) tensor per layer (empty unless
+    /// made with `eval_capturing`).
+    pub fn attention_maps(&self) -> Vec<Tensor> {
+        self.capture
+            .as_ref()
+            .map(|c| c.borrow().clone())
+            .unwrap_or_default()
     }
     fn next_seed(&self) -> u32 {
         let c = self.calls.get();
@@ -250,6 +270,9 @@ impl Gpt {
             }
         };
         let att = softmax::causal_softmax(tape, &scores, 1.0)?;
+        if let Some(c) = &pass.capture {
+            c.borrow_mut().push(att.value().clone());
+        }
         let att = self.drop(tape, &att, cfg.attn_pdrop, pass)?;
         let v = self.linear(tape, h, &format!("{name}.value"))?;
         // (B, NH, T, T) · (B, NH, T, HS) → (B, NH, T, HS), written straight into (B·T, C): heads merged.
