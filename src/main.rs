@@ -32,6 +32,7 @@ mod cli {
         Finetune,
         Evaluate,
         London,
+        Corpus,
     }
 
     #[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
@@ -44,7 +45,8 @@ mod cli {
     #[derive(Parser, Debug)]
     #[command(name = "attnlab", version)]
     struct Cli {
-        /// What to do: pretrain, finetune, evaluate, or london (the London baseline).
+        /// What to do: pretrain, finetune, evaluate, london (the London baseline), or corpus (write
+        /// the embedded generated corpus's files to --out_dir).
         #[arg(value_enum)]
         function: Function,
         /// Attention variant (not used by london).
@@ -80,6 +82,14 @@ mod cli {
         /// Tiny model (2 layers, 4 heads, width 64); with no corpus path, also the tiny corpus.
         #[arg(long)]
         tiny: bool,
+        /// corpus: the folder to write wiki.txt, birth_places_train.tsv, birth_dev.tsv and
+        /// birth_test.tsv into (created if missing; existing files are replaced).
+        #[arg(long = "out_dir")]
+        out_dir: Option<PathBuf>,
+        /// corpus: the number of people (split 2000:500:437 like the course); default the
+        /// embedded corpus's size (2937, or 270 with --tiny).
+        #[arg(long)]
+        people: Option<usize>,
         /// Seed for initialisation, dropout and the corruption draws.
         #[arg(long, default_value_t = 0)]
         seed: u64,
@@ -217,6 +227,9 @@ mod cli {
         if cli.function == Function::London {
             return london(cli);
         }
+        if cli.function == Function::Corpus {
+            return corpus(cli);
+        }
         let variant = variant(cli)?;
         let fname = format!("{:?}", cli.function).to_lowercase();
         // Check every flag and output location before the GPU starts or any file is read.
@@ -271,7 +284,7 @@ mod cli {
             Function::Pretrain => pretrain(cli, &gpu, cfg, &vocab, text, &inp.corpus.name),
             Function::Finetune => finetune(cli, &gpu, cfg, &vocab, inp.finetune),
             Function::Evaluate => evaluate(cli, &gpu, cfg, &vocab, inp.eval),
-            Function::London => unreachable!("handled above"),
+            Function::London | Function::Corpus => Err("internal: handled above".into()),
         }
     }
 
@@ -471,6 +484,39 @@ mod cli {
             )?;
         }
         println!("{}", data::format_accuracy(c, t));
+        Ok(())
+    }
+
+    /// Write the embedded corpus (or one of `--people` people) as the course's four files.
+    fn corpus(cli: &Cli) -> Res<()> {
+        let dir = need(&cli.out_dir, "out_dir", "corpus")?;
+        let c = match cli.people {
+            Some(n) if n < 3 => {
+                return Err(format!(
+                    "--people {n} must be at least 3 (so that train and dev get one each)"
+                ))
+            }
+            Some(n) => data::generate(run::DEFAULT_CORPUS_SEED, n),
+            None => run::default_corpus(cli.tiny),
+        };
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("could not create the folder {}: {e}", dir.display()))?;
+        for (name, text) in [
+            ("wiki.txt", &c.wiki),
+            ("birth_places_train.tsv", &c.train_tsv),
+            ("birth_dev.tsv", &c.dev_tsv),
+            ("birth_test.tsv", &c.test_tsv),
+        ] {
+            write_atomic(&dir.join(name), text.as_bytes())?;
+        }
+        println!(
+            "wrote wiki.txt ({} lines), birth_places_train.tsv ({}), birth_dev.tsv ({}), birth_test.tsv ({}) to {}",
+            c.wiki.lines().count(),
+            c.train_tsv.lines().count(),
+            c.dev_tsv.lines().count(),
+            c.test_tsv.lines().count(),
+            dir.display()
+        );
         Ok(())
     }
 }

@@ -291,3 +291,40 @@ fn greedy_decoding_is_deterministic_and_batching_changes_nothing() {
         }
     }
 }
+
+#[test]
+fn corpus_writes_the_generated_files_that_the_other_commands_read() {
+    let dir = corpus_dir("corpus");
+    let out_dir = dir.join("gen");
+    let o = run(&dir, &["corpus", "--out_dir", "gen", "--people", "30"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let read = |n: &str| std::fs::read_to_string(out_dir.join(n)).expect(n);
+    let c = data::generate(0, 30);
+    assert_eq!(read("wiki.txt"), c.wiki);
+    assert_eq!(read("birth_places_train.tsv"), c.train_tsv);
+    assert_eq!(read("birth_dev.tsv"), c.dev_tsv);
+    assert_eq!(read("birth_test.tsv"), c.test_tsv);
+    let rows = c.train_tsv.lines().count() + c.dev_tsv.lines().count() + c.test_tsv.lines().count();
+    assert_eq!(rows, 30);
+    assert_eq!(c.wiki.lines().count(), 30);
+    no_tmp_left(&out_dir);
+    // The written files feed the London baseline like the course's own.
+    let o = run(&dir, &["london", "--eval_corpus_path", "gen/birth_dev.tsv"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).starts_with("Correct: "), "{}", stdout(&o));
+    let o = run(&dir, &["corpus", "--out_dir", "x", "--people", "2"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("--people 2 must be at least 3"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.join("x").exists());
+    let o = run(&dir, &["corpus"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("corpus needs --out_dir"),
+        "{}",
+        stderr(&o)
+    );
+}
