@@ -7,6 +7,10 @@ Run by hand where PyTorch is installed (pip install torch safetensors numpy):
     cargo test --test parity -- --ignored write_parity_inputs   # checkpoints + batch.json
     python3 scripts/parity.py                                     # <variant>_torch.json
 
+It also loads any checkpoint the CLI writes and decodes greedily, to compare with `attnlab evaluate`:
+
+    python3 scripts/parity.py --checkpoint vanilla.finetune.params --eval birth_dev.tsv --limit 20
+
 The model below is our own definition of the CS224N A5 GPT (pre-LN blocks, vanilla causal or
 synthesizer attention, 4x GELU MLP, bias-free head, cross-entropy ignoring PAD = 0). The reference
 is computed in float64 so the fixture is the exact answer up to ~1e-15; the float32 PyTorch run is
@@ -104,10 +108,12 @@ class GPT(nn.Module):
         self.ln_f = nn.LayerNorm(n_embd)
         self.head = nn.Linear(n_embd, vocab_size, bias=False)
 
-    def forward(self, idx, targets):
+    def forward(self, idx, targets=None):
         t = idx.shape[1]
         x = self.tok_emb(idx) + self.pos_emb[:, :t, :]
         logits = self.head(self.ln_f(self.blocks(x)))
+        if targets is None:
+            return logits, None
         loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1), ignore_index=0)
         return logits, loss
 
@@ -142,10 +148,51 @@ def rel(a, b, scale=0.0):
     return float(np.max(np.abs(a - b) / np.maximum(np.abs(b), floor)))
 
 
+def load_checkpoint(path):
+    """A checkpoint written by `attnlab pretrain|finetune` as a PyTorch model, plus its vocabulary."""
+    with safe_open(path, framework="pt") as f:
+        meta = f.metadata()
+    sizes = {k: int(meta[k]) for k in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd")}
+    model = GPT(meta["variant"], **sizes).to(torch.float64)
+    model.load_state_dict(load_file(path), strict=True)
+    model.eval()
+    return model, meta["vocab"], sizes["block_size"]
+
+
+@torch.no_grad()
+def greedy(model, ids, steps, block):
+    """The reference's sample(..., sample=False): argmax, context cropped to the block."""
+    x = torch.tensor([ids], dtype=torch.long)
+    for _ in range(steps):
+        logits, _ = model(x[:, -block:])
+        x = torch.cat([x, logits[:, -1, :].argmax(-1, keepdim=True)], dim=1)
+    return x[0].tolist()
+
+
+def predict(path, tsv, limit):
+    """Print one prediction per question of `tsv` (first `limit`), as `attnlab evaluate` writes them."""
+    model, itos, block = load_checkpoint(path)
+    stoi = {c: i for i, c in enumerate(itos)}
+    with open(tsv, encoding="utf-8") as f:
+        questions = [line.split("\t")[0] for line in f][:limit]
+    for q in questions:
+        out = "".join(itos[i] for i in greedy(model, [stoi[c] for c in q + "\u2047"], 32, block))
+        print(out.split("\u2047")[1])
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("variants", nargs="*", default=["vanilla", "synthesizer"])
+    ap.add_argument("--checkpoint", help="instead: load this attnlab checkpoint in PyTorch and print "
+                    "greedy predictions for --eval's questions (compare with attnlab evaluate's file)")
+    ap.add_argument("--eval", help="TSV of questions for --checkpoint")
+    ap.add_argument("--limit", type=int, default=10**9, help="only the first N questions")
     args = ap.parse_args()
+    if args.checkpoint:
+        if not args.eval:
+            ap.error("--checkpoint needs --eval TSV")
+        return predict(args.checkpoint, args.eval, args.limit)
     torch.manual_seed(0)
     for variant in args.variants:
         sizes, logits, loss, grads = run(variant, torch.float64)

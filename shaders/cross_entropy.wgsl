@@ -4,6 +4,8 @@
 // stats layout (3N + 1): [0, N) row lse, [N, 2N) row loss, [2N, 3N) row valid (0/1), [3N] count.
 
 const WG: u32 = 256u;
+// Threads per row for ce_rows and ce_reduce: a short tree keeps software GPUs fast.
+const RW: u32 = 32u;
 
 struct Params {
     n: u32,
@@ -17,12 +19,12 @@ struct Params {
 @group(0) @binding(2) var<storage, read> targets: array<u32>;
 @group(0) @binding(3) var<storage, read_write> stats: array<f32>;
 
-var<workgroup> red: array<f32, WG>;
+var<workgroup> red: array<f32, RW>;
 
 fn tree(li: u32, v: f32, is_max: bool) -> f32 {
     red[li] = v;
     workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s = s / 2u) {
+    for (var s = RW / 2u; s > 0u; s = s / 2u) {
         if (li < s) {
             if (is_max) {
                 red[li] = max(red[li], red[li + s]);
@@ -38,7 +40,7 @@ fn tree(li: u32, v: f32, is_max: bool) -> f32 {
 }
 
 // One workgroup per row: stable log-sum-exp and the row's loss.
-@compute @workgroup_size(WG)
+@compute @workgroup_size(RW)
 fn ce_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(local_invocation_index) li: u32) {
     let row = wid.x + wid.y * nwg.x;
@@ -47,12 +49,12 @@ fn ce_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     }
     let base = row * p.v;
     var m = -3.0e38;
-    for (var j = li; j < p.v; j += WG) {
+    for (var j = li; j < p.v; j += RW) {
         m = max(m, logits[base + j]);
     }
     m = tree(li, m, true);
     var s = 0.0;
-    for (var j = li; j < p.v; j += WG) {
+    for (var j = li; j < p.v; j += RW) {
         s += exp(logits[base + j] - m);
     }
     s = tree(li, s, false);
@@ -74,11 +76,11 @@ fn ce_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
 @group(0) @binding(1) var<storage, read_write> rstats: array<f32>;
 @group(0) @binding(2) var<storage, read_write> loss_out: array<f32>;
 
-@compute @workgroup_size(WG)
+@compute @workgroup_size(RW)
 fn ce_reduce(@builtin(local_invocation_index) li: u32) {
     var s = 0.0;
     var c = 0.0;
-    for (var r = li; r < p.n; r += WG) {
+    for (var r = li; r < p.n; r += RW) {
         s += rstats[p.n + r];
         c += rstats[2u * p.n + r];
     }

@@ -5,6 +5,9 @@
 // as per-block partial sums (one thread per channel) followed by an in-order sum of the blocks.
 
 const WG: u32 = 256u;
+// Threads per row for the row kernels: a short tree (a few barriers) keeps software GPUs fast, and
+// one 32-wide group per row still covers a real GPU's SIMD width.
+const RW: u32 = 32u;
 
 struct Params {
     rows: u32,
@@ -28,15 +31,15 @@ struct Params {
 @group(0) @binding(5) var<storage, read_write> s5: array<f32>;
 @group(0) @binding(6) var<storage, read_write> s6: array<f32>;
 
-var<workgroup> sa: array<f32, WG>;
-var<workgroup> sb: array<f32, WG>;
+var<workgroup> sa: array<f32, RW>;
+var<workgroup> sb: array<f32, RW>;
 
 // Tree-sum sa and sb across the workgroup; every thread gets both totals.
 fn wg_sum2(li: u32, a: f32, b: f32) -> vec2<f32> {
     sa[li] = a;
     sb[li] = b;
     workgroupBarrier();
-    for (var h = WG / 2u; h > 0u; h /= 2u) {
+    for (var h = RW / 2u; h > 0u; h /= 2u) {
         if (li < h) {
             sa[li] += sa[li + h];
             sb[li] += sb[li + h];
@@ -49,7 +52,7 @@ fn wg_sum2(li: u32, a: f32, b: f32) -> vec2<f32> {
 }
 
 // s1 = x (rows, C), s2 = w (C), s3 = b (C); s4 = y (rows, C), s5 = mean (rows), s6 = rstd (rows).
-@compute @workgroup_size(WG)
+@compute @workgroup_size(RW)
 fn ln_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
               @builtin(local_invocation_index) li: u32) {
     let row = wid.x + wid.y * nwg.x;
@@ -58,18 +61,18 @@ fn ln_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     }
     let o = row * p.c;
     var s = 0.0;
-    for (var j = li; j < p.c; j += WG) {
+    for (var j = li; j < p.c; j += RW) {
         s += s1[o + j];
     }
     let mean = wg_sum2(li, s, 0.0).x / f32(p.c);
     // Two passes (mean, then squared deviations) avoid the cancellation of E[x^2] - E[x]^2.
     var v = 0.0;
-    for (var j = li; j < p.c; j += WG) {
+    for (var j = li; j < p.c; j += RW) {
         let d = s1[o + j] - mean;
         v += d * d;
     }
     let rstd = inverseSqrt(wg_sum2(li, v, 0.0).x / f32(p.c) + p.eps);
-    for (var j = li; j < p.c; j += WG) {
+    for (var j = li; j < p.c; j += RW) {
         s4[o + j] = (s1[o + j] - mean) * rstd * s2[j] + s3[j];
     }
     if (li == 0u) {
@@ -81,7 +84,7 @@ fn ln_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
 // s1 = x, s2 = w, s3 = dy; s4 = dx (accumulated), s5 = mean, s6 = rstd (read here).
 // With g = dy * w and xhat = (x - mean) * rstd:
 //   dx += rstd * (g - mean_j(g) - xhat * mean_j(g * xhat)).
-@compute @workgroup_size(WG)
+@compute @workgroup_size(RW)
 fn ln_backward_dx(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                   @builtin(local_invocation_index) li: u32) {
     let row = wid.x + wid.y * nwg.x;
@@ -93,13 +96,13 @@ fn ln_backward_dx(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
     let rstd = s6[row];
     var sg = 0.0;
     var sgx = 0.0;
-    for (var j = li; j < p.c; j += WG) {
+    for (var j = li; j < p.c; j += RW) {
         let g = s3[o + j] * s2[j];
         sg += g;
         sgx += g * (s1[o + j] - mean) * rstd;
     }
     let t = wg_sum2(li, sg, sgx) / f32(p.c);
-    for (var j = li; j < p.c; j += WG) {
+    for (var j = li; j < p.c; j += RW) {
         let xhat = (s1[o + j] - mean) * rstd;
         let g = s3[o + j] * s2[j];
         s4[o + j] += rstd * (g - t.x - xhat * t.y);

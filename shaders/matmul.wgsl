@@ -102,6 +102,147 @@ fn store_row(c0: u32, r: u32, col: u32, v: vec4<f32>) {
     }
 }
 
+// The same product for CPU adapters (lavapipe, SwiftShader), where every storage-buffer read
+// costs about the same whatever its address and barriers are dear: no workgroup memory, and each
+// thread keeps a 16 x 8 block of C in registers, so a K step is 24 reads for 128 FMAs. Threads
+// (8 x 4) own rows r0..r0+15 and columns col0 + 8j (j < 8): the same 64 x 64 tile per workgroup
+// as above, so `matmul_reg` takes the same grid. Reads past the edge are clamped to the last
+// row / column (in bounds, never stored).
+
+@compute @workgroup_size(8, 4)
+fn matmul_reg(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+    reg_block(wid, lid, 8u);
+}
+
+// For N <= 16 (the attention products with a head size of 16): 64 x 16 tiles of 2 x 4 threads,
+// so no thread computes columns that do not exist. Grid: ceil(N / 16) x ceil(M / 64) x batches.
+@compute @workgroup_size(2, 4)
+fn matmul_reg16(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+    reg_block(wid, lid, 2u);
+}
+
+// The thread's 16 x 8 block: rows r0..r0+15, columns col0 + j * step (j < 8), where `step` is the
+// workgroup's x size, so a workgroup covers 64 rows and 8 * step columns.
+fn reg_block(wid: vec3<u32>, lid: vec3<u32>, step: u32) {
+    let z1 = wid.z / p.nb_inner;
+    let z2 = wid.z % p.nb_inner;
+    let a0 = z1 * p.a_outer + z2 * p.a_inner;
+    let b0 = z1 * p.b_outer + z2 * p.b_inner;
+    let c0 = z1 * p.c_outer + z2 * p.c_inner;
+    let r0 = wid.y * TM + lid.y * 16u;
+    let col0 = wid.x * 8u * step + lid.x;
+    let last_row = p.m - 1u;
+    let last_col = p.n - 1u;
+    let ar0 = a0 + min(r0 + 0u, last_row) * p.a_row;
+    let ar1 = a0 + min(r0 + 1u, last_row) * p.a_row;
+    let ar2 = a0 + min(r0 + 2u, last_row) * p.a_row;
+    let ar3 = a0 + min(r0 + 3u, last_row) * p.a_row;
+    let ar4 = a0 + min(r0 + 4u, last_row) * p.a_row;
+    let ar5 = a0 + min(r0 + 5u, last_row) * p.a_row;
+    let ar6 = a0 + min(r0 + 6u, last_row) * p.a_row;
+    let ar7 = a0 + min(r0 + 7u, last_row) * p.a_row;
+    let ar8 = a0 + min(r0 + 8u, last_row) * p.a_row;
+    let ar9 = a0 + min(r0 + 9u, last_row) * p.a_row;
+    let ar10 = a0 + min(r0 + 10u, last_row) * p.a_row;
+    let ar11 = a0 + min(r0 + 11u, last_row) * p.a_row;
+    let ar12 = a0 + min(r0 + 12u, last_row) * p.a_row;
+    let ar13 = a0 + min(r0 + 13u, last_row) * p.a_row;
+    let ar14 = a0 + min(r0 + 14u, last_row) * p.a_row;
+    let ar15 = a0 + min(r0 + 15u, last_row) * p.a_row;
+    let bc0 = b0 + min(col0 + 0u * step, last_col) * p.b_col;
+    let bc1 = b0 + min(col0 + 1u * step, last_col) * p.b_col;
+    let bc2 = b0 + min(col0 + 2u * step, last_col) * p.b_col;
+    let bc3 = b0 + min(col0 + 3u * step, last_col) * p.b_col;
+    let bc4 = b0 + min(col0 + 4u * step, last_col) * p.b_col;
+    let bc5 = b0 + min(col0 + 5u * step, last_col) * p.b_col;
+    let bc6 = b0 + min(col0 + 6u * step, last_col) * p.b_col;
+    let bc7 = b0 + min(col0 + 7u * step, last_col) * p.b_col;
+    var l0 = vec4<f32>(0.0); var h0 = vec4<f32>(0.0);
+    var l1 = vec4<f32>(0.0); var h1 = vec4<f32>(0.0);
+    var l2 = vec4<f32>(0.0); var h2 = vec4<f32>(0.0);
+    var l3 = vec4<f32>(0.0); var h3 = vec4<f32>(0.0);
+    var l4 = vec4<f32>(0.0); var h4 = vec4<f32>(0.0);
+    var l5 = vec4<f32>(0.0); var h5 = vec4<f32>(0.0);
+    var l6 = vec4<f32>(0.0); var h6 = vec4<f32>(0.0);
+    var l7 = vec4<f32>(0.0); var h7 = vec4<f32>(0.0);
+    var l8 = vec4<f32>(0.0); var h8 = vec4<f32>(0.0);
+    var l9 = vec4<f32>(0.0); var h9 = vec4<f32>(0.0);
+    var l10 = vec4<f32>(0.0); var h10 = vec4<f32>(0.0);
+    var l11 = vec4<f32>(0.0); var h11 = vec4<f32>(0.0);
+    var l12 = vec4<f32>(0.0); var h12 = vec4<f32>(0.0);
+    var l13 = vec4<f32>(0.0); var h13 = vec4<f32>(0.0);
+    var l14 = vec4<f32>(0.0); var h14 = vec4<f32>(0.0);
+    var l15 = vec4<f32>(0.0); var h15 = vec4<f32>(0.0);
+    for (var kk = 0u; kk < p.k; kk++) {
+        let ka = kk * p.a_col;
+        let kb = kk * p.b_row;
+        let bl = vec4<f32>(b[bc0 + kb], b[bc1 + kb], b[bc2 + kb], b[bc3 + kb]);
+        let bh = vec4<f32>(b[bc4 + kb], b[bc5 + kb], b[bc6 + kb], b[bc7 + kb]);
+        mac(&l0, &h0, a[ar0 + ka], bl, bh);
+        mac(&l1, &h1, a[ar1 + ka], bl, bh);
+        mac(&l2, &h2, a[ar2 + ka], bl, bh);
+        mac(&l3, &h3, a[ar3 + ka], bl, bh);
+        mac(&l4, &h4, a[ar4 + ka], bl, bh);
+        mac(&l5, &h5, a[ar5 + ka], bl, bh);
+        mac(&l6, &h6, a[ar6 + ka], bl, bh);
+        mac(&l7, &h7, a[ar7 + ka], bl, bh);
+        mac(&l8, &h8, a[ar8 + ka], bl, bh);
+        mac(&l9, &h9, a[ar9 + ka], bl, bh);
+        mac(&l10, &h10, a[ar10 + ka], bl, bh);
+        mac(&l11, &h11, a[ar11 + ka], bl, bh);
+        mac(&l12, &h12, a[ar12 + ka], bl, bh);
+        mac(&l13, &h13, a[ar13 + ka], bl, bh);
+        mac(&l14, &h14, a[ar14 + ka], bl, bh);
+        mac(&l15, &h15, a[ar15 + ka], bl, bh);
+    }
+    store_reg(c0, r0 + 0u, col0, step, l0, h0);
+    store_reg(c0, r0 + 1u, col0, step, l1, h1);
+    store_reg(c0, r0 + 2u, col0, step, l2, h2);
+    store_reg(c0, r0 + 3u, col0, step, l3, h3);
+    store_reg(c0, r0 + 4u, col0, step, l4, h4);
+    store_reg(c0, r0 + 5u, col0, step, l5, h5);
+    store_reg(c0, r0 + 6u, col0, step, l6, h6);
+    store_reg(c0, r0 + 7u, col0, step, l7, h7);
+    store_reg(c0, r0 + 8u, col0, step, l8, h8);
+    store_reg(c0, r0 + 9u, col0, step, l9, h9);
+    store_reg(c0, r0 + 10u, col0, step, l10, h10);
+    store_reg(c0, r0 + 11u, col0, step, l11, h11);
+    store_reg(c0, r0 + 12u, col0, step, l12, h12);
+    store_reg(c0, r0 + 13u, col0, step, l13, h13);
+    store_reg(c0, r0 + 14u, col0, step, l14, h14);
+    store_reg(c0, r0 + 15u, col0, step, l15, h15);
+}
+
+// One row of the register block: columns 0..3 and 4..7 of the thread's eight.
+fn mac(lo: ptr<function, vec4<f32>>, hi: ptr<function, vec4<f32>>, av: f32, bl: vec4<f32>, bh: vec4<f32>) {
+    *lo = fma(vec4<f32>(av), bl, *lo);
+    *hi = fma(vec4<f32>(av), bh, *hi);
+}
+
+fn store_reg(c0: u32, r: u32, col: u32, step: u32, lo: vec4<f32>, hi: vec4<f32>) {
+    if (r >= p.m) {
+        return;
+    }
+    for (var j = 0u; j < 8u; j++) {
+        let cc = col + j * step;
+        if (cc < p.n) {
+            var v = lo;
+            if (j >= 4u) {
+                v = hi;
+            }
+            var out = p.alpha * v[j % 4u];
+            if (p.has_bias != 0u) {
+                out += bias[cc];
+            }
+            let ci = c0 + r * p.c_row + cc * p.c_col;
+            if (p.accumulate != 0u) {
+                out += c[ci];
+            }
+            c[ci] = out;
+        }
+    }
+}
+
 // Column sums over every batch and row: dst[j] (+)= sum_{z, i} src[z, i, j]. Used for the bias
 // gradient and to add up per-batch partial gradients of an operand shared by all batches.
 // dst is itself a view: column j lands at (j / dn) * d_row + (j % dn) * d_col.

@@ -3,7 +3,7 @@
 // whose exp underflows to exactly 0, so the kernel writes 0 there directly (same value, and the
 // gradient of a masked entry is then exactly 0 too).
 
-const WG: u32 = 256u;
+const WG: u32 = 32u; // threads per row: few barriers on software GPUs, one SIMD group on real ones
 
 struct Params {
     rows: u32,

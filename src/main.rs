@@ -79,6 +79,13 @@ mod cli {
         /// Override the peak learning rate (6e-3 pretrain, 6e-4 finetune).
         #[arg(long = "learning_rate")]
         learning_rate: Option<f64>,
+        /// Stop training after this many optimizer steps (smoke tests and CI; run.py has no such
+        /// flag). The learning-rate schedule is the full run's.
+        #[arg(long = "max_steps")]
+        max_steps: Option<u64>,
+        /// evaluate: only the first N questions of the eval file (smoke tests and CI).
+        #[arg(long = "max_questions")]
+        max_questions: Option<usize>,
         /// Tiny model (2 layers, 4 heads, width 64); with no corpus path, also the tiny corpus.
         #[arg(long)]
         tiny: bool,
@@ -259,6 +266,9 @@ mod cli {
         if cli.max_epochs == Some(0) || cli.batch_size == Some(0) {
             return Err("--max_epochs and --batch_size must be at least 1".into());
         }
+        if cli.max_steps == Some(0) || cli.max_questions == Some(0) {
+            return Err("--max_steps and --max_questions must be at least 1".into());
+        }
         if let Some(lr) = cli.learning_rate {
             if !(lr.is_finite() && lr > 0.0) {
                 return Err(format!("--learning_rate {lr} must be a positive number"));
@@ -319,6 +329,7 @@ mod cli {
         if let Some(lr) = cli.learning_rate {
             tc.learning_rate = lr;
         }
+        tc.max_steps = cli.max_steps;
         tc
     }
 
@@ -341,8 +352,9 @@ mod cli {
     ) -> Res<()> {
         let epochs = trainer.cfg.max_epochs;
         println!("number of parameters: {}", trainer.model.num_params());
+        let total = ((per_epoch * epochs) as u64).min(trainer.cfg.max_steps.unwrap_or(u64::MAX));
         let pb = bar(
-            (per_epoch * epochs) as u64,
+            total,
             "epoch {msg} [{bar:30}] {pos}/{len} steps, {elapsed_precise} elapsed, ETA {eta}",
         );
         let start = Instant::now();
@@ -428,8 +440,11 @@ mod cli {
         tsv: Option<Input>,
     ) -> Res<()> {
         let tsv = tsv.ok_or("evaluate needs --eval_corpus_path PATH")?;
-        let rows = parse_tsv(&tsv.bytes, &tsv.name, TsvMode::AnswersOptional)
+        let mut rows = parse_tsv(&tsv.bytes, &tsv.name, TsvMode::AnswersOptional)
             .map_err(|e| e.to_string())?;
+        if let Some(n) = cli.max_questions {
+            rows.truncate(n);
+        }
         let path = need(&cli.reading_params_path, "reading_params_path", "evaluate")?;
         let model = load(gpu, path, &cfg, vocab)?;
         println!("number of parameters: {}", model.num_params());

@@ -1,7 +1,8 @@
 //! Matmul throughput at the GPT's shapes (B=128, T=127, C=256, 8 heads of 32): GFLOP/s of
 //! `matmul_gpu` (wall clock over `--repeats` dispatches after a warm-up, each ended by `sync`) beside a
 //! plain single-threaded f32 CPU triple loop (i-k-j order) on contiguous matrices of the same sizes.
-//! `--quick` divides the row count and the batch count by 16. Native only.
+//! `--quick` divides the row count and the batch count by 16. `--step ROWS` times the tiny preset's
+//! training step instead, and `--step ROWS --profile` adds a per-kernel breakdown. Native only.
 
 #[cfg(target_arch = "wasm32")]
 fn main() {}
@@ -150,7 +151,7 @@ mod native {
 
     /// `--step ROWS`: the tiny GPT preset's whole training step (forward, backward, clip, AdamW)
     /// on ROWS sequences of 127 tokens, for both variants.
-    fn time_step(gpu: &std::rc::Rc<Gpu>, rows: usize, repeats: usize) -> Result<()> {
+    fn time_step(gpu: &std::rc::Rc<Gpu>, rows: usize, repeats: usize, profile: bool) -> Result<()> {
         use attnlab::model::{Gpt, GptConfig, Variant};
         use attnlab::train::{TrainConfig, Trainer};
         let t = 127;
@@ -177,6 +178,25 @@ mod native {
                 dt * 1e3,
                 (rows * t) as f64 / dt
             );
+            if profile {
+                gpu.set_profiling(true)?;
+                tr.step(&x, &x, rows, t)?;
+                gpu.sync().await_blocking()?;
+                let rows = gpu.profile();
+                gpu.set_profiling(false)?;
+                let total: f64 = rows.iter().map(|r| r.2).sum();
+                println!(
+                    "  one step with every dispatch waited for alone: {:.1} ms",
+                    total * 1e3
+                );
+                for (k, n, s) in rows {
+                    println!(
+                        "  {k:<34} {n:>4} x {:>9.2} ms = {:>5.1}%",
+                        s * 1e3 / n as f64,
+                        100.0 * s / total
+                    );
+                }
+            }
         }
         Ok(())
     }
@@ -207,7 +227,7 @@ mod native {
                 .and_then(|v| v.parse::<usize>().ok())
                 .filter(|&r| r > 0)
                 .unwrap_or(8);
-            return time_step(&gpu, rows, repeats);
+            return time_step(&gpu, rows, repeats, args.iter().any(|a| a == "--profile"));
         }
         let div = if quick { 16 } else { 1 };
         let (rows, batch) = (128 * 127 / div, 128 / div);

@@ -58,6 +58,10 @@ pub struct Gpu {
     pub(crate) pool: Rc<RefCell<pool::Pool>>,
     pub(crate) rec: RefCell<record::Recorder>,
     pub(crate) counters: Cell<Stats>,
+    /// Per-kernel wall time when profiling (native only; see `Gpu::set_profiling`).
+    pub(crate) profile: RefCell<Option<std::collections::BTreeMap<String, (u64, f64)>>>,
+    /// Use the kernels written for CPU adapters (register-blocked matmul); see `set_cpu_kernels`.
+    cpu_kernels: Cell<bool>,
     lost: Arc<Mutex<Option<String>>>,
 }
 
@@ -155,11 +159,25 @@ impl Gpu {
             pool: Rc::new(RefCell::new(pool::Pool::default())),
             rec: RefCell::new(rec),
             counters: Cell::new(Stats::default()),
+            profile: RefCell::new(None),
+            cpu_kernels: Cell::new(info.device_type == wgpu::DeviceType::Cpu),
             lost,
             device,
             queue,
         };
         Ok(Rc::new(gpu))
+    }
+
+    /// Whether kernels with a CPU-adapter variant use it (on by default for software adapters such
+    /// as lavapipe and SwiftShader, where workgroup memory and barriers cost more than they save).
+    pub fn cpu_kernels(&self) -> bool {
+        self.cpu_kernels.get()
+    }
+
+    /// Choose the kernel variants (tests run both on whatever adapter they have). Results agree to
+    /// rounding; only the speed differs.
+    pub fn set_cpu_kernels(&self, on: bool) {
+        self.cpu_kernels.set(on);
     }
 
     /// Native only: block on [`Gpu::new`].

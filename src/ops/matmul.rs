@@ -13,6 +13,18 @@ const MATMUL: Kernel = Kernel {
     src: SRC,
     entry: "matmul",
 };
+/// The register-blocked variant for CPU adapters (same bindings, same 64 x 64 grid).
+const MATMUL_REG: Kernel = Kernel {
+    family: "matmul",
+    src: SRC,
+    entry: "matmul_reg",
+};
+/// The CPU-adapter variant for N <= 16: 64 x 16 tiles.
+const MATMUL_REG16: Kernel = Kernel {
+    family: "matmul",
+    src: SRC,
+    entry: "matmul_reg16",
+};
 const SUM_ROWS: Kernel = Kernel {
     family: "matmul",
     src: SRC,
@@ -191,12 +203,18 @@ pub fn matmul_gpu(
         _pad: 0,
     };
     let bias = bias.unwrap_or(a);
+    // Output tiles: 64 x 64, or 64 x 16 for the narrow CPU variant.
+    let (k, tile_n) = match (gpu.cpu_kernels(), s.n <= 16) {
+        (false, _) => (&MATMUL, 64),
+        (true, false) => (&MATMUL_REG, 64),
+        (true, true) => (&MATMUL_REG16, 16),
+    };
     let groups = [
-        u(s.n.div_ceil(64), "N tiles")?,
+        u(s.n.div_ceil(tile_n), "N tiles")?,
         u(s.m.div_ceil(64), "M tiles")?,
         u(s.batches(), "batch")?,
     ];
-    gpu.dispatch(&MATMUL, &p, &[a, b, bias, c], groups)
+    gpu.dispatch(k, &p, &[a, b, bias, c], groups)
 }
 
 /// `dst (+)= Σ over (z, i) of src[z, i, j]`, dst a view with `dn` columns (see the shader).

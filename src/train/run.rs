@@ -73,7 +73,8 @@ async fn train_epochs(
         )));
     }
     let per_epoch = steps_per_epoch(n, bs);
-    let total = (per_epoch * epochs) as u64;
+    let max_steps = trainer.cfg.max_steps.unwrap_or(u64::MAX).max(1);
+    let total = ((per_epoch * epochs) as u64).min(max_steps);
     let (t0, tokens0) = ((hooks.clock)(), trainer.tokens);
     let mut step = 0u64;
     let mut last = f32::NAN;
@@ -97,7 +98,8 @@ async fn train_epochs(
             let lr = trainer.lr;
             let loss = trainer.step(&x, &y, rows, t)?;
             step += 1;
-            let epoch_end = s + 1 == per_epoch;
+            let last_step = step == total;
+            let epoch_end = s + 1 == per_epoch || last_step;
             if !step.is_multiple_of(hooks.every.max(1)) && !epoch_end {
                 continue;
             }
@@ -127,6 +129,9 @@ async fn train_epochs(
                 elapsed_s: elapsed,
                 epoch_end,
             });
+            if last_step {
+                return Ok(last);
+            }
         }
     }
     Ok(last)

@@ -14,6 +14,9 @@ pub struct TrainConfig {
     pub betas: (f64, f64),
     pub grad_norm_clip: f64,
     pub weight_decay: f64,
+    /// Stop after this many optimizer steps (smoke tests and CI; not in run.py). The schedule is
+    /// unchanged: it still counts tokens towards `final_tokens`.
+    pub max_steps: Option<u64>,
 }
 
 impl TrainConfig {
@@ -28,6 +31,7 @@ impl TrainConfig {
             betas: (0.9, 0.95),
             grad_norm_clip: 1.0,
             weight_decay: 0.1,
+            max_steps: None,
         }
     }
     /// run.py's pretraining: 650 epochs, batch 128, lr 6e-3.

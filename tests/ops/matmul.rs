@@ -13,6 +13,7 @@ const SHAPES: &[(usize, usize, usize, usize, usize)] = &[
     (2, 3, 17, 1, 127),
     (1, 2, 64, 64, 16),
     (3, 1, 70, 3, 129),
+    (2, 2, 127, 16, 33),
 ];
 
 /// The views to try for one shape: every combination of transposed A, transposed B, and (when
@@ -92,31 +93,38 @@ fn specs(z: (usize, usize), m: usize, n: usize, k: usize) -> Vec<(Spec, usize, u
 #[test]
 fn matmul_forward_should_match_reference() {
     let g = gpu();
-    for &(z1, z2, m, n, k) in SHAPES {
-        for (s, alen, blen) in specs((z1, z2), m, n, k) {
-            let (a, b, bias, c0) = (
-                randn(1, alen),
-                randn(2, blen),
-                randn(3, n),
-                randn(4, z1 * z2 * m * n),
-            );
-            for (with_bias, acc) in [(false, false), (true, false), (true, true)] {
-                let mut want = c0.clone();
-                matmul::matmul_cpu(&a, &b, with_bias.then_some(&bias[..]), &mut want, &s, acc);
-                let (ta, tb, tbias, tc) = (
-                    upload(&g, &[alen], &a),
-                    upload(&g, &[blen], &b),
-                    upload(&g, &[n], &bias),
-                    upload(&g, &[c0.len()], &c0),
+    // Both kernel variants (workgroup-tiled for GPUs, register-blocked for CPU adapters).
+    for cpu_kernels in [false, true] {
+        g.set_cpu_kernels(cpu_kernels);
+        for &(z1, z2, m, n, k) in SHAPES {
+            for (s, alen, blen) in specs((z1, z2), m, n, k) {
+                let (a, b, bias, c0) = (
+                    randn(1, alen),
+                    randn(2, blen),
+                    randn(3, n),
+                    randn(4, z1 * z2 * m * n),
                 );
-                matmul::matmul_gpu(&ta, &tb, with_bias.then_some(&tbias), &tc, &s, acc).unwrap();
-                assert_close(
-                    &format!("matmul {s:?} bias={with_bias} acc={acc}"),
-                    &download(&tc),
-                    &want,
-                    1e-4,
-                    1e-4,
-                );
+                for (with_bias, acc) in [(false, false), (true, false), (true, true)] {
+                    let mut want = c0.clone();
+                    matmul::matmul_cpu(&a, &b, with_bias.then_some(&bias[..]), &mut want, &s, acc);
+                    let (ta, tb, tbias, tc) = (
+                        upload(&g, &[alen], &a),
+                        upload(&g, &[blen], &b),
+                        upload(&g, &[n], &bias),
+                        upload(&g, &[c0.len()], &c0),
+                    );
+                    matmul::matmul_gpu(&ta, &tb, with_bias.then_some(&tbias), &tc, &s, acc)
+                        .unwrap();
+                    assert_close(
+                        &format!(
+                            "matmul {s:?} bias={with_bias} acc={acc} cpu_kernels={cpu_kernels}"
+                        ),
+                        &download(&tc),
+                        &want,
+                        1e-4,
+                        1e-4,
+                    );
+                }
             }
         }
     }
@@ -125,34 +133,46 @@ fn matmul_forward_should_match_reference() {
 #[test]
 fn matmul_backward_should_match_reference() {
     let g = gpu();
-    for &(z1, z2, m, n, k) in SHAPES {
-        for (s, alen, blen) in specs((z1, z2), m, n, k) {
-            let (a, b, dc) = (randn(5, alen), randn(6, blen), randn(7, z1 * z2 * m * n));
-            let (mut da, mut db, mut dbias) = (randn(8, alen), randn(9, blen), randn(10, n));
-            let (da0, db0, dbias0) = (da.clone(), db.clone(), dbias.clone());
-            matmul::matmul_backward_cpu(&a, &b, &dc, &s, &mut da, &mut db, Some(&mut dbias));
-            let (ta, tb, tdc) = (
-                upload(&g, &[alen], &a),
-                upload(&g, &[blen], &b),
-                upload(&g, &[dc.len()], &dc),
-            );
-            let (tda, tdb, tdbias) = (
-                upload(&g, &[alen], &da0),
-                upload(&g, &[blen], &db0),
-                upload(&g, &[n], &dbias0),
-            );
-            matmul::matmul_backward_gpu(&ta, &tb, &tdc, &s, Some(&tda), Some(&tdb), Some(&tdbias))
+    // Both kernel variants (workgroup-tiled for GPUs, register-blocked for CPU adapters).
+    for cpu_kernels in [false, true] {
+        g.set_cpu_kernels(cpu_kernels);
+        for &(z1, z2, m, n, k) in SHAPES {
+            for (s, alen, blen) in specs((z1, z2), m, n, k) {
+                let (a, b, dc) = (randn(5, alen), randn(6, blen), randn(7, z1 * z2 * m * n));
+                let (mut da, mut db, mut dbias) = (randn(8, alen), randn(9, blen), randn(10, n));
+                let (da0, db0, dbias0) = (da.clone(), db.clone(), dbias.clone());
+                matmul::matmul_backward_cpu(&a, &b, &dc, &s, &mut da, &mut db, Some(&mut dbias));
+                let (ta, tb, tdc) = (
+                    upload(&g, &[alen], &a),
+                    upload(&g, &[blen], &b),
+                    upload(&g, &[dc.len()], &dc),
+                );
+                let (tda, tdb, tdbias) = (
+                    upload(&g, &[alen], &da0),
+                    upload(&g, &[blen], &db0),
+                    upload(&g, &[n], &dbias0),
+                );
+                matmul::matmul_backward_gpu(
+                    &ta,
+                    &tb,
+                    &tdc,
+                    &s,
+                    Some(&tda),
+                    Some(&tdb),
+                    Some(&tdbias),
+                )
                 .unwrap();
-            let what = format!("{s:?}");
-            assert_close(&format!("dA {what}"), &download(&tda), &da, 1e-4, 1e-4);
-            assert_close(&format!("dB {what}"), &download(&tdb), &db, 1e-4, 1e-4);
-            assert_close(
-                &format!("dbias {what}"),
-                &download(&tdbias),
-                &dbias,
-                1e-4,
-                1e-4,
-            );
+                let what = format!("{s:?} cpu_kernels={cpu_kernels}");
+                assert_close(&format!("dA {what}"), &download(&tda), &da, 1e-4, 1e-4);
+                assert_close(&format!("dB {what}"), &download(&tdb), &db, 1e-4, 1e-4);
+                assert_close(
+                    &format!("dbias {what}"),
+                    &download(&tdbias),
+                    &dbias,
+                    1e-4,
+                    1e-4,
+                );
+            }
         }
     }
 }
