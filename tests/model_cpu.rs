@@ -90,7 +90,7 @@ fn attention(p: &Params, cfg: &GptConfig, h: &[f64], name: &str) -> (Vec<f64>, V
         for hd in 0..nh {
             for i in 0..T {
                 // Scores of query i against keys j <= i; the masked ones get probability 0.
-                let mut s = vec![f64::NEG_INFINITY; T];
+                let mut s = [f64::NEG_INFINITY; T];
                 for (j, sj) in s.iter_mut().enumerate().take(i + 1) {
                     let mut acc = 0.0;
                     for d in 0..hs {
