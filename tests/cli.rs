@@ -328,3 +328,119 @@ fn corpus_writes_the_generated_files_that_the_other_commands_read() {
         stderr(&o)
     );
 }
+
+#[test]
+fn bad_files_name_the_file_and_line_and_a_failed_run_keeps_the_old_checkpoint() {
+    let dir = corpus_dir("badfiles");
+    // A question too long for the block.
+    std::fs::write(
+        dir.join("long.tsv"),
+        format!("Where was {} born?\tRome\n", "A".repeat(130)),
+    )
+    .expect("write");
+    fails(
+        &dir,
+        &[
+            "finetune", "vanilla", "wiki.txt", "--tiny", "--finetune_corpus_path", "long.tsv",
+            "--writing_params_path", "out.st",
+        ],
+        "long.tsv:1: question + answer + 2 separators is 152 characters, more than the block size 128",
+        "out.st",
+    );
+    // Not UTF-8, and a folder where a file belongs.
+    std::fs::write(dir.join("bin.txt"), [0xffu8, 0xfe, b'a']).expect("write");
+    fails(
+        &dir,
+        &[
+            "pretrain",
+            "vanilla",
+            "bin.txt",
+            "--writing_params_path",
+            "out.st",
+        ],
+        "bin.txt:1: invalid UTF-8",
+        "out.st",
+    );
+    std::fs::create_dir_all(dir.join("folder")).expect("mkdir");
+    fails(
+        &dir,
+        &[
+            "pretrain",
+            "vanilla",
+            "folder",
+            "--writing_params_path",
+            "out.st",
+        ],
+        "cannot read folder",
+        "out.st",
+    );
+    // A good checkpoint, then a question with a character outside the vocabulary.
+    let o = run(
+        &dir,
+        &[
+            "pretrain",
+            "vanilla",
+            "wiki.txt",
+            "--tiny",
+            "--max_steps",
+            "1",
+            "--writing_params_path",
+            "good.st",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let good = std::fs::read(dir.join("good.st")).expect("read");
+    std::fs::write(
+        dir.join("oov.tsv"),
+        "Where was A B born?\tRome\nWhere was \u{3a9} born?\tRome\n",
+    )
+    .expect("write");
+    fails(
+        &dir,
+        &[
+            "evaluate",
+            "vanilla",
+            "wiki.txt",
+            "--tiny",
+            "--reading_params_path",
+            "good.st",
+            "--eval_corpus_path",
+            "oov.tsv",
+            "--outputs_path",
+            "pred.txt",
+        ],
+        "oov.tsv:2: character '\u{3a9}' (U+03A9)",
+        "pred.txt",
+    );
+    // Training that diverges stops with a message and leaves the checkpoint it would replace.
+    let o = run(
+        &dir,
+        &[
+            "finetune",
+            "vanilla",
+            "wiki.txt",
+            "--tiny",
+            "--finetune_corpus_path",
+            "train.tsv",
+            "--reading_params_path",
+            "good.st",
+            "--writing_params_path",
+            "good.st",
+            "--learning_rate",
+            "1e30",
+            "--batch_size",
+            "2",
+            "--max_epochs",
+            "4",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("training stopped: the loss became"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read(dir.join("good.st")).expect("read"), good);
+    no_tmp_left(&dir);
+    let _ = std::fs::remove_dir_all(&dir);
+}
