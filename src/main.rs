@@ -209,6 +209,14 @@ mod cli {
             let mut f = std::fs::File::create(&tmp)?;
             f.write_all(bytes)?;
             f.sync_all()?;
+            // Fault injection for tests/faults.rs: hold the finished temp file for a while so a
+            // test can kill the process between the write and the rename.
+            if let Some(ms) = std::env::var("ATTNLAB_FAULT_PAUSE_BEFORE_RENAME_MS")
+                .ok()
+                .and_then(|v| v.parse::<u64>().ok())
+            {
+                std::thread::sleep(std::time::Duration::from_millis(ms));
+            }
             std::fs::rename(&tmp, path)
         })();
         result.map_err(|e| {
