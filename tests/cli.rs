@@ -444,3 +444,93 @@ fn bad_files_name_the_file_and_line_and_a_failed_run_keeps_the_old_checkpoint() 
     no_tmp_left(&dir);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn damaged_checkpoints_and_impossible_sizes_are_refused() {
+    let dir = corpus_dir("ckpt");
+    let wiki = std::fs::read_to_string(dir.join("wiki.txt")).expect("read");
+    let vocab = Vocab::from_text(&wiki, "wiki.txt").expect("vocab");
+    let gpu = Gpu::new_blocking().unwrap_or_else(|e| panic!("{e}"));
+    let model = Gpt::new(&gpu, GptConfig::tiny(Variant::Vanilla, vocab.len()), 1).expect("model");
+    let itos: String = vocab.itos.iter().collect();
+    let good = pollster::block_on(checkpoint::to_bytes(&model, &itos)).expect("bytes");
+    let eval = |ck: &str| {
+        [
+            "evaluate",
+            "vanilla",
+            "wiki.txt",
+            "--tiny",
+            "--reading_params_path",
+            ck,
+            "--eval_corpus_path",
+            "dev.tsv",
+            "--outputs_path",
+            "pred.txt",
+        ]
+        .map(String::from)
+    };
+    let fails_on = |ck: &str, needle: &str| {
+        let args = eval(ck);
+        fails(
+            &dir,
+            &args.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+            needle,
+            "pred.txt",
+        );
+    };
+    // Truncated, and bytes flipped inside the tensor data's header.
+    std::fs::write(dir.join("trunc.st"), &good[..good.len() / 2]).expect("write");
+    fails_on(
+        "trunc.st",
+        "trunc.st is not a readable safetensors checkpoint",
+    );
+    std::fs::write(dir.join("empty.st"), b"").expect("write");
+    fails_on(
+        "empty.st",
+        "empty.st is not a readable safetensors checkpoint",
+    );
+    // A non-finite weight.
+    let w = model.param("head.weight").expect("head");
+    let mut vals = w.value().read().expect("read");
+    vals[5] = f32::NAN;
+    w.value().write_f32(&vals).expect("write");
+    let nan = pollster::block_on(checkpoint::to_bytes(&model, &itos)).expect("bytes");
+    std::fs::write(dir.join("nan.st"), nan).expect("write");
+    fails_on("nan.st", "tensor 'head.weight' holds a non-finite value");
+    // The right variant at the wrong size (tiny checkpoint read as the assignment's model).
+    std::fs::write(dir.join("good.st"), &good).expect("write");
+    fails(
+        &dir,
+        &[
+            "evaluate",
+            "vanilla",
+            "wiki.txt",
+            "--reading_params_path",
+            "good.st",
+            "--eval_corpus_path",
+            "dev.tsv",
+            "--outputs_path",
+            "pred.txt",
+        ],
+        "but a vanilla model (vocab",
+        "pred.txt",
+    );
+    // A batch too big for the device: the embedded course-size corpus, the assignment's model,
+    // every document in one batch needs a buffer beyond WebGPU's default binding limit.
+    fails(
+        &dir,
+        &[
+            "pretrain",
+            "vanilla",
+            "--batch_size",
+            "4096",
+            "--max_steps",
+            "1",
+            "--writing_params_path",
+            "big.st",
+        ],
+        "max_storage_buffer_binding_size",
+        "big.st",
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
