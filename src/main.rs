@@ -83,6 +83,10 @@ mod cli {
         /// flag). The learning-rate schedule is the full run's.
         #[arg(long = "max_steps")]
         max_steps: Option<u64>,
+        /// pretrain/finetune: continue the run saved in this training state (the `.resume` file a
+        /// run writes beside --writing_params_path), with the same other flags as that run.
+        #[arg(long)]
+        resume: Option<PathBuf>,
         /// evaluate: only the first N questions of the eval file (smoke tests and CI).
         #[arg(long = "max_questions")]
         max_questions: Option<usize>,
@@ -327,6 +331,35 @@ mod cli {
         Ok(model)
     }
 
+    /// Where a run keeps its resumable training state: `<checkpoint>.resume`.
+    fn state_path(checkpoint: &Path) -> PathBuf {
+        let mut name = checkpoint.file_name().unwrap_or_default().to_os_string();
+        name.push(".resume");
+        checkpoint.with_file_name(name)
+    }
+
+    /// The trainer for a run: fresh from `model`, or continued from `--resume`'s state.
+    fn trainer_for(
+        cli: &Cli,
+        gpu: &Rc<Gpu>,
+        cfg: &GptConfig,
+        vocab: &Vocab,
+        tc: TrainConfig,
+        fresh: impl FnOnce() -> Res<Gpt>,
+    ) -> Res<Trainer> {
+        match &cli.resume {
+            Some(p) => {
+                let model = load(gpu, p, cfg, vocab)?;
+                let input = read(p)?;
+                let t = Trainer::resume(model, tc, &input.bytes, &input.name)
+                    .map_err(|e| e.to_string())?;
+                println!("resuming {} after step {}", input.name, t.steps);
+                Ok(t)
+            }
+            None => Trainer::new(fresh()?, tc, cli.seed as u32).map_err(|e| e.to_string()),
+        }
+    }
+
     fn apply_overrides(cli: &Cli, mut tc: TrainConfig) -> TrainConfig {
         if let Some(e) = cli.max_epochs {
             tc.max_epochs = e;
@@ -378,18 +411,50 @@ mod cli {
             }
             pb.set_message(msg);
         };
+        // The resumable state goes beside the checkpoint. The callback runs at an epoch end only
+        // after a finite loss was read, which vouches for the state saved at the previous epoch end
+        // (training went on from it); so each epoch end writes the previous, now verified, state
+        // (at most every 30 s) and keeps the current one in memory. The end of a run writes its own.
+        let path = need(&cli.writing_params_path, "writing_params_path", "training")?;
+        let state = state_path(path);
+        let itos = vocab_string(vocab);
+        let mut saved: Option<(f64, u64)> = None;
+        let mut pending: Option<(Vec<u8>, u64)> = None;
+        let mut save_state = |t: &Trainer| -> attnlab::Result<()> {
+            let now = clock();
+            if let Some((bytes, step)) = pending.take() {
+                if saved.is_none_or(|(at, _)| now - at >= 30.0) {
+                    write_atomic(&state, &bytes).map_err(attnlab::Error::Msg)?;
+                    saved = Some((now, step));
+                }
+            }
+            pending = Some((pollster::block_on(t.state_to_bytes(&itos))?, t.steps));
+            Ok(())
+        };
         let mut hooks = Hooks {
             every: 10,
             clock: &clock,
             on_progress: &mut report,
+            on_epoch_end: Some(&mut save_state),
         };
         let result = go(&mut trainer, &mut hooks);
         pb.finish();
-        result.map_err(|e| e.to_string())?;
-        let path = need(&cli.writing_params_path, "writing_params_path", "training")?;
-        let bytes = pollster::block_on(checkpoint::to_bytes(&trainer.model, &vocab_string(vocab)))
+        if let Err(e) = result {
+            return Err(match saved {
+                None => e.to_string(),
+                Some((_, step)) => format!(
+                    "{e}\nthe last good training state is {} (after step {step}); continue from it \
+                     with the same command plus --resume {}",
+                    state.display(),
+                    state.display()
+                ),
+            });
+        }
+        let bytes = pollster::block_on(checkpoint::to_bytes(&trainer.model, &itos))
             .map_err(|e| e.to_string())?;
         write_atomic(path, &bytes)?;
+        let bytes = pollster::block_on(trainer.state_to_bytes(&itos)).map_err(|e| e.to_string())?;
+        write_atomic(&state, &bytes)?;
         println!("saved {}", path.display());
         Ok(())
     }
@@ -404,10 +469,11 @@ mod cli {
     ) -> Res<()> {
         let data = data::CharCorruptionDataset::new(text, name, vocab, cli.seed)
             .map_err(|e| e.to_string())?;
-        let model = Gpt::new(gpu, cfg, cli.seed).map_err(|e| e.to_string())?;
         let tc = apply_overrides(cli, TrainConfig::pretrain());
         let per_epoch = run::steps_per_epoch(data.len(), tc.batch_size);
-        let trainer = Trainer::new(model, tc, cli.seed as u32).map_err(|e| e.to_string())?;
+        let trainer = trainer_for(cli, gpu, &cfg, vocab, tc, || {
+            Gpt::new(gpu, cfg.clone(), cli.seed).map_err(|e| e.to_string())
+        })?;
         train_and_save(cli, trainer, vocab, per_epoch, |t, h| {
             pollster::block_on(train::pretrain(t, &data, h))
         })
@@ -422,19 +488,18 @@ mod cli {
     ) -> Res<()> {
         let tsv = tsv.ok_or("finetune needs --finetune_corpus_path PATH")?;
         let data = NameDataset::new(&tsv.bytes, &tsv.name, vocab).map_err(|e| e.to_string())?;
-        let (model, base) = match &cli.reading_params_path {
-            Some(p) => (
-                load(gpu, p, &cfg, vocab)?,
-                TrainConfig::finetune_pretrained(),
-            ),
-            None => (
-                Gpt::new(gpu, cfg, cli.seed).map_err(|e| e.to_string())?,
-                TrainConfig::finetune_scratch(),
-            ),
+        let base = match &cli.reading_params_path {
+            Some(_) => TrainConfig::finetune_pretrained(),
+            None => TrainConfig::finetune_scratch(),
         };
         let tc = apply_overrides(cli, base);
         let per_epoch = run::steps_per_epoch(data.len(), tc.batch_size);
-        let trainer = Trainer::new(model, tc, cli.seed as u32).map_err(|e| e.to_string())?;
+        let trainer = trainer_for(cli, gpu, &cfg, vocab, tc, || {
+            match &cli.reading_params_path {
+                Some(p) => load(gpu, p, &cfg, vocab),
+                None => Gpt::new(gpu, cfg.clone(), cli.seed).map_err(|e| e.to_string()),
+            }
+        })?;
         train_and_save(cli, trainer, vocab, per_epoch, |t, h| {
             pollster::block_on(train::finetune(t, &data, h))
         })

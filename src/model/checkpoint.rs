@@ -35,6 +35,20 @@ fn metadata(cfg: &GptConfig, vocab: &str) -> HashMap<String, String> {
 /// Serialise the model's parameters (read back from the GPU) and `vocab` (the itos characters in
 /// order, as one string) into safetensors bytes.
 pub async fn to_bytes(model: &Gpt, vocab: &str) -> Result<Vec<u8>> {
+    to_bytes_with(model, vocab, vec![], vec![]).await
+}
+
+/// A named f32 tensor stored beside the model's (the trainer's optimizer moments).
+pub type Extra = (String, Vec<usize>, Vec<f32>);
+
+/// `to_bytes` plus extra tensors and metadata entries. Readers of plain checkpoints (this crate,
+/// and PyTorch through `load_state_dict` after dropping the extras) see the same model.
+pub async fn to_bytes_with(
+    model: &Gpt,
+    vocab: &str,
+    extra: Vec<Extra>,
+    extra_meta: Vec<(String, String)>,
+) -> Result<Vec<u8>> {
     let mut blobs: Vec<(String, Vec<usize>, Vec<u8>)> = vec![];
     for p in &model.params {
         let v = p.var.value().to_vec_f32().await?;
@@ -55,16 +69,59 @@ pub async fn to_bytes(model: &Gpt, vocab: &str) -> Result<Vec<u8>> {
             bytemuck::cast_slice(&tril).to_vec(),
         ));
     }
+    for (name, shape, vals) in extra {
+        blobs.push((name, shape, bytemuck::cast_slice(&vals).to_vec()));
+    }
     let views = blobs
         .iter()
         .map(|(n, s, b)| TensorView::new(Dtype::F32, s.clone(), b).map(|v| (n.clone(), v)))
         .collect::<std::result::Result<Vec<_>, _>>()
         .map_err(|e| Error::Msg(format!("could not build the checkpoint: {e}")))?;
-    safetensors::tensor::serialize(
-        views,
-        Some(metadata(&model.cfg, vocab).into_iter().collect()),
-    )
-    .map_err(|e| Error::Msg(format!("could not write the checkpoint: {e}")))
+    let mut meta = metadata(&model.cfg, vocab);
+    meta.extend(extra_meta);
+    safetensors::tensor::serialize(views, Some(meta.into_iter().collect()))
+        .map_err(|e| Error::Msg(format!("could not write the checkpoint: {e}")))
+}
+
+/// The header metadata of checkpoint bytes (empty when there is none).
+pub fn metadata_of(bytes: &[u8], what: &str) -> Result<HashMap<String, String>> {
+    let (_, meta) = SafeTensors::read_metadata(bytes).map_err(|e| {
+        Error::Msg(format!(
+            "{what} is not a readable safetensors checkpoint (truncated or corrupted?): {e}"
+        ))
+    })?;
+    Ok(meta
+        .metadata()
+        .as_ref()
+        .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+        .unwrap_or_default())
+}
+
+/// An extra f32 tensor of `len` elements from checkpoint bytes, by name.
+pub fn extra_tensor(bytes: &[u8], name: &str, len: usize, what: &str) -> Result<Vec<f32>> {
+    let st = SafeTensors::deserialize(bytes).map_err(|e| {
+        Error::Msg(format!(
+            "{what} is not a readable safetensors checkpoint (truncated or corrupted?): {e}"
+        ))
+    })?;
+    let t = st
+        .tensor(name)
+        .map_err(|_| Error::Msg(format!("{what} has no tensor '{name}'")))?;
+    if t.dtype() != Dtype::F32 || t.data().len() != 4 * len {
+        return Err(Error::Msg(format!(
+            "{what}: tensor '{name}' is {:?} {:?}, expected {len} f32 values",
+            t.dtype(),
+            t.shape()
+        )));
+    }
+    let vals: Vec<f32> = bytemuck::pod_collect_to_vec(t.data());
+    if let Some(i) = vals.iter().position(|v| !v.is_finite()) {
+        return Err(Error::Msg(format!(
+            "{what}: tensor '{name}' holds a non-finite value ({}) at element {i}",
+            vals[i]
+        )));
+    }
+    Ok(vals)
 }
 
 /// What a checkpoint says about itself.

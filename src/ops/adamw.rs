@@ -71,6 +71,13 @@ impl AdamState {
     pub fn step(&self) -> u32 {
         self.step
     }
+    /// Restore a saved state: moments `m`, `v` (the parameter's length each) and the step count.
+    pub fn restore(&mut self, m: &[f32], v: &[f32], step: u32) -> Result<()> {
+        self.m.write_f32(m)?;
+        self.v.write_f32(v)?;
+        self.step = step;
+        Ok(())
+    }
 }
 
 #[repr(C)]

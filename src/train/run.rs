@@ -44,6 +44,9 @@ pub struct Hooks<'a> {
     pub every: u64,
     pub clock: &'a dyn Fn() -> f64,
     pub on_progress: &'a mut dyn FnMut(Progress),
+    /// Called after each epoch's last step has been read back (the loss was finite), with the
+    /// trainer, e.g. to save a resumable state; an error stops training.
+    pub on_epoch_end: Option<&'a mut dyn FnMut(&Trainer) -> Result<()>>,
 }
 
 /// Steps per epoch with `drop_last = False`.
@@ -76,10 +79,21 @@ async fn train_epochs(
     let max_steps = trainer.cfg.max_steps.unwrap_or(u64::MAX).max(1);
     let total = ((per_epoch * epochs) as u64).min(max_steps);
     let (t0, tokens0) = ((hooks.clock)(), trainer.tokens);
-    let mut step = 0u64;
+    // A resumed trainer continues where its step count says (see `Trainer::state_to_bytes`).
+    let done = trainer.steps.min(total);
+    let mut step = done;
     let mut last = f32::NAN;
-    for epoch in 0..epochs {
-        for s in 0..per_epoch {
+    if done == total {
+        return Ok(last);
+    }
+    let first_epoch = (done / per_epoch as u64) as usize;
+    for epoch in first_epoch..epochs {
+        let first_step = if epoch == first_epoch {
+            (done % per_epoch as u64) as usize
+        } else {
+            0
+        };
+        for s in first_step..per_epoch {
             let (lo, hi) = (s * bs, ((s + 1) * bs).min(n));
             let rows = hi - lo;
             let (mut x, mut y) = (Vec::with_capacity(rows * t), Vec::with_capacity(rows * t));
@@ -129,6 +143,11 @@ async fn train_epochs(
                 elapsed_s: elapsed,
                 epoch_end,
             });
+            if epoch_end {
+                if let Some(f) = hooks.on_epoch_end.as_mut() {
+                    f(trainer)?;
+                }
+            }
             if last_step {
                 return Ok(last);
             }
