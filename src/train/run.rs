@@ -38,6 +38,9 @@ pub struct Progress {
     pub epoch_end: bool,
 }
 
+/// The per-epoch callback of `Hooks`.
+pub type EpochEnd<'a> = dyn FnMut(&Trainer) -> Result<()> + 'a;
+
 /// How a run reports: read the loss every `every` steps; `clock` gives seconds (any origin; the
 /// page has no `Instant`); `on_progress` receives each report.
 pub struct Hooks<'a> {
@@ -46,7 +49,7 @@ pub struct Hooks<'a> {
     pub on_progress: &'a mut dyn FnMut(Progress),
     /// Called after each epoch's last step has been read back (the loss was finite), with the
     /// trainer, e.g. to save a resumable state; an error stops training.
-    pub on_epoch_end: Option<&'a mut dyn FnMut(&Trainer) -> Result<()>>,
+    pub on_epoch_end: Option<&'a mut EpochEnd<'a>>,
 }
 
 /// Steps per epoch with `drop_last = False`.
