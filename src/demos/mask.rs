@@ -7,7 +7,7 @@ use crate::autograd::{Tape, Var};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::ops::adamw::{adamw_step, AdamState, AdamW};
-use crate::ops::matmul::{matmul, Spec, View};
+use crate::ops::matmul::{matmul, matmul_gpu, Spec, View};
 use crate::ops::reduce::global_norm_gpu;
 use crate::ops::softmax::{causal_softmax, causal_softmax_backward_cpu};
 use crate::ops::{cross_entropy::cross_entropy, embedding::embedding};
@@ -133,7 +133,10 @@ pub async fn train_toy(gpu: &Rc<Gpu>, masked: bool, steps: usize, seed: u64) -> 
     let norm = Tensor::uninit(gpu, &[1])?;
     let ids = Tensor::uninit(gpu, &[B * T])?;
     let targets = Tensor::uninit(gpu, &[B * T])?;
-    let mut losses = Vec::with_capacity(steps);
+    // Each step's loss is added into slot `step` of one tensor (e_step · loss, a K = 1 matmul), so
+    // the whole run reads back once: a readback per step would cost more than the step itself.
+    let losses = Tensor::zeros(gpu, &[steps])?;
+    let slot = Tensor::uninit(gpu, &[steps])?;
     let mut attention = vec![];
     for step in 0..steps {
         let x: Vec<u32> = (0..B * T)
@@ -144,6 +147,8 @@ pub async fn train_toy(gpu: &Rc<Gpu>, masked: bool, steps: usize, seed: u64) -> 
             .collect();
         ids.write_u32(&x)?;
         targets.write_u32(&y)?;
+        let onehot: Vec<f32> = (0..steps).map(|i| (i == step) as u32 as f32).collect();
+        slot.write_f32(&onehot)?;
         let tape = Tape::new();
         let s = matmul(
             &tape,
@@ -194,11 +199,24 @@ pub async fn train_toy(gpu: &Rc<Gpu>, masked: bool, steps: usize, seed: u64) -> 
         for (pv, st) in params.iter().zip(states.iter_mut()) {
             adamw_step(&opt, pv, st, false, &norm, f32::INFINITY)?;
         }
-        losses.push(fetch(&loss).await?[0]);
+        matmul_gpu(
+            &slot,
+            loss.value(),
+            None,
+            &losses,
+            &Spec::plain(steps, 1, 1),
+            true,
+        )?;
         if step + 1 == steps {
             attention = fetch(&p).await?;
         }
     }
+    let losses = losses
+        .to_vec_f32()
+        .await?
+        .into_iter()
+        .map(f64::from)
+        .collect();
     Ok(Training {
         masked,
         losses,

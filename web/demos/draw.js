@@ -139,7 +139,7 @@ export function heatmap(ctx, box, m, rows, cols, { lo = 0, hi = 1, title = '', r
   ctx.strokeStyle = '#1d232b'; ctx.lineWidth = 1; ctx.strokeRect(x0, top, cols * cs, rows * cs);
   ctx.fillStyle = '#5b6673';
   if (title) { ctx.textAlign = 'left'; ctx.fillText(title, x, y + 7); }
-  if (rowLabels) { ctx.textAlign = 'right'; rowLabels.forEach((l, i) => ctx.fillText(l, x0 - 3, top + (i + 0.5) * cs)); }
+  if (rowLabels && cs >= 10) { ctx.textAlign = 'right'; rowLabels.forEach((l, i) => ctx.fillText(l, x0 - 3, top + (i + 0.5) * cs)); }
   if (colLabels) { ctx.textAlign = 'center'; colLabels.forEach((l, j) => ctx.fillText(l, x0 + (j + 0.5) * cs, top - 7)); }
   return { cs, x0, top };
 }
@@ -163,7 +163,8 @@ export function lines(ctx, box, xs, series, { log = false, lo = null, hi = null,
     ctx.fillText(log ? `1e${Math.round(v)}` : v.toFixed(2), x + L - 4, yy);
   }
   ctx.textAlign = 'center';
-  for (let k = 0; k <= 4; k++) { const v = xmin + (k / 4) * (xmax - xmin); ctx.fillText(+v.toFixed(2), px(v), y + h - B + 10); }
+  for (let k = 0; k <= 4; k++) { const v = xmin + (k / 4) * (xmax - xmin); ctx.textAlign = k === 4 ? 'right' : k === 0 ? 'left' : 'center'; ctx.fillText(+v.toFixed(2), px(v), y + h - B + 10); }
+  ctx.textAlign = 'center';
   if (xlabel) ctx.fillText(xlabel, x + L + (w - L) / 2, y + h - 6);
   if (title) { ctx.textAlign = 'left'; ctx.fillText(title, x + L, y + 7); }
   for (const hl of hlines) {

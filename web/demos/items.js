@@ -1,7 +1,7 @@
 // E1–E6: one query against a few keys, and the one-head / two-head noise experiment.
 // Each item: defaults (also the URL-fragment keys), controls, compute(wasm, settings) → result from
 // the kernels, draw(d) onto d.cv, numbers(d) → HTML. d.cpu says whether to show the CPU reference.
-import { C, OKABE, begin, plane, dot, cross, arrow, bars, heatmap, lines, fmt } from './draw.js';
+import { C, begin, plane, dot, cross, arrow, bars, heatmap, lines, fmt } from './draw.js';
 import { ITEMS2 } from './items2.js';
 
 const range = (a, b, step) => Array.from({ length: Math.round((b - a) / step) + 1 }, (_, i) => +(a + i * step).toFixed(6));
@@ -10,6 +10,8 @@ function rng(seed) {
   let a = seed >>> 0;
   return () => { a = (a + 0x6D2B79F5) >>> 0; let t = Math.imul(a ^ (a >>> 15), 1 | a); t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t; return ((t ^ (t >>> 14)) >>> 0) / 4294967296; };
 }
+// Okabe–Ito without yellow (too light on white) and orange (the query's colour).
+const KEYCOL = ['#0072B2', '#D55E00', '#009E73', '#56B4E9', '#CC79A7', '#000000'];
 const pts = (s) => (s ? s.split(';').map((p) => p.split(',').map(Number)) : []);
 const unpts = (a) => a.map((p) => p.map((x) => +x.toFixed(2)).join(',')).join(';');
 export const table = (head, rows) => `<table class="demo-table"><thead><tr>${head.map((h) => `<th>${h}</th>`).join('')}</tr></thead><tbody>${rows.map((r) => `<tr>${r.map((c, i) => `<td${i ? ' class="num"' : ''}>${c}</td>`).join('')}</tr>`).join('')}</tbody></table>`;
@@ -37,7 +39,7 @@ const E1 = {
   aspect: 1.45,
   defaults: { n: 4, scale: 1, beta: 1, seed: 1, k: '', v: '', q: '' },
   controls: [
-    { type: 'range', key: 'n', label: 'keys N', min: 2, max: 8, step: 1 },
+    { type: 'range', key: 'n', label: 'keys N', min: 2, max: 6, step: 1 },
     { type: 'range', key: 'scale', label: 'query length ×', min: 0, max: 8, step: 0.05 },
     { type: 'range', key: 'beta', label: 'β', min: 0, max: 4, step: 0.05 },
     { type: 'button', label: 'new keys and values', action: (st) => { st.seed += 1; st.k = ''; st.v = ''; } },
@@ -102,11 +104,16 @@ const E1 = {
     const L = plane(ctx, { x: 0, y: 0, s }, 3, 'keys kᵢ and query q');
     const R = plane(ctx, { x: w - s, y: 0, s }, 3, 'values vᵢ and output c');
     const handles = [];
-    const col = (i) => OKABE[(i + 1) % 7];
+    const col = (i) => KEYCOL[i % KEYCOL.length];
     P.k.forEach((k, i) => { const px = L.map(k); dot(ctx, px, col(i), `k${i + 1}`, i === r.best ? 8 : 6); handles.push({ id: `k${i}`, px, plane: L }); });
     const q = [P.q[0] * d.snap.scale, P.q[1] * d.snap.scale];
-    arrow(ctx, L.map([0, 0]), L.map(q), C.q, 3);
-    handles.push({ id: 'q', px: L.map(q), plane: L });
+    // A long query is drawn at the plane's edge (its direction is what decides the winner).
+    const ql = Math.hypot(q[0], q[1]), qs = ql > 2.9 ? 2.9 / ql : 1;
+    const qd = [q[0] * qs, q[1] * qs];
+    arrow(ctx, L.map([0, 0]), L.map(qd), C.q, 3);
+    ctx.fillStyle = C.q; ctx.textAlign = 'left';
+    ctx.fillText(qs < 1 ? `q (‖q‖ = ${ql.toFixed(1)})` : 'q', L.map(qd)[0] + 6, L.map(qd)[1] + (qd[1] > 2.5 ? 12 : -8));
+    handles.push({ id: 'q', px: L.map(qd), plane: L });
     P.v.forEach((v, i) => {
       const px = R.map(v);
       ctx.strokeStyle = 'rgba(0,0,0,0.25)'; ctx.lineWidth = Math.max(0.5, 6 * r.gpu.alpha[i]);
@@ -305,10 +312,12 @@ const E5 = {
   },
   numbers(d) {
     const r = d.res;
-    const row = (o, i) => vec(o.slice(4 * i, 4 * i + 4), 3);
-    const rows = [0, 1, 2].map((i) => [`c${i + 1}/β`, row(r.gpu.out, i)].concat(d.cpu ? [row(r.cpu.out, i)] : []));
+    const rows = [];
+    for (const [src, tag] of [[r.gpu.out, 'GPU'], ...(d.cpu ? [[r.cpu.out, 'CPU']] : [])]) {
+      for (let i = 0; i < 3; i++) rows.push([`c${'₁₂₃'[i]}/β ${tag}`, ...src.slice(4 * i, 4 * i + 4).map((x) => fmt(x, 3))]);
+    }
     return `<div class="demo-matrices">${mat(r.q, 'Q', 4)}${mat(r.k, 'K', 4)}${mat(r.v, 'V', 4)}</div>` +
-      table(['in the u-basis (a, b, c, d)', 'GPU'].concat(d.cpu ? ['CPU'] : []), rows) +
+      table(['outputs', 'u_a', 'u_b', 'u_c', 'u_d'], rows) +
       `<p class="num-line muted">Matrices act on coordinates along u_a…u_d (rows: output). Check: β = 10, λ = 0.2 gives
       c₂ within 10⁻³·β of u_b and c₁ within 10⁻³·β of u_b − u_c.${d.cpu ? ' Black marks: CPU values.' : ' Black marks: targets.'}</p>`;
   },

@@ -58,7 +58,7 @@ const E7 = {
     const view = await w.demo_mask(st.t, st.seed);
     if (d.trainWanted) {
       d.trainWanted = false;
-      d.train = { masked: await w.demo_train_toy(true, 120, 1), open: await w.demo_train_toy(false, 120, 1) };
+      d.train = { masked: await w.demo_train_toy(true, 80, 1), open: await w.demo_train_toy(false, 80, 1) };
     }
     return { ...view, train: d.train || null };
   },
@@ -71,7 +71,7 @@ const E7 = {
     const hw = Math.min(top, w / 2 - 10);
     heatmap(ctx, { x: 0, y: 0, w: hw, h: top }, p, t, t, { title: st.mask ? 'weights P (masked)' : 'weights P (no mask)', hatchUpper: st.mask, rowLabels: lab, colLabels: lab, numbers: t <= 6 });
     const g = r.grad_gpu, gm = Math.max(1e-12, ...g.map(Math.abs));
-    heatmap(ctx, { x: w / 2, y: 0, w: hw, h: top }, g, t, t, { lo: -gm, hi: gm, title: 'gradient ∂L/∂S (masked; 0 = middle colour)', hatchUpper: true, rowLabels: lab, colLabels: lab });
+    heatmap(ctx, { x: w / 2, y: 0, w: hw, h: top }, g, t, t, { lo: -gm, hi: gm, title: '∂L/∂S (0 = middle colour)', hatchUpper: true, rowLabels: lab, colLabels: lab });
     const box = { x: 0, y: top + 6, w, h: h - top - 6 };
     if (r.train) {
       const xs = r.train.masked.losses.map((_, i) => i + 1);
@@ -81,7 +81,7 @@ const E7 = {
       ], { lo: 0, hi: 2.2, title: 'toy training loss', xlabel: 'step', hlines: [{ y: r.train.masked.floor, label: 'ln V' }] });
     } else {
       ctx.fillStyle = '#5b6673'; ctx.textAlign = 'left';
-      ctx.fillText('Press “train the toy …” to train it twice (120 steps each) on the GPU.', 0, top + 30);
+      ctx.fillText('Press “train the toy …” to train it twice (80 steps each) on the GPU.', 0, top + 30);
     }
   },
   numbers(d) {
@@ -183,8 +183,8 @@ const E9 = {
     for (const [k, name, map, ch] of [[0, 'dot product', toy.dot_after, toy.dot_row_change], [1, 'synthesizer', toy.synth_after, toy.synth_row_change]]) {
       const x = k * half;
       const hm = Math.min(top, half * 0.62);
-      heatmap(ctx, { x, y: 0, w: hm, h: top }, map, t, t, { title: `${name}, x${toy.j + 1} changed`, rowLabels: lab });
-      bars(ctx, { x: x + hm + 4, y: 0, w: half - hm - 12, h: top }, ch, { colors: ch.map((_, i) => (i === toy.j ? C.q : C.a)), labels: lab, title: 'row change', hi: 1 });
+      heatmap(ctx, { x, y: 0, w: hm, h: top }, map, t, t, { title: name, rowLabels: lab });
+      bars(ctx, { x: x + hm + 4, y: 0, w: half - hm - 12, h: top }, ch, { colors: ch.map((_, i) => (i === toy.j ? C.q : C.a)), labels: lab, title: 'Δ row', hi: 1 });
     }
     const y = top + 10, hh = h - y;
     drawModelGrid(ctx, { x: 0, y, w: half - 8, h: hh }, d.res.vanilla, d.snap.layer, 'vanilla', d.snap.head);
@@ -241,9 +241,9 @@ const E10 = {
   numbers(d) {
     const r = d.res;
     const taps = Array.from({ length: r.heads }, (_, k) => `W${r.heads > 1 ? k + 1 : ''} = [${r.w.slice(4 * k, 4 * k + 4).map((x) => x.toFixed(2)).join(', ')}]`);
-    const rows = [['max |output − exact layer|', fmt(maxAbs(r.gpu.out, r.target))], ['heads', String(r.heads)], ['value maps (row-major 2×2)', taps.join('<br>')]];
-    if (d.cpu) rows.push(['max |output GPU − CPU|', fmt(maxAbs(r.gpu.out, r.cpu.out))]);
-    return table(['', ''], rows) + '<p class="num-line muted">The width slider only matters for the convolution. Check (native test): at λ = 20 every layer is matched to 10⁻⁴.</p>';
+    const rows = [['max |out − exact|', fmt(maxAbs(r.gpu.out, r.target))], ['heads', String(r.heads)]];
+    if (d.cpu) rows.push(['max |GPU − CPU|', fmt(maxAbs(r.gpu.out, r.cpu.out))]);
+    return table(['', 'value'], rows) + `<p class="num-line">value maps W (2×2, row-major):<br><code>${taps.join('<br>')}</code></p>` + '<p class="num-line muted">The width slider only matters for the convolution. Check (native test): at λ = 20 every layer is matched to 10⁻⁴.</p>';
   },
 };
 
