@@ -128,7 +128,7 @@ const E1 = {
   numbers(d) {
     const r = d.res;
     const head = ['i', 'β·kᵢᵀq', 'αᵢ (GPU)'].concat(d.cpu ? ['αᵢ (CPU)', '|Δ|'] : []);
-    const rows = r.scores.map((s, i) => [`${i + 1}${i === r.best ? ' ★' : ''}`, fmt(s, 3), fmt(r.gpu.alpha[i], 6)].concat(d.cpu ? [fmt(r.cpu.alpha[i], 6), fmt(Math.abs(r.gpu.alpha[i] - r.cpu.alpha[i]))] : []));
+    const rows = r.scores.map((s, i) => [`${i + 1}${i === r.best ? '★' : ''}`, fmt(s, 3), fmt(r.gpu.alpha[i], 6)].concat(d.cpu ? [fmt(r.cpu.alpha[i], 6), fmt(Math.abs(r.gpu.alpha[i] - r.cpu.alpha[i]))] : []));
     return table(head, rows) + `<p class="num-line">c = ${vec(r.gpu.c)}${d.cpu ? ` · CPU ${vec(r.cpu.c)}` : ''}<br>
       margin k★ᵀq − next = <b>${fmt(r.margin, 3)}</b> · ‖c − v★‖ = <b>${fmt(r.dist_to_best)}</b> (max‖v‖ = ${fmt(r.max_v, 2)})<br>
       <span class="muted">Check: at margin 10, ‖c − v★‖ ≤ 10⁻³·max‖v‖.</span></p>`;
