@@ -4,6 +4,7 @@
 pub mod autograd;
 pub mod checks;
 pub mod data;
+pub mod demos;
 pub mod error;
 pub mod gpu;
 pub mod model;

@@ -2,6 +2,8 @@
 //! it, and run the self-checks. Values cross to JS as plain objects via serde-wasm-bindgen; every
 //! crate error becomes a JS exception carrying the crate's own message.
 
+mod demos;
+
 use crate::checks::{self, CheckResult};
 use crate::gpu::{AdapterSummary, Gpu, GpuLimits};
 use serde::Serialize;

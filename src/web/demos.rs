@@ -1,0 +1,215 @@
+//! The demos' entry points (wasm32 only): one async export per exercise, each returning the
+//! `crate::demos` result (GPU numbers with the CPU reference beside them) as a plain JS object.
+//! Seeds cross as u32 (a JS number); E8/E9's trained models are handed over as checkpoint bytes
+//! with `demo_set_model` and kept here, so the page's training panel and the demos share nothing else.
+
+use super::{gpu, to_js};
+use crate::demos::{heads, kqv, mask, multi, single};
+use crate::model::{checkpoint, Gpt};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+
+thread_local! {
+    /// Loaded models by variant name ("vanilla", "synthesizer"), with their vocabulary string.
+    static MODELS: RefCell<HashMap<String, (Rc<Gpt>, String)>> = RefCell::new(HashMap::new());
+}
+
+fn js(e: crate::Error) -> JsError {
+    JsError::new(&e.to_string())
+}
+
+/// E1: keys, values (N×2 row-major), query (2), β.
+#[wasm_bindgen]
+pub async fn demo_copying(
+    keys: Vec<f64>,
+    values: Vec<f64>,
+    query: Vec<f64>,
+    beta: f64,
+) -> Result<JsValue, JsError> {
+    let g = gpu().await?;
+    to_js(
+        &single::copying(&g, &keys, &values, &query, beta)
+            .await
+            .map_err(js)?,
+    )
+}
+
+/// E2: N orthonormal keys, q = s·(e₀ + e₁), seeded values, and the gap along `grid`.
+#[wasm_bindgen]
+pub async fn demo_average(n: usize, s: f64, seed: u32, grid: Vec<f64>) -> Result<JsValue, JsError> {
+    let g = gpu().await?;
+    to_js(
+        &single::average(&g, n, s, seed as u64, &grid)
+            .await
+            .map_err(js)?,
+    )
+}
+
+/// E3/E4: `samples` draws of N noisy keys; single head vs two heads.
+#[wasm_bindgen]
+pub async fn demo_noise(
+    n: usize,
+    samples: usize,
+    seed: u32,
+    s: f64,
+    var: f64,
+    fragile: bool,
+) -> Result<JsValue, JsError> {
+    let g = gpu().await?;
+    let sp = heads::NoiseSpec {
+        n,
+        samples,
+        seed: seed as u64,
+        s,
+        var,
+        fragile,
+    };
+    to_js(&heads::noise(&g, sp).await.map_err(js)?)
+}
+
+/// E5: u-basis scale β, query scale λ, projections on/off, what x₂ adds of u_c and u_d.
+#[wasm_bindgen]
+pub async fn demo_separate(
+    beta: f64,
+    lambda: f64,
+    with_proj: bool,
+    add_c: f64,
+    add_d: f64,
+) -> Result<JsValue, JsError> {
+    let g = gpu().await?;
+    to_js(
+        &kqv::separate(&g, beta, lambda, with_proj, add_c, add_d)
+            .await
+            .map_err(js)?,
+    )
+}
+
+/// E6: N random keys of dimension D, softmax at β and along `grid`.
+#[wasm_bindgen]
+pub async fn demo_temperature(
+    n: usize,
+    d: usize,
+    seed: u32,
+    beta: f64,
+    grid: Vec<f64>,
+) -> Result<JsValue, JsError> {
+    let g = gpu().await?;
+    to_js(
+        &single::temperature(&g, n, d, seed as u64, beta, &grid)
+            .await
+            .map_err(js)?,
+    )
+}
+
+/// E7: the masked and unmasked weights and the masked gradient for seeded T×T scores.
+#[wasm_bindgen]
+pub async fn demo_mask(t: usize, seed: u32) -> Result<JsValue, JsError> {
+    let g = gpu().await?;
+    to_js(&mask::mask_view(&g, t, seed as u64).await.map_err(js)?)
+}
+
+/// E7: train the toy next-token model with or without the mask.
+#[wasm_bindgen]
+pub async fn demo_train_toy(masked: bool, steps: usize, seed: u32) -> Result<JsValue, JsError> {
+    let g = gpu().await?;
+    to_js(
+        &mask::train_toy(&g, masked, steps, seed as u64)
+            .await
+            .map_err(js)?,
+    )
+}
+
+/// E8: one multi-head layer of width C with H heads over T positions.
+#[wasm_bindgen]
+pub async fn demo_heads(t: usize, c: usize, h: usize, seed: u32) -> Result<JsValue, JsError> {
+    let g = gpu().await?;
+    to_js(&multi::heads(&g, t, c, h, seed as u64).await.map_err(js)?)
+}
+
+/// E9: dot-product vs synthesizer maps before and after moving position j by `delta`.
+#[wasm_bindgen]
+pub async fn demo_synth_vs_dot(
+    t: usize,
+    j: usize,
+    delta: f64,
+    seed: u32,
+) -> Result<JsValue, JsError> {
+    let g = gpu().await?;
+    to_js(
+        &multi::synth_vs_dot(&g, t, j, delta, seed as u64)
+            .await
+            .map_err(js)?,
+    )
+}
+
+/// E10: `kind` is identity, permutation, linear or conv (with `width` heads).
+#[wasm_bindgen]
+pub async fn demo_imitate(
+    kind: String,
+    width: usize,
+    t: usize,
+    lambda: f64,
+    seed: u32,
+) -> Result<JsValue, JsError> {
+    let k = match kind.as_str() {
+        "identity" => kqv::Imitate::Identity,
+        "permutation" => kqv::Imitate::Permutation,
+        "linear" => kqv::Imitate::Linear,
+        "conv" => kqv::Imitate::Conv(width),
+        other => {
+            return Err(JsError::new(&format!(
+                "unknown layer '{other}': use identity, permutation, linear or conv"
+            )))
+        }
+    };
+    let g = gpu().await?;
+    to_js(
+        &kqv::imitate(&g, k, t, lambda, seed as u64)
+            .await
+            .map_err(js)?,
+    )
+}
+
+/// Load a checkpoint (safetensors bytes written by `checkpoint::to_bytes`) for E8/E9. Returns its
+/// variant name, which is also the slot it is kept under.
+#[wasm_bindgen]
+pub async fn demo_set_model(bytes: Vec<u8>) -> Result<String, JsError> {
+    let g = gpu().await?;
+    let (model, header) =
+        checkpoint::from_bytes(&g, &bytes, None, "the model handed to the demos").map_err(js)?;
+    let name = model.cfg.variant.name().to_string();
+    MODELS.with(|m| {
+        m.borrow_mut()
+            .insert(name.clone(), (Rc::new(model), header.vocab))
+    });
+    Ok(name)
+}
+
+/// Forget a loaded model ("vanilla" or "synthesizer").
+#[wasm_bindgen]
+pub fn demo_clear_model(variant: String) {
+    MODELS.with(|m| m.borrow_mut().remove(&variant));
+}
+
+/// The variants loaded so far.
+#[wasm_bindgen]
+pub fn demo_models() -> Vec<String> {
+    MODELS.with(|m| {
+        let mut v: Vec<String> = m.borrow().keys().cloned().collect();
+        v.sort();
+        v
+    })
+}
+
+/// Attention maps (L, NH, T, T) of the loaded `variant` for `text`.
+#[wasm_bindgen]
+pub async fn demo_model_maps(variant: String, text: String) -> Result<JsValue, JsError> {
+    let Some((model, vocab)) = MODELS.with(|m| m.borrow().get(&variant).cloned()) else {
+        return Err(JsError::new(&format!(
+            "no {variant} model is loaded: train or load one in the Train panel"
+        )));
+    };
+    to_js(&multi::model_maps(&model, &vocab, &text).await.map_err(js)?)
+}

@@ -1,0 +1,239 @@
+// The attention demos (exercises E1–E10): builds one <article> per item inside <section id="demos">,
+// runs each item's math through the wasm module's kernels (one GPU job at a time, latest settings win
+// while a slider is dragged), draws the picture and the numbers, and keeps the URL fragment in step
+// (#e3?s=50&lv=-6 …) so a state can be shared. Test hooks: window.__demos = {ready, runs, results, error}.
+// Trained models for E8/E9: window.attnlabDemos.setModel(bytes) with a checkpoint's safetensors bytes.
+import { ITEMS } from './demos/items.js';
+
+const root = document.getElementById('demos');
+// The stylesheet travels with the script, so index.html needs only the section and this module.
+if (!document.querySelector('link[href$="web/demos.css"]')) {
+  const css = document.createElement('link');
+  css.rel = 'stylesheet';
+  css.href = new URL('./demos.css', import.meta.url).href;
+  document.head.appendChild(css);
+}
+const state = (window.__demos = { ready: false, error: null, runs: {}, results: {}, errors: [] });
+const demos = new Map();
+let wasm = null;
+let gpuQueue = Promise.resolve();
+const wasmReady = loadWasm();
+
+// One GPU job at a time: the demos share one device and its recorder.
+function gpuJob(f) {
+  const p = gpuQueue.then(f, f);
+  gpuQueue = p.catch(() => {});
+  return p;
+}
+
+async function loadWasm() {
+  if (!navigator.gpu) throw new Error('this browser has no WebGPU (navigator.gpu is missing)');
+  // The same module instance app.js uses; the generated init returns early when already done.
+  const m = await import('./pkg/attnlab.js');
+  await m.default();
+  wasm = m;
+  return m;
+}
+
+const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
+
+function parseHash() {
+  const m = location.hash.match(/^#(e\d+)(?:\?(.*))?$/);
+  if (!m) return null;
+  return { id: m[1], params: new URLSearchParams(m[2] || '') };
+}
+
+function applyParams(item, st, params) {
+  for (const [k, v] of params) {
+    if (!(k in item.defaults)) continue;
+    const d = item.defaults[k];
+    if (typeof d === 'number') { const x = Number(v); if (Number.isFinite(x)) st[k] = x; } else if (typeof d === 'boolean') st[k] = v === '1' || v === 'true';
+    else st[k] = v;
+  }
+}
+
+function writeHash(d) {
+  const p = new URLSearchParams();
+  for (const k of Object.keys(d.item.defaults)) {
+    const v = d.st[k];
+    p.set(k, typeof v === 'boolean' ? (v ? '1' : '0') : typeof v === 'number' ? String(+v.toFixed(4)) : v);
+  }
+  history.replaceState(null, '', `#${d.item.id}?${p}`);
+}
+
+function control(d, c) {
+  const id = `${d.item.id}-${c.key || c.label.replace(/\W+/g, '')}`;
+  const wrap = document.createElement('div');
+  wrap.className = `ctl ctl-${c.type}`;
+  const st = d.st;
+  if (c.type === 'range') {
+    wrap.innerHTML = `<label for="${id}">${c.label} <output id="${id}-out"></output></label>
+      <input type="range" id="${id}" min="${c.min}" max="${c.max}" step="${c.step}">`;
+    const input = wrap.querySelector('input'), out = wrap.querySelector('output');
+    const show = () => { input.value = st[c.key]; out.textContent = c.show ? c.show(st[c.key], st) : st[c.key]; };
+    input.addEventListener('input', () => { st[c.key] = Number(input.value); show(); changed(d); });
+    d.sync.push(show);
+  } else if (c.type === 'select') {
+    wrap.innerHTML = `<label for="${id}">${c.label}</label> <select id="${id}">${c.options.map(([v, t]) => `<option value="${esc(v)}">${esc(t)}</option>`).join('')}</select>`;
+    const sel = wrap.querySelector('select');
+    const num = typeof d.item.defaults[c.key] === 'number';
+    sel.addEventListener('change', () => { st[c.key] = num ? Number(sel.value) : sel.value; changed(d); });
+    d.sync.push(() => { sel.value = String(st[c.key]); });
+  } else if (c.type === 'checkbox') {
+    wrap.innerHTML = `<label><input type="checkbox" id="${id}"> ${c.label}</label>`;
+    const box = wrap.querySelector('input');
+    box.addEventListener('change', () => { st[c.key] = box.checked; changed(d); });
+    d.sync.push(() => { box.checked = !!st[c.key]; });
+  } else if (c.type === 'text') {
+    wrap.innerHTML = `<label for="${id}">${c.label}</label> <input type="text" id="${id}" maxlength="120" spellcheck="false">`;
+    const inp = wrap.querySelector('input');
+    inp.addEventListener('change', () => { st[c.key] = inp.value; changed(d); });
+    d.sync.push(() => { inp.value = st[c.key]; });
+  } else if (c.type === 'button') {
+    wrap.innerHTML = `<button type="button" id="${id}">${c.label}</button>`;
+    wrap.querySelector('button').addEventListener('click', () => {
+      const rerun = c.action(st, d);
+      d.sync.forEach((f) => f());
+      if (rerun !== false) changed(d);
+    });
+  }
+  return wrap;
+}
+
+// A control moved: remember it in the URL and recompute (coalesced while a job runs).
+function changed(d) {
+  writeHash(d);
+  run(d);
+}
+
+async function run(d) {
+  if (d.busy) { d.dirty = true; return; }
+  d.busy = true;
+  d.el.setAttribute('aria-busy', 'true');
+  try {
+    do {
+      d.dirty = false;
+      const snap = { ...d.st };
+      try {
+        await wasmReady;
+        d.res = await gpuJob(() => d.item.compute(wasm, snap, d));
+        d.snap = snap;
+        d.status.textContent = '';
+        state.runs[d.item.id] = (state.runs[d.item.id] || 0) + 1;
+        state.results[d.item.id] = d.res;
+      } catch (e) {
+        const msg = String((e && e.message) || e);
+        d.status.textContent = `Could not compute: ${msg}`;
+        state.errors.push(`${d.item.id}: ${msg}`);
+      }
+      redraw(d);
+    } while (d.dirty);
+  } finally {
+    d.busy = false;
+    d.el.setAttribute('aria-busy', 'false');
+  }
+}
+
+function redraw(d) {
+  if (!d.res) return;
+  try {
+    d.item.draw(d);
+    d.numbers.innerHTML = d.item.numbers(d);
+  } catch (e) {
+    state.errors.push(`${d.item.id} draw: ${e.message || e}`);
+    console.error(e);
+  }
+}
+
+function build(item, hash) {
+  const st = { ...item.defaults };
+  if (hash && hash.id === item.id) applyParams(item, st, hash.params);
+  const el = document.createElement('article');
+  el.className = 'demo';
+  el.id = item.id;
+  el.setAttribute('aria-labelledby', `${item.id}-title`);
+  el.innerHTML = `
+    <h3 id="${item.id}-title"><a class="demo-link" href="#${item.id}" title="link to this demo">${item.num}</a> ${item.title}</h3>
+    <p class="demo-explain">${item.explain}</p>
+    <div class="demo-formula" aria-label="formula">${item.formula}</div>
+    <div class="demo-body">
+      <figure class="demo-figure"><figcaption class="sr-only">${esc(item.alt)}</figcaption></figure>
+      <div class="demo-side">
+        <div class="demo-controls" role="group" aria-label="${esc(item.title)} settings"></div>
+        <label class="demo-cpu"><input type="checkbox"> show the CPU reference (f64) beside the GPU numbers</label>
+        <p class="demo-status" role="status" aria-live="polite"></p>
+        <div class="demo-numbers"></div>
+      </div>
+    </div>`;
+  const d = { item, st, el, sync: [], res: null, busy: false, dirty: false, cpu: false };
+  d.figure = el.querySelector('.demo-figure');
+  d.numbers = el.querySelector('.demo-numbers');
+  d.status = el.querySelector('.demo-status');
+  d.cv = document.createElement('canvas');
+  d.cv.className = 'demo-canvas';
+  d.cv.style.aspectRatio = String(item.aspect || 1.6);
+  d.cv.setAttribute('role', 'img');
+  d.cv.setAttribute('aria-label', item.alt);
+  d.figure.appendChild(d.cv);
+  const ctl = el.querySelector('.demo-controls');
+  for (const c of item.controls) ctl.appendChild(control(d, c));
+  const cpu = el.querySelector('.demo-cpu input');
+  cpu.addEventListener('change', () => { d.cpu = cpu.checked; redraw(d); });
+  if (item.attach) item.attach(d, () => changed(d), () => redraw(d));
+  d.sync.forEach((f) => f());
+  d.status.textContent = 'Computing on the GPU…';
+  demos.set(item.id, d);
+  return el;
+}
+
+async function main() {
+  if (!root) return;
+  const hash = parseHash();
+  root.innerHTML = `<h2>Attention, hands on</h2>
+    <p class="muted">The written exercises on attention as things to touch. Every number below is computed by the
+    same WGSL kernels that train the GPT (the strided matmul and the causal softmax); tick “show the CPU reference” to
+    see an f64 computation beside it. Each demo's settings live in the address bar, so a link shares the exact state.</p>
+    <nav class="demo-toc" aria-label="demos">${ITEMS.map((i) => `<a href="#${i.id}">${i.num} ${i.short}</a>`).join('')}</nav>`;
+  for (const item of ITEMS) root.appendChild(build(item, hash));
+  try {
+    await wasmReady;
+  } catch (e) {
+    state.error = String(e.message || e);
+    state.ready = true;
+    for (const d of demos.values()) d.status.textContent = `The demos need WebGPU and the wasm module: ${state.error}`;
+    return;
+  }
+  if (hash && demos.has(hash.id)) demos.get(hash.id).el.scrollIntoView();
+  // First render of every demo, in page order (each is small; the shared queue keeps them serial).
+  await Promise.all([...demos.values()].map((d) => run(d)));
+  state.ready = true;
+  new ResizeObserver(() => { for (const d of demos.values()) redraw(d); }).observe(root);
+}
+
+// The hook the training panel (or a test) uses to hand a trained model to E8/E9.
+window.attnlabDemos = {
+  async setModel(bytes) {
+    await wasmReady;
+    const name = await gpuJob(() => wasm.demo_set_model(bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes)));
+    for (const id of ['e8', 'e9']) if (demos.has(id)) run(demos.get(id));
+    return name;
+  },
+  async clearModel(variant) {
+    await wasmReady;
+    wasm.demo_clear_model(variant);
+    for (const id of ['e8', 'e9']) if (demos.has(id)) run(demos.get(id));
+  },
+  models: () => (wasm ? wasm.demo_models() : []),
+  rerun: (id) => demos.has(id) && run(demos.get(id)),
+};
+
+window.addEventListener('hashchange', () => {
+  const h = parseHash();
+  if (!h || !demos.has(h.id)) return;
+  const d = demos.get(h.id);
+  applyParams(d.item, d.st, h.params);
+  d.sync.forEach((f) => f());
+  run(d);
+});
+
+main();

@@ -1,0 +1,192 @@
+// Drawing helpers for the demos: HiDPI canvases of fixed aspect ratio (so nothing reflows while a
+// control moves), a 2-D plane with points and arrows, bars, heatmaps and line plots.
+// Colours: Okabe–Ito for categories, viridis for heatmaps — both readable with colour blindness.
+
+export const OKABE = ['#E69F00', '#56B4E9', '#009E73', '#F0E442', '#0072B2', '#D55E00', '#CC79A7', '#000000'];
+// Categories whose meaning is fixed across demos.
+export const C = { a: '#0072B2', b: '#D55E00', mid: '#009E73', out: '#000000', other: '#999999', cpu: '#CC79A7', q: '#E69F00' };
+
+// viridis at 9 stops; interpolated.
+const VIRIDIS = [[68, 1, 84], [71, 44, 122], [59, 81, 139], [44, 113, 142], [33, 144, 141], [39, 173, 129], [92, 200, 99], [170, 220, 50], [253, 231, 37]];
+export function viridis(t) {
+  const x = Math.min(1, Math.max(0, Number.isFinite(t) ? t : 0)) * (VIRIDIS.length - 1);
+  const i = Math.min(VIRIDIS.length - 2, Math.floor(x));
+  const f = x - i;
+  const c = VIRIDIS[i].map((v, k) => Math.round(v + f * (VIRIDIS[i + 1][k] - v)));
+  return `rgb(${c[0]},${c[1]},${c[2]})`;
+}
+
+// A canvas that keeps its CSS aspect ratio and draws in CSS pixels on a devicePixelRatio backing store.
+export function canvas(el, aspect) {
+  const cv = document.createElement('canvas');
+  cv.style.aspectRatio = String(aspect);
+  cv.className = 'demo-canvas';
+  el.appendChild(cv);
+  return cv;
+}
+
+export function begin(cv) {
+  const w = cv.clientWidth || 600;
+  const h = cv.clientHeight || Math.round(w / 1.6);
+  const dpr = window.devicePixelRatio || 1;
+  if (cv.width !== Math.round(w * dpr) || cv.height !== Math.round(h * dpr)) {
+    cv.width = Math.round(w * dpr);
+    cv.height = Math.round(h * dpr);
+  }
+  const ctx = cv.getContext('2d');
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.clearRect(0, 0, w, h);
+  ctx.font = `${w < 420 ? 11 : 13}px system-ui, sans-serif`;
+  ctx.textBaseline = 'middle';
+  return { ctx, w, h };
+}
+
+// A square data window [-r, r]² mapped into the box (x, y, size).
+export function plane(ctx, box, r, title) {
+  const { x, y, s } = box;
+  const map = (p) => [x + ((p[0] + r) / (2 * r)) * s, y + ((r - p[1]) / (2 * r)) * s];
+  const unmap = (px, py) => [((px - x) / s) * 2 * r - r, r - ((py - y) / s) * 2 * r];
+  ctx.strokeStyle = '#d8dde3';
+  ctx.lineWidth = 1;
+  ctx.strokeRect(x, y, s, s);
+  ctx.beginPath();
+  const [ox, oy] = map([0, 0]);
+  ctx.moveTo(x, oy); ctx.lineTo(x + s, oy);
+  ctx.moveTo(ox, y); ctx.lineTo(ox, y + s);
+  ctx.stroke();
+  if (title) { ctx.fillStyle = '#5b6673'; ctx.textAlign = 'left'; ctx.fillText(title, x + 4, y + 10); }
+  return { map, unmap, r, box };
+}
+
+export function dot(ctx, p, color, label, radius = 6, hollow = false) {
+  ctx.beginPath();
+  ctx.arc(p[0], p[1], radius, 0, 2 * Math.PI);
+  if (hollow) { ctx.lineWidth = 2.5; ctx.strokeStyle = color; ctx.stroke(); } else { ctx.fillStyle = color; ctx.fill(); ctx.lineWidth = 1; ctx.strokeStyle = '#fff'; ctx.stroke(); }
+  if (label) { ctx.fillStyle = '#1d232b'; ctx.textAlign = 'left'; ctx.fillText(label, p[0] + radius + 3, p[1] - radius); }
+}
+
+// A cross marker (distinguishable by shape, not only colour).
+export function cross(ctx, p, color, size = 6) {
+  ctx.strokeStyle = color; ctx.lineWidth = 2.5;
+  ctx.beginPath();
+  ctx.moveTo(p[0] - size, p[1] - size); ctx.lineTo(p[0] + size, p[1] + size);
+  ctx.moveTo(p[0] - size, p[1] + size); ctx.lineTo(p[0] + size, p[1] - size);
+  ctx.stroke();
+}
+
+export function arrow(ctx, a, b, color, width = 2) {
+  const dx = b[0] - a[0], dy = b[1] - a[1];
+  const len = Math.hypot(dx, dy);
+  if (len < 1) return;
+  const ux = dx / len, uy = dy / len;
+  ctx.strokeStyle = color; ctx.fillStyle = color; ctx.lineWidth = width;
+  ctx.beginPath(); ctx.moveTo(a[0], a[1]); ctx.lineTo(b[0] - ux * 8, b[1] - uy * 8); ctx.stroke();
+  ctx.beginPath(); ctx.moveTo(b[0], b[1]);
+  ctx.lineTo(b[0] - ux * 10 - uy * 5, b[1] - uy * 10 + ux * 5);
+  ctx.lineTo(b[0] - ux * 10 + uy * 5, b[1] - uy * 10 - ux * 5);
+  ctx.closePath(); ctx.fill();
+}
+
+// Vertical bars of values in [lo, hi] in the box; colors per bar (or one); labels under the bars.
+export function bars(ctx, box, values, { lo = 0, hi = 1, colors = C.a, labels = [], title = '', ref = null, marks = null } = {}) {
+  const { x, y, w, h } = box;
+  const n = values.length;
+  const top = y + 16, base = y + h - 16;
+  const yOf = (v) => base - ((Math.min(hi, Math.max(lo, v)) - lo) / (hi - lo || 1)) * (base - top);
+  ctx.strokeStyle = '#d8dde3'; ctx.lineWidth = 1;
+  ctx.beginPath(); ctx.moveTo(x, yOf(0)); ctx.lineTo(x + w, yOf(0)); ctx.stroke();
+  const bw = w / Math.max(1, n);
+  values.forEach((v, i) => {
+    ctx.fillStyle = Array.isArray(colors) ? colors[i % colors.length] : colors;
+    const y0 = yOf(0), y1 = yOf(v);
+    ctx.fillRect(x + i * bw + bw * 0.15, Math.min(y0, y1), bw * 0.7, Math.max(1, Math.abs(y1 - y0)));
+    if (marks && marks[i] !== undefined) {
+      ctx.strokeStyle = '#000'; ctx.lineWidth = 2;
+      ctx.beginPath(); ctx.moveTo(x + i * bw + bw * 0.05, yOf(marks[i])); ctx.lineTo(x + i * bw + bw * 0.95, yOf(marks[i])); ctx.stroke();
+    }
+    if (labels[i] !== undefined) { ctx.fillStyle = '#5b6673'; ctx.textAlign = 'center'; ctx.fillText(labels[i], x + (i + 0.5) * bw, base + 9); }
+  });
+  if (ref !== null) {
+    ctx.setLineDash([5, 4]); ctx.strokeStyle = '#1d232b'; ctx.lineWidth = 1;
+    ctx.beginPath(); ctx.moveTo(x, yOf(ref)); ctx.lineTo(x + w, yOf(ref)); ctx.stroke(); ctx.setLineDash([]);
+  }
+  if (title) { ctx.fillStyle = '#5b6673'; ctx.textAlign = 'left'; ctx.fillText(title, x, y + 6); }
+}
+
+// A (rows × cols) heatmap of values in [lo, hi] (viridis), with optional row/column labels.
+export function heatmap(ctx, box, m, rows, cols, { lo = 0, hi = 1, title = '', rowLabels = null, colLabels = null, hatchUpper = false, numbers = false } = {}) {
+  const { x, y, w, h } = box;
+  const lab = rowLabels ? 16 : 0;
+  const top = y + (title ? 16 : 0) + (colLabels ? 14 : 0);
+  const cs = Math.min((w - lab) / cols, (h - (top - y)) / rows);
+  const x0 = x + lab;
+  for (let i = 0; i < rows; i++) {
+    for (let j = 0; j < cols; j++) {
+      const v = m[i * cols + j];
+      ctx.fillStyle = viridis((v - lo) / (hi - lo || 1));
+      ctx.fillRect(x0 + j * cs, top + i * cs, cs + 0.5, cs + 0.5);
+      if (hatchUpper && j > i) {
+        ctx.strokeStyle = 'rgba(255,255,255,0.55)'; ctx.lineWidth = 1;
+        ctx.beginPath(); ctx.moveTo(x0 + j * cs, top + (i + 1) * cs); ctx.lineTo(x0 + (j + 1) * cs, top + i * cs); ctx.stroke();
+      }
+      if (numbers && cs > 26) {
+        ctx.fillStyle = (v - lo) / (hi - lo || 1) > 0.6 ? '#000' : '#fff';
+        ctx.textAlign = 'center';
+        ctx.fillText(Math.abs(v) < 0.005 ? '0' : v.toFixed(2), x0 + (j + 0.5) * cs, top + (i + 0.5) * cs);
+      }
+    }
+  }
+  ctx.strokeStyle = '#1d232b'; ctx.lineWidth = 1; ctx.strokeRect(x0, top, cols * cs, rows * cs);
+  ctx.fillStyle = '#5b6673';
+  if (title) { ctx.textAlign = 'left'; ctx.fillText(title, x, y + 7); }
+  if (rowLabels && cs >= 10) { ctx.textAlign = 'right'; rowLabels.forEach((l, i) => ctx.fillText(l, x0 - 3, top + (i + 0.5) * cs)); }
+  if (colLabels) { ctx.textAlign = 'center'; colLabels.forEach((l, j) => ctx.fillText(l, x0 + (j + 0.5) * cs, top - 7)); }
+  return { cs, x0, top };
+}
+
+// Line plot of several series over xs; log10 y when `log`. series: [{ys, color, dash, label}].
+export function lines(ctx, box, xs, series, { log = false, lo = null, hi = null, title = '', xlabel = '', marker = null, hlines = [] } = {}) {
+  const { x, y, w, h } = box;
+  const L = 44, B = 28, T = 18;
+  const tr = (v) => (log ? Math.log10(Math.max(v, 1e-300)) : v);
+  const all = series.flatMap((s) => s.ys.map(tr)).filter(Number.isFinite);
+  let ymin = lo !== null ? lo : Math.min(...all), ymax = hi !== null ? hi : Math.max(...all);
+  if (!(ymax > ymin)) { ymax = ymin + 1; }
+  const xmin = xs[0], xmax = xs[xs.length - 1];
+  const px = (v) => x + L + ((v - xmin) / (xmax - xmin || 1)) * (w - L - 8);
+  const py = (v) => y + T + (1 - (Math.min(ymax, Math.max(ymin, tr(v))) - ymin) / (ymax - ymin)) * (h - T - B);
+  ctx.strokeStyle = '#d8dde3'; ctx.lineWidth = 1; ctx.strokeRect(x + L, y + T, w - L - 8, h - T - B);
+  ctx.fillStyle = '#5b6673'; ctx.textAlign = 'right';
+  for (let k = 0; k <= 4; k++) {
+    const v = ymin + (k / 4) * (ymax - ymin);
+    const yy = y + T + (1 - k / 4) * (h - T - B);
+    ctx.fillText(log ? `1e${Math.round(v)}` : v.toFixed(2), x + L - 4, yy);
+  }
+  ctx.textAlign = 'center';
+  for (let k = 0; k <= 4; k++) { const v = xmin + (k / 4) * (xmax - xmin); ctx.textAlign = k === 4 ? 'right' : k === 0 ? 'left' : 'center'; ctx.fillText(+v.toFixed(2), px(v), y + h - B + 10); }
+  ctx.textAlign = 'center';
+  if (xlabel) ctx.fillText(xlabel, x + L + (w - L) / 2, y + h - 6);
+  if (title) { ctx.textAlign = 'left'; ctx.fillText(title, x + L, y + 7); }
+  for (const hl of hlines) {
+    ctx.setLineDash([5, 4]); ctx.strokeStyle = hl.color || '#1d232b';
+    ctx.beginPath(); ctx.moveTo(x + L, py(hl.y)); ctx.lineTo(x + w - 8, py(hl.y)); ctx.stroke(); ctx.setLineDash([]);
+    if (hl.label) { ctx.fillStyle = hl.color || '#1d232b'; ctx.textAlign = 'right'; ctx.fillText(hl.label, x + w - 10, py(hl.y) - 8); }
+  }
+  series.forEach((s, si) => {
+    ctx.strokeStyle = s.color; ctx.lineWidth = 2; ctx.setLineDash(s.dash || []);
+    ctx.beginPath();
+    let started = false;
+    s.ys.forEach((v, i) => {
+      if (!Number.isFinite(tr(v))) return;
+      if (!started) { ctx.moveTo(px(xs[i]), py(v)); started = true; } else ctx.lineTo(px(xs[i]), py(v));
+    });
+    ctx.stroke(); ctx.setLineDash([]);
+    if (s.label) { ctx.fillStyle = s.color; ctx.textAlign = 'left'; ctx.fillText(s.label, x + L + 6 + si * 120, y + T + 10); }
+  });
+  if (marker !== null) {
+    ctx.strokeStyle = '#1d232b'; ctx.setLineDash([2, 3]);
+    ctx.beginPath(); ctx.moveTo(px(marker), y + T); ctx.lineTo(px(marker), y + h - B); ctx.stroke(); ctx.setLineDash([]);
+  }
+}
+
+export const fmt = (v, d = 4) => (v === undefined || v === null || Number.isNaN(v) ? '—' : Math.abs(v) !== 0 && (Math.abs(v) < 1e-3 || Math.abs(v) >= 1e5) ? v.toExponential(2) : v.toFixed(d));

@@ -1,0 +1,204 @@
+// Browser test of the attention demos (web/demos.js): open the page in headless Chromium, wait for
+// every demo's first render, then for each one move a control (as a user would: input events on the
+// real slider/checkbox/select/button) and check that the numbers change the way the math says. Also:
+// the URL fragment follows the controls and restores a state, a demo does not change height while a
+// slider moves, nothing overflows at phone width, and E8/E9 draw a model handed over with
+// window.attnlabDemos.setModel. Screenshots: web/test/out/demos-*.png (also under simulated
+// deuteranopia and at 390 px).
+// Usage: node web/test/demos.mjs [base URL, default http://127.0.0.1:8080/]
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const base = process.argv[2] || 'http://127.0.0.1:8080/';
+const outDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'out');
+const BROWSERS = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/snap/bin/chromium', '/usr/bin/google-chrome'];
+const failures = [];
+const check = (ok, what) => { console.log(`${ok ? 'PASS' : 'FAIL'}  ${what}`); if (!ok) failures.push(what); };
+
+async function main() {
+  fs.mkdirSync(outDir, { recursive: true });
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'attnlab-demos-'));
+  const ctx = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.CHROMIUM || BROWSERS.find((b) => fs.existsSync(b)) || BROWSERS[0],
+    headless: true,
+    viewport: { width: 1280, height: 800 },
+    args: ['--no-sandbox', '--enable-unsafe-webgpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+  const t0 = Date.now();
+  try {
+    const page = ctx.pages()[0] || (await ctx.newPage());
+    page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') console.log(`[page ${m.type()}] ${m.text()}`); });
+    page.on('pageerror', (e) => { console.log(`[page error] ${e.message}`); failures.push(`page error: ${e.message}`); });
+    await page.goto(new URL('index.html', base).href);
+    await page.waitForFunction(() => window.__demos && window.__demos.ready, null, { timeout: 240000, polling: 250 });
+    const st0 = await page.evaluate(() => window.__demos);
+    check(!st0.error, `demos loaded (${st0.error || 'wasm and WebGPU ready'})`);
+    if (st0.error) return;
+    const ids = ['e1', 'e2', 'e3', 'e4', 'e5', 'e6', 'e7', 'e8', 'e9', 'e10'];
+    for (const id of ids) check((st0.runs[id] || 0) >= 1, `${id} rendered`);
+    console.log(`first render of all ten: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+
+    const res = (id) => page.evaluate((i) => window.__demos.results[i], id);
+    const runs = (id) => page.evaluate((i) => window.__demos.runs[i] || 0, id);
+    // Set a control like a user (value + input/change events) and wait for the recompute to land.
+    async function set(id, selector, value, timeout = 60000) {
+      const before = await runs(id);
+      await page.evaluate(([i, sel, v]) => {
+        const el = document.querySelector(`#${i} ${sel}`);
+        if (el.type === 'checkbox') { el.checked = v; el.dispatchEvent(new Event('change', { bubbles: true })); } else if (el.tagName === 'BUTTON') { el.click(); } else {
+          el.value = String(v);
+          el.dispatchEvent(new Event(el.tagName === 'SELECT' || el.type === 'text' ? 'change' : 'input', { bubbles: true }));
+        }
+      }, [id, selector, value]);
+      await page.waitForFunction(([i, b]) => (window.__demos.runs[i] || 0) > b && !document.getElementById(i).getAttribute('aria-busy').includes('true'), [id, before], { timeout, polling: 100 });
+      return res(id);
+    }
+    const shot = async (id, name = id) => { await page.locator(`#${id}`).screenshot({ path: path.join(outDir, `demos-${name}.png`) }); };
+    const near = (a, b, tol) => a.every((x, i) => Math.abs(x - b[i]) <= tol);
+
+    // E1: a longer query widens the winner's margin and concentrates α on it.
+    let r = await res('e1');
+    const m1 = Math.max(...r.gpu.alpha);
+    r = await set('e1', 'input[id$="-scale"]', 8);
+    check(Math.max(...r.gpu.alpha) > m1 && r.margin > 0, `E1: query ×8 raises max α ${m1.toFixed(3)} → ${Math.max(...r.gpu.alpha).toFixed(3)}`);
+    // Keyboard: focus the canvas and move the query with an arrow key.
+    await page.evaluate(() => { document.querySelector('#e1 canvas').focus(); });
+    const alphaBefore = (await res('e1')).gpu.alpha;
+    const nRuns = await runs('e1');
+    await page.keyboard.press('Shift+ArrowLeft');
+    await page.waitForFunction((b) => window.__demos.runs.e1 > b && document.getElementById('e1').getAttribute('aria-busy') === 'false', nRuns, { timeout: 30000 });
+    check(!near((await res('e1')).gpu.alpha, alphaBefore, 1e-9), 'E1: an arrow key moves the query and α changes');
+    check((await page.evaluate(() => location.hash)).startsWith('#e1?'), 'E1: URL fragment follows the controls');
+    await page.evaluate(() => { document.querySelector('#e1 .demo-cpu input').click(); });
+    await shot('e1');
+
+    // E2: s = 20 puts c within 1e-6·max‖v‖ of the midpoint (the Check), far closer than s = 3.
+    r = await res('e2');
+    const gap3 = r.gap_gpu;
+    const h2 = await page.evaluate(() => document.getElementById('e2').getBoundingClientRect().height);
+    r = await set('e2', 'input[id$="-s"]', 20);
+    check(r.gap_gpu < gap3 && r.gap_gpu <= 1e-6 * r.scale, `E2: gap ${gap3.toExponential(2)} at s=3 → ${r.gap_gpu.toExponential(2)} at s=20`);
+    for (const s of [7.5, 12, 25]) await set('e2', 'input[id$="-s"]', s);
+    const h2b = await page.evaluate(() => document.getElementById('e2').getBoundingClientRect().height);
+    check(Math.abs(h2 - h2b) < 0.5, `E2: no layout jump while s moves (height ${h2} → ${h2b})`);
+    await set('e2', 'input[id$="-s"]', 6);
+    await shot('e2');
+
+    // E3: with the varying length most samples sit on v_a or v_b; without it they sit at the mean.
+    r = await res('e3');
+    check(r.one_near_value >= 0.85, `E3: ${(100 * r.one_near_value).toFixed(1)} % of one-head outputs at v_a or v_b`);
+    await shot('e3');
+    r = await set('e3', 'input[type=checkbox][id$="-fragile"]', false);
+    check(r.one_near_mean >= 0.95, `E3: isotropic keys keep ${(100 * r.one_near_mean).toFixed(1)} % at the mean`);
+    await set('e3', 'input[type=checkbox][id$="-fragile"]', true);
+
+    // E4: two heads stay at the mean; more samples keep it so.
+    r = await set('e4', 'select[id$="-samples"]', 1000);
+    check(r.gamma.length === 1000 && r.two_near_mean >= 0.95 && r.one_near_value >= 0.9, `E4: 1000 samples, two heads ${(100 * r.two_near_mean).toFixed(1)} % at the mean, one head ${(100 * r.one_near_value).toFixed(1)} % at an end`);
+    await shot('e4');
+
+    // E5: without projections c₂ ≈ u_a; with K, Q, V c₂ ≈ u_b and c₁ ≈ u_b − u_c.
+    r = await res('e5');
+    check(near(r.gpu.out.slice(4, 8), [1, 0, 0, 0], 1e-3), 'E5: no projections: c₂ ≈ u_a');
+    r = await set('e5', 'input[type=checkbox][id$="-proj"]', true);
+    check(near(r.gpu.out.slice(4, 8), [0, 1, 0, 0], 1e-3) && near(r.gpu.out.slice(0, 4), [0, 1, -1, 0], 1e-3), 'E5: with K, Q, V: c₂ ≈ u_b, c₁ ≈ u_b − u_c');
+    await page.evaluate(() => { document.querySelector('#e5 .demo-cpu input').click(); });
+    await shot('e5');
+
+    // E6: β = 0 is exactly uniform; the 1/√D button sets β.
+    r = await set('e6', 'input[id$="-beta"]', 0);
+    check(r.gpu.every((a) => a === r.gpu[0]) && Math.abs(r.gpu[0] - 1 / 8) < 1e-7, `E6: β = 0 gives α = ${r.gpu[0]} = 1/N`);
+    const hs = r.grid_entropy_gpu;
+    check(hs.every((h, i) => i === 0 || h <= hs[i - 1] + 1e-6), 'E6: entropy never rises with β');
+    r = await set('e6', 'button[id$="1D"]', null);
+    check(Math.abs((await page.evaluate(() => Number(document.querySelector('#e6 input[id$="-beta"]').value))) - 0.25) < 1e-3 && r.entropy_gpu < Math.log(8), 'E6: “β = 1/√D” sets β = 0.25 and α sharpens');
+    await shot('e6');
+
+    // E7: the mask toggle and the toy training (loss collapses without the mask).
+    r = await set('e7', 'input[type=checkbox][id$="-mask"]', false);
+    check(r.max_masked_weight === 0 && r.max_masked_grad === 0, 'E7: masked weights and gradients exactly 0');
+    const tTrain = Date.now();
+    r = await set('e7', 'button[id$="-trainthetoywithandwithoutthemask"]', null, 180000);
+    const last = (l) => l.slice(-10).reduce((a, b) => a + b, 0) / 10;
+    check(r.train && last(r.train.open.losses) < 0.5 && last(r.train.masked.losses) > 0.9 * r.train.masked.floor,
+      `E7: toy loss ${r.train ? last(r.train.open.losses).toFixed(3) : '?'} without mask vs ${r.train ? last(r.train.masked.losses).toFixed(3) : '?'} with (ln V ${r.train ? r.train.masked.floor.toFixed(3) : '?'}) in ${((Date.now() - tTrain) / 1000).toFixed(1)} s`);
+    await shot('e7');
+
+    // E8: four heads give four maps; without a model the page says how to get one.
+    r = await set('e8', 'select[id$="-h"]', 4);
+    check(r.toy.h === 4 && r.toy.maps_gpu.length === 4 * r.toy.t * r.toy.t, 'E8: H = 4 gives four T×T maps');
+    check((await page.locator('#e8 .demo-numbers').innerText()).includes('Train or load a model'), 'E8: no model: says how to get one');
+    await shot('e8', 'e8-nomodel');
+
+    // E9: moving position j changes only row j of the synthesizer map.
+    r = await set('e9', 'input[id$="-j"]', 4);
+    check(r.toy.j === 4 && r.toy.synth_row_change.every((c, i) => (i === 4 ? c > 0 : c === 0)) && r.toy.dot_row_change.slice(5).every((c) => c > 0),
+      'E9: only synthesizer row 5 moves; dot-product rows after it all move');
+
+    // E8/E9 with models: the parity fixtures (tiny vanilla and synthesizer checkpoints) handed over.
+    for (const f of ['vanilla', 'synthesizer']) {
+      const name = await page.evaluate(async (u) => window.attnlabDemos.setModel(new Uint8Array(await (await fetch(u)).arrayBuffer())), new URL(`tests/fixtures/parity/${f}.safetensors`, base).href);
+      check(name === f, `setModel loaded the ${f} checkpoint`);
+    }
+    r = await set('e8', 'input[type=text][id$="-text"]', 'a_bad_fee_here?');
+    check(r.model && r.model.maps && r.model.maps.length === r.model.layers * r.model.heads * r.model.t * r.model.t, 'E8: the loaded model’s maps, one per layer and head');
+    await shot('e8');
+    r = await set('e9', 'input[type=text][id$="-text"]', 'a_bad_fee_here?');
+    check(r.vanilla.maps && r.synth.maps && r.synth.variant === 'synthesizer', 'E9: vanilla and synthesizer maps side by side');
+    await shot('e9');
+
+    // E10: identity is matched exactly at λ = 20 and blurs at λ = 1.
+    r = await set('e10', 'select[id$="-kind"]', 'identity');
+    const err = (x) => Math.max(...x.gpu.out.map((v, i) => Math.abs(v - x.target[i])));
+    check(err(r) < 1e-3, `E10: identity matched (max err ${err(r).toExponential(2)})`);
+    r = await set('e10', 'input[id$="-lambda"]', 1);
+    check(err(r) > 0.05, `E10: λ = 1 blurs it (max err ${err(r).toFixed(3)})`);
+    await set('e10', 'input[id$="-lambda"]', 20);
+    r = await set('e10', 'select[id$="-kind"]', 'conv');
+    check(r.heads === 3 && err(r) < 1e-3, 'E10: a width-3 convolution from three heads');
+    await shot('e10');
+
+    // A shared link restores a state (hashchange applies it to that demo).
+    await page.evaluate(() => { location.hash = '#e6?beta=0&d=16&n=5&seed=5'; });
+    await page.waitForFunction(() => { const r = window.__demos.results.e6; return r && r.gpu.length === 5 && document.getElementById('e6').getAttribute('aria-busy') === 'false'; }, null, { timeout: 60000 });
+    r = await res('e6');
+    check(r.gpu.every((a) => Math.abs(a - 0.2) < 1e-7), 'link #e6?beta=0&n=5 restores N = 5, β = 0 (α = 0.2 each)');
+
+    // Colour blindness: the same pictures under simulated deuteranopia and tritanopia.
+    const cdp = await ctx.newCDPSession(page);
+    for (const type of ['deuteranopia', 'tritanopia']) {
+      await cdp.send('Emulation.setEmulatedVisionDeficiency', { type });
+      await shot('e3', `e3-${type}`);
+      await shot('e7', `e7-${type}`);
+    }
+    await cdp.send('Emulation.setEmulatedVisionDeficiency', { type: 'none' });
+
+    // Phone width: nothing wider than the screen.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.waitForTimeout(500);
+    const over = await page.evaluate(() => [...document.querySelectorAll('#demos .demo')].filter((e) => e.scrollWidth > e.clientWidth + 1).map((e) => e.id));
+    check(over.length === 0 && (await page.evaluate(() => document.documentElement.scrollWidth)) <= 390, `390 px: no demo overflows (${over.join(', ') || 'none'})`);
+    for (const id of ['e1', 'e5', 'e9']) await shot(id, `${id}-phone`);
+    const st = await page.evaluate(() => window.__demos);
+    check(st.errors.length === 0, `no demo errors (${st.errors.join('; ') || 'none'})`);
+  } catch (e) {
+    failures.push(String(e.message || e));
+    console.error(`FAIL  ${e.message || e}`);
+  } finally {
+    await ctx.close();
+    fs.rmSync(profile, { recursive: true, force: true });
+    console.log(`${failures.length ? `RESULT: FAILED (${failures.length})` : 'RESULT: ALL DEMO CHECKS PASSED'} in ${((Date.now() - t0) / 1000).toFixed(1)} s; screenshots in ${outDir}`);
+  }
+}
+
+let code = 1;
+try {
+  await main();
+  code = failures.length ? 1 : 0;
+} catch (e) {
+  console.error(`RESULT: FAILED: ${e.message || e}`);
+}
+process.exit(code);
