@@ -21,6 +21,12 @@ impl Vocab {
     /// Build from the whole pretraining text. Errors if the text contains PAD or MASK (they would
     /// be ambiguous), naming the file, line and column.
     pub fn from_text(text: &str, file: &str) -> Result<Vocab> {
+        if text.trim().is_empty() {
+            return Err(Error::Msg(format!(
+                "{file}: the file is empty (or only whitespace); the vocabulary and pretraining \
+                 need the corpus text, one document per line"
+            )));
+        }
         if let Some((off, c)) = text
             .char_indices()
             .find(|&(_, c)| c == PAD_CHAR || c == MASK_CHAR)

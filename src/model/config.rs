@@ -18,6 +18,10 @@ impl Variant {
     }
 }
 
+/// The longest block a model may have: attention keeps (B, heads, T, T) scores, so memory grows
+/// with T²; the assignment uses 128.
+pub const MAX_BLOCK_SIZE: usize = 1024;
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct GptConfig {
     pub variant: Variant,
@@ -69,6 +73,9 @@ impl GptConfig {
         }
         if self.block_size < 2 || self.vocab_size < 2 || self.n_layer == 0 {
             return bad(format!("block_size ({}) and vocab_size ({}) must be at least 2 and n_layer ({}) at least 1", self.block_size, self.vocab_size, self.n_layer));
+        }
+        if self.block_size > MAX_BLOCK_SIZE {
+            return bad(format!("block_size = {} is beyond the limit of {MAX_BLOCK_SIZE} (attention memory grows with its square); the assignment uses 128", self.block_size));
         }
         for (name, p) in [
             ("embd_pdrop", self.embd_pdrop),

@@ -5,5 +5,5 @@ pub mod config;
 pub mod gpt;
 pub mod params;
 
-pub use config::{GptConfig, Variant};
+pub use config::{GptConfig, Variant, MAX_BLOCK_SIZE};
 pub use gpt::{Gpt, Pass};
