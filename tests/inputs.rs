@@ -206,6 +206,41 @@ fn a_gold_file_without_answers_gets_predictions_and_no_score() {
     assert!(String::from_utf8_lossy(&o.stdout).contains("No gold birth places provided"));
     let pred = std::fs::read_to_string(d.join("pred.txt")).expect("predictions");
     assert_eq!(pred.lines().count(), questions.lines().count());
+    // A checkpoint that does not exist, and a plain checkpoint given where a resume state belongs.
+    refused(
+        &d,
+        &[
+            "evaluate",
+            "vanilla",
+            "wiki.txt",
+            "--tiny",
+            "--reading_params_path",
+            "missing.st",
+            "--eval_corpus_path",
+            "questions.tsv",
+            "--outputs_path",
+            "pred2.txt",
+        ],
+        &["missing.st"],
+        "pred2.txt",
+    );
+    refused(
+        &d,
+        &[
+            "finetune",
+            "vanilla",
+            "wiki.txt",
+            "--tiny",
+            "--finetune_corpus_path",
+            "train.tsv",
+            "--writing_params_path",
+            "m2.st",
+            "--resume",
+            "m.st",
+        ],
+        &["m.st"],
+        "m2.st",
+    );
     let o = run(&d, &["london", "--eval_corpus_path", "questions.tsv"]);
     assert!(o.status.success());
     assert!(String::from_utf8_lossy(&o.stdout).contains("No gold birth places provided"));

@@ -170,6 +170,15 @@ async function main() {
     r = await res('e6');
     check(r.gpu.every((a) => Math.abs(a - 0.2) < 1e-7), 'link #e6?beta=0&n=5 restores N = 5, β = 0 (α = 0.2 each)');
 
+    // A hostile link: out-of-range, non-numeric and malformed values are clamped or ignored.
+    const e1runs = await runs('e1');
+    await page.evaluate(() => { location.hash = '#e1?n=1e9&beta=abc&scale=-5&k=a,b;c&q=1e99,2&seed=-5&v=' + '1,1;'.repeat(500); });
+    await page.waitForFunction((b) => window.__demos.runs.e1 > b && document.getElementById('e1').getAttribute('aria-busy') === 'false', e1runs, { timeout: 60000 });
+    r = await res('e1');
+    const e1ctl = await page.evaluate(() => ({ n: document.querySelector('#e1 input[id$="-n"]').value, scale: document.querySelector('#e1 input[id$="-scale"]').value }));
+    check(r.gpu.alpha.length === 6 && r.gpu.alpha.every(Number.isFinite) && e1ctl.n === '6' && e1ctl.scale === '0',
+      `bad link #e1?n=1e9&beta=abc&scale=-5&k=a,b;c… → N clamped to 6, scale to 0, junk ignored, α finite (${e1ctl.n}, ${e1ctl.scale})`);
+
     // Colour blindness: the same pictures under simulated deuteranopia and tritanopia.
     const cdp = await ctx.newCDPSession(page);
     for (const type of ['deuteranopia', 'tritanopia']) {
