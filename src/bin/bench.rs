@@ -2,7 +2,8 @@
 //! `matmul_gpu` (wall clock over `--repeats` dispatches after a warm-up, each ended by `sync`) beside a
 //! plain single-threaded f32 CPU triple loop (i-k-j order) on contiguous matrices of the same sizes.
 //! `--quick` divides the row count and the batch count by 16. `--step ROWS` times the tiny preset's
-//! training step instead, and `--step ROWS --profile` adds a per-kernel breakdown. Native only.
+//! training step instead, and `--step ROWS --profile` adds a per-kernel breakdown. `--trim ROWS`
+//! times the step on real batches at full length and cut after the longest sequence. Native only.
 
 #[cfg(target_arch = "wasm32")]
 fn main() {}
@@ -201,6 +202,67 @@ mod native {
         Ok(())
     }
 
+    /// `--trim ROWS`: the tiny preset's training step on real batches of the embedded corpus (the
+    /// first ROWS finetuning questions, the first ROWS span-corruption examples), at the full 127
+    /// columns and cut after the longest real sequence (`trim_batch`), side by side.
+    fn time_trim(gpu: &std::rc::Rc<Gpu>, rows: usize, repeats: usize) -> Result<()> {
+        use attnlab::data::{CharCorruptionDataset, NameDataset, Vocab};
+        use attnlab::model::{Gpt, GptConfig, Variant};
+        use attnlab::train::run::{default_corpus, trim_batch};
+        use attnlab::train::{TrainConfig, Trainer};
+        let t = 127;
+        let c = default_corpus(false);
+        let vocab = Vocab::from_text(&c.wiki, "wiki.txt")?;
+        let names = NameDataset::new(c.train_tsv.as_bytes(), "train.tsv", &vocab)?;
+        let corrupt = CharCorruptionDataset::new(&c.wiki, "wiki.txt", &vocab, 0)?;
+        let mut batches = vec![];
+        for (what, get) in [
+            ("finetune", &(|i| names.get(i)) as &dyn Fn(usize) -> Result<(Vec<u32>, Vec<u32>)>),
+            ("pretrain", &|i| corrupt.get(i, 0)),
+        ] {
+            let (mut x, mut y) = (vec![], vec![]);
+            for i in 0..rows {
+                let (a, b) = get(i)?;
+                x.extend(a);
+                y.extend(b);
+            }
+            batches.push((what, x, y));
+        }
+        println!("training step, tiny preset, embedded corpus, {rows} rows, {repeats} steps after 1 warm-up");
+        println!("{:<12} {:<9} {:>4} {:>10} {:>10} {:>8}", "variant", "batch", "T", "full ms", "trimmed ms", "speed-up");
+        for variant in [Variant::Vanilla, Variant::Synthesizer] {
+            for (what, x, y) in &batches {
+                let (tx, ty, tt) = trim_batch(x, y, rows, t);
+                let time = |xs: &[u32], ys: &[u32], len: usize| -> Result<f64> {
+                    let mut tr = Trainer::new(
+                        Gpt::new(gpu, GptConfig::tiny(variant, vocab.len()), 1)?,
+                        TrainConfig::finetune_scratch(),
+                        0,
+                    )?;
+                    tr.step_counting(xs, ys, rows, len, rows * t)?.to_vec_f32().await_blocking()?;
+                    let t0 = Instant::now();
+                    for _ in 0..repeats {
+                        tr.step_counting(xs, ys, rows, len, rows * t)?;
+                    }
+                    pollster::block_on(gpu.sync())?;
+                    Ok(t0.elapsed().as_secs_f64() / repeats as f64)
+                };
+                let full = time(x, y, t)?;
+                let cut = time(&tx, &ty, tt)?;
+                println!(
+                    "{:<12} {:<9} {:>4} {:>10.1} {:>10.1} {:>7.2}x",
+                    variant.name(),
+                    what,
+                    tt,
+                    full * 1e3,
+                    cut * 1e3,
+                    full / cut
+                );
+            }
+        }
+        Ok(())
+    }
+
     trait BlockOn: std::future::Future + Sized {
         fn await_blocking(self) -> Self::Output {
             pollster::block_on(self)
@@ -228,6 +290,14 @@ mod native {
                 .filter(|&r| r > 0)
                 .unwrap_or(8);
             return time_step(&gpu, rows, repeats, args.iter().any(|a| a == "--profile"));
+        }
+        if let Some(i) = args.iter().position(|a| a == "--trim") {
+            let rows = args
+                .get(i + 1)
+                .and_then(|v| v.parse::<usize>().ok())
+                .filter(|&r| r > 0)
+                .unwrap_or(8);
+            return time_trim(&gpu, rows, repeats);
         }
         let div = if quick { 16 } else { 1 };
         let (rows, batch) = (128 * 127 / div, 128 / div);

@@ -57,6 +57,33 @@ pub fn steps_per_epoch(examples: usize, batch_size: usize) -> usize {
     examples.div_ceil(batch_size.max(1))
 }
 
+/// Lengths a trimmed batch is rounded up to, so that a run sees at most a handful of shapes (and
+/// the buffer pool keeps a handful of sizes).
+pub const TRIM_MULTIPLE: usize = 8;
+
+/// Cut a batch of `rows` sequences of length `t` after its longest real sequence: the columns after
+/// the last non-PAD target of every row only feed ignored targets, and attention is causal, so no
+/// kept position reads them. Returns (x, y, new length), the length rounded up to `TRIM_MULTIPLE`.
+/// The loss and gradients are the same as on the full batch (up to summation order); dropout masks
+/// are drawn by element index, so with dropout on they are different (equally distributed) samples.
+pub fn trim_batch(x: &[u32], y: &[u32], rows: usize, t: usize) -> (Vec<u32>, Vec<u32>, usize) {
+    let last = (0..rows)
+        .filter_map(|r| y[r * t..(r + 1) * t].iter().rposition(|&v| v != 0))
+        .max()
+        .map_or(1, |i| i + 1);
+    let keep = last.div_ceil(TRIM_MULTIPLE).max(1) * TRIM_MULTIPLE;
+    let keep = keep.min(t);
+    if keep == t {
+        return (x.to_vec(), y.to_vec(), t);
+    }
+    let cut = |v: &[u32]| -> Vec<u32> {
+        (0..rows)
+            .flat_map(|r| v[r * t..r * t + keep].iter().copied())
+            .collect()
+    };
+    (cut(x), cut(y), keep)
+}
+
 /// The shared epoch loop; `get(idx, epoch)` builds one (x, y) example of BLOCK_SIZE − 1 tokens.
 /// Returns the last loss read back.
 async fn train_epochs(
@@ -113,7 +140,9 @@ async fn train_epochs(
                 y.extend_from_slice(&yi);
             }
             let lr = trainer.lr;
-            let loss = trainer.step(&x, &y, rows, t)?;
+            // Only up to the batch's longest real sequence; the schedule still counts full rows.
+            let (tx, ty, tt) = trim_batch(&x, &y, rows, t);
+            let loss = trainer.step_counting(&tx, &ty, rows, tt, rows * t)?;
             step += 1;
             let last_step = step == total;
             let epoch_end = s + 1 == per_epoch || last_step;

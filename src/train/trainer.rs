@@ -66,6 +66,19 @@ impl Trainer {
     /// Record one step on a batch of `rows` sequences of length `t` (x and y row-major token ids).
     /// Returns the batch's mean loss as a one-element GPU tensor (no readback).
     pub fn step(&mut self, x: &[u32], y: &[u32], rows: usize, t: usize) -> Result<Tensor> {
+        self.step_counting(x, y, rows, t, rows * t)
+    }
+
+    /// `step` on a batch that was cut short (see `trim_batch`), counting `counted` tokens for the
+    /// learning-rate schedule: the reference counts every position of the full 127-long rows.
+    pub fn step_counting(
+        &mut self,
+        x: &[u32],
+        y: &[u32],
+        rows: usize,
+        t: usize,
+        counted: usize,
+    ) -> Result<Tensor> {
         let gpu = self.norm.gpu().clone();
         let (tx, ty) = match self.batches.entry((rows, t)) {
             std::collections::hash_map::Entry::Occupied(e) => e.get().clone(),
@@ -116,7 +129,7 @@ impl Trainer {
             )?;
         }
         self.steps += 1;
-        self.tokens += (rows * t) as f64;
+        self.tokens += counted as f64;
         self.lr = self.cfg.lr_at(self.tokens);
         Ok(loss.value().clone())
     }
