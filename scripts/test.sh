@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Every test: set up, the native suite (cargo test on Vulkan; lavapipe without a GPU), then the
-# page's kernel checks in headless Chromium. Exits non-zero on the first failure.
+# Every test: set up, the native suite (cargo test on Vulkan; lavapipe without a GPU), the server's
+# tests, then the page in headless Chromium (kernel checks, the attention demos, the training page).
+# Exits non-zero on the first failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -9,15 +10,37 @@ source scripts/env.sh
 echo "== native tests: cargo test --all-targets"
 cargo test --all-targets
 
+echo "== server tests: scripts/test_serve.py"
+python3 scripts/test_serve.py
+
 echo "== browser tests"
 scripts/build-web.sh
+cargo build --bin attnlab
+fixture=$(mktemp -d)
+export ATTNLAB_BIN="$PWD/target/debug/attnlab"
+if [[ -x web/test/fixture.sh ]]; then
+  web/test/fixture.sh "$fixture"
+else
+  "$ATTNLAB_BIN" corpus --out_dir "$fixture/data" --people 60
+fi
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-python3 -m http.server "$port" --bind 127.0.0.1 >/dev/null 2>&1 &
+python3 scripts/serve.py --port "$port" --quiet --data "$fixture/data" &
 server=$!
-trap 'kill "$server" 2>/dev/null || true' EXIT
+trap 'kill "$server" 2>/dev/null || true; rm -rf "$fixture"' EXIT
 for _ in $(seq 50); do
   (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
   sleep 0.2
 done
-node web/test/checks.mjs "http://127.0.0.1:$port/"
+url="http://127.0.0.1:$port/"
+t0=$SECONDS
+node web/test/checks.mjs "$url"
+echo "   (kernel checks: $((SECONDS - t0)) s)"
+t0=$SECONDS
+node web/test/demos.mjs "$url"
+echo "   (demos: $((SECONDS - t0)) s)"
+if [[ -f web/test/page.mjs ]]; then
+  t0=$SECONDS
+  ATTNLAB_FIXTURE="$fixture" node web/test/page.mjs "$url"
+  echo "   (page: $((SECONDS - t0)) s)"
+fi
 echo "== all tests passed"

@@ -14,6 +14,7 @@ import { chromium } from 'playwright-core';
 
 const base = process.argv[2] || 'http://127.0.0.1:8080/';
 const outDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'out');
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const BROWSERS = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/snap/bin/chromium', '/usr/bin/google-chrome'];
 const failures = [];
 const check = (ok, what) => { console.log(`${ok ? 'PASS' : 'FAIL'}  ${what}`); if (!ok) failures.push(what); };
@@ -140,7 +141,9 @@ async function main() {
 
     // E8/E9 with models: the parity fixtures (tiny vanilla and synthesizer checkpoints) handed over.
     for (const f of ['vanilla', 'synthesizer']) {
-      const name = await page.evaluate(async (u) => window.attnlabDemos.setModel(new Uint8Array(await (await fetch(u)).arrayBuffer())), new URL(`tests/fixtures/parity/${f}.safetensors`, base).href);
+      // Read here and handed over as bytes: the server serves the app only, not tests/.
+      const bytes = Array.from(fs.readFileSync(path.join(repoRoot, 'tests', 'fixtures', 'parity', `${f}.safetensors`)));
+      const name = await page.evaluate(async (b) => window.attnlabDemos.setModel(new Uint8Array(b)), bytes);
       check(name === f, `setModel loaded the ${f} checkpoint`);
     }
     r = await set('e8', 'input[type=text][id$="-text"]', 'a_bad_fee_here?');

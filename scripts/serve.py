@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""Serve the attnlab page, and nothing else.
+
+    python3 scripts/serve.py [--port 8080] [--host 127.0.0.1] [--data DIR]
+
+What it serves:
+  /                      index.html
+  /index.html, /web/...  the app (web/node_modules and web/test are not part of it)
+  /data/manifest.json    with --data: which course files DIR holds, e.g. {"files": ["wiki.txt", ...]}
+  /data/<name>           with --data: wiki.txt, birth_places_train.tsv, birth_dev.tsv, birth_test.tsv
+Everything else is 404, including any path that climbs out of those folders ('..', encoded or not,
+or a symlink pointing elsewhere). Only GET and HEAD are answered. Every response carries a
+Content-Security-Policy that allows the app's own files, WebAssembly compilation and nothing remote.
+It listens on 127.0.0.1 unless --host says otherwise (and then it warns: the data folder is readable
+by anyone who can reach that address).
+"""
+
+import argparse
+import http.server
+import json
+import os
+import posixpath
+import socketserver
+import sys
+import urllib.parse
+
+ROOT = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+# The course files the page knows how to use; --data serves these names and no others.
+DATA_FILES = ("wiki.txt", "birth_places_train.tsv", "birth_dev.tsv", "birth_test.tsv")
+
+# Folders under web/ that belong to development, not to the app.
+WEB_EXCLUDED = ("node_modules", "test")
+
+CSP = "; ".join(
+    [
+        "default-src 'self'",
+        "script-src 'self' 'wasm-unsafe-eval'",
+        "style-src 'self'",
+        "img-src 'self' data: blob:",
+        "connect-src 'self'",
+        "worker-src 'self'",
+        "object-src 'none'",
+        "base-uri 'none'",
+        "form-action 'none'",
+        "frame-ancestors 'none'",
+    ]
+)
+
+TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".mjs": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".wasm": "application/wasm",
+    ".json": "application/json",
+    ".png": "image/png",
+    ".svg": "image/svg+xml",
+    ".txt": "text/plain; charset=utf-8",
+    ".tsv": "text/tab-separated-values; charset=utf-8",
+    ".ts": "text/plain; charset=utf-8",
+}
+
+
+def inside(path, folder):
+    """True when `path` (already resolved) is `folder` itself or lies below it."""
+    return path == folder or path.startswith(folder + os.sep)
+
+
+class Site:
+    """Maps a request path to a file on disk, or None (→ 404)."""
+
+    def __init__(self, root, data_dir):
+        self.root = os.path.realpath(root)
+        self.web = os.path.join(self.root, "web")
+        self.data = os.path.realpath(data_dir) if data_dir else None
+
+    def manifest(self):
+        present = [f for f in DATA_FILES if os.path.isfile(os.path.join(self.data, f))]
+        return json.dumps({"files": present}).encode()
+
+    def resolve(self, raw_path):
+        """Returns ("file", path), ("bytes", content) or None."""
+        path = urllib.parse.urlsplit(raw_path).path
+        path = urllib.parse.unquote(path, errors="strict")
+        if "\x00" in path or "\\" in path or not path.startswith("/"):
+            return None
+        parts = path.split("/")[1:]
+        if any(p in ("..", ".") or p.startswith(".") for p in parts if p):
+            return None
+        if path in ("/", "/index.html"):
+            return ("file", os.path.join(self.root, "index.html"))
+        if parts[0] == "web" and len(parts) > 1:
+            if parts[1] in WEB_EXCLUDED:
+                return None
+            full = os.path.realpath(os.path.join(self.web, *parts[1:]))
+            if not inside(full, self.web) or any(inside(full, os.path.join(self.web, x)) for x in WEB_EXCLUDED):
+                return None
+            return ("file", full) if os.path.isfile(full) else None
+        if parts[0] == "data" and self.data is not None and len(parts) == 2:
+            if parts[1] == "manifest.json":
+                return ("bytes", self.manifest())
+            if parts[1] in DATA_FILES:
+                full = os.path.realpath(os.path.join(self.data, parts[1]))
+                if inside(full, self.data) and os.path.isfile(full):
+                    return ("file", full)
+        return None
+
+
+def make_handler(site, quiet):
+    class Handler(http.server.BaseHTTPRequestHandler):
+        server_version = "attnlab"
+        sys_version = ""
+
+        def headers_common(self, ctype, length):
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(length))
+            self.send_header("Content-Security-Policy", CSP)
+            self.send_header("X-Content-Type-Options", "nosniff")
+            self.send_header("Referrer-Policy", "no-referrer")
+            self.send_header("Cross-Origin-Opener-Policy", "same-origin")
+            self.send_header("Cache-Control", "no-cache")
+            self.end_headers()
+
+        def refuse(self, code, message):
+            body = f"{code} {message}\n".encode()
+            self.send_response(code)
+            if code == 405:
+                self.send_header("Allow", "GET, HEAD")
+            self.headers_common("text/plain; charset=utf-8", len(body))
+            if self.command != "HEAD":
+                self.wfile.write(body)
+
+        def answer(self, with_body):
+            try:
+                found = site.resolve(self.path)
+            except (UnicodeDecodeError, ValueError):
+                found = None
+            if found is None:
+                return self.refuse(404, "not found (this server only serves the attnlab page and its data folder)")
+            kind, what = found
+            if kind == "bytes":
+                body, ctype = what, TYPES[".json"]
+            else:
+                try:
+                    with open(what, "rb") as f:
+                        body = f.read()
+                except OSError:
+                    return self.refuse(404, "not found")
+                ctype = TYPES.get(os.path.splitext(what)[1].lower(), "application/octet-stream")
+            self.send_response(200)
+            self.headers_common(ctype, len(body))
+            if with_body:
+                self.wfile.write(body)
+
+        def do_GET(self):
+            self.answer(True)
+
+        def do_HEAD(self):
+            self.answer(False)
+
+        def do_POST(self):
+            self.refuse(405, "method not allowed")
+
+        do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_POST
+
+        def log_message(self, fmt, *args):
+            if not quiet:
+                sys.stderr.write("%s %s\n" % (self.address_string(), fmt % args))
+
+    return Handler
+
+
+class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description="Serve the attnlab page (and optionally a folder of course data).")
+    ap.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8080")), help="port (default 8080, or $PORT)")
+    ap.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    ap.add_argument("--data", metavar="DIR", help="a folder with wiki.txt and the birth_*.tsv files for the page to offer")
+    ap.add_argument("--quiet", action="store_true", help="do not log requests")
+    args = ap.parse_args(argv)
+
+    if args.data is not None:
+        if not os.path.isdir(args.data):
+            ap.error(f"--data {args.data}: not a folder; give the folder that holds wiki.txt and the birth_*.tsv files")
+        found = [f for f in DATA_FILES if os.path.isfile(os.path.join(args.data, f))]
+        if not found:
+            ap.error(f"--data {args.data}: none of {', '.join(DATA_FILES)} is in that folder")
+    if not os.path.isfile(os.path.join(ROOT, "web", "pkg", "attnlab_bg.wasm")):
+        print("warning: web/pkg is not built yet; run scripts/build-web.sh (scripts/serve.sh does it for you)", file=sys.stderr)
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        print(f"warning: listening on {args.host}: anyone who can reach it can load the page"
+              + (" and read the data folder" if args.data else ""), file=sys.stderr)
+
+    site = Site(ROOT, args.data)
+    try:
+        httpd = Server((args.host, args.port), make_handler(site, args.quiet))
+    except OSError as e:
+        print(f"error: cannot listen on {args.host}:{args.port}: {e.strerror}; pick another with --port", file=sys.stderr)
+        return 1
+    print(f"serving attnlab on http://{args.host}:{httpd.server_address[1]}/"
+          + (f" with data from {os.path.realpath(args.data)} ({', '.join(found)})" if args.data else ""), flush=True)
+    try:
+        httpd.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

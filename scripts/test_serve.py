@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Tests for scripts/serve.py: what it serves, what it refuses, which address it binds, which headers it sends.
+
+    python3 scripts/test_serve.py        (run by scripts/test.sh)
+
+Starts the real server in a subprocess on a free port and talks raw HTTP to it (http.client sends the
+path exactly as written, so '..' and %2e%2e reach the server un-normalised).
+"""
+
+import http.client
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SERVE = os.path.join(HERE, "serve.py")
+ROOT = os.path.realpath(os.path.join(HERE, ".."))
+
+
+def start(*args):
+    proc = subprocess.Popen(
+        [sys.executable, SERVE, "--port", "0", "--quiet", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    line = proc.stdout.readline()
+    if not line.startswith("serving attnlab on http://"):
+        proc.kill()
+        raise RuntimeError(f"server did not start: {line!r} {proc.stderr.read()!r}")
+    hostport = line.split("http://", 1)[1].split("/", 1)[0]
+    host, port = hostport.rsplit(":", 1)
+    return proc, host, int(port)
+
+
+def get(port, path, method="GET", host="127.0.0.1"):
+    c = http.client.HTTPConnection(host, port, timeout=10)
+    c.putrequest(method, path, skip_host=False, skip_accept_encoding=True)
+    c.endheaders()
+    r = c.getresponse()
+    body = r.read()
+    c.close()
+    return r.status, dict(r.getheaders()), body
+
+
+class ServeTests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.data = os.path.join(cls.tmp.name, "data")
+        os.mkdir(cls.data)
+        with open(os.path.join(cls.data, "wiki.txt"), "w") as f:
+            f.write("Ada was born in Paris.\n")
+        with open(os.path.join(cls.data, "birth_dev.tsv"), "w") as f:
+            f.write("Where was Ada born?\tParis\n")
+        with open(os.path.join(cls.tmp.name, "secret.txt"), "w") as f:
+            f.write("not for the page\n")
+        # A symlink inside the data folder that points outside it must not be followed.
+        os.symlink(os.path.join(cls.tmp.name, "secret.txt"), os.path.join(cls.data, "birth_test.tsv"))
+        cls.plain, cls.plain_host, cls.plain_port = start()
+        cls.with_data, _, cls.data_port = start("--data", cls.data)
+
+    @classmethod
+    def tearDownClass(cls):
+        for p in (cls.plain, cls.with_data):
+            p.kill()
+            p.wait()
+        cls.tmp.cleanup()
+
+    def test_binds_loopback_by_default(self):
+        self.assertEqual(self.plain_host, "127.0.0.1")
+
+    def test_serves_the_app(self):
+        for path in ("/", "/index.html", "/web/app.js", "/web/style.css"):
+            status, headers, body = get(self.plain_port, path)
+            self.assertEqual(status, 200, path)
+            self.assertTrue(body, path)
+        status, headers, _ = get(self.plain_port, "/web/app.js")
+        self.assertTrue(headers["Content-Type"].startswith("text/javascript"))
+        self.assertEqual(headers["X-Content-Type-Options"], "nosniff")
+
+    def test_csp_allows_only_self_and_wasm(self):
+        _, headers, _ = get(self.plain_port, "/")
+        csp = headers["Content-Security-Policy"]
+        directives = dict((d.split(" ", 1) + [""])[:2] for d in (x.strip() for x in csp.split(";")))
+        self.assertEqual(directives["default-src"], "'self'")
+        self.assertEqual(directives["script-src"], "'self' 'wasm-unsafe-eval'")
+        self.assertEqual(directives["connect-src"], "'self'")
+        self.assertEqual(directives["object-src"], "'none'")
+        self.assertNotIn("http", csp)  # no remote origin anywhere
+        self.assertNotIn("unsafe-inline", csp)
+        self.assertNotIn("'unsafe-eval'", csp)
+        # Errors carry it too.
+        _, headers, _ = get(self.plain_port, "/nope")
+        self.assertEqual(headers["Content-Security-Policy"], csp)
+
+    def test_refuses_everything_else(self):
+        refused = [
+            "/Cargo.toml",
+            "/src/lib.rs",
+            "/README.md",
+            "/.git/config",
+            "/../Cargo.toml",
+            "/web/../Cargo.toml",
+            "/web/%2e%2e/Cargo.toml",
+            "/web/%2E%2E/%2E%2E/etc/passwd",
+            "/web/..%2fCargo.toml",
+            "/web/..%5cCargo.toml",
+            "/web/node_modules/playwright-core/package.json",
+            "/web/test/checks.mjs",
+            "/web/./app.js",
+            "/web/%00app.js",
+            "/web/.hidden",
+            "//etc/passwd",
+            "/data/manifest.json",  # no --data given
+            "/data/wiki.txt",
+            "/web/%ff",
+        ]
+        for path in refused:
+            status, _, body = get(self.plain_port, path)
+            self.assertEqual(status, 404, f"{path} -> {status} {body[:80]!r}")
+            self.assertNotIn(b"[package]", body)
+
+    def test_only_get_and_head(self):
+        status, headers, _ = get(self.plain_port, "/", method="POST")
+        self.assertEqual(status, 405)
+        self.assertEqual(headers["Allow"], "GET, HEAD")
+        status, _, body = get(self.plain_port, "/", method="HEAD")
+        self.assertEqual((status, body), (200, b""))
+
+    def test_data_folder(self):
+        status, _, body = get(self.data_port, "/data/manifest.json")
+        self.assertEqual(status, 200)
+        # birth_test.tsv is a symlink out of the folder: listed by name (it exists) but never served.
+        self.assertEqual(json.loads(body)["files"], ["wiki.txt", "birth_dev.tsv", "birth_test.tsv"])
+        status, headers, body = get(self.data_port, "/data/wiki.txt")
+        self.assertEqual((status, body), (200, b"Ada was born in Paris.\n"))
+        status, _, body = get(self.data_port, "/data/birth_dev.tsv")
+        self.assertEqual(status, 200)
+        for path in ("/data/birth_test.tsv", "/data/../secret.txt", "/data/%2e%2e/secret.txt",
+                     "/data/secret.txt", "/data/birth_places_train.tsv", "/data/", "/data/x/wiki.txt"):
+            status, _, body = get(self.data_port, path)
+            self.assertEqual(status, 404, path)
+            self.assertNotIn(b"not for the page", body)
+
+    def test_bad_data_folder_is_an_error(self):
+        r = subprocess.run([sys.executable, SERVE, "--port", "0", "--data", os.path.join(self.tmp.name, "missing")],
+                           capture_output=True, text=True, timeout=30)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("not a folder", r.stderr)
+        empty = tempfile.mkdtemp(dir=self.tmp.name)
+        r = subprocess.run([sys.executable, SERVE, "--port", "0", "--data", empty],
+                           capture_output=True, text=True, timeout=30)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("none of wiki.txt", r.stderr)
+
+    def test_port_in_use_is_an_error(self):
+        r = subprocess.run([sys.executable, SERVE, "--port", str(self.plain_port)],
+                           capture_output=True, text=True, timeout=30)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("cannot listen", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
