@@ -417,6 +417,7 @@ async function finishRun(how) {
       (r.kind === 'pretrain' ? 'Next: Finetune (it starts from this model).' : 'Next: Evaluate, or Ask below.'));
     handToDemos(bytes);
     refreshModels();
+    if (r.kind === 'pretrain') $('h-from').value = 'model';
   } catch (e) {
     await failed(e, 'could not keep the model');
   }
@@ -436,7 +437,8 @@ async function failed(e, what) {
   S.error = lost ? `device lost: ${lost}` : msg;
   const saved = await store.get('run').catch(() => null);
   const keep = saved ? ` The last checkpoint (step ${saved.steps} of ${saved.total}, saved ${fmt.clock(saved.savedAt)}) is kept: “Resume training” above continues from it.` : '';
-  const head = lost ? `The GPU device was lost (${lost}); ${what}.` : `${what[0].toUpperCase()}${what.slice(1)}: ${msg}`;
+  const head = lost ? `The GPU device was lost (${lost}); ${what}.`
+    : msg.toLowerCase().startsWith(what) ? `${msg[0].toUpperCase()}${msg.slice(1)}.` : `${what[0].toUpperCase()}${what.slice(1)}: ${msg}`;
   showBox('train-error', `<p>${esc(head)}${esc(keep)}</p>`);
   setStatus('idle', lost ? 'The GPU device was lost.' : 'Not training.');
   await offerSaved();

@@ -15,7 +15,7 @@ export function drawLoss(canvas, points, totalSteps) {
   const muted = css.getPropertyValue('--muted').trim() || '#5b6673';
   const line = css.getPropertyValue('--line').trim() || '#d8dde3';
   const accent = css.getPropertyValue('--accent').trim() || '#2f5fd0';
-  const L = 48, R = 12, T = 10, B = 26;
+  const L = 52, R = 16, T = 10, B = 26;
   g.font = '11px system-ui, sans-serif';
   g.fillStyle = muted;
   if (!points.length) {
@@ -47,7 +47,14 @@ export function drawLoss(canvas, points, totalSteps) {
     g.fillText(String(s), x(s), h - B + 6);
   }
   g.textAlign = 'left';
-  g.fillText('step', w - R - 24, h - B + 6);
+  g.textAlign = 'center';
+  g.fillText('step', L + ((w - L - R) * 3) / 8, h - B + 6);
+  g.save();
+  g.translate(10, T + (h - T - B) / 2);
+  g.rotate(-Math.PI / 2);
+  g.textAlign = 'center';
+  g.fillText('loss', 0, 0);
+  g.restore();
   // the curve, thinned to about one point per pixel
   const every = Math.max(1, Math.floor(points.length / (w - L - R)));
   g.strokeStyle = accent;

@@ -25,12 +25,15 @@ const BATCH = 4;
 const MAX_STEPS = 24;
 
 const results = [];
+const stepStarts = []; // page-time start of each step (to place long tasks)
 let page;
 
 async function step(name, f) {
   const t0 = Date.now();
   try {
+    const at = await page.evaluate(() => Math.round(performance.now())).catch(() => null);
     const detail = await f();
+    if (at !== null) stepStarts.push({ name, at });
     const s = ((Date.now() - t0) / 1000).toFixed(1);
     results.push({ name, ok: true });
     console.log(`PASS  ${name} (${s} s)${detail ? `: ${detail}` : ''}`);
@@ -231,6 +234,40 @@ async function run() {
       return `8 of 8 predictions equal the CLI’s: ${got.join(', ')}`;
     });
 
+    await step('synthesizer beside vanilla: a few steps, then Ask shows both side by side', async () => {
+      await page.check('input[name=variant][value=synthesizer]');
+      await setField('h-pre_batch', BATCH);
+      await setField('h-max_steps', 3);
+      await page.click('#btn-pretrain');
+      const s = await waitPage((s) => s.finished >= 2 && s.status === 'idle', 'the synthesizer run');
+      assert(s.models.map((m) => m.variant).join() === 'vanilla,synthesizer', `models: ${s.models.map((m) => m.variant)}`);
+      await page.evaluate(() => { window.__page.ask = null; });
+      await page.fill('#ask-text', 'Where was Ada Lovelace born?');
+      await page.click('#btn-ask');
+      await page.waitForFunction(() => (window.__page.ask && Object.keys(window.__page.ask).length === 2) || window.__page.askError, null, { timeout: STEP_TIMEOUT });
+      const err = await page.evaluate(() => window.__page.askError);
+      assert(!err, `ask failed: ${err}`);
+      const cols = await page.locator('#ask-result .ask-col').count();
+      const thumbs = await page.locator('#ask-result canvas.thumb').count();
+      assert(cols === 2 && thumbs === 16, `${cols} columns, ${thumbs} thumbnails`);
+      const preds = await page.evaluate(() => Object.entries(window.__page.ask).map(([v, a]) => `${v}: “${a.prediction}”`).join(', '));
+      await page.locator('#ask-card').screenshot({ path: path.join(outDir, 'page-ask-both.png') });
+      return preds;
+    });
+
+    await step('a non-finite loss stops training and says so', async () => {
+      await page.check('input[name=variant][value=vanilla]');
+      await setField('h-pre_batch', 2);
+      await setField('h-max_steps', 12);
+      await setField('h-pre_lr', '1e6');
+      await page.click('#btn-pretrain');
+      await waitPage((s) => s.status === 'idle' && s.error, 'error', STEP_TIMEOUT);
+      const msg = await page.textContent('#train-error');
+      assert(/the loss became (NaN|inf)/.test(msg) && /lower the learning rate/.test(msg), `message: ${msg}`);
+      await setField('h-pre_lr', '6e-3');
+      return msg.trim();
+    });
+
     await step('a malformed TSV: an error with the line number and what is wrong', async () => {
       const bad = 'Where was Ada Lovelace born?\tLondon\nWhere was Alan Turing born? London\n';
       await page.setInputFiles('#file-dev', { name: 'birth_dev.tsv', mimeType: 'text/tab-separated-values', buffer: Buffer.from(bad) });
@@ -248,7 +285,7 @@ async function run() {
       await page.screenshot({ path: path.join(outDir, 'page.png'), fullPage: true });
       assert(bad.length === 0, `long tasks over ${LONG_TASK_MS} ms: ${JSON.stringify(bad)}`);
       const worst = tasks.reduce((m, t) => Math.max(m, t.ms), 0);
-      return `${tasks.length} long tasks (over 50 ms) after the page was ready, the longest ${worst} ms`;
+      return `${tasks.length} long tasks (over 50 ms) after the page was ready, the longest ${worst} ms (ms: ${tasks.map((t) => t.ms).join(', ')})`;
     });
     return 0;
   } finally {
