@@ -19,7 +19,7 @@ const S = (window.__page = {
   ready: false, status: 'starting', kind: null, variant: null, steps: 0, total: 0, losses: [],
   chunks: 0, saves: 0, savedStep: null, resumedFrom: null, finished: 0, error: null, deviceLost: null,
   dataSource: null, dataError: null, modelError: null, models: [], evalReport: null, evalError: null,
-  ask: null, askError: null, longTasks: [], msPerStep: null,
+  ask: null, askError: null, longTasks: [], msPerStep: null, activity: '',
 });
 
 let wasm = null;
@@ -32,8 +32,13 @@ let embedded = null;
 const data = { wiki: null, train: null, dev: null, test: null };
 
 // One wasm GPU call at a time (training chunks, evaluation and questions interleave between chunks).
-function job(f) {
-  const p = queue.then(f, f);
+// `what` names the call in S.activity, which tags the long tasks the observer records.
+function job(what, f) {
+  const g = async () => {
+    S.activity = what;
+    try { return await f(); } finally { S.activity = ''; }
+  };
+  const p = queue.then(g, g);
   queue = p.catch(() => {});
   return p;
 }
@@ -43,7 +48,7 @@ const tick = () => new Promise((r) => setTimeout(r, 0));
 if ('PerformanceObserver' in window) {
   try {
     new PerformanceObserver((list) => {
-      for (const e of list.getEntries()) S.longTasks.push({ start: Math.round(e.startTime), ms: Math.round(e.duration) });
+      for (const e of list.getEntries()) S.longTasks.push({ start: Math.round(e.startTime), ms: Math.round(e.duration), during: S.activity || '' });
     }).observe({ type: 'longtask', buffered: true });
   } catch { /* longtask is not supported everywhere */ }
 }
@@ -328,7 +333,7 @@ async function startRun(kind, record) {
   }
   setStatus('starting', record ? `Restoring the saved ${r.kind} run…` : `Preparing to ${r.kind}…`);
   try {
-    const st = await job(() => wasm.page_start(r.spec, r.wikiName, r.wiki, r.tsvName, r.tsv, record ? record.state : undefined));
+    const st = await job('start', () => wasm.page_start(r.spec, r.wikiName, r.wiki, r.tsvName, r.tsv, record ? record.state : undefined));
     r.total = st.total_steps;
     run = r;
     Object.assign(S, { kind: r.kind, variant: r.variant, steps: st.steps, total: st.total_steps, losses: r.losses, msPerStep: null });
@@ -354,7 +359,7 @@ async function loop() {
     const before = S.steps;
     let chunk;
     try {
-      chunk = await job(() => wasm.page_train(n, Math.min(n, 4)));
+      chunk = await job('train', () => wasm.page_train(n, Math.min(n, 4)));
     } catch (e) {
       await failed(e, 'training stopped');
       return;
@@ -388,7 +393,7 @@ async function loop() {
 async function saveRun() {
   if (!run) return;
   try {
-    const state = await job(() => wasm.page_run_state());
+    const state = await job('run_state', () => wasm.page_run_state());
     const rec = { ...run, state, steps: S.steps, total: run.total, savedAt: Date.now() };
     await store.put('run', rec);
     lastSave = performance.now();
@@ -405,7 +410,7 @@ async function finishRun(how) {
   const r = run;
   try {
     const label = `${r.label}, ${S.steps} steps${how === 'stopped' ? ' (stopped early)' : ''}`;
-    const bytes = await job(() => wasm.page_finish(label));
+    const bytes = await job('finish', () => wasm.page_finish(label));
     run = null;
     await store.put(`model:${r.variant}`, { bytes, label, savedAt: Date.now() }).catch(() => {});
     await store.del('run').catch(() => {});
@@ -508,7 +513,7 @@ function refreshModels() {
 
 async function download(variant) {
   try {
-    const bytes = await job(() => wasm.page_model_bytes(variant));
+    const bytes = await job('model_bytes', () => wasm.page_model_bytes(variant));
     const url = URL.createObjectURL(new Blob([bytes], { type: 'application/octet-stream' }));
     const a = document.createElement('a');
     a.href = url;
@@ -527,7 +532,7 @@ async function uploadModel(file) {
   S.modelError = null;
   try {
     const bytes = new Uint8Array(await file.arrayBuffer());
-    const info = await job(() => wasm.page_load_model(bytes, file.name));
+    const info = await job('load_model', () => wasm.page_load_model(bytes, file.name));
     await store.put(`model:${info.variant}`, { bytes, label: file.name, savedAt: Date.now() }).catch(() => {});
     S.loaded = info;
     refreshModels();
@@ -544,7 +549,7 @@ async function restoreModels() {
     const rec = await store.get(`model:${v}`).catch(() => null);
     if (!rec) continue;
     try {
-      await job(() => wasm.page_load_model(rec.bytes, rec.label));
+      await job('load_model', () => wasm.page_load_model(rec.bytes, rec.label));
       handToDemos(rec.bytes);
     } catch (e) {
       showBox('model-error', `<p>The saved ${v} model could not be restored: ${esc(errText(e))}</p>`);
@@ -582,7 +587,7 @@ async function evaluate() {
   $('eval-status').textContent = `Evaluating the ${variant} model on ${f.name}…`;
   const t0 = performance.now();
   try {
-    const rep = await job(() => wasm.page_evaluate(variant, f.name, f.text, max, (done, total) => {
+    const rep = await job('evaluate', () => wasm.page_evaluate(variant, f.name, f.text, max, (done, total) => {
       $('eval-status').textContent = `Evaluating the ${variant} model on ${f.name}: ${done} of ${total} questions…`;
     }));
     rep.variant = variant;
@@ -650,7 +655,7 @@ async function ask() {
   const out = {};
   const errs = [];
   for (const v of variants) {
-    try { out[v] = await job(() => wasm.page_ask(v, text)); } catch (e) { errs.push(`${v}: ${errText(e)}`); }
+    try { out[v] = await job('ask', () => wasm.page_ask(v, text)); } catch (e) { errs.push(`${v}: ${errText(e)}`); }
   }
   S.ask = out;
   if (errs.length) { S.askError = errs.join('\n'); showBox('ask-error', errs.map((m) => `<p>${esc(m)}</p>`).join('')); }
@@ -734,7 +739,8 @@ export async function startPage(w, info, browserInfo) {
   applyPreset('quick');
   wireData(); wireForm(); wireTraining(); wireModels(); wireEval(); wireAsk();
   window.addEventListener('unhandledrejection', (e) => { S.error = errText(e.reason); });
-  S.destroyDevice = () => wasm.page_debug_destroy_device();
+  // Test hook: destroy the GPU device between two GPU calls (as a driver reset would take it away).
+  S.destroyDevice = () => job('destroy', () => wasm.page_debug_destroy_device());
   try {
     served = await fetchServed();
     if (served) useServed(); else useEmbedded();

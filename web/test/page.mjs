@@ -100,6 +100,7 @@ async function run() {
       if (m.type() === 'error' || m.type() === 'warning') console.log(`[page ${m.type()}] ${m.text()}`);
     });
     page.on('pageerror', (e) => console.log(`[page error] ${e.message}`));
+    page.on('crash', () => console.log('[page crashed]'));
     let readyAt = 0;
     const tasksSeen = []; // long tasks of the page before the reload
 
@@ -285,7 +286,7 @@ async function run() {
       await page.screenshot({ path: path.join(outDir, 'page.png'), fullPage: true });
       assert(bad.length === 0, `long tasks over ${LONG_TASK_MS} ms: ${JSON.stringify(bad)}`);
       const worst = tasks.reduce((m, t) => Math.max(m, t.ms), 0);
-      return `${tasks.length} long tasks (over 50 ms) after the page was ready, the longest ${worst} ms (ms: ${tasks.map((t) => t.ms).join(', ')})`;
+      return `${tasks.length} long tasks (over 50 ms) after the page was ready, the longest ${worst} ms (${tasks.map((t) => `${t.ms} ms${t.during ? ` in ${t.during}` : ''}`).join(', ')})`;
     });
     return 0;
   } finally {
