@@ -1,7 +1,10 @@
-// The page's glue: find WebGPU, describe the adapter, run the kernel checks and draw the table.
+// The page's entry: find WebGPU, load the wasm module, describe the adapter, start the training
+// page (web/page.js) and keep the kernel-checks card (run on demand, or at once with ?checks=1).
 // State for automated tests lives in window.__checks = {done, passed, failed, rows, error}.
 // The wasm module (web/pkg, built by scripts/build-web.sh) is imported dynamically so that a missing
 // build shows a message instead of silently stopping this script.
+import { startPage, pageUnavailable } from './page.js';
+
 let wasm = null;
 
 const $ = (id) => document.getElementById(id);
@@ -108,6 +111,7 @@ async function main() {
   const adapter = navigator.gpu ? await navigator.gpu.requestAdapter().catch(() => null) : null;
   if (!adapter) {
     showNotice(HELP, false);
+    pageUnavailable('This browser offers no WebGPU adapter; see the note at the top for browsers and settings that work.');
     $('gpu-status').textContent = navigator.gpu ? 'navigator.gpu exists but requestAdapter() returned no adapter.' : 'navigator.gpu is missing.';
     fail('no WebGPU adapter');
     return;
@@ -117,20 +121,28 @@ async function main() {
     await wasm.default();
   } catch (e) {
     showNotice(`<p><strong>Could not load web/pkg/attnlab.js:</strong> ${escapeHtml(e.message || e)}. Build it with <code>scripts/build-web.sh</code> (or run <code>scripts/serve.sh</code>).</p>`, true);
+    pageUnavailable('The wasm module did not load; see the note at the top.');
     fail(String(e.message || e));
     return;
   }
+  let info;
   try {
-    showAdapter(await wasm.adapter_info(), adapter.info);
+    info = await wasm.adapter_info();
+    showAdapter(info, adapter.info);
   } catch (e) {
     showNotice(`<p><strong>Could not open the GPU:</strong> ${escapeHtml(e.message || e)}</p>`, true);
+    pageUnavailable(`Could not open the GPU: ${e.message || e}`);
     $('gpu-status').textContent = 'No device.';
     fail(String(e.message || e));
     return;
   }
   $('run').disabled = false;
   $('run').addEventListener('click', runChecks);
-  if (new URLSearchParams(location.search).get('checks') === '1') runChecks();
+  if (new URLSearchParams(location.search).get('checks') === '1') {
+    $('checks-card').open = true;
+    runChecks();
+  }
+  startPage(wasm, info, adapter.info);
 }
 
 main();

@@ -3,6 +3,7 @@
 //! crate error becomes a JS exception carrying the crate's own message.
 
 mod demos;
+mod page;
 
 use crate::checks::{self, CheckResult};
 use crate::gpu::{AdapterSummary, Gpu, GpuLimits};
@@ -14,6 +15,32 @@ use wasm_bindgen::prelude::*;
 thread_local! {
     /// The page opens one device and keeps it: pipelines and pooled buffers are reused across runs.
     static GPU: RefCell<Option<Rc<Gpu>>> = const { RefCell::new(None) };
+    /// Set when the page destroyed the device itself (the lost callback may come later).
+    static DESTROYED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Why the shared device was lost, if it was.
+pub(crate) fn lost_reason() -> Option<String> {
+    if DESTROYED.with(|d| d.get()) {
+        return Some("the device was destroyed".into());
+    }
+    GPU.with(|g| g.borrow().as_ref().and_then(|g| g.lost_reason()))
+}
+
+/// Destroy the shared device (the page's device-lost test).
+pub(crate) fn destroy_device() {
+    GPU.with(|g| {
+        if let Some(g) = g.borrow().as_ref() {
+            g.device.destroy();
+            DESTROYED.with(|d| d.set(true));
+        }
+    });
+}
+
+/// Forget a lost device so that the next `gpu()` opens a new one.
+pub(crate) fn forget_device() {
+    GPU.with(|g| *g.borrow_mut() = None);
+    DESTROYED.with(|d| d.set(false));
 }
 
 /// Runs once when the module is instantiated: route Rust panics to the console with a message.
@@ -22,8 +49,11 @@ pub fn start() {
     console_error_panic_hook::set_once();
 }
 
-/// The shared device, opened on first use.
+/// The shared device, opened on first use (and again after it was lost).
 async fn gpu() -> Result<Rc<Gpu>, JsError> {
+    if lost_reason().is_some() {
+        forget_device();
+    }
     if let Some(g) = GPU.with(|g| g.borrow().clone()) {
         return Ok(g);
     }

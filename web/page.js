@@ -1,0 +1,755 @@
+// The training page: data (built-in corpus, served folder, files), the run controls, live progress,
+// models (download/upload as the CLI's safetensors), evaluation and Ask. All GPU work goes through
+// the wasm exports `page_*` (src/web/page.rs), one call at a time (job()). A run is driven in chunks
+// of a few steps (about half a second each), so the page stays responsive and Pause is simply "no
+// next chunk". The run's exact training state is saved to IndexedDB (web/page/store.js) at Pause,
+// every 30 s and on errors, so a reload (or a lost device) resumes where the run was.
+// Test hooks: window.__page (state, losses, results, errors, longTasks, destroyDevice()).
+import * as store from './page/store.js';
+import { drawLoss } from './page/chart.js';
+import { drawMap, drawThumb } from './page/heatmap.js';
+
+const $ = (id) => document.getElementById(id);
+const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
+const errText = (e) => String((e && e.message) || e);
+const SAVE_EVERY_MS = 30000;
+const CHUNK_MS = 400;
+
+const S = (window.__page = {
+  ready: false, status: 'starting', kind: null, variant: null, steps: 0, total: 0, losses: [],
+  chunks: 0, saves: 0, savedStep: null, resumedFrom: null, finished: 0, error: null, deviceLost: null,
+  dataSource: null, dataError: null, modelError: null, models: [], evalReport: null, evalError: null,
+  ask: null, askError: null, longTasks: [], msPerStep: null, activity: '',
+});
+
+let wasm = null;
+let presets = null;
+let queue = Promise.resolve();
+let run = null; // {kind, variant, spec, wikiName, wiki, tsvName, tsv, losses, total, label}
+let lastSave = 0;
+let served = null;
+let embedded = null;
+const data = { wiki: null, train: null, dev: null, test: null };
+
+// One wasm GPU call at a time (training chunks, evaluation and questions interleave between chunks).
+// `what` names the call in S.activity, which tags the long tasks the observer records.
+function job(what, f) {
+  const g = async () => {
+    S.activity = what;
+    try { return await f(); } finally { S.activity = ''; }
+  };
+  const p = queue.then(g, g);
+  queue = p.catch(() => {});
+  return p;
+}
+
+const tick = () => new Promise((r) => setTimeout(r, 0));
+
+if ('PerformanceObserver' in window) {
+  try {
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) S.longTasks.push({ start: Math.round(e.startTime), ms: Math.round(e.duration), during: S.activity || '' });
+    }).observe({ type: 'longtask', buffered: true });
+  } catch { /* longtask is not supported everywhere */ }
+}
+
+function showBox(id, html) {
+  const el = $(id);
+  if (html) { el.innerHTML = html; el.hidden = false; } else { el.hidden = true; el.innerHTML = ''; }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Data
+
+const ROLES = {
+  wiki: 'pretraining text',
+  train: 'finetuning questions',
+  dev: 'dev questions',
+  test: 'test questions',
+};
+
+function roleFor(name) {
+  const n = name.toLowerCase();
+  if (n.includes('wiki') || n.endsWith('.txt')) return 'wiki';
+  if (n.includes('train')) return 'train';
+  if (n.includes('dev')) return 'dev';
+  if (n.includes('test')) return 'test';
+  return null;
+}
+
+// Check a file's text for its role; throws the library's message (file:line: what is wrong).
+function check(role, name, text) {
+  if (role === 'wiki') {
+    const i = wasm.page_check_corpus(name, text);
+    return `${i.documents.toLocaleString()} lines, ${i.chars.toLocaleString()} characters, vocabulary ${i.vocab_size}`;
+  }
+  const i = wasm.page_check_tsv(name, text, role === 'train');
+  return `${i.rows.toLocaleString()} questions${i.answers ? ' with answers' : ' (no answers)'}`;
+}
+
+function setData(role, name, text) {
+  const info = check(role, name, text);
+  data[role] = { name, text, info };
+}
+
+function showData() {
+  const body = $('data-table').querySelector('tbody');
+  body.innerHTML = Object.keys(ROLES).map((r) => {
+    const f = data[r];
+    return `<tr><td>${ROLES[r]}</td><td>${f ? esc(f.name) : '<span class="muted">none</span>'}</td><td>${f ? esc(f.info) : ''}</td></tr>`;
+  }).join('');
+  const src = { embedded: 'The built-in generated corpus (made-up people with biographies and birthplaces, the course files’ format and sizes) is loaded.',
+    served: 'Using the data folder the server offers (/data).', files: 'Using your files (they stay in this browser).' }[S.dataSource] || '';
+  $('data-summary').textContent = src;
+  $('use-served').hidden = !served;
+}
+
+async function decodeFile(file) {
+  const buf = await file.arrayBuffer();
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(buf);
+  } catch {
+    throw new Error(`${file.name} is not UTF-8 text; save it as UTF-8 (the course files are)`);
+  }
+}
+
+async function loadFiles(files, forced) {
+  const msgs = [];
+  for (const file of files) {
+    const role = forced || roleFor(file.name);
+    if (!role) {
+      msgs.push(`${file.name}: cannot tell which file this is; name it like wiki.txt, birth_places_train.tsv, birth_dev.tsv or birth_test_inputs.tsv, or use the picker for its role`);
+      continue;
+    }
+    try {
+      setData(role, file.name, await decodeFile(file));
+      S.dataSource = 'files';
+    } catch (e) {
+      msgs.push(errText(e));
+    }
+  }
+  S.dataError = msgs.length ? msgs.join('\n') : null;
+  showBox('data-error', msgs.length ? msgs.map((m) => `<p>${esc(m)}</p>`).join('') : null);
+  showData();
+}
+
+function useEmbedded() {
+  if (!embedded) embedded = wasm.page_default_corpus();
+  setData('wiki', 'built-in wiki.txt', embedded.wiki);
+  setData('train', 'built-in birth_places_train.tsv', embedded.train);
+  setData('dev', 'built-in birth_dev.tsv', embedded.dev);
+  setData('test', 'built-in birth_test.tsv', embedded.test);
+  S.dataSource = 'embedded';
+  showBox('data-error', null);
+  showData();
+}
+
+// With `serve.py --data DIR` the server lists the course files at data/manifest.json; without it
+// that is a 404 and the built-in corpus stays.
+async function fetchServed() {
+  let manifest;
+  try {
+    const r = await fetch('data/manifest.json', { cache: 'no-store' });
+    if (!r.ok) return null;
+    manifest = await r.json();
+  } catch {
+    return null;
+  }
+  const out = {};
+  for (const name of (manifest && manifest.files) || []) {
+    const role = roleFor(name);
+    if (!role || out[role]) continue;
+    const r = await fetch(`data/${encodeURIComponent(name)}`, { cache: 'no-store' });
+    if (r.ok) out[role] = { name, text: await r.text() };
+  }
+  return Object.keys(out).length ? out : null;
+}
+
+function useServed() {
+  const msgs = [];
+  useEmbedded(); // roles the folder lacks keep the built-in file
+  for (const [role, f] of Object.entries(served)) {
+    try { setData(role, f.name, f.text); } catch (e) { msgs.push(errText(e)); }
+  }
+  S.dataSource = 'served';
+  S.dataError = msgs.length ? msgs.join('\n') : null;
+  showBox('data-error', msgs.length ? msgs.map((m) => `<p>${esc(m)}</p>`).join('') : null);
+  showData();
+}
+
+function wireData() {
+  for (const role of Object.keys(ROLES)) {
+    const input = $(`file-${role}`);
+    input.addEventListener('change', () => { if (input.files.length) loadFiles([...input.files], role); input.value = ''; });
+  }
+  const drop = $('drop');
+  for (const ev of ['dragenter', 'dragover']) drop.addEventListener(ev, (e) => { e.preventDefault(); drop.classList.add('over'); });
+  for (const ev of ['dragleave', 'drop']) drop.addEventListener(ev, () => drop.classList.remove('over'));
+  drop.addEventListener('drop', (e) => { e.preventDefault(); loadFiles([...e.dataTransfer.files]); });
+  $('use-embedded').addEventListener('click', useEmbedded);
+  $('use-served').addEventListener('click', () => served && useServed());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Form
+
+const FIELDS = ['n_layer', 'n_head', 'n_embd', 'seed', 'pre_epochs', 'pre_batch', 'pre_lr', 'max_steps', 'ft_epochs', 'ft_batch', 'ft_lr'];
+
+function presetValues(name) {
+  const p = presets;
+  if (name === 'full') {
+    return { ...p.assignment, seed: 0, pre_epochs: p.pretrain.epochs, pre_batch: p.pretrain.batch, pre_lr: p.pretrain.lr,
+      max_steps: '', ft_epochs: $('h-from').value === 'scratch' ? p.finetune_scratch.epochs : p.finetune_pretrained.epochs,
+      ft_batch: p.finetune_pretrained.batch, ft_lr: p.finetune_pretrained.lr };
+  }
+  // Quick demo: the tiny model, enough epochs to see the loss fall and the answers take shape.
+  return { ...p.tiny, seed: 0, pre_epochs: 40, pre_batch: p.pretrain.batch, pre_lr: p.pretrain.lr, max_steps: '',
+    ft_epochs: 20, ft_batch: p.finetune_pretrained.batch, ft_lr: p.finetune_pretrained.lr };
+}
+
+const NOTES = {
+  quick: 'Tiny model (2 layers, 4 heads, width 64): pretrains in a few minutes on a laptop GPU. Edit anything below.',
+  full: 'The assignment’s run.py settings: pretraining is 650 epochs (about two hours on a datacentre GPU).',
+  custom: 'Your own settings.',
+};
+
+function applyPreset(name) {
+  const v = presetValues(name);
+  for (const f of FIELDS) $(`h-${f}`).value = v[f];
+  $('preset').value = name;
+  $('preset-note').textContent = NOTES[name];
+}
+
+function readSpec(kind) {
+  const num = (f, label, { int = true, optional = false } = {}) => {
+    const raw = $(`h-${f}`).value.trim();
+    if (raw === '' && optional) return null;
+    const x = Number(raw);
+    if (raw === '' || !Number.isFinite(x) || x <= 0 || (int && !Number.isInteger(x))) {
+      throw new Error(`${label} is “${raw}”; give a ${int ? 'whole number of at least 1' : 'positive number such as 6e-4'}`);
+    }
+    return x;
+  };
+  const seedRaw = $('h-seed').value.trim() || '0';
+  const seed = Number(seedRaw);
+  if (!Number.isInteger(seed) || seed < 0 || seed > 4294967295) throw new Error(`seed is “${seedRaw}”; give a whole number from 0 to 4294967295`);
+  const pre = kind === 'pretrain';
+  const spec = {
+    kind,
+    variant: document.querySelector('input[name=variant]:checked').value,
+    n_layer: num('n_layer', 'layers'), n_head: num('n_head', 'heads'), n_embd: num('n_embd', 'width'),
+    epochs: num(pre ? 'pre_epochs' : 'ft_epochs', `${kind} epochs`),
+    batch: num(pre ? 'pre_batch' : 'ft_batch', `${kind} batch`),
+    lr: num(pre ? 'pre_lr' : 'ft_lr', `${kind} learning rate`, { int: false }),
+    max_steps: num('max_steps', 'max steps', { optional: true }),
+    seed,
+    from_model: !pre && $('h-from').value === 'model',
+  };
+  if (spec.n_embd % spec.n_head) throw new Error(`width ${spec.n_embd} is not divisible by heads ${spec.n_head}; pick a width that is a multiple of the head count`);
+  return spec;
+}
+
+function wireForm() {
+  $('preset').addEventListener('change', () => applyPreset($('preset').value));
+  for (const f of FIELDS) {
+    $(`h-${f}`).addEventListener('input', () => { $('preset').value = 'custom'; $('preset-note').textContent = NOTES.custom; });
+  }
+  $('h-from').addEventListener('change', () => {
+    if ($('preset').value === 'full') applyPreset('full');
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Training
+
+const fmt = {
+  loss: (x) => (Number.isFinite(x) ? x.toFixed(4) : String(x)),
+  lr: (x) => x.toExponential(3),
+  int: (x) => Math.round(x).toLocaleString(),
+  time: (s) => {
+    if (!Number.isFinite(s)) return '—';
+    s = Math.max(0, Math.round(s));
+    if (s < 60) return `${s} s`;
+    if (s < 3600) return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
+    return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')} min`;
+  },
+  clock: (t) => new Date(t).toLocaleTimeString(),
+};
+
+function setStatus(status, text) {
+  S.status = status;
+  if (text !== undefined) $('train-status').textContent = text;
+  const running = status === 'running';
+  const busy = running || status === 'pausing' || status === 'stopping' || status === 'starting';
+  $('btn-pretrain').disabled = busy || status === 'paused' || !wasm;
+  $('btn-finetune').disabled = busy || status === 'paused' || !wasm;
+  $('btn-pause').disabled = !running;
+  $('btn-resume').disabled = status !== 'paused';
+  $('btn-stop').disabled = !(running || status === 'paused');
+  for (const b of ['btn-eval', 'btn-ask']) $(b).disabled = !wasm || S.models.length === 0;
+}
+
+function redrawChart() {
+  drawLoss($('chart'), run ? run.losses : S.losses, run ? run.total : S.total);
+}
+
+function showProgress(last, chunkTps) {
+  const total = run.total || 1;
+  $('train-progress').max = total;
+  $('train-progress').value = S.steps;
+  const eta = S.msPerStep ? ((total - S.steps) * S.msPerStep) / 1000 : NaN;
+  const ep = last ? `epoch ${last.epoch} of ${last.epochs} · ` : '';
+  $('progress-text').textContent = `${run.kind} ${run.variant}: ${ep}step ${S.steps.toLocaleString()} of ${total.toLocaleString()} · ETA ${fmt.time(eta)}`;
+  if (last) {
+    $('s-loss').textContent = fmt.loss(last.loss);
+    $('s-lr').textContent = fmt.lr(last.lr);
+  }
+  if (chunkTps) $('s-tps').textContent = fmt.int(chunkTps);
+  if (S.msPerStep) $('s-ms').textContent = S.msPerStep.toFixed(S.msPerStep < 10 ? 2 : 0);
+  redrawChart();
+}
+
+async function startRun(kind, record) {
+  if (!wasm || ['running', 'pausing', 'stopping', 'starting'].includes(S.status)) return;
+  showBox('train-error', null);
+  S.error = null;
+  let r;
+  try {
+    if (record) {
+      r = { ...record, losses: record.losses || [] };
+    } else {
+      const spec = readSpec(kind);
+      if (!data.wiki) throw new Error('there is no pretraining text; load wiki.txt or use the built-in corpus');
+      if (kind === 'finetune' && !data.train) throw new Error('there is no finetuning TSV; load birth_places_train.tsv or use the built-in corpus');
+      const from = kind === 'finetune' ? (spec.from_model ? 'from the current model' : 'from scratch') : '';
+      r = { kind, variant: spec.variant, spec, wikiName: data.wiki.name, wiki: data.wiki.text,
+        tsvName: data.train ? data.train.name : '', tsv: data.train ? data.train.text : '', losses: [],
+        label: `${kind === 'pretrain' ? 'pretrained' : 'finetuned'} here${from ? ` ${from}` : ''}` };
+    }
+  } catch (e) {
+    showBox('train-error', `<p>${esc(errText(e))}</p>`);
+    S.error = errText(e);
+    return;
+  }
+  setStatus('starting', record ? `Restoring the saved ${r.kind} run…` : `Preparing to ${r.kind}…`);
+  try {
+    const st = await job('start', () => wasm.page_start(r.spec, r.wikiName, r.wiki, r.tsvName, r.tsv, record ? record.state : undefined));
+    r.total = st.total_steps;
+    run = r;
+    Object.assign(S, { kind: r.kind, variant: r.variant, steps: st.steps, total: st.total_steps, losses: r.losses, msPerStep: null });
+    S.resumedFrom = record ? st.steps : null;
+    $('s-lr').textContent = fmt.lr(st.lr);
+    const what = `${r.variant} model, ${fmt.int(st.params)} parameters, vocabulary ${st.vocab_size}, ${st.per_epoch} steps per epoch`;
+    setStatus('running', record ? `Resumed ${r.kind} at step ${st.steps} (${what}).` : `${r.kind === 'pretrain' ? 'Pretraining' : 'Finetuning'} the ${what}.`);
+    $('resume-banner').hidden = true;
+    if (!record) { lastSave = 0; await saveRun(); } else { lastSave = performance.now(); }
+    showProgress(null);
+    loop();
+  } catch (e) {
+    run = null;
+    setStatus('idle', 'Not training.');
+    await failed(e, 'could not start');
+  }
+}
+
+async function loop() {
+  let n = 1;
+  while (run && S.status === 'running') {
+    const t0 = performance.now();
+    const before = S.steps;
+    let chunk;
+    try {
+      chunk = await job('train', () => wasm.page_train(n, Math.min(n, 4)));
+    } catch (e) {
+      await failed(e, 'training stopped');
+      return;
+    }
+    const dt = performance.now() - t0;
+    const did = chunk.steps - before;
+    S.steps = chunk.steps;
+    S.chunks += 1;
+    if (did > 0) {
+      const ms = dt / did;
+      S.msPerStep = S.msPerStep ? 0.7 * S.msPerStep + 0.3 * ms : ms;
+      n = Math.max(1, Math.min(256, Math.round(CHUNK_MS / S.msPerStep)));
+    }
+    for (const rep of chunk.reports) run.losses.push([rep.step, rep.loss]);
+    const last = chunk.reports[chunk.reports.length - 1];
+    showProgress(last, last ? last.tokens_per_s : 0);
+    if (chunk.done) { await finishRun('finished'); return; }
+    if (performance.now() - lastSave > SAVE_EVERY_MS) await saveRun();
+    await tick();
+  }
+  if (!run) return;
+  if (S.status === 'pausing') {
+    await saveRun();
+    setStatus('paused', `Paused at step ${S.steps} of ${run.total}; the run is saved in this browser. Resume continues it exactly.`);
+  } else if (S.status === 'stopping') {
+    await finishRun('stopped');
+  }
+}
+
+// Keep the run's exact state in IndexedDB (errors here are shown but do not stop training).
+async function saveRun() {
+  if (!run) return;
+  try {
+    const state = await job('run_state', () => wasm.page_run_state());
+    const rec = { ...run, state, steps: S.steps, total: run.total, savedAt: Date.now() };
+    await store.put('run', rec);
+    lastSave = performance.now();
+    S.saves += 1;
+    S.savedStep = S.steps;
+    $('s-saved').textContent = `step ${S.steps} at ${fmt.clock(rec.savedAt)}`;
+  } catch (e) {
+    lastSave = performance.now();
+    $('s-saved').textContent = `not saved: ${errText(e)}`;
+  }
+}
+
+async function finishRun(how) {
+  const r = run;
+  try {
+    const label = `${r.label}, ${S.steps} steps${how === 'stopped' ? ' (stopped early)' : ''}`;
+    const bytes = await job('finish', () => wasm.page_finish(label));
+    run = null;
+    await store.put(`model:${r.variant}`, { bytes, label, savedAt: Date.now() }).catch(() => {});
+    await store.del('run').catch(() => {});
+    S.finished += 1;
+    const lastLoss = r.losses.length ? r.losses[r.losses.length - 1][1] : NaN;
+    S.losses = r.losses;
+    S.total = r.total;
+    setStatus('idle', `${r.kind === 'pretrain' ? 'Pretraining' : 'Finetuning'} ${how}: ${S.steps} steps, last loss ${fmt.loss(lastLoss)}. ` +
+      (r.kind === 'pretrain' ? 'Next: Finetune (it starts from this model).' : 'Next: Evaluate, or Ask below.'));
+    handToDemos(bytes);
+    refreshModels();
+    if (r.kind === 'pretrain') $('h-from').value = 'model';
+  } catch (e) {
+    await failed(e, 'could not keep the model');
+  }
+}
+
+// A run error: a lost device, a non-finite loss, or anything else. The saved state stays offered.
+async function failed(e, what) {
+  const msg = errText(e);
+  const lost = wasm.page_device_lost();
+  run = null;
+  if (lost) {
+    S.deviceLost = lost;
+    wasm.page_reset_device();
+    S.models = [];
+    refreshModels();
+  }
+  S.error = lost ? `device lost: ${lost}` : msg;
+  const saved = await store.get('run').catch(() => null);
+  const keep = saved ? ` The last checkpoint (step ${saved.steps} of ${saved.total}, saved ${fmt.clock(saved.savedAt)}) is kept: “Resume training” above continues from it.` : '';
+  const head = lost ? `The GPU device was lost (${lost}); ${what}.`
+    : msg.toLowerCase().startsWith(what) ? `${msg[0].toUpperCase()}${msg.slice(1)}.` : `${what[0].toUpperCase()}${what.slice(1)}: ${msg}`;
+  showBox('train-error', `<p>${esc(head)}${esc(keep)}</p>`);
+  setStatus('idle', lost ? 'The GPU device was lost.' : 'Not training.');
+  await offerSaved();
+}
+
+async function handToDemos(bytes) {
+  try { if (window.attnlabDemos) await window.attnlabDemos.setModel(bytes); } catch { /* the demos report their own errors */ }
+}
+
+async function offerSaved() {
+  const rec = await store.get('run').catch(() => null);
+  if (!rec || run) { $('resume-banner').hidden = true; return rec; }
+  $('resume-text').textContent = `A ${rec.kind} run of the ${rec.variant} model is saved in this browser: step ${rec.steps} of ${rec.total}, saved ${new Date(rec.savedAt).toLocaleString()}.`;
+  $('resume-banner').hidden = false;
+  if (!S.losses.length) { S.losses = rec.losses || []; S.total = rec.total; redrawChart(); }
+  return rec;
+}
+
+async function resumeSaved() {
+  const rec = await store.get('run').catch(() => null);
+  if (!rec) { $('resume-banner').hidden = true; return; }
+  if (S.deviceLost) await restoreModels(); // the models lived on the lost device
+  S.deviceLost = null;
+  await startRun(rec.kind, rec);
+}
+
+function wireTraining() {
+  $('btn-pretrain').addEventListener('click', () => startRun('pretrain'));
+  $('btn-finetune').addEventListener('click', () => startRun('finetune'));
+  $('btn-pause').addEventListener('click', () => { if (S.status === 'running') setStatus('pausing', 'Pausing after this chunk…'); });
+  $('btn-resume').addEventListener('click', () => {
+    if (S.status !== 'paused' || !run) return;
+    setStatus('running', `Continuing ${run.kind} from step ${S.steps}.`);
+    loop();
+  });
+  $('btn-stop').addEventListener('click', () => {
+    if (S.status === 'running') setStatus('stopping', 'Stopping after this chunk…');
+    else if (S.status === 'paused') { setStatus('stopping', 'Stopping…'); finishRun('stopped'); }
+  });
+  $('resume-saved').addEventListener('click', resumeSaved);
+  $('discard-saved').addEventListener('click', async () => {
+    await store.del('run').catch(() => {});
+    $('resume-banner').hidden = true;
+  });
+  new ResizeObserver(() => redrawChart()).observe($('chart'));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Models
+
+function refreshModels() {
+  try { S.models = wasm.page_models(); } catch { S.models = []; }
+  const body = $('models').querySelector('tbody');
+  body.innerHTML = S.models.length ? S.models.map((m) => `<tr>
+      <td>${esc(m.variant)}</td>
+      <td>${m.n_layer} layers × ${m.n_head} heads × width ${m.n_embd} (${fmt.int(m.params)} parameters, vocabulary ${m.vocab_size})</td>
+      <td>${esc(m.label)}</td>
+      <td><button class="secondary small" data-download="${esc(m.variant)}">Download</button></td></tr>`).join('')
+    : '<tr><td colspan="4" class="muted">None yet: train one or load a checkpoint.</td></tr>';
+  const sel = $('eval-variant');
+  const keep = sel.value;
+  sel.innerHTML = S.models.map((m) => `<option value="${esc(m.variant)}">${esc(m.variant)}</option>`).join('');
+  if (S.models.some((m) => m.variant === keep)) sel.value = keep;
+  $('h-from').value = S.models.length ? $('h-from').value : 'scratch';
+  setStatus(S.status);
+}
+
+async function download(variant) {
+  try {
+    const bytes = await job('model_bytes', () => wasm.page_model_bytes(variant));
+    const url = URL.createObjectURL(new Blob([bytes], { type: 'application/octet-stream' }));
+    const a = document.createElement('a');
+    a.href = url;
+    a.download = `${variant}.safetensors`;
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10000);
+  } catch (e) {
+    showBox('model-error', `<p>${esc(errText(e))}</p>`);
+  }
+}
+
+async function uploadModel(file) {
+  showBox('model-error', null);
+  S.modelError = null;
+  try {
+    const bytes = new Uint8Array(await file.arrayBuffer());
+    const info = await job('load_model', () => wasm.page_load_model(bytes, file.name));
+    await store.put(`model:${info.variant}`, { bytes, label: file.name, savedAt: Date.now() }).catch(() => {});
+    S.loaded = info;
+    refreshModels();
+    handToDemos(bytes);
+    $('eval-variant').value = info.variant;
+  } catch (e) {
+    S.modelError = errText(e);
+    showBox('model-error', `<p>${esc(S.modelError)}</p><p>Load a <code>.safetensors</code> checkpoint written by <code>attnlab</code> (the command line or this page).</p>`);
+  }
+}
+
+async function restoreModels() {
+  for (const v of ['vanilla', 'synthesizer']) {
+    const rec = await store.get(`model:${v}`).catch(() => null);
+    if (!rec) continue;
+    try {
+      await job('load_model', () => wasm.page_load_model(rec.bytes, rec.label));
+      handToDemos(rec.bytes);
+    } catch (e) {
+      showBox('model-error', `<p>The saved ${v} model could not be restored: ${esc(errText(e))}</p>`);
+    }
+  }
+  refreshModels();
+}
+
+function wireModels() {
+  $('models').addEventListener('click', (e) => {
+    const b = e.target.closest('button[data-download]');
+    if (b) download(b.dataset.download);
+  });
+  const input = $('file-model');
+  input.addEventListener('change', () => { if (input.files.length) uploadModel(input.files[0]); input.value = ''; });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Evaluation
+
+async function evaluate() {
+  const variant = $('eval-variant').value;
+  const which = $('eval-file').value;
+  const f = data[which];
+  showBox('eval-error', null);
+  S.evalError = null;
+  if (!f) { showBox('eval-error', `<p>There is no ${which} TSV; load one above or use the built-in corpus.</p>`); return; }
+  const raw = $('eval-max').value.trim();
+  const max = raw === '' ? undefined : Number(raw);
+  if (max !== undefined && !(Number.isInteger(max) && max >= 1)) {
+    showBox('eval-error', `<p>“at most” is “${esc(raw)}”; give a whole number of questions, or leave it empty for all.</p>`);
+    return;
+  }
+  $('btn-eval').disabled = true;
+  $('eval-status').textContent = `Evaluating the ${variant} model on ${f.name}…`;
+  const t0 = performance.now();
+  try {
+    const rep = await job('evaluate', () => wasm.page_evaluate(variant, f.name, f.text, max, (done, total) => {
+      $('eval-status').textContent = `Evaluating the ${variant} model on ${f.name}: ${done} of ${total} questions…`;
+    }));
+    rep.variant = variant;
+    rep.file = f.name;
+    rep.seconds = (performance.now() - t0) / 1000;
+    S.evalReport = rep;
+    showEval(rep);
+    $('eval-status').textContent = `${rep.rows.length} questions of ${f.name} in ${rep.seconds.toFixed(1)} s with the ${variant} model.`;
+  } catch (e) {
+    S.evalError = errText(e);
+    showBox('eval-error', `<p>${esc(S.evalError)}</p>`);
+    $('eval-status').textContent = '';
+    if (wasm.page_device_lost()) await failed(e, 'evaluation stopped');
+  } finally {
+    setStatus(S.status);
+  }
+}
+
+const pct = ([c, t]) => (t ? `${((100 * c) / t).toFixed(1)}%` : '—');
+
+function showEval(rep) {
+  $('eval-result').hidden = false;
+  $('eval-acc').textContent = rep.score ? pct(rep.score) : 'no answers';
+  $('eval-line').textContent = rep.score ? rep.line : 'this file has no gold answers, so only predictions are shown';
+  $('eval-london').textContent = rep.london ? pct(rep.london) : '—';
+  $('eval-london-line').textContent = rep.london_line || '';
+  filterEval();
+}
+
+function filterEval() {
+  const rep = S.evalReport;
+  if (!rep) return;
+  const mode = $('eval-filter').value;
+  const q = $('eval-search').value.trim().toLowerCase();
+  const rows = rep.rows.filter((r) => (mode === 'all' || (mode === 'right' ? r.correct === true : r.correct === false))
+    && (!q || `${r.question} ${r.gold || ''} ${r.prediction}`.toLowerCase().includes(q)));
+  const shown = rows.slice(0, 1000);
+  $('eval-table').querySelector('tbody').innerHTML = shown.map((r) => `<tr class="${r.correct === false ? 'wrong' : ''}">
+      <td class="num">${r.line}</td><td>${esc(r.question)}</td><td>${esc(r.gold ?? '')}</td><td>${esc(r.prediction)}</td>
+      <td class="${r.correct ? 'ok' : 'bad'}">${r.correct === null ? '' : r.correct ? '✓' : '✗'}</td></tr>`).join('');
+  $('eval-count').textContent = `${rows.length} of ${rep.rows.length} shown${rows.length > shown.length ? ' (first 1000)' : ''}`;
+}
+
+function wireEval() {
+  $('btn-eval').addEventListener('click', evaluate);
+  $('eval-filter').addEventListener('change', filterEval);
+  $('eval-search').addEventListener('input', filterEval);
+  $('eval-table').addEventListener('click', (e) => {
+    const tr = e.target.closest('tr');
+    const q = tr && tr.children[1] && tr.children[1].textContent;
+    if (q) { $('ask-text').value = q; $('ask-card').scrollIntoView({ behavior: 'smooth' }); }
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ask
+
+async function ask() {
+  const text = $('ask-text').value;
+  showBox('ask-error', null);
+  S.askError = null;
+  const variants = S.models.map((m) => m.variant);
+  if (!variants.length) { showBox('ask-error', '<p>There is no model yet; train one or load a checkpoint.</p>'); return; }
+  $('btn-ask').disabled = true;
+  const out = {};
+  const errs = [];
+  for (const v of variants) {
+    try { out[v] = await job('ask', () => wasm.page_ask(v, text)); } catch (e) { errs.push(`${v}: ${errText(e)}`); }
+  }
+  S.ask = out;
+  if (errs.length) { S.askError = errs.join('\n'); showBox('ask-error', errs.map((m) => `<p>${esc(m)}</p>`).join('')); }
+  showAnswers(out);
+  setStatus(S.status);
+}
+
+function showAnswers(out) {
+  const root = $('ask-result');
+  root.innerHTML = '';
+  for (const [variant, a] of Object.entries(out)) {
+    const col = document.createElement('div');
+    col.className = 'ask-col';
+    col.innerHTML = `<h3>${esc(variant)}</h3>
+      <p class="question">${esc(a.question)}</p>
+      <p class="answer">→ <strong>${esc(a.prediction || '(no answer)')}</strong></p>
+      <p class="muted small">Attention of layer <select class="pick-layer">${a.maps.map((_, i) => `<option value="${i}">${i + 1}</option>`).join('')}</select>
+        head <select class="pick-head">${Array.from({ length: a.n_head }, (_, i) => `<option value="${i}">${i + 1}</option>`).join('')}</select>:
+        row = the character reading, column = the character it reads; the red line ends the question.</p>
+      <canvas class="big-map"></canvas>
+      <div class="thumbs"></div>`;
+    root.appendChild(col);
+    const T = a.tokens.length;
+    const big = col.querySelector('.big-map');
+    const selL = col.querySelector('.pick-layer'), selH = col.querySelector('.pick-head');
+    const mapOf = (l, h) => a.maps[l].subarray ? a.maps[l].subarray(h * T * T, (h + 1) * T * T) : a.maps[l].slice(h * T * T, (h + 1) * T * T);
+    const drawBig = () => drawMap(big, mapOf(+selL.value, +selH.value), a.tokens, a.prompt_len, Math.min(560, col.clientWidth || 560));
+    selL.value = String(a.maps.length - 1);
+    const thumbs = col.querySelector('.thumbs');
+    a.maps.forEach((_, l) => {
+      const row = document.createElement('div');
+      row.className = 'thumb-row';
+      row.innerHTML = `<span class="muted small">layer ${l + 1}</span>`;
+      for (let h = 0; h < a.n_head; h++) {
+        const c = document.createElement('canvas');
+        c.title = `layer ${l + 1}, head ${h + 1}`;
+        c.className = 'thumb';
+        drawThumb(c, mapOf(l, h), T, 48);
+        c.addEventListener('click', () => { selL.value = String(l); selH.value = String(h); drawBig(); });
+        row.appendChild(c);
+      }
+      thumbs.appendChild(row);
+    });
+    selL.addEventListener('change', drawBig);
+    selH.addEventListener('change', drawBig);
+    drawBig();
+  }
+}
+
+function wireAsk() {
+  $('btn-ask').addEventListener('click', ask);
+  $('ask-text').addEventListener('keydown', (e) => { if (e.key === 'Enter' && !$('btn-ask').disabled) ask(); });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Start
+
+function gpuLine(info, browserInfo) {
+  const L = info.limits;
+  const mib = (n) => `${Math.round(n / 1048576)} MiB`;
+  const b = browserInfo ? [browserInfo.vendor, browserInfo.architecture].filter(Boolean).join(' / ') : '';
+  return `GPU: ${info.name}${b ? ` (${b}${browserInfo.isFallbackAdapter ? ', software fallback' : ''})` : ''} · ${info.backend} · ` +
+    `limits: storage binding ${mib(L.max_storage_buffer_binding_size)}, buffer ${mib(L.max_buffer_size)}, ` +
+    `${L.max_compute_invocations_per_workgroup} invocations/workgroup, ${L.max_storage_buffers_per_shader_stage} storage buffers/stage`;
+}
+
+// Called by app.js when there is no usable WebGPU: say so where the controls are.
+export function pageUnavailable(message) {
+  S.status = 'unavailable';
+  S.error = message;
+  S.ready = true;
+  $('train-status').textContent = message;
+  $('gpu-line').textContent = 'GPU: none';
+  $('data-summary').textContent = 'Training needs WebGPU (see the note at the top).';
+}
+
+export async function startPage(w, info, browserInfo) {
+  wasm = w;
+  $('gpu-line').textContent = gpuLine(info, browserInfo);
+  presets = wasm.page_presets();
+  applyPreset('quick');
+  wireData(); wireForm(); wireTraining(); wireModels(); wireEval(); wireAsk();
+  window.addEventListener('unhandledrejection', (e) => { S.error = errText(e.reason); });
+  // Test hook: destroy the GPU device between two GPU calls (as a driver reset would take it away).
+  S.destroyDevice = () => job('destroy', () => wasm.page_debug_destroy_device());
+  try {
+    served = await fetchServed();
+    if (served) useServed(); else useEmbedded();
+  } catch (e) {
+    showBox('data-error', `<p>${esc(errText(e))}</p>`);
+  }
+  await restoreModels();
+  const rec = await offerSaved();
+  setStatus('idle', rec ? 'A saved run can be resumed (see the note at the top), or start a new one.' : 'Ready: press Pretrain to start with the quick preset.');
+  redrawChart();
+  S.ready = true;
+}

@@ -1,0 +1,308 @@
+// Browser test of the training page, in headless Chromium on whatever WebGPU adapter it has
+// (SwiftShader on a machine without a GPU, so the model is tiny and the runs are a few steps):
+//   open → pretrain (chart updates, loss falls) → pause → reload → resume from the saved state →
+//   device lost → resume again → finish → evaluate → ask (prediction + attention maps) →
+//   upload the CLI's checkpoint (same predictions as the CLI) → a malformed TSV (line-numbered error),
+// recording long tasks throughout (any over 200 ms fails). Prints each step with its time, saves
+// screenshots to web/test/out/, exits 0 only if every step passed.
+// Usage: ATTNLAB_FIXTURE=DIR node web/test/page.mjs [base URL]   (DIR from web/test/fixture.sh, and the
+// server started with --data DIR/data). CHROMIUM=/path/to/chrome picks the browser.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const base = process.argv[2] || 'http://127.0.0.1:8080/';
+const url = new URL('index.html', base).href;
+const fixture = process.env.ATTNLAB_FIXTURE;
+const outDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'out');
+const BROWSERS = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/snap/bin/chromium', '/usr/bin/google-chrome'];
+const LONG_TASK_MS = 200;
+const STEP_TIMEOUT = 180000;
+// The quick preset with a batch small enough for a software GPU.
+const BATCH = 4;
+const MAX_STEPS = 24;
+
+const results = [];
+const stepStarts = []; // page-time start of each step (to place long tasks)
+let page;
+
+async function step(name, f) {
+  const t0 = Date.now();
+  try {
+    const at = await page.evaluate(() => Math.round(performance.now())).catch(() => null);
+    const detail = await f();
+    if (at !== null) stepStarts.push({ name, at });
+    const s = ((Date.now() - t0) / 1000).toFixed(1);
+    results.push({ name, ok: true });
+    console.log(`PASS  ${name} (${s} s)${detail ? `: ${detail}` : ''}`);
+  } catch (e) {
+    const s = ((Date.now() - t0) / 1000).toFixed(1);
+    results.push({ name, ok: false });
+    console.log(`FAIL  ${name} (${s} s): ${e.message || e}`);
+    await page.screenshot({ path: path.join(outDir, `page-fail-${results.length}.png`), fullPage: true }).catch(() => {});
+    throw e;
+  }
+}
+
+function assert(cond, msg) {
+  if (!cond) throw new Error(msg);
+}
+
+// The page's state (without the bulky parts). A page whose main thread stops answering fails the
+// test instead of hanging it.
+const P = () => Promise.race([
+  page.evaluate(() => {
+    const s = window.__page;
+    return s && { ...s, losses: s.losses ? s.losses.slice() : [], ask: undefined, evalReport: undefined, destroyDevice: undefined };
+  }),
+  new Promise((_, reject) => setTimeout(() => reject(new Error('the page did not answer for 30 s (main thread blocked?)')), 30000)),
+]);
+
+async function waitPage(pred, what, timeout = STEP_TIMEOUT) {
+  const t0 = Date.now();
+  for (;;) {
+    const s = await P();
+    if (s && pred(s)) return s;
+    if (s && s.error && !/device lost/.test(s.error) && what !== 'error') throw new Error(`while waiting for ${what}: page error: ${s.error}`);
+    if (Date.now() - t0 > timeout) throw new Error(`timed out waiting for ${what}; page state: ${JSON.stringify({ status: s && s.status, steps: s && s.steps, error: s && s.error })}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+async function longTasks(since) {
+  const tasks = await page.evaluate(() => window.__page.longTasks);
+  return tasks.filter((t) => t.start >= since);
+}
+
+async function setField(id, value) {
+  await page.fill(`#${id}`, String(value));
+}
+
+async function run() {
+  fs.mkdirSync(outDir, { recursive: true });
+  assert(fixture && fs.existsSync(path.join(fixture, 'cli-vanilla.safetensors')),
+    'ATTNLAB_FIXTURE must name a folder made by web/test/fixture.sh (with cli-vanilla.safetensors)');
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'attnlab-page-'));
+  const ctx = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.CHROMIUM || BROWSERS.find((b) => fs.existsSync(b)) || BROWSERS[0],
+    headless: true,
+    viewport: { width: 1100, height: 900 },
+    args: ['--no-sandbox', '--enable-unsafe-webgpu', '--disable-background-networking',
+           '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+  const cspErrors = [];
+  try {
+    page = ctx.pages()[0] || (await ctx.newPage());
+    page.on('console', (m) => {
+      if (/Content Security Policy|Refused to/.test(m.text())) cspErrors.push(m.text());
+      if (m.type() === 'error' || m.type() === 'warning') console.log(`[page ${m.type()}] ${m.text()}`);
+    });
+    page.on('pageerror', (e) => console.log(`[page error] ${e.message}`));
+    page.on('crash', () => console.log('[page crashed]'));
+    let readyAt = 0;
+    const tasksSeen = []; // long tasks of the page before the reload
+
+    await step('open the page (served data folder offered and used)', async () => {
+      await page.goto(url);
+      const s = await waitPage((s) => s.ready, 'the page to be ready', 120000);
+      assert(s.status === 'idle', `status is ${s.status}: ${s.error}`);
+      assert(s.dataSource === 'served', `data source is ${s.dataSource}, expected the served fixture folder`);
+      readyAt = await page.evaluate(() => performance.now());
+      const gpu = await page.textContent('#gpu-line');
+      return gpu;
+    });
+
+    let firstLoss, pausedAt;
+    await step('pretrain the quick preset a few steps: the chart updates and the loss falls', async () => {
+      await page.selectOption('#preset', 'quick');
+      await setField('h-pre_batch', BATCH);
+      await setField('h-max_steps', MAX_STEPS);
+      await page.click('#btn-pretrain');
+      let s = await waitPage((s) => s.status === 'running' && s.losses.length >= 1, 'the first loss');
+      firstLoss = s.losses[0][1];
+      const chartBefore = await page.evaluate(() => document.getElementById('chart').toDataURL());
+      s = await waitPage((s) => s.steps >= 10 && s.losses.length >= 3, 'ten steps');
+      const chartAfter = await page.evaluate(() => document.getElementById('chart').toDataURL());
+      assert(chartBefore !== chartAfter, 'the chart did not change while training');
+      await page.click('#btn-pause');
+      s = await waitPage((s) => s.status === 'paused', 'the pause');
+      pausedAt = s.steps;
+      assert(s.savedStep === pausedAt, `the pause saved step ${s.savedStep}, expected ${pausedAt}`);
+      const losses = s.losses.map((l) => l[1]);
+      const tail = losses.slice(-2).reduce((a, b) => a + b, 0) / 2;
+      assert(tail < firstLoss - 0.1, `loss did not fall: first ${firstLoss.toFixed(3)}, last two ${tail.toFixed(3)} (${losses.map((l) => l.toFixed(3)).join(' ')})`);
+      const prog = await page.textContent('#progress-text');
+      assert(/epoch \d+ of \d+ · step \d+ of 24 · ETA/.test(prog), `progress text: ${prog}`);
+      await page.locator('#train-card').screenshot({ path: path.join(outDir, 'page-training.png') });
+      return `loss ${firstLoss.toFixed(3)} → ${tail.toFixed(3)} over ${pausedAt} steps (${s.msPerStep.toFixed(0)} ms/step); ${prog}`;
+    });
+
+    await step('reload: the saved run is offered and resumes from its checkpoint', async () => {
+      tasksSeen.push(...(await longTasks(readyAt)));
+      await page.reload();
+      await waitPage((s) => s.ready, 'the page after the reload', 120000);
+      readyAt = await page.evaluate(() => performance.now());
+      const banner = await page.isVisible('#resume-banner');
+      assert(banner, 'no resume banner after the reload');
+      const text = await page.textContent('#resume-text');
+      assert(text.includes(`step ${pausedAt} of ${MAX_STEPS}`), `banner says: ${text}`);
+      await page.click('#resume-saved');
+      const s = await waitPage((s) => s.status === 'running' && s.steps > pausedAt, 'steps after the resume');
+      assert(s.resumedFrom === pausedAt, `resumed from ${s.resumedFrom}, expected ${pausedAt}`);
+      assert(s.losses.length >= 3 && s.losses[0][1] === firstLoss, 'the loss history was not restored with the run');
+      return `resumed at step ${s.resumedFrom}, now ${s.steps}`;
+    });
+
+    await step('device lost: the page says so, keeps the checkpoint and resumes', async () => {
+      await page.evaluate(() => window.__page.destroyDevice());
+      let s = await waitPage((s) => s.deviceLost && s.status === 'idle', 'the device-lost report', 60000);
+      const msg = await page.textContent('#train-error');
+      assert(/device was lost/.test(msg) && /last checkpoint \(step \d+/.test(msg), `message: ${msg}`);
+      assert(await page.isVisible('#resume-banner'), 'no resume offered after the device was lost');
+      await page.click('#resume-saved');
+      s = await waitPage((s) => s.status === 'running' && s.resumedFrom !== null, 'the resume after the device loss');
+      const from = s.resumedFrom;
+      s = await waitPage((s) => s.finished >= 1 && s.status === 'idle', 'the end of pretraining');
+      assert(s.steps === MAX_STEPS, `finished at step ${s.steps}, expected ${MAX_STEPS}`);
+      assert(s.models.some((m) => m.variant === 'vanilla'), 'no vanilla model after pretraining');
+      return `“${msg.trim().slice(0, 90)}…”; resumed at step ${from}, finished at ${s.steps}`;
+    });
+
+    await step('evaluate: accuracy beside the London baseline and a filterable table', async () => {
+      await page.selectOption('#eval-file', 'dev');
+      await setField('eval-max', 8);
+      await page.click('#btn-eval');
+      await page.waitForFunction(() => window.__page.evalReport || window.__page.evalError, null, { timeout: STEP_TIMEOUT });
+      const rep = await page.evaluate(() => window.__page.evalReport);
+      assert(rep, `evaluation failed: ${await page.evaluate(() => window.__page.evalError)}`);
+      assert(rep.rows.length === 8 && rep.score && rep.score[1] === 8, `report: ${JSON.stringify(rep.score)} for ${rep.rows.length} rows`);
+      assert(rep.london && rep.london[1] === 8, 'no London baseline');
+      const rows = await page.locator('#eval-table tbody tr').count();
+      assert(rows === 8, `table has ${rows} rows`);
+      await page.selectOption('#eval-filter', 'wrong');
+      const wrong = await page.locator('#eval-table tbody tr').count();
+      assert(wrong === 8 - rep.score[0], `filter "wrong" shows ${wrong}, expected ${8 - rep.score[0]}`);
+      await page.selectOption('#eval-filter', 'all');
+      return `${rep.line} (London: ${rep.london_line})`;
+    });
+
+    await step('ask a name: a prediction and the attention maps per layer and head', async () => {
+      const q = (await page.evaluate(() => window.__page.evalReport.rows[0].question));
+      const name = q.replace(/^Where was /, '').replace(/ born\?$/, '');
+      await page.fill('#ask-text', name);
+      await page.click('#btn-ask');
+      await page.waitForFunction(() => window.__page.ask || window.__page.askError, null, { timeout: STEP_TIMEOUT });
+      const a = await page.evaluate(() => {
+        const v = window.__page.ask && window.__page.ask.vanilla;
+        if (!v) return { error: window.__page.askError };
+        const T = v.tokens.length;
+        // every attention row is a probability distribution over the causal prefix
+        let worst = 0;
+        for (const m of v.maps) for (let h = 0; h < v.n_head; h++) for (let i = 0; i < T; i++) {
+          let sum = 0;
+          for (let j = 0; j < T; j++) sum += m[h * T * T + i * T + j];
+          worst = Math.max(worst, Math.abs(sum - 1));
+        }
+        return { question: v.question, prediction: v.prediction, T, layers: v.maps.length, heads: v.n_head, worst, tokens: v.tokens.join('') };
+      });
+      assert(!a.error, `ask failed: ${a.error}`);
+      assert(a.question === q, `asked “${a.question}”, expected “${q}”`);
+      assert(a.layers === 2 && a.heads === 4, `${a.layers} layers × ${a.heads} heads of maps`);
+      assert(a.worst < 1e-4, `an attention row sums to 1 ± ${a.worst}`);
+      const thumbs = await page.locator('#ask-result canvas.thumb').count();
+      assert(thumbs === 8, `${thumbs} heatmap thumbnails`);
+      await page.locator('#ask-card').screenshot({ path: path.join(outDir, 'page-ask.png') });
+      return `“${a.question}” → “${a.prediction}”, maps over ${a.T} characters`;
+    });
+
+    await step('upload the CLI-made checkpoint through the file input: the CLI’s predictions', async () => {
+      await page.setInputFiles('#file-model', path.join(fixture, 'cli-vanilla.safetensors'));
+      await page.waitForFunction(() => (window.__page.loaded && window.__page.loaded.label === 'cli-vanilla.safetensors') || window.__page.modelError, null, { timeout: 60000 });
+      const err = await page.evaluate(() => window.__page.modelError);
+      assert(!err, `upload failed: ${err}`);
+      await page.evaluate(() => { window.__page.evalReport = null; });
+      await page.selectOption('#eval-variant', 'vanilla');
+      await setField('eval-max', 8);
+      await page.click('#btn-eval');
+      await page.waitForFunction(() => window.__page.evalReport || window.__page.evalError, null, { timeout: STEP_TIMEOUT });
+      const rep = await page.evaluate(() => window.__page.evalReport);
+      assert(rep, `evaluation failed: ${await page.evaluate(() => window.__page.evalError)}`);
+      const cli = fs.readFileSync(path.join(fixture, 'cli-vanilla.predictions'), 'utf8').split('\n').slice(0, 8);
+      const got = rep.rows.map((r) => r.prediction);
+      assert(JSON.stringify(got) === JSON.stringify(cli), `page predictions ${JSON.stringify(got)} ≠ CLI ${JSON.stringify(cli)}`);
+      return `8 of 8 predictions equal the CLI’s: ${got.join(', ')}`;
+    });
+
+    await step('synthesizer beside vanilla: a few steps, then Ask shows both side by side', async () => {
+      await page.check('input[name=variant][value=synthesizer]');
+      await setField('h-pre_batch', BATCH);
+      await setField('h-max_steps', 3);
+      await page.click('#btn-pretrain');
+      const s = await waitPage((s) => s.finished >= 2 && s.status === 'idle', 'the synthesizer run');
+      assert(s.models.map((m) => m.variant).join() === 'vanilla,synthesizer', `models: ${s.models.map((m) => m.variant)}`);
+      await page.evaluate(() => { window.__page.ask = null; });
+      await page.fill('#ask-text', 'Where was Ada Lovelace born?');
+      await page.click('#btn-ask');
+      await page.waitForFunction(() => (window.__page.ask && Object.keys(window.__page.ask).length === 2) || window.__page.askError, null, { timeout: STEP_TIMEOUT });
+      const err = await page.evaluate(() => window.__page.askError);
+      assert(!err, `ask failed: ${err}`);
+      const cols = await page.locator('#ask-result .ask-col').count();
+      const thumbs = await page.locator('#ask-result canvas.thumb').count();
+      assert(cols === 2 && thumbs === 16, `${cols} columns, ${thumbs} thumbnails`);
+      const preds = await page.evaluate(() => Object.entries(window.__page.ask).map(([v, a]) => `${v}: “${a.prediction}”`).join(', '));
+      await page.locator('#ask-card').screenshot({ path: path.join(outDir, 'page-ask-both.png') });
+      return preds;
+    });
+
+    await step('a non-finite loss stops training and says so', async () => {
+      await page.check('input[name=variant][value=vanilla]');
+      await setField('h-pre_batch', 2);
+      await setField('h-max_steps', 12);
+      await setField('h-pre_lr', '1e6');
+      await page.click('#btn-pretrain');
+      await waitPage((s) => s.status === 'idle' && s.error, 'error', STEP_TIMEOUT);
+      const msg = await page.textContent('#train-error');
+      assert(/the loss became (NaN|inf)/.test(msg) && /lower the learning rate/.test(msg), `message: ${msg}`);
+      await setField('h-pre_lr', '6e-3');
+      return msg.trim();
+    });
+
+    await step('a malformed TSV: an error with the line number and what is wrong', async () => {
+      const bad = 'Where was Ada Lovelace born?\tLondon\nWhere was Alan Turing born? London\n';
+      await page.setInputFiles('#file-dev', { name: 'birth_dev.tsv', mimeType: 'text/tab-separated-values', buffer: Buffer.from(bad) });
+      await page.waitForFunction(() => window.__page.dataError, null, { timeout: 30000 });
+      const msg = await page.textContent('#data-error');
+      assert(await page.isVisible('#data-error'), 'the error is not visible');
+      assert(/birth_dev\.tsv:2:/.test(msg), `message lacks file:line: ${msg}`);
+      return msg.trim();
+    });
+
+    await step('the page stayed responsive (no long task over 200 ms), and no CSP violation', async () => {
+      const tasks = [...tasksSeen, ...(await longTasks(readyAt))];
+      const bad = tasks.filter((t) => t.ms > LONG_TASK_MS);
+      assert(cspErrors.length === 0, `CSP: ${cspErrors.join(' | ')}`);
+      await page.screenshot({ path: path.join(outDir, 'page.png'), fullPage: true });
+      assert(bad.length === 0, `long tasks over ${LONG_TASK_MS} ms: ${JSON.stringify(bad)}`);
+      const worst = tasks.reduce((m, t) => Math.max(m, t.ms), 0);
+      return `${tasks.length} long tasks (over 50 ms) after the page was ready, the longest ${worst} ms (${tasks.map((t) => `${t.ms} ms${t.during ? ` in ${t.during}` : ''}`).join(', ')})`;
+    });
+    return 0;
+  } finally {
+    await ctx.close();
+    fs.rmSync(profile, { recursive: true, force: true });
+  }
+}
+
+let code = 1;
+const t0 = Date.now();
+try {
+  code = await run();
+} catch (e) {
+  if (!results.some((r) => !r.ok)) console.log(`FAIL  ${e.message || e}`);
+}
+const passed = results.filter((r) => r.ok).length;
+console.log(`${passed} of ${results.length} steps passed in ${((Date.now() - t0) / 1000).toFixed(0)} s; screenshots in ${outDir}`);
+console.log(code === 0 ? 'RESULT: ALL PAGE STEPS PASSED' : 'RESULT: FAILED');
+process.exit(code);
