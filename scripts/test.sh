@@ -18,11 +18,7 @@ scripts/build-web.sh
 cargo build --bin attnlab
 fixture=$(mktemp -d)
 export ATTNLAB_BIN="$PWD/target/debug/attnlab"
-if [[ -x web/test/fixture.sh ]]; then
-  web/test/fixture.sh "$fixture"
-else
-  "$ATTNLAB_BIN" corpus --out_dir "$fixture/data" --people 60
-fi
+web/test/fixture.sh "$fixture"
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 python3 scripts/serve.py --port "$port" --quiet --data "$fixture/data" &
 server=$!
@@ -38,9 +34,7 @@ echo "   (kernel checks: $((SECONDS - t0)) s)"
 t0=$SECONDS
 node web/test/demos.mjs "$url"
 echo "   (demos: $((SECONDS - t0)) s)"
-if [[ -f web/test/page.mjs ]]; then
-  t0=$SECONDS
-  ATTNLAB_FIXTURE="$fixture" node web/test/page.mjs "$url"
-  echo "   (page: $((SECONDS - t0)) s)"
-fi
+t0=$SECONDS
+ATTNLAB_FIXTURE="$fixture" node web/test/page.mjs "$url"
+echo "   (page: $((SECONDS - t0)) s)"
 echo "== all tests passed"

@@ -17,6 +17,14 @@ thread_local! {
     static GPU: RefCell<Option<Rc<Gpu>>> = const { RefCell::new(None) };
     /// Set when the page destroyed the device itself (the lost callback may come later).
     static DESTROYED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// The reason of a loss that the page has not acknowledged yet (`page_reset_device`): a demo
+    /// may open a new device in between, and the training page must still learn why its run died.
+    static UNSEEN_LOSS: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Why the device was lost, kept until the page acknowledges it, even if a new device was opened.
+pub(crate) fn unseen_loss() -> Option<String> {
+    lost_reason().or_else(|| UNSEEN_LOSS.with(|u| u.borrow().clone()))
 }
 
 /// Why the shared device was lost, if it was.
@@ -39,8 +47,16 @@ pub(crate) fn destroy_device() {
 
 /// Forget a lost device so that the next `gpu()` opens a new one.
 pub(crate) fn forget_device() {
+    if let Some(why) = lost_reason() {
+        UNSEEN_LOSS.with(|u| *u.borrow_mut() = Some(why));
+    }
     GPU.with(|g| *g.borrow_mut() = None);
     DESTROYED.with(|d| d.set(false));
+}
+
+/// The page has shown the loss: forget it.
+pub(crate) fn acknowledge_loss() {
+    UNSEEN_LOSS.with(|u| *u.borrow_mut() = None);
 }
 
 /// Runs once when the module is instantiated: route Rust panics to the console with a message.

@@ -519,7 +519,7 @@ pub async fn page_train(steps: u32, every: u32) -> Result<JsValue, JsError> {
 /// An error message, replaced by the device-lost reason when the device is gone (the error is then
 /// only a consequence).
 fn lost_or(e: impl std::fmt::Display) -> String {
-    match super::lost_reason() {
+    match super::unseen_loss() {
         Some(why) => format!(
             "the GPU device was lost ({why}); training stopped. Reload the saved checkpoint to \
              continue"
@@ -840,7 +840,7 @@ pub fn page_debug_destroy_device() {
 /// Why the device was lost, or undefined while it is fine.
 #[wasm_bindgen]
 pub fn page_device_lost() -> Option<String> {
-    super::lost_reason()
+    super::unseen_loss()
 }
 
 /// After a lost device: forget everything that lived on it, so the next call opens a new one.
@@ -849,4 +849,5 @@ pub fn page_reset_device() {
     RUN.with(|r| r.borrow_mut().take());
     MODELS.with(|m| m.borrow_mut().clear());
     super::forget_device();
+    super::acknowledge_loss();
 }
