@@ -6,7 +6,7 @@
 What it serves:
   /                      index.html
   /index.html, /web/...  the app (web/node_modules and web/test are not part of it)
-  /data/manifest.json    with --data: which course files DIR holds, e.g. {"files": ["wiki.txt", ...]}
+  /data/manifest.json    which course files DIR holds, e.g. {"files": ["wiki.txt", ...]}; empty without --data
   /data/<name>           with --data: wiki.txt, birth_places_train.tsv, birth_dev.tsv, birth_test.tsv
 Everything else is 404, including any path that climbs out of those folders ('..', encoded or not,
 or a symlink pointing elsewhere). Only GET and HEAD are answered. Every response carries a
@@ -76,7 +76,8 @@ class Site:
         self.data = os.path.realpath(data_dir) if data_dir else None
 
     def manifest(self):
-        present = [f for f in DATA_FILES if os.path.isfile(os.path.join(self.data, f))]
+        # Without --data the list is empty (not a 404, which browsers log as an error).
+        present = [f for f in DATA_FILES if self.data and os.path.isfile(os.path.join(self.data, f))]
         return json.dumps({"files": present}).encode()
 
     def resolve(self, raw_path):
@@ -97,10 +98,10 @@ class Site:
             if not inside(full, self.web) or any(inside(full, os.path.join(self.web, x)) for x in WEB_EXCLUDED):
                 return None
             return ("file", full) if os.path.isfile(full) else None
-        if parts[0] == "data" and self.data is not None and len(parts) == 2:
+        if parts[0] == "data" and len(parts) == 2:
             if parts[1] == "manifest.json":
                 return ("bytes", self.manifest())
-            if parts[1] in DATA_FILES:
+            if self.data is not None and parts[1] in DATA_FILES:
                 full = os.path.realpath(os.path.join(self.data, parts[1]))
                 if inside(full, self.data) and os.path.isfile(full):
                     return ("file", full)

@@ -116,7 +116,6 @@ class ServeTests(unittest.TestCase):
             "/web/%00app.js",
             "/web/.hidden",
             "//etc/passwd",
-            "/data/manifest.json",  # no --data given
             "/data/wiki.txt",
             "/web/%ff",
         ]
@@ -131,6 +130,10 @@ class ServeTests(unittest.TestCase):
         self.assertEqual(headers["Allow"], "GET, HEAD")
         status, _, body = get(self.plain_port, "/", method="HEAD")
         self.assertEqual((status, body), (200, b""))
+
+    def test_manifest_without_data(self):
+        status, _, body = get(self.plain_port, "/data/manifest.json")
+        self.assertEqual((status, json.loads(body)), (200, {"files": []}))
 
     def test_data_folder(self):
         status, _, body = get(self.data_port, "/data/manifest.json")
