@@ -208,7 +208,7 @@ function presetValues(name) {
 }
 
 const NOTES = {
-  quick: 'Tiny model (2 layers, 4 heads, width 64): pretrains in a few minutes on a laptop GPU. Edit anything below.',
+  quick: 'Tiny model (2 layers, 4 heads, width 64), 40 pretraining epochs: about 12 TFLOP of work, so minutes on a laptop GPU by our estimate (hours on a software adapter). Edit anything below.',
   full: 'The assignment’s run.py settings: pretraining is 650 epochs (about two hours on a datacentre GPU).',
   custom: 'Your own settings.',
 };
@@ -263,7 +263,7 @@ function wireForm() {
 // Training
 
 const fmt = {
-  loss: (x) => (Number.isFinite(x) ? x.toFixed(4) : String(x)),
+  loss: (x) => (!Number.isFinite(x) ? String(x) : Math.abs(x) >= 1e4 ? x.toExponential(3) : x.toFixed(4)),
   lr: (x) => x.toExponential(3),
   int: (x) => Math.round(x).toLocaleString(),
   time: (s) => {

@@ -15,7 +15,8 @@ export function drawLoss(canvas, points, totalSteps) {
   const muted = css.getPropertyValue('--muted').trim() || '#5b6673';
   const line = css.getPropertyValue('--line').trim() || '#d8dde3';
   const accent = css.getPropertyValue('--accent').trim() || '#2f5fd0';
-  const L = 52, R = 16, T = 10, B = 26;
+  const R = 16, T = 10, B = 26;
+  let L = 52;
   g.font = '11px system-ui, sans-serif';
   g.fillStyle = muted;
   if (!points.length) {
@@ -23,11 +24,17 @@ export function drawLoss(canvas, points, totalSteps) {
     return;
   }
   const maxStep = Math.max(totalSteps || 0, points[points.length - 1][0], 1);
+  // A diverging run can report a NaN or an infinite loss: it is left out of the scale and the curve.
+  points = points.filter(([, l]) => Number.isFinite(l));
+  if (!points.length) return;
   let lo = Infinity, hi = -Infinity;
   for (const [, l] of points) { lo = Math.min(lo, l); hi = Math.max(hi, l); }
   if (hi - lo < 1e-6) { hi += 0.5; lo = Math.max(0, lo - 0.5); }
   const pad = (hi - lo) * 0.05;
   lo = Math.max(0, lo - pad); hi += pad;
+  const label = (v) => (Math.abs(v) >= 1000 ? v.toExponential(1) : v.toFixed(2));
+  // room for the widest tick label and the rotated axis title
+  L = Math.max(L, 28 + g.measureText(label(hi)).width);
   const x = (s) => L + ((w - L - R) * s) / maxStep;
   const y = (l) => T + ((h - T - B) * (hi - l)) / (hi - lo);
   // grid and axes
@@ -38,7 +45,7 @@ export function drawLoss(canvas, points, totalSteps) {
   for (let i = 0; i <= 4; i++) {
     const v = lo + ((hi - lo) * i) / 4;
     g.beginPath(); g.moveTo(L, y(v)); g.lineTo(w - R, y(v)); g.stroke();
-    g.fillText(v.toFixed(2), L - 6, y(v));
+    g.fillText(label(v), L - 6, y(v));
   }
   g.textAlign = 'center';
   g.textBaseline = 'top';
