@@ -2,7 +2,8 @@
 // (SwiftShader on a machine without a GPU, so the model is tiny and the runs are a few steps):
 //   open → pretrain (chart updates, loss falls) → pause → reload → resume from the saved state →
 //   device lost → resume again → finish → evaluate → ask (prediction + attention maps) →
-//   upload the CLI's checkpoint (same predictions as the CLI) → a malformed TSV (line-numbered error),
+//   upload the CLI's checkpoint (same predictions as the CLI) → a malformed TSV (line-numbered error) →
+//   a bad corpus, a non-UTF-8 file, a damaged checkpoint and impossible hyperparameters (messages),
 // recording long tasks throughout (any over 200 ms fails). Prints each step with its time, saves
 // screenshots to web/test/out/, exits 0 only if every step passed.
 // Usage: ATTNLAB_FIXTURE=DIR node web/test/page.mjs [base URL]   (DIR from web/test/fixture.sh, and the
@@ -277,6 +278,45 @@ async function run() {
       assert(await page.isVisible('#data-error'), 'the error is not visible');
       assert(/birth_dev\.tsv:2:/.test(msg), `message lacks file:line: ${msg}`);
       return msg.trim();
+    });
+
+    await step('bad inputs in the page: a corpus with MASK, a non-UTF-8 file, a damaged checkpoint, impossible hyperparameters', async () => {
+      const got = [];
+      // a corpus holding the reserved MASK character on its second line
+      await page.setInputFiles('#file-wiki', { name: 'wiki.txt', mimeType: 'text/plain', buffer: Buffer.from('Ada was born in London.\nBob \u2047 was born in Paris.\n') });
+      await page.waitForFunction(() => window.__page.dataError && /wiki\.txt/.test(window.__page.dataError), null, { timeout: 30000 });
+      let msg = await page.textContent('#data-error');
+      assert(await page.isVisible('#data-error') && /wiki\.txt:2/.test(msg), `corpus message: ${msg}`);
+      got.push(msg.trim());
+      // bytes that are not UTF-8
+      await page.setInputFiles('#file-train', { name: 'birth_places_train.tsv', mimeType: 'text/plain', buffer: Buffer.from([0x57, 0x68, 0xff, 0xfe, 0x09, 0x41, 0x0a]) });
+      await page.waitForFunction(() => window.__page.dataError && /UTF-8/.test(window.__page.dataError), null, { timeout: 30000 });
+      msg = await page.textContent('#data-error');
+      assert(/birth_places_train\.tsv/.test(msg), `UTF-8 message: ${msg}`);
+      got.push(msg.trim());
+      // a truncated checkpoint: refused, and the models already loaded stay
+      const before = (await P()).models.map((m) => `${m.variant}:${m.label}`).join();
+      const good = fs.readFileSync(path.join(fixture, 'cli-vanilla.safetensors'));
+      await page.evaluate(() => { window.__page.modelError = null; });
+      await page.setInputFiles('#file-model', { name: 'broken.safetensors', mimeType: 'application/octet-stream', buffer: good.subarray(0, Math.floor(good.length / 2)) });
+      await page.waitForFunction(() => window.__page.modelError, null, { timeout: 60000 });
+      msg = await page.textContent('#model-error');
+      assert(await page.isVisible('#model-error') && /broken\.safetensors/.test(msg), `checkpoint message: ${msg}`);
+      const after = (await P()).models.map((m) => `${m.variant}:${m.label}`).join();
+      assert(after === before, `models changed after a failed upload: ${before} → ${after}`);
+      got.push(msg.trim().slice(0, 100));
+      // width 64 cannot be split into 3 heads: a message, and nothing starts
+      await page.check('input[name=variant][value=vanilla]');
+      await setField('h-n_head', 3);
+      const steps = (await P()).steps;
+      await page.click('#btn-pretrain');
+      await page.waitForFunction(() => !document.getElementById('train-error').hidden, null, { timeout: 30000 });
+      msg = await page.textContent('#train-error');
+      const s = await P();
+      assert(/head/.test(msg) && s.status === 'idle' && s.steps === steps, `hyperparameter message: ${msg} (status ${s.status})`);
+      await setField('h-n_head', 4);
+      got.push(msg.trim());
+      return got.map((m) => `“${m}”`).join('; ');
     });
 
     await step('the page stayed responsive (no long task over 200 ms), and no CSP violation', async () => {
