@@ -53,6 +53,14 @@ if ('PerformanceObserver' in window) {
   } catch { /* longtask is not supported everywhere */ }
 }
 
+// A prediction as text, with an empty or all-blank one said in words (an untrained model often
+// answers 32 spaces, which would otherwise look like a missing cell).
+function showPred(p) {
+  if (!p) return '<span class="muted">(no answer)</span>';
+  if (!p.trim()) return `<span class="muted">(${p.length} space${p.length === 1 ? '' : 's'})</span>`;
+  return esc(p);
+}
+
 function showBox(id, html) {
   const el = $(id);
   if (html) { el.innerHTML = html; el.hidden = false; } else { el.hidden = true; el.innerHTML = ''; }
@@ -208,7 +216,7 @@ function presetValues(name) {
 }
 
 const NOTES = {
-  quick: 'Tiny model (2 layers, 4 heads, width 64), 40 pretraining epochs: about 12 TFLOP of work, so minutes on a laptop GPU by our estimate (hours on a software adapter). Edit anything below.',
+  quick: 'Tiny model (2 layers, 4 heads, width 64), 40 pretraining epochs: about 12 TFLOP of work, so minutes on a laptop GPU by our estimate, but about half a day on a software adapter. Edit anything below.',
   full: 'The assignment’s run.py settings: pretraining is 650 epochs (about two hours on a datacentre GPU).',
   custom: 'Your own settings.',
 };
@@ -628,7 +636,7 @@ function filterEval() {
     && (!q || `${r.question} ${r.gold || ''} ${r.prediction}`.toLowerCase().includes(q)));
   const shown = rows.slice(0, 1000);
   $('eval-table').querySelector('tbody').innerHTML = shown.map((r) => `<tr class="${r.correct === false ? 'wrong' : ''}">
-      <td class="num">${r.line}</td><td>${esc(r.question)}</td><td>${esc(r.gold ?? '')}</td><td>${esc(r.prediction)}</td>
+      <td class="num">${r.line}</td><td>${esc(r.question)}</td><td>${esc(r.gold ?? '')}</td><td>${showPred(r.prediction)}</td>
       <td class="${r.correct ? 'ok' : 'bad'}">${r.correct === null ? '' : r.correct ? '✓' : '✗'}</td></tr>`).join('');
   $('eval-count').textContent = `${rows.length} of ${rep.rows.length} shown${rows.length > shown.length ? ' (first 1000)' : ''}`;
 }
@@ -673,7 +681,7 @@ function showAnswers(out) {
     col.className = 'ask-col';
     col.innerHTML = `<h3>${esc(variant)}</h3>
       <p class="question">${esc(a.question)}</p>
-      <p class="answer">→ <strong>${esc(a.prediction || '(no answer)')}</strong></p>
+      <p class="answer">→ <strong>${showPred(a.prediction)}</strong></p>
       <p class="muted small">Attention of layer <select class="pick-layer">${a.maps.map((_, i) => `<option value="${i}">${i + 1}</option>`).join('')}</select>
         head <select class="pick-head">${Array.from({ length: a.n_head }, (_, i) => `<option value="${i}">${i + 1}</option>`).join('')}</select>:
         row = the character reading, column = the character it reads; the red line ends the question.</p>
