@@ -48,7 +48,9 @@ impl Trainer {
         for p in &model.params {
             p.var.grad_or_zeros()?;
         }
-        let lr = cfg.lr_at(0.0);
+        // The reference builds its optimizer with `config.learning_rate` and only updates the rate
+        // after each step, so the first step runs at the full rate, not at lr_at(0) = 0.
+        let lr = cfg.learning_rate;
         Ok(Trainer {
             norm: Tensor::zeros(&gpu, &[1])?,
             model,
@@ -201,7 +203,11 @@ impl Trainer {
         }
         tr.steps = steps as u64;
         tr.tokens = tokens;
-        tr.lr = tr.cfg.lr_at(tokens);
+        tr.lr = if steps == 0.0 {
+            tr.cfg.learning_rate
+        } else {
+            tr.cfg.lr_at(tokens)
+        };
         Ok(tr)
     }
 }
