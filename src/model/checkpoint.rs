@@ -97,31 +97,50 @@ pub fn metadata_of(bytes: &[u8], what: &str) -> Result<HashMap<String, String>> 
         .unwrap_or_default())
 }
 
-/// An extra f32 tensor of `len` elements from checkpoint bytes, by name.
-pub fn extra_tensor(bytes: &[u8], name: &str, len: usize, what: &str) -> Result<Vec<f32>> {
-    let st = SafeTensors::deserialize(bytes).map_err(|e| {
-        Error::Msg(format!(
-            "{what} is not a readable safetensors checkpoint (truncated or corrupted?): {e}"
-        ))
-    })?;
-    let t = st
-        .tensor(name)
-        .map_err(|_| Error::Msg(format!("{what} has no tensor '{name}'")))?;
-    if t.dtype() != Dtype::F32 || t.data().len() != 4 * len {
-        return Err(Error::Msg(format!(
-            "{what}: tensor '{name}' is {:?} {:?}, expected {len} f32 values",
-            t.dtype(),
-            t.shape()
-        )));
+/// The extra tensors of a checkpoint (the trainer's AdamW moments), read from one parse of its
+/// header: parsing it once per tensor made resuming in the page block the main thread for 200 ms.
+pub struct Extras<'a> {
+    st: SafeTensors<'a>,
+    what: String,
+}
+
+impl<'a> Extras<'a> {
+    /// Parse the checkpoint's header once.
+    pub fn open(bytes: &'a [u8], what: &str) -> Result<Extras<'a>> {
+        let st = SafeTensors::deserialize(bytes).map_err(|e| {
+            Error::Msg(format!(
+                "{what} is not a readable safetensors checkpoint (truncated or corrupted?): {e}"
+            ))
+        })?;
+        Ok(Extras {
+            st,
+            what: what.to_string(),
+        })
     }
-    let vals: Vec<f32> = bytemuck::pod_collect_to_vec(t.data());
-    if let Some(i) = vals.iter().position(|v| !v.is_finite()) {
-        return Err(Error::Msg(format!(
-            "{what}: tensor '{name}' holds a non-finite value ({}) at element {i}",
-            vals[i]
-        )));
+
+    /// An f32 tensor of `len` finite elements, by name.
+    pub fn get(&self, name: &str, len: usize) -> Result<Vec<f32>> {
+        let what = &self.what;
+        let t = self
+            .st
+            .tensor(name)
+            .map_err(|_| Error::Msg(format!("{what} has no tensor '{name}'")))?;
+        if t.dtype() != Dtype::F32 || t.data().len() != 4 * len {
+            return Err(Error::Msg(format!(
+                "{what}: tensor '{name}' is {:?} {:?}, expected {len} f32 values",
+                t.dtype(),
+                t.shape()
+            )));
+        }
+        let vals: Vec<f32> = bytemuck::pod_collect_to_vec(t.data());
+        if let Some(i) = vals.iter().position(|v| !v.is_finite()) {
+            return Err(Error::Msg(format!(
+                "{what}: tensor '{name}' holds a non-finite value ({}) at element {i}",
+                vals[i]
+            )));
+        }
+        Ok(vals)
     }
-    Ok(vals)
 }
 
 /// What a checkpoint says about itself.

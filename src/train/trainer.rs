@@ -172,7 +172,7 @@ impl Trainer {
     /// from the same bytes (`checkpoint::from_bytes`); `cfg` is the run's configuration (a changed
     /// learning rate or epoch count applies from here on). `what` names the file in messages.
     pub fn resume(model: Gpt, cfg: TrainConfig, bytes: &[u8], what: &str) -> Result<Trainer> {
-        use crate::model::checkpoint::{extra_tensor, metadata_of};
+        use crate::model::checkpoint::{metadata_of, Extras};
         let meta = metadata_of(bytes, what)?;
         if meta.get(STATE_KEY).map(String::as_str) != Some("1") {
             return Err(crate::Error::Msg(format!(
@@ -194,11 +194,12 @@ impl Trainer {
             num("seed")?,
             num("adam_step")?,
         );
+        let extras = Extras::open(bytes, what)?;
         let mut tr = Trainer::new(model, cfg, seed as u32)?;
         for (p, st) in tr.model.params.iter().zip(tr.states.iter_mut()) {
             let n = p.var.value().numel();
-            let m = extra_tensor(bytes, &format!("optim.m.{}", p.name), n, what)?;
-            let v = extra_tensor(bytes, &format!("optim.v.{}", p.name), n, what)?;
+            let m = extras.get(&format!("optim.m.{}", p.name), n)?;
+            let v = extras.get(&format!("optim.v.{}", p.name), n)?;
             st.restore(&m, &v, adam_step as u32)?;
         }
         tr.steps = steps as u64;

@@ -16,7 +16,9 @@ function colour(p) {
 export function drawMap(canvas, map, tokens, promptLen, width) {
   const T = tokens.length;
   const label = 14;
-  const cell = Math.max(4, Math.min(16, Math.floor((width - label - 4) / T)));
+  // Cells never shrink below 8 px, so the characters stay readable; a long answer makes the map
+  // wider than its column, and the column scrolls sideways (.map-scroll).
+  const cell = Math.max(8, Math.min(16, Math.floor((width - label - 4) / T)));
   const size = label + cell * T + 2;
   const dpr = window.devicePixelRatio || 1;
   canvas.width = Math.round(size * dpr);

@@ -319,6 +319,20 @@ async function run() {
       return got.map((m) => `“${m}”`).join('; ');
     });
 
+    await step('drag and drop: a question file dropped on the data area is loaded by its name', async () => {
+      const tsv = 'Where was Ada Lovelace born?\tLondon\nWhere was Alan Turing born?\tLondon\nWhere was Marie Curie born?\tWarsaw\n';
+      await page.evaluate((text) => {
+        const dt = new DataTransfer();
+        dt.items.add(new File([text], 'birth_dev.tsv', { type: 'text/tab-separated-values' }));
+        const zone = document.getElementById('drop');
+        for (const type of ['dragenter', 'dragover', 'drop']) zone.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
+      }, tsv);
+      await page.waitForFunction(() => /3 questions with answers/.test(document.getElementById('data-table').textContent), null, { timeout: 30000 });
+      const s = await P();
+      assert(s.dataSource === 'files' && !s.dataError, `data source ${s.dataSource}, error ${s.dataError}`);
+      return 'birth_dev.tsv → “3 questions with answers”';
+    });
+
     await step('the page stayed responsive (no long task over 200 ms), and no CSP violation', async () => {
       const tasks = [...tasksSeen, ...(await longTasks(readyAt))];
       const bad = tasks.filter((t) => t.ms > LONG_TASK_MS);
