@@ -19,7 +19,7 @@ const S = (window.__page = {
   ready: false, status: 'starting', kind: null, variant: null, steps: 0, total: 0, losses: [],
   chunks: 0, saves: 0, savedStep: null, resumedFrom: null, finished: 0, error: null, deviceLost: null,
   dataSource: null, dataError: null, modelError: null, models: [], evalReport: null, evalError: null,
-  ask: null, askError: null, longTasks: [], msPerStep: null, activity: '', syncMs: {},
+  ask: null, askError: null, longTasks: [], msPerStep: null, activity: '',
 });
 
 let wasm = null;
@@ -36,15 +36,7 @@ const data = { wiki: null, train: null, dev: null, test: null };
 function job(what, f) {
   const g = async () => {
     S.activity = what;
-    try {
-      // The synchronous part of a wasm call (until its first await) blocks the main thread; the
-      // longest one per kind of call is kept in S.syncMs for the responsiveness test.
-      const t0 = performance.now();
-      const p = f();
-      const ms = Math.round(performance.now() - t0);
-      if (ms > (S.syncMs[what] || 0)) S.syncMs[what] = ms;
-      return await p;
-    } finally { S.activity = ''; }
+    try { return await f(); } finally { S.activity = ''; }
   };
   const p = queue.then(g, g);
   queue = p.catch(() => {});
