@@ -333,6 +333,21 @@ async function run() {
       return 'birth_dev.tsv → “3 questions with answers”';
     });
 
+    await step('phone width: with every card filled (tables, maps), nothing is wider than a 390 px screen', async () => {
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.waitForTimeout(300);
+      const r = await page.evaluate(() => ({
+        width: document.documentElement.scrollWidth,
+        wide: [...document.querySelectorAll('main *, body > *')]
+          .filter((e) => e.getBoundingClientRect().right > 391 && !e.closest('.map-scroll, .table-scroll, .demo'))
+          .slice(0, 5).map((e) => `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}${e.className ? `.${String(e.className).split(' ')[0]}` : ''}`),
+      }));
+      await page.screenshot({ path: path.join(outDir, 'page-phone.png') });
+      await page.setViewportSize({ width: 1100, height: 900 });
+      assert(r.width <= 390, `the page is ${r.width} px wide at 390 px; widest: ${r.wide.join(', ')}`);
+      return `${r.width} px`;
+    });
+
     await step('the page stayed responsive (no long task over 200 ms), and no CSP violation', async () => {
       const tasks = [...tasksSeen, ...(await longTasks(readyAt))];
       const bad = tasks.filter((t) => t.ms > LONG_TASK_MS);
