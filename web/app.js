@@ -4,6 +4,7 @@
 // The wasm module (web/pkg, built by scripts/build-web.sh) is imported dynamically so that a missing
 // build shows a message instead of silently stopping this script.
 import { startPage, pageUnavailable } from './page.js';
+import { startBench, benchUnavailable } from './page/bench.js';
 
 let wasm = null;
 
@@ -112,6 +113,7 @@ async function main() {
   if (!adapter) {
     showNotice(HELP, false);
     pageUnavailable('This browser offers no WebGPU adapter; see the note at the top for browsers and settings that work.');
+    benchUnavailable('This browser offers no WebGPU adapter; see the note at the top for browsers and settings that work.');
     $('gpu-status').textContent = navigator.gpu ? 'navigator.gpu exists but requestAdapter() returned no adapter.' : 'navigator.gpu is missing.';
     fail('no WebGPU adapter');
     return;
@@ -122,6 +124,7 @@ async function main() {
   } catch (e) {
     showNotice(`<p><strong>Could not load web/pkg/attnlab.js:</strong> ${escapeHtml(e.message || e)}. Build it with <code>scripts/build-web.sh</code> (or run <code>scripts/serve.sh</code>).</p>`, true);
     pageUnavailable('The wasm module did not load; see the note at the top.');
+    benchUnavailable('The wasm module did not load; see the note at the top.');
     fail(String(e.message || e));
     return;
   }
@@ -132,6 +135,7 @@ async function main() {
   } catch (e) {
     showNotice(`<p><strong>Could not open the GPU:</strong> ${escapeHtml(e.message || e)}</p>`, true);
     pageUnavailable(`Could not open the GPU: ${e.message || e}`);
+    benchUnavailable(`Could not open the GPU: ${e.message || e}`);
     $('gpu-status').textContent = 'No device.';
     fail(String(e.message || e));
     return;
@@ -143,6 +147,7 @@ async function main() {
     runChecks();
   }
   startPage(wasm, info, adapter.info);
+  startBench(wasm, info, adapter.info);
 }
 
 main();
