@@ -1,7 +1,8 @@
 // The Benchmark card: runs the wasm export page_bench (src/web/bench.rs -> attnlab::bench, the same
 // workloads as the native `bench` binary) and shows GFLOP/s per matrix product and ms/step and
-// tokens/s per attention variant. The call goes through the training page's job queue, and the button
-// is only on while no training run is going, so the timings never share the GPU with a run.
+// tokens/s per attention variant. The call goes through the training page's job queue and the
+// demos' one, and the button is only on while no training run is going, so the timings never share
+// the GPU with other work of this page.
 // Test hook: window.__bench = {ready, running, done, result, error, inputError, adapter}.
 import { gpuJob, trainingStatus } from '../page.js';
 
@@ -72,9 +73,13 @@ async function runBench() {
   const t0 = performance.now();
   $('bench-status').textContent = `Running: ${rows.value} rows, ${repeats.value} repeat${repeats.value === 1 ? '' : 's'}, ${quick ? 'quick' : 'full'} matmul sizes…`;
   try {
-    const r = await gpuJob('bench', () => wasm.page_bench(rows.value, repeats.value, quick, (what) => {
+    const call = () => wasm.page_bench(rows.value, repeats.value, quick, (what) => {
       $('bench-status').textContent = `Running ${what}… (${((performance.now() - t0) / 1000).toFixed(0)} s so far)`;
-    }));
+    });
+    // The attention demos (web/demos.js) share the device through their own queue: wait for theirs
+    // too, so that no demo dispatch lands inside the timed loops.
+    const demos = window.attnlabDemos && window.attnlabDemos.job;
+    const r = await gpuJob('bench', () => (demos ? demos(call) : call()));
     B.result = r;
     showResult(r);
     $('bench-status').textContent = `Done in ${r.seconds.toFixed(1)} s (${rows.value} rows, ${repeats.value} repeat${repeats.value === 1 ? '' : 's'} after a warm-up, ${quick ? 'quick' : 'full'} matmul sizes).`;
