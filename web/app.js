@@ -1,5 +1,6 @@
 // The page's entry: find WebGPU, load the wasm module, describe the adapter, start the training
-// page (web/page.js) and keep the kernel-checks card (run on demand, or at once with ?checks=1).
+// page (web/page.js) and the Benchmark card (web/page/bench.js), and keep the kernel-checks card
+// (run on demand, or at once with ?checks=1).
 // State for automated tests lives in window.__checks = {done, passed, failed, rows, error}.
 // The wasm module (web/pkg, built by scripts/build-web.sh) is imported dynamically so that a missing
 // build shows a message instead of silently stopping this script.

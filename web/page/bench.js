@@ -83,8 +83,8 @@ async function runBench() {
     B.result = r;
     showResult(r);
     $('bench-status').textContent = `Done in ${r.seconds.toFixed(1)} s (${rows.value} rows, ${repeats.value} repeat${repeats.value === 1 ? '' : 's'} after a warm-up, ${quick ? 'quick' : 'full'} matmul sizes).`;
-    $('bench-note').textContent = `Wall clock (performance.now()) on ${r.adapter}${B.adapter ? ` — the browser says ${B.adapter}` : ''}: one warm-up, then the repeats recorded back to back and waited for once. ` +
-      `Same workloads as the command line: bench ${quick ? '--quick ' : ''}--repeats ${repeats.value} and bench --step ${rows.value} --repeats ${repeats.value}.`;
+    $('bench-note').innerHTML = `Wall clock (<code>performance.now()</code>) on ${esc(r.adapter)}${B.adapter ? ` — the browser says ${esc(B.adapter)}` : ''}: one warm-up, then the repeats recorded back to back and waited for once. ` +
+      `Same workloads as the command line's <code>bench ${quick ? '--quick ' : ''}--repeats ${repeats.value}</code> and <code>bench --step ${rows.value} --repeats ${repeats.value}</code>.`;
   } catch (e) {
     B.error = errText(e);
     showError(`<p><strong>The benchmark stopped:</strong> ${esc(B.error)}</p>`);
