@@ -105,6 +105,18 @@ async function run() {
     check(/wall clock/i.test(note) && note.includes(r.adapter), 'the note says wall clock and names the adapter');
     await page.locator('#bench-card').screenshot({ path: shot });
     console.log(`screenshot: ${shot}`);
+    // Phone width, with the tables filled: the card must not make the page wider than the screen.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.waitForTimeout(300);
+    const w = await page.evaluate(() => ({
+      page: document.documentElement.scrollWidth,
+      card: Math.round(document.getElementById('bench-card').getBoundingClientRect().right),
+      wide: [...document.querySelectorAll('main *, body > *')]
+        .filter((e) => e.getBoundingClientRect().right > 391 && !e.closest('.map-scroll, .table-scroll, .wide-scroll, .demo'))
+        .slice(0, 5).map((e) => `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}${e.className ? `.${String(e.className).split(' ')[0]}` : ''}`),
+    }));
+    await page.locator('#bench-card').screenshot({ path: path.join(outDir, 'bench-phone.png') });
+    check(w.page <= 390 && w.card <= 391, `at 390 px the page is ${w.page} px wide, the card ends at ${w.card} px${w.wide.length ? `; widest: ${w.wide.join(', ')}` : ''}`);
   } finally {
     await ctx.close();
     fs.rmSync(profile, { recursive: true, force: true });
