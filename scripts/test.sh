@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every test: set up, the native suite (cargo test on Vulkan; lavapipe without a GPU), the server's
-# tests, then the page in headless Chromium (kernel checks, the attention demos, the training page).
+# tests, then the page in headless Chromium (kernel checks, the attention demos, the training page,
+# the benchmark card).
 # Exits non-zero on the first failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,4 +38,7 @@ echo "   (demos: $((SECONDS - t0)) s)"
 t0=$SECONDS
 ATTNLAB_FIXTURE="$fixture" node web/test/page.mjs "$url"
 echo "   (page: $((SECONDS - t0)) s)"
+t0=$SECONDS
+node web/test/bench.mjs "$url"
+echo "   (benchmark card: $((SECONDS - t0)) s)"
 echo "== all tests passed"

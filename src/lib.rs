@@ -2,6 +2,7 @@
 //! autograd, compiled natively (tests, benchmarks, CLI) and to wasm32 (the page).
 
 pub mod autograd;
+pub mod bench;
 pub mod checks;
 pub mod data;
 pub mod demos;

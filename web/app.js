@@ -1,9 +1,11 @@
 // The page's entry: find WebGPU, load the wasm module, describe the adapter, start the training
-// page (web/page.js) and keep the kernel-checks card (run on demand, or at once with ?checks=1).
+// page (web/page.js) and the Benchmark card (web/page/bench.js), and keep the kernel-checks card
+// (run on demand, or at once with ?checks=1).
 // State for automated tests lives in window.__checks = {done, passed, failed, rows, error}.
 // The wasm module (web/pkg, built by scripts/build-web.sh) is imported dynamically so that a missing
 // build shows a message instead of silently stopping this script.
 import { startPage, pageUnavailable } from './page.js';
+import { startBench, benchUnavailable } from './page/bench.js';
 
 let wasm = null;
 
@@ -112,6 +114,7 @@ async function main() {
   if (!adapter) {
     showNotice(HELP, false);
     pageUnavailable('This browser offers no WebGPU adapter; see the note at the top for browsers and settings that work.');
+    benchUnavailable('This browser offers no WebGPU adapter; see the note at the top for browsers and settings that work.');
     $('gpu-status').textContent = navigator.gpu ? 'navigator.gpu exists but requestAdapter() returned no adapter.' : 'navigator.gpu is missing.';
     fail('no WebGPU adapter');
     return;
@@ -122,6 +125,7 @@ async function main() {
   } catch (e) {
     showNotice(`<p><strong>Could not load web/pkg/attnlab.js:</strong> ${escapeHtml(e.message || e)}. Build it with <code>scripts/build-web.sh</code> (or run <code>scripts/serve.sh</code>).</p>`, true);
     pageUnavailable('The wasm module did not load; see the note at the top.');
+    benchUnavailable('The wasm module did not load; see the note at the top.');
     fail(String(e.message || e));
     return;
   }
@@ -132,6 +136,7 @@ async function main() {
   } catch (e) {
     showNotice(`<p><strong>Could not open the GPU:</strong> ${escapeHtml(e.message || e)}</p>`, true);
     pageUnavailable(`Could not open the GPU: ${e.message || e}`);
+    benchUnavailable(`Could not open the GPU: ${e.message || e}`);
     $('gpu-status').textContent = 'No device.';
     fail(String(e.message || e));
     return;
@@ -143,6 +148,7 @@ async function main() {
     runChecks();
   }
   startPage(wasm, info, adapter.info);
+  startBench(wasm, info, adapter.info);
 }
 
 main();

@@ -252,6 +252,8 @@ window.attnlabDemos = {
   },
   models: () => (wasm ? wasm.demo_models() : []),
   rerun: (id) => demos.has(id) && run(demos.get(id)),
+  // Run f with no demo GPU job in between (the Benchmark card times the shared device alone).
+  job: (f) => gpuJob(f),
 };
 
 window.addEventListener('hashchange', () => {

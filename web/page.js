@@ -43,6 +43,11 @@ function job(what, f) {
   return p;
 }
 
+// For the Benchmark card (web/page/bench.js): its GPU call waits its turn in the same queue, and
+// it only starts when no training run is going (status idle or paused).
+export const gpuJob = (what, f) => job(what, f);
+export const trainingStatus = () => S.status;
+
 const tick = () => new Promise((r) => setTimeout(r, 0));
 
 if ('PerformanceObserver' in window) {

@@ -3,7 +3,9 @@
 //! plain single-threaded f32 CPU triple loop (i-k-j order) on contiguous matrices of the same sizes.
 //! `--quick` divides the row count and the batch count by 16. `--step ROWS` times the tiny preset's
 //! training step instead, and `--step ROWS --profile` adds a per-kernel breakdown. `--trim ROWS`
-//! times the step on real batches at full length and cut after the longest sequence. Native only.
+//! times the step on real batches at full length and cut after the longest sequence. Native only;
+//! the matmul cases and the training step come from `attnlab::bench`, which the page's Benchmark
+//! card (src/web/bench.rs) runs too, so both time the same work.
 
 #[cfg(target_arch = "wasm32")]
 fn main() {}
@@ -18,107 +20,16 @@ fn main() {
 
 #[cfg(not(target_arch = "wasm32"))]
 mod native {
-    use attnlab::ops::matmul::{matmul_gpu, Spec, View};
-    use attnlab::{Gpu, Result, Tensor};
+    use attnlab::bench;
+    use attnlab::ops::matmul::Spec;
+    use attnlab::{Gpu, Result};
     use std::hint::black_box;
     use std::time::Instant;
 
-    /// One benchmarked product: the spec and the element counts of its three tensors.
-    struct Case {
-        name: String,
-        spec: Spec,
-        lens: [usize; 3],
-    }
-
-    /// `y = x·Wᵀ` for x (M, K) and W (N, K), as `linear` does it.
-    fn linear(m: usize, k: usize, n: usize) -> Case {
-        let spec = Spec {
-            a: View::contiguous(m, k),
-            b: View::contiguous(n, k).t(),
-            c: View::contiguous(m, n),
-            ..Spec::plain(m, k, n)
-        };
-        Case {
-            name: format!("x·Wᵀ {m}x{k}x{n}"),
-            spec,
-            lens: [m * k, n * k, m * n],
-        }
-    }
-
-    /// The attention's two products over (B, NH) heads, read through head views of (B, T, C)
-    /// q, k, v tensors (no copies): att = q·kᵀ/√HS (T×T per head) and y = att·v (T×HS per head).
-    fn attention(b: usize, nh: usize, t: usize, hs: usize) -> [Case; 2] {
-        let c = nh * hs;
-        let head = View {
-            outer: t * c,
-            inner: hs,
-            row: c,
-            col: 1,
-        };
-        let att = View {
-            outer: nh * t * t,
-            inner: t * t,
-            row: t,
-            col: 1,
-        };
-        let qk = Spec {
-            z: (b, nh),
-            m: t,
-            n: t,
-            k: hs,
-            a: head,
-            b: head.t(),
-            c: att,
-            alpha: 1.0 / (hs as f32).sqrt(),
-        };
-        let av = Spec {
-            z: (b, nh),
-            m: t,
-            n: hs,
-            k: t,
-            a: att,
-            b: head,
-            c: head,
-            alpha: 1.0,
-        };
-        let z = b * nh;
-        [
-            Case {
-                name: format!("q·kᵀ {z}x({t}x{hs}x{t})"),
-                spec: qk,
-                lens: [b * t * c, b * t * c, z * t * t],
-            },
-            Case {
-                name: format!("att·v {z}x({t}x{t}x{hs})"),
-                spec: av,
-                lens: [z * t * t, b * t * c, b * t * c],
-            },
-        ]
-    }
-
-    fn flops(s: &Spec) -> f64 {
-        2.0 * (s.batches() * s.m * s.n * s.k) as f64
-    }
-
-    /// Seconds per `matmul_gpu` call: one warm-up call, then `repeats` calls recorded together and
-    /// waited for with `sync`.
-    fn time_gpu(gpu: &std::rc::Rc<Gpu>, case: &Case, repeats: usize) -> Result<f64> {
-        let fill = |n: usize, seed: usize| -> Vec<f32> {
-            (0..n)
-                .map(|i| ((i * 7 + seed) % 13) as f32 / 13.0 - 0.5)
-                .collect()
-        };
-        let a = Tensor::from_f32(gpu, &[case.lens[0]], &fill(case.lens[0], 1))?;
-        let b = Tensor::from_f32(gpu, &[case.lens[1]], &fill(case.lens[1], 2))?;
-        let c = Tensor::uninit(gpu, &[case.lens[2]])?;
-        matmul_gpu(&a, &b, None, &c, &case.spec, false)?;
-        pollster::block_on(gpu.sync())?;
+    /// The clock the library's timings read: seconds since the first call.
+    fn clock() -> impl Fn() -> f64 {
         let t0 = Instant::now();
-        for _ in 0..repeats {
-            matmul_gpu(&a, &b, None, &c, &case.spec, false)?;
-        }
-        pollster::block_on(gpu.sync())?;
-        Ok(t0.elapsed().as_secs_f64() / repeats as f64)
+        move || t0.elapsed().as_secs_f64()
     }
 
     /// Seconds for the whole product on one CPU thread, extrapolated from `rows` of the Z·M rows:
@@ -153,33 +64,19 @@ mod native {
     /// `--step ROWS`: the tiny GPT preset's whole training step (forward, backward, clip, AdamW)
     /// on ROWS sequences of 127 tokens, for both variants.
     fn time_step(gpu: &std::rc::Rc<Gpu>, rows: usize, repeats: usize, profile: bool) -> Result<()> {
-        use attnlab::model::{Gpt, GptConfig, Variant};
-        use attnlab::train::{TrainConfig, Trainer};
-        let t = 127;
+        use attnlab::model::Variant;
+        let t = bench::T;
+        let clock = clock();
         println!("training step, tiny preset (GptConfig::tiny, vocab 65), {rows} x {t} tokens, {repeats} steps after 1 warm-up");
         for variant in [Variant::Vanilla, Variant::Synthesizer] {
-            let mut tr = Trainer::new(
-                Gpt::new(gpu, GptConfig::tiny(variant, 65), 1)?,
-                TrainConfig::pretrain(),
-                0,
-            )?;
-            let x: Vec<u32> = (0..rows * t).map(|i| (i % 63 + 2) as u32).collect();
-            tr.step(&x, &x, rows, t)?.to_vec_f32().await_blocking()?;
-            let s0 = gpu.stats();
-            let t0 = Instant::now();
-            for _ in 0..repeats {
-                tr.step(&x, &x, rows, t)?;
-            }
-            pollster::block_on(gpu.sync())?;
-            let dt = t0.elapsed().as_secs_f64() / repeats as f64;
-            let d = (gpu.stats().dispatches - s0.dispatches) / repeats as u64;
+            let r = bench::bench_step(gpu, variant, rows, repeats, &clock).await_blocking()?;
             println!(
-                "{:<12} {:>9.1} ms/step {:>9.0} tokens/s {d} dispatches/step",
-                variant.name(),
-                dt * 1e3,
-                (rows * t) as f64 / dt
+                "{:<12} {:>9.1} ms/step {:>9.0} tokens/s {} dispatches/step",
+                r.variant, r.ms_per_step, r.tokens_per_s, r.dispatches_per_step
             );
             if profile {
+                let (mut tr, x) = bench::step_setup(gpu, variant, rows)?;
+                tr.step(&x, &x, rows, t)?.to_vec_f32().await_blocking()?;
                 gpu.set_profiling(true)?;
                 tr.step(&x, &x, rows, t)?;
                 gpu.sync().await_blocking()?;
@@ -299,18 +196,13 @@ mod native {
                 .unwrap_or(8);
             return time_trim(&gpu, rows, repeats);
         }
-        let div = if quick { 16 } else { 1 };
-        let (rows, batch) = (128 * 127 / div, 128 / div);
+        let (rows, batch) = bench::matmul_shape(quick);
         println!(
             "mode: {} (M = {rows} rows, B = {batch} sequences of T = 127), {repeats} repeats after 1 warm-up",
             if quick { "--quick, rows and batches / 16" } else { "full" }
         );
-        let mut cases = vec![
-            linear(rows, 256, 768),
-            linear(rows, 256, 1024),
-            linear(rows, 1024, 256),
-        ];
-        cases.extend(attention(batch, 8, 127, 32));
+        let cases = bench::matmul_cases(quick);
+        let clock = clock();
         // CPU rows timed per case (of Z·M); the rest is extrapolated linearly.
         let cpu_rows = if quick { 32 } else { 128 };
         println!();
@@ -319,8 +211,8 @@ mod native {
         );
         println!("|---|---:|---:|---:|---:|---:|");
         for case in &cases {
-            let f = flops(&case.spec);
-            let tg = time_gpu(&gpu, case, repeats)?;
+            let f = case.flops();
+            let tg = bench::time_matmul(&gpu, case, repeats, &clock).await_blocking()?;
             let tc = time_cpu(&case.spec, cpu_rows);
             println!(
                 "| {} | {:.2} | {:.1} | {:.2} | {:.2} | {:.1}× |",

@@ -2,6 +2,7 @@
 //! it, and run the self-checks. Values cross to JS as plain objects via serde-wasm-bindgen; every
 //! crate error becomes a JS exception carrying the crate's own message.
 
+mod bench;
 mod demos;
 mod page;
 

@@ -1,0 +1,270 @@
+//! The benchmark workloads, shared by the native `bench` binary and the page's Benchmark card
+//! (`src/web/bench.rs`), so that both time exactly the same GPU work: the matmul products at the
+//! GPT's shapes (B=128, T=127, C=256, 8 heads of 32; `quick` divides the rows and the batches by 16)
+//! and the tiny preset's whole training step (forward, backward, clip, AdamW) on ROWS x 127 tokens.
+//!
+//! Every timing is wall clock read from the caller's `clock` (seconds; `Instant` natively,
+//! `performance.now()` in the page): one warm-up (read back or synced), then `repeats` iterations
+//! recorded back to back and ended by `gpu.sync().await`, divided by `repeats`.
+
+use crate::model::{Gpt, GptConfig, Variant};
+use crate::ops::matmul::{matmul_gpu, Spec, View};
+use crate::train::{TrainConfig, Trainer};
+use crate::{Gpu, Result, Tensor};
+use serde::Serialize;
+use std::rc::Rc;
+
+/// Sequence length of every benchmarked workload (the assignment's block size minus one).
+pub const T: usize = 127;
+
+/// One benchmarked product: the spec and the element counts of its three tensors.
+pub struct Case {
+    pub name: String,
+    pub spec: Spec,
+    pub lens: [usize; 3],
+}
+
+impl Case {
+    /// Floating-point operations of one product (2·Z·M·N·K).
+    pub fn flops(&self) -> f64 {
+        2.0 * (self.spec.batches() * self.spec.m * self.spec.n * self.spec.k) as f64
+    }
+}
+
+/// `y = x·Wᵀ` for x (M, K) and W (N, K), as `linear` does it.
+pub fn linear(m: usize, k: usize, n: usize) -> Case {
+    let spec = Spec {
+        a: View::contiguous(m, k),
+        b: View::contiguous(n, k).t(),
+        c: View::contiguous(m, n),
+        ..Spec::plain(m, k, n)
+    };
+    Case {
+        name: format!("x·Wᵀ {m}x{k}x{n}"),
+        spec,
+        lens: [m * k, n * k, m * n],
+    }
+}
+
+/// The attention's two products over (B, NH) heads, read through head views of (B, T, C)
+/// q, k, v tensors (no copies): att = q·kᵀ/√HS (T×T per head) and y = att·v (T×HS per head).
+pub fn attention(b: usize, nh: usize, t: usize, hs: usize) -> [Case; 2] {
+    let c = nh * hs;
+    let head = View {
+        outer: t * c,
+        inner: hs,
+        row: c,
+        col: 1,
+    };
+    let att = View {
+        outer: nh * t * t,
+        inner: t * t,
+        row: t,
+        col: 1,
+    };
+    let qk = Spec {
+        z: (b, nh),
+        m: t,
+        n: t,
+        k: hs,
+        a: head,
+        b: head.t(),
+        c: att,
+        alpha: 1.0 / (hs as f32).sqrt(),
+    };
+    let av = Spec {
+        z: (b, nh),
+        m: t,
+        n: hs,
+        k: t,
+        a: att,
+        b: head,
+        c: head,
+        alpha: 1.0,
+    };
+    let z = b * nh;
+    [
+        Case {
+            name: format!("q·kᵀ {z}x({t}x{hs}x{t})"),
+            spec: qk,
+            lens: [b * t * c, b * t * c, z * t * t],
+        },
+        Case {
+            name: format!("att·v {z}x({t}x{t}x{hs})"),
+            spec: av,
+            lens: [z * t * t, b * t * c, b * t * c],
+        },
+    ]
+}
+
+/// Rows (B·T) and batch count (B) of the matmul cases: the full assignment batch of 128 sequences,
+/// or 8 with `quick` (rows and batches / 16, as `bench --quick`).
+pub fn matmul_shape(quick: bool) -> (usize, usize) {
+    let div = if quick { 16 } else { 1 };
+    (128 * T / div, 128 / div)
+}
+
+/// The GPT's products: the three linear shapes (qkv-sized 256→768, MLP up 256→1024, MLP down
+/// 1024→256) and the attention's two batched products.
+pub fn matmul_cases(quick: bool) -> Vec<Case> {
+    let (rows, batch) = matmul_shape(quick);
+    let mut cases = vec![
+        linear(rows, 256, 768),
+        linear(rows, 256, 1024),
+        linear(rows, 1024, 256),
+    ];
+    cases.extend(attention(batch, 8, T, 32));
+    cases
+}
+
+/// One matmul case's result.
+#[derive(Clone, Debug, Serialize)]
+pub struct MatmulResult {
+    pub name: String,
+    pub gflop: f64,
+    pub ms: f64,
+    pub gflops: f64,
+}
+
+/// Seconds per `matmul_gpu` call: one warm-up call synced, then `repeats` calls recorded together
+/// and waited for with `sync`.
+pub async fn time_matmul(
+    gpu: &Rc<Gpu>,
+    case: &Case,
+    repeats: usize,
+    clock: &dyn Fn() -> f64,
+) -> Result<f64> {
+    let repeats = repeats.max(1);
+    let fill = |n: usize, seed: usize| -> Vec<f32> {
+        (0..n)
+            .map(|i| ((i * 7 + seed) % 13) as f32 / 13.0 - 0.5)
+            .collect()
+    };
+    let a = Tensor::from_f32(gpu, &[case.lens[0]], &fill(case.lens[0], 1))?;
+    let b = Tensor::from_f32(gpu, &[case.lens[1]], &fill(case.lens[1], 2))?;
+    let c = Tensor::uninit(gpu, &[case.lens[2]])?;
+    matmul_gpu(&a, &b, None, &c, &case.spec, false)?;
+    gpu.sync().await?;
+    let t0 = clock();
+    for _ in 0..repeats {
+        matmul_gpu(&a, &b, None, &c, &case.spec, false)?;
+    }
+    gpu.sync().await?;
+    Ok((clock() - t0) / repeats as f64)
+}
+
+/// Time one case and turn it into GFLOP/s.
+pub async fn bench_matmul(
+    gpu: &Rc<Gpu>,
+    case: &Case,
+    repeats: usize,
+    clock: &dyn Fn() -> f64,
+) -> Result<MatmulResult> {
+    let s = time_matmul(gpu, case, repeats, clock).await?;
+    let f = case.flops();
+    Ok(MatmulResult {
+        name: case.name.clone(),
+        gflop: f / 1e9,
+        ms: s * 1e3,
+        gflops: f / s / 1e9,
+    })
+}
+
+/// One variant's training-step result.
+#[derive(Clone, Debug, Serialize)]
+pub struct StepResult {
+    pub variant: String,
+    pub rows: usize,
+    pub t: usize,
+    pub ms_per_step: f64,
+    pub tokens_per_s: f64,
+    pub dispatches_per_step: u64,
+}
+
+/// The tiny preset's trainer (`GptConfig::tiny`, vocab 65, `TrainConfig::pretrain()`, seed 1) and
+/// its fixed batch: x = y = (i % 63 + 2) over `rows` x 127 tokens.
+pub fn step_setup(gpu: &Rc<Gpu>, variant: Variant, rows: usize) -> Result<(Trainer, Vec<u32>)> {
+    let tr = Trainer::new(
+        Gpt::new(gpu, GptConfig::tiny(variant, 65), 1)?,
+        TrainConfig::pretrain(),
+        0,
+    )?;
+    let x: Vec<u32> = (0..rows * T).map(|i| (i % 63 + 2) as u32).collect();
+    Ok((tr, x))
+}
+
+/// The tiny preset's whole training step on `rows` x 127 tokens: one warm-up step read back, then
+/// `repeats` steps ended by `sync`.
+pub async fn bench_step(
+    gpu: &Rc<Gpu>,
+    variant: Variant,
+    rows: usize,
+    repeats: usize,
+    clock: &dyn Fn() -> f64,
+) -> Result<StepResult> {
+    let repeats = repeats.max(1);
+    let rows = rows.max(1);
+    let (mut tr, x) = step_setup(gpu, variant, rows)?;
+    tr.step(&x, &x, rows, T)?.to_vec_f32().await?;
+    let s0 = gpu.stats();
+    let t0 = clock();
+    for _ in 0..repeats {
+        tr.step(&x, &x, rows, T)?;
+    }
+    gpu.sync().await?;
+    let dt = (clock() - t0) / repeats as f64;
+    let d = (gpu.stats().dispatches - s0.dispatches) / repeats as u64;
+    Ok(StepResult {
+        variant: variant.name().to_string(),
+        rows,
+        t: T,
+        ms_per_step: dt * 1e3,
+        tokens_per_s: (rows * T) as f64 / dt,
+        dispatches_per_step: d,
+    })
+}
+
+/// Everything one benchmark run measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub adapter: String,
+    pub quick: bool,
+    pub rows: usize,
+    pub repeats: usize,
+    pub matmul: Vec<MatmulResult>,
+    pub steps: Vec<StepResult>,
+    /// Wall-clock seconds of the whole run, warm-ups and set-up included.
+    pub seconds: f64,
+}
+
+/// The matmul cases (`quick` or full), then the training step for both variants at `rows` x 127.
+/// `progress(what)` is called before each part starts.
+pub async fn run_all(
+    gpu: &Rc<Gpu>,
+    rows: usize,
+    repeats: usize,
+    quick: bool,
+    clock: &dyn Fn() -> f64,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Report> {
+    let start = clock();
+    let mut matmul = vec![];
+    for case in matmul_cases(quick) {
+        progress(&format!("matmul {}", case.name));
+        matmul.push(bench_matmul(gpu, &case, repeats, clock).await?);
+    }
+    let mut steps = vec![];
+    for variant in [Variant::Vanilla, Variant::Synthesizer] {
+        progress(&format!("training step, {} ({rows} x {T})", variant.name()));
+        steps.push(bench_step(gpu, variant, rows, repeats, clock).await?);
+    }
+    Ok(Report {
+        adapter: gpu.describe(),
+        quick,
+        rows,
+        repeats,
+        matmul,
+        steps,
+        seconds: clock() - start,
+    })
+}

@@ -1,0 +1,64 @@
+//! The page's Benchmark card (wasm32 only): runs `crate::bench::run_all`, the same matmul cases and
+//! tiny-preset training steps as the native `bench` binary, timed by wall clock (`performance.now()`)
+//! on the page's shared device.
+
+use super::{gpu, lost_reason, to_js};
+use wasm_bindgen::prelude::*;
+
+/// Accepted ranges (the page checks the same ones before calling).
+pub const MAX_ROWS: u32 = 64;
+pub const MAX_REPEATS: u32 = 20;
+
+/// Seconds from `performance.now()` (falling back to `Date.now()` where there is no window).
+fn now() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map(|p| p.now())
+        .unwrap_or_else(js_sys::Date::now)
+        / 1e3
+}
+
+/// Run the benchmark: the matmul cases at the GPT's shapes (`quick`: rows and batches / 16, as
+/// `bench --quick`), then the tiny preset's training step on `rows` x 127 tokens for vanilla and
+/// synthesizer attention, each timed over `repeats` iterations after a warm-up.
+/// `progress(text)`, when given, is called before each part. Returns `{adapter, quick, rows,
+/// repeats, matmul: [{name, gflop, ms, gflops}], steps: [{variant, rows, t, ms_per_step,
+/// tokens_per_s, dispatches_per_step}], seconds}`.
+#[wasm_bindgen]
+pub async fn page_bench(
+    rows: u32,
+    repeats: u32,
+    quick: bool,
+    progress: Option<js_sys::Function>,
+) -> Result<JsValue, JsError> {
+    if !(1..=MAX_ROWS).contains(&rows) {
+        return Err(JsError::new(&format!(
+            "rows must be a whole number from 1 to {MAX_ROWS}, not {rows}"
+        )));
+    }
+    if !(1..=MAX_REPEATS).contains(&repeats) {
+        return Err(JsError::new(&format!(
+            "repeats must be a whole number from 1 to {MAX_REPEATS}, not {repeats}"
+        )));
+    }
+    let g = gpu().await?;
+    let mut report = |what: &str| {
+        if let Some(f) = &progress {
+            let _ = f.call1(&JsValue::NULL, &JsValue::from_str(what));
+        }
+    };
+    let r = crate::bench::run_all(
+        &g,
+        rows as usize,
+        repeats as usize,
+        quick,
+        &now,
+        &mut report,
+    )
+    .await
+    .map_err(|e| match lost_reason() {
+        Some(why) => JsError::new(&format!("the GPU device was lost ({why}): {e}")),
+        None => JsError::new(&e.to_string()),
+    })?;
+    to_js(&r)
+}
