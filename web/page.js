@@ -35,6 +35,10 @@ const data = { wiki: null, train: null, dev: null, test: null };
 // `what` names the call in S.activity, which tags the long tasks the observer records.
 function job(what, f) {
   const g = async () => {
+    // A macrotask boundary before every GPU call: wasm-bindgen futures and IndexedDB callbacks run
+    // as microtasks, so without it a click → restore → page_start → first training step chain ran as
+    // one 110–250 ms task on a software adapter.
+    await tick();
     S.activity = what;
     try { return await f(); } finally { S.activity = ''; }
   };
