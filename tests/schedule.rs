@@ -14,14 +14,23 @@ fn the_first_step_runs_at_the_configured_rate_then_the_schedule_takes_over() {
     assert_eq!(cfg.lr_at(0.0), 0.0, "the warmup starts at zero");
     let model = Gpt::new(&gpu, GptConfig::tiny(Variant::Vanilla, 20), 1).expect("model");
     let mut tr = Trainer::new(model, cfg.clone(), 0).expect("trainer");
-    assert_eq!(tr.lr, 6e-3, "the reference's first step uses config.learning_rate");
+    assert_eq!(
+        tr.lr, 6e-3,
+        "the reference's first step uses config.learning_rate"
+    );
 
     // A step at that rate moves the weights (at lr 0, AdamW with decay would leave them unchanged).
     let before = tr.model.params[0].var.value().read().expect("read");
     let x: Vec<u32> = (0..rows * t).map(|i| (i % 17 + 2) as u32).collect();
-    tr.step(&x, &x, rows, t).expect("step").read().expect("loss");
+    tr.step(&x, &x, rows, t)
+        .expect("step")
+        .read()
+        .expect("loss");
     let after = tr.model.params[0].var.value().read().expect("read");
-    assert!(before.iter().zip(&after).any(|(a, b)| a != b), "the first step did not move the weights");
+    assert!(
+        before.iter().zip(&after).any(|(a, b)| a != b),
+        "the first step did not move the weights"
+    );
     assert_eq!(tr.lr, cfg.lr_at((rows * t) as f64));
 
     // A saved state from before any step resumes at the configured rate too; later ones on schedule.

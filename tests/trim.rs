@@ -22,10 +22,7 @@ fn no_dropout(variant: Variant, vocab: usize) -> GptConfig {
 fn rel(a: &[f32], b: &[f32]) -> f32 {
     assert_eq!(a.len(), b.len());
     let scale = a.iter().fold(0f32, |m, v| m.max(v.abs())).max(1e-12);
-    a.iter()
-        .zip(b)
-        .fold(0f32, |m, (x, y)| m.max((x - y).abs()))
-        / scale
+    a.iter().zip(b).fold(0f32, |m, (x, y)| m.max((x - y).abs())) / scale
 }
 
 fn compare(variant: Variant, x: &[u32], y: &[u32], rows: usize, what: &str) {
@@ -62,9 +59,19 @@ fn compare(variant: Variant, x: &[u32], y: &[u32], rows: usize, what: &str) {
     };
     let (l_full, g_full, tok_full, lr_full) = run(x, y, t);
     let (l_trim, g_trim, tok_trim, lr_trim) = run(&tx, &ty, tt);
-    println!("{what} {}: T 127 → {tt}, loss {l_full} vs {l_trim}", variant.name());
-    assert!(((l_full - l_trim) / l_full).abs() < 1e-5, "{what}: loss {l_full} vs {l_trim}");
-    assert_eq!((tok_full, lr_full), (tok_trim, lr_trim), "the schedule counts full rows");
+    println!(
+        "{what} {}: T 127 → {tt}, loss {l_full} vs {l_trim}",
+        variant.name()
+    );
+    assert!(
+        ((l_full - l_trim) / l_full).abs() < 1e-5,
+        "{what}: loss {l_full} vs {l_trim}"
+    );
+    assert_eq!(
+        (tok_full, lr_full),
+        (tok_trim, lr_trim),
+        "the schedule counts full rows"
+    );
     let mut worst = (0f32, String::new());
     for ((name, ga, wa), (_, gb, wb)) in g_full.iter().zip(&g_trim) {
         let e = rel(ga, gb).max(rel(wa, wb));
@@ -72,8 +79,16 @@ fn compare(variant: Variant, x: &[u32], y: &[u32], rows: usize, what: &str) {
             worst = (e, name.clone());
         }
     }
-    println!("  worst gradient/weight difference {:.2e} ({})", worst.0, worst.1);
-    assert!(worst.0 < 1e-4, "{what}: {} differs by {:.2e}", worst.1, worst.0);
+    println!(
+        "  worst gradient/weight difference {:.2e} ({})",
+        worst.0, worst.1
+    );
+    assert!(
+        worst.0 < 1e-4,
+        "{what}: {} differs by {:.2e}",
+        worst.1,
+        worst.0
+    );
 }
 
 fn batches() -> (Vec<u32>, Vec<u32>, Vec<u32>, Vec<u32>, usize) {

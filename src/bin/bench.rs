@@ -114,7 +114,10 @@ mod native {
         let corrupt = CharCorruptionDataset::new(&c.wiki, "wiki.txt", &vocab, 0)?;
         let mut batches = vec![];
         for (what, get) in [
-            ("finetune", &(|i| names.get(i)) as &dyn Fn(usize) -> Result<(Vec<u32>, Vec<u32>)>),
+            (
+                "finetune",
+                &(|i| names.get(i)) as &dyn Fn(usize) -> Result<(Vec<u32>, Vec<u32>)>,
+            ),
             ("pretrain", &|i| corrupt.get(i, 0)),
         ] {
             let (mut x, mut y) = (vec![], vec![]);
@@ -126,7 +129,10 @@ mod native {
             batches.push((what, x, y));
         }
         println!("training step, tiny preset, embedded corpus, {rows} rows, {repeats} steps after 1 warm-up");
-        println!("{:<12} {:<9} {:>4} {:>10} {:>10} {:>8}", "variant", "batch", "T", "full ms", "trimmed ms", "speed-up");
+        println!(
+            "{:<12} {:<9} {:>4} {:>10} {:>10} {:>8}",
+            "variant", "batch", "T", "full ms", "trimmed ms", "speed-up"
+        );
         for variant in [Variant::Vanilla, Variant::Synthesizer] {
             for (what, x, y) in &batches {
                 let (tx, ty, tt) = trim_batch(x, y, rows, t);
@@ -136,7 +142,9 @@ mod native {
                         TrainConfig::finetune_scratch(),
                         0,
                     )?;
-                    tr.step_counting(xs, ys, rows, len, rows * t)?.to_vec_f32().await_blocking()?;
+                    tr.step_counting(xs, ys, rows, len, rows * t)?
+                        .to_vec_f32()
+                        .await_blocking()?;
                     let t0 = Instant::now();
                     for _ in 0..repeats {
                         tr.step_counting(xs, ys, rows, len, rows * t)?;
