@@ -4,18 +4,16 @@
 // Usage: node web/test/bench.mjs [base URL, default http://127.0.0.1:8080/]
 // BENCH_ROWS, BENCH_REPEATS (default 2 and 1) and BENCH_SIZE (quick or full, default quick) pick the
 // workload; BENCH_JSON=path writes the page's result there (for BENCHMARKS.md's page-vs-native runs).
-// CHROMIUM=/path/to/chrome picks the browser; otherwise the first of BROWSERS that exists.
+// CHROMIUM=/path/to/chrome picks the browser (web/test/browser.mjs).
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { openBrowser } from './browser.mjs';
 
 const base = process.argv[2] || 'http://127.0.0.1:8080/';
 const url = new URL('index.html', base).href;
 const outDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'out');
 const shot = path.join(outDir, 'bench.png');
-const BROWSERS = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/snap/bin/chromium', '/usr/bin/google-chrome'];
 const ROWS = process.env.BENCH_ROWS || '2';
 const REPEATS = process.env.BENCH_REPEATS || '1';
 const SIZE = process.env.BENCH_SIZE || 'quick';
@@ -30,15 +28,7 @@ function check(ok, what) {
 
 async function run() {
   fs.mkdirSync(outDir, { recursive: true });
-  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'attnlab-udd-'));
-  const ctx = await chromium.launchPersistentContext(profile, {
-    executablePath: process.env.CHROMIUM || BROWSERS.find((b) => fs.existsSync(b)) || BROWSERS[0],
-    headless: true,
-    viewport: { width: 1000, height: 800 },
-    // --enable-unsafe-webgpu: without it headless Chromium blocklists the CPU (SwiftShader) adapter.
-    args: ['--no-sandbox', '--enable-unsafe-webgpu', '--disable-background-networking',
-           '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
+  const { ctx, close } = await openBrowser('bench', { width: 1000, height: 800 });
   try {
     const page = ctx.pages()[0] || (await ctx.newPage());
     page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') console.log(`[page ${m.type()}] ${m.text()}`); });
@@ -118,8 +108,7 @@ async function run() {
     await page.locator('#bench-card').screenshot({ path: path.join(outDir, 'bench-phone.png') });
     check(w.page <= 390 && w.card <= 391, `at 390 px the page is ${w.page} px wide, the card ends at ${w.card} px${w.wide.length ? `; widest: ${w.wide.join(', ')}` : ''}`);
   } finally {
-    await ctx.close();
-    fs.rmSync(profile, { recursive: true, force: true });
+    await close();
   }
 }
 

@@ -1,31 +1,21 @@
 // Browser test: open the page in headless Chromium with ?checks=1, wait for the kernel checks,
 // print every row, save a screenshot, and exit 1 if any check failed, none ran, or the page errored.
 // Usage: node web/test/checks.mjs [base URL, default http://127.0.0.1:8080/]
-// CHROMIUM=/path/to/chrome picks the browser; otherwise the first of BROWSERS that exists.
+// CHROMIUM=/path/to/chrome picks the browser (web/test/browser.mjs).
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { openBrowser } from './browser.mjs';
 
 const base = process.argv[2] || 'http://127.0.0.1:8080/';
 const url = new URL('index.html?checks=1', base).href;
 const outDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'out');
 const shot = path.join(outDir, 'checks.png');
-const BROWSERS = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/snap/bin/chromium', '/usr/bin/google-chrome'];
 const TIMEOUT_MS = 15 * 60 * 1000; // SwiftShader runs the kernels on the CPU at ~1 GFLOP/s
 
 async function run() {
   fs.mkdirSync(outDir, { recursive: true });
-  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'attnlab-udd-'));
-  const ctx = await chromium.launchPersistentContext(profile, {
-    executablePath: process.env.CHROMIUM || BROWSERS.find((b) => fs.existsSync(b)) || BROWSERS[0],
-    headless: true,
-    viewport: { width: 1000, height: 800 },
-    // --enable-unsafe-webgpu: without it headless Chromium blocklists the CPU (SwiftShader) adapter.
-    args: ['--no-sandbox', '--enable-unsafe-webgpu', '--disable-background-networking',
-           '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
+  const { ctx, close } = await openBrowser('checks', { width: 1000, height: 800 });
   try {
     const page = ctx.pages()[0] || (await ctx.newPage());
     page.on('console', (m) => console.log(`[page ${m.type()}] ${m.text()}`));
@@ -52,8 +42,7 @@ async function run() {
     console.log('RESULT: ALL CHECKS PASSED');
     return 0;
   } finally {
-    await ctx.close();
-    fs.rmSync(profile, { recursive: true, force: true });
+    await close();
   }
 }
 

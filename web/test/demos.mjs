@@ -10,24 +10,17 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { openBrowser } from './browser.mjs';
 
 const base = process.argv[2] || 'http://127.0.0.1:8080/';
 const outDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'out');
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const BROWSERS = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/snap/bin/chromium', '/usr/bin/google-chrome'];
 const failures = [];
 const check = (ok, what) => { console.log(`${ok ? 'PASS' : 'FAIL'}  ${what}`); if (!ok) failures.push(what); };
 
 async function main() {
   fs.mkdirSync(outDir, { recursive: true });
-  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'attnlab-demos-'));
-  const ctx = await chromium.launchPersistentContext(profile, {
-    executablePath: process.env.CHROMIUM || BROWSERS.find((b) => fs.existsSync(b)) || BROWSERS[0],
-    headless: true,
-    viewport: { width: 1280, height: 800 },
-    args: ['--no-sandbox', '--enable-unsafe-webgpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
+  const { ctx, close } = await openBrowser('demos', { width: 1280, height: 800 });
   const t0 = Date.now();
   try {
     const page = ctx.pages()[0] || (await ctx.newPage());
@@ -200,8 +193,7 @@ async function main() {
     failures.push(String(e.message || e));
     console.error(`FAIL  ${e.message || e}`);
   } finally {
-    await ctx.close();
-    fs.rmSync(profile, { recursive: true, force: true });
+    await close();
     console.log(`${failures.length ? `RESULT: FAILED (${failures.length})` : 'RESULT: ALL DEMO CHECKS PASSED'} in ${((Date.now() - t0) / 1000).toFixed(1)} s; screenshots in ${outDir}`);
   }
 }

@@ -9,16 +9,14 @@
 // Usage: ATTNLAB_FIXTURE=DIR node web/test/page.mjs [base URL]   (DIR from web/test/fixture.sh, and the
 // server started with --data DIR/data). CHROMIUM=/path/to/chrome picks the browser.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { openBrowser } from './browser.mjs';
 
 const base = process.argv[2] || 'http://127.0.0.1:8080/';
 const url = new URL('index.html', base).href;
 const fixture = process.env.ATTNLAB_FIXTURE;
 const outDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'out');
-const BROWSERS = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/snap/bin/chromium', '/usr/bin/google-chrome'];
 const LONG_TASK_MS = 200;
 const STEP_TIMEOUT = 180000;
 // The quick preset with a batch small enough for a software GPU.
@@ -85,14 +83,7 @@ async function run() {
   fs.mkdirSync(outDir, { recursive: true });
   assert(fixture && fs.existsSync(path.join(fixture, 'cli-vanilla.safetensors')),
     'ATTNLAB_FIXTURE must name a folder made by web/test/fixture.sh (with cli-vanilla.safetensors)');
-  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'attnlab-page-'));
-  const ctx = await chromium.launchPersistentContext(profile, {
-    executablePath: process.env.CHROMIUM || BROWSERS.find((b) => fs.existsSync(b)) || BROWSERS[0],
-    headless: true,
-    viewport: { width: 1100, height: 900 },
-    args: ['--no-sandbox', '--enable-unsafe-webgpu', '--disable-background-networking',
-           '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
+  const { ctx, close } = await openBrowser('page', { width: 1100, height: 900 });
   const cspErrors = [];
   try {
     page = ctx.pages()[0] || (await ctx.newPage());
@@ -359,8 +350,7 @@ async function run() {
     });
     return 0;
   } finally {
-    await ctx.close();
-    fs.rmSync(profile, { recursive: true, force: true });
+    await close();
   }
 }
 
