@@ -295,6 +295,8 @@ const fmt = {
 
 function setStatus(status, text) {
   S.status = status;
+  // Other cards (the Benchmark) follow the training state through this event.
+  window.dispatchEvent(new CustomEvent('attnlab-status', { detail: status }));
   if (text !== undefined) $('train-status').textContent = text;
   const running = status === 'running';
   const busy = running || status === 'pausing' || status === 'stopping' || status === 'starting';

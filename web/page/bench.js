@@ -113,8 +113,8 @@ export function startBench(w, info, browserInfo) {
   for (const id of ['bench-rows', 'bench-repeats']) {
     $(id).addEventListener('keydown', (e) => { if (e.key === 'Enter' && !$('btn-bench').disabled) runBench(); });
   }
-  // Training starts and stops elsewhere on the page: follow its status.
-  setInterval(refreshButton, 300);
+  // Training starts and stops elsewhere on the page: follow its status (page.js setStatus fires it).
+  window.addEventListener('attnlab-status', refreshButton);
   refreshButton();
   B.ready = true;
 }

@@ -248,6 +248,31 @@ async function run() {
       return preds;
     });
 
+    await step('pause, resume in place and stop: the buttons follow the state and Stop keeps the model', async () => {
+      await page.check('input[name=variant][value=vanilla]');
+      await setField('h-pre_batch', 2);
+      await setField('h-max_steps', 400);
+      const finished = (await P()).finished;
+      await page.click('#btn-pretrain');
+      await waitPage((s) => s.status === 'running' && s.steps >= 1, 'a running run');
+      assert(await page.isDisabled('#btn-bench'), 'the benchmark could start while training ran');
+      assert(await page.isDisabled('#btn-pretrain') && await page.isEnabled('#btn-pause'), 'buttons while running');
+      await page.click('#btn-pause');
+      let s = await waitPage((s) => s.status === 'paused', 'the pause');
+      const pausedAt = s.steps;
+      assert(await page.isEnabled('#btn-resume') && await page.isEnabled('#btn-stop'), 'buttons while paused');
+      await page.waitForTimeout(500);
+      assert((await P()).steps === pausedAt, 'steps went on while paused');
+      await page.click('#btn-resume');
+      s = await waitPage((s) => s.status === 'running' && s.steps > pausedAt, 'steps after Resume');
+      await page.click('#btn-stop');
+      s = await waitPage((s) => s.status === 'idle' && s.finished === finished + 1, 'the stop');
+      const label = s.models.find((m) => m.variant === 'vanilla').label;
+      assert(/stopped early/.test(label) && s.steps < 400, `model label after Stop: ${label} at step ${s.steps}`);
+      assert(await page.isEnabled('#btn-bench'), 'the benchmark stayed disabled after the run');
+      return `paused at ${pausedAt}, resumed, stopped at ${s.steps}: “${label}”`;
+    });
+
     await step('a non-finite loss stops training and says so', async () => {
       await page.check('input[name=variant][value=vanilla]');
       await setField('h-pre_batch', 2);
