@@ -502,7 +502,6 @@ pub async fn page_train(steps: u32, every: u32) -> Result<JsValue, JsError> {
         return Err(err(lost_or(e)));
     }
     // The library reports the chunk's end as its total; the page wants the run's.
-    let mut reports = reports;
     for rep in &mut reports {
         rep.total_steps = total;
     }
