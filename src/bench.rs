@@ -179,6 +179,10 @@ pub struct StepResult {
     pub ms_per_step: f64,
     pub tokens_per_s: f64,
     pub dispatches_per_step: u64,
+    /// The most GPU memory this workload's live tensors held, from building the trainer to the last
+    /// step (model, gradients, AdamW moments, activations; buffer-pool bucket sizes; buffers other
+    /// work already held are not counted).
+    pub peak_mib: f64,
 }
 
 /// The tiny preset's trainer (`GptConfig::tiny`, vocab 65, `TrainConfig::pretrain()`, seed 1) and
@@ -204,6 +208,8 @@ pub async fn bench_step(
 ) -> Result<StepResult> {
     let repeats = repeats.max(1);
     let rows = rows.max(1);
+    gpu.reset_peak_memory();
+    let base = gpu.stats().bytes_in_use; // what other work (the page's models, demos) holds
     let (mut tr, x) = step_setup(gpu, variant, rows)?;
     tr.step(&x, &x, rows, T)?.to_vec_f32().await?;
     let s0 = gpu.stats();
@@ -213,7 +219,8 @@ pub async fn bench_step(
     }
     gpu.sync().await?;
     let dt = (clock() - t0) / repeats as f64;
-    let d = (gpu.stats().dispatches - s0.dispatches) / repeats as u64;
+    let s1 = gpu.stats();
+    let d = (s1.dispatches - s0.dispatches) / repeats as u64;
     Ok(StepResult {
         variant: variant.name().to_string(),
         rows,
@@ -221,6 +228,7 @@ pub async fn bench_step(
         ms_per_step: dt * 1e3,
         tokens_per_s: (rows * T) as f64 / dt,
         dispatches_per_step: d,
+        peak_mib: (s1.peak_bytes_in_use - base) as f64 / (1024.0 * 1024.0),
     })
 }
 

@@ -183,3 +183,22 @@ fn gpt_training_steps_allocate_nothing_after_the_first() {
         );
     }
 }
+
+#[test]
+fn peak_memory_counts_live_buffers_since_the_last_reset() {
+    let g = Gpu::new_blocking().unwrap_or_else(|e| panic!("{e}"));
+    let s0 = g.stats();
+    // 1,000 f32 = 4,000 bytes, which the pool rounds up to its 4,096-byte bucket.
+    let a = attnlab::Tensor::zeros(&g, &[1000]).unwrap();
+    let b = attnlab::Tensor::zeros(&g, &[1000]).unwrap();
+    let s1 = g.stats();
+    assert_eq!(s1.bytes_in_use - s0.bytes_in_use, 2 * 4096);
+    assert!(s1.peak_bytes_in_use >= s1.bytes_in_use);
+    drop(a);
+    drop(b);
+    let s2 = g.stats();
+    assert_eq!(s2.bytes_in_use, s0.bytes_in_use);
+    assert_eq!(s2.peak_bytes_in_use, s1.peak_bytes_in_use, "the peak stays until reset");
+    g.reset_peak_memory();
+    assert_eq!(g.stats().peak_bytes_in_use, s0.bytes_in_use);
+}

@@ -71,8 +71,8 @@ mod native {
         for variant in [Variant::Vanilla, Variant::Synthesizer] {
             let r = bench::bench_step(gpu, variant, rows, repeats, &clock).await_blocking()?;
             println!(
-                "{:<12} {:>9.1} ms/step {:>9.0} tokens/s {} dispatches/step",
-                r.variant, r.ms_per_step, r.tokens_per_s, r.dispatches_per_step
+                "{:<12} {:>9.1} ms/step {:>9.0} tokens/s {} dispatches/step {:>8.2} MiB peak",
+                r.variant, r.ms_per_step, r.tokens_per_s, r.dispatches_per_step, r.peak_mib
             );
             if profile {
                 let (mut tr, x) = bench::step_setup(gpu, variant, rows)?;

@@ -43,6 +43,10 @@ pub struct Stats {
     pub buffers_created: u64,
     pub bytes_created: u64,
     pub staging_created: u64,
+    /// Bytes of the pool's storage buffers that live tensors hold now, and the most since
+    /// `reset_peak_memory` (bucket sizes; staging and uniform buffers not counted).
+    pub bytes_in_use: u64,
+    pub peak_bytes_in_use: u64,
     pub pipelines_created: u64,
     pub bind_groups_created: u64,
     pub dispatches: u64,
@@ -209,7 +213,14 @@ impl Gpu {
         s.buffers_created = p.created;
         s.bytes_created = p.bytes_created;
         s.staging_created = p.staging_created;
+        s.bytes_in_use = p.in_use;
+        s.peak_bytes_in_use = p.peak_in_use;
         s
+    }
+
+    /// Start measuring peak memory (`Stats::peak_bytes_in_use`) from now.
+    pub fn reset_peak_memory(&self) {
+        self.pool.borrow_mut().reset_peak();
     }
 
     pub(crate) fn bump(&self, f: impl FnOnce(&mut Stats)) {

@@ -12,6 +12,10 @@ pub(crate) struct Pool {
     created: u64,
     bytes_created: u64,
     staging_created: u64,
+    /// Bytes of storage buffers handed out and not yet given back (live tensors), and the most
+    /// since the last `reset_peak`.
+    in_use: u64,
+    peak_in_use: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -19,6 +23,8 @@ pub struct PoolStats {
     pub created: u64,
     pub bytes_created: u64,
     pub staging_created: u64,
+    pub in_use: u64,
+    pub peak_in_use: u64,
 }
 
 /// Round a byte size up to its bucket: multiples of 256 below 4 KiB, then sizes of the form
@@ -36,6 +42,8 @@ pub(crate) fn bucket(bytes: u64) -> u64 {
 impl Pool {
     pub fn take(&mut self, device: &wgpu::Device, bytes: u64) -> (u64, wgpu::Buffer) {
         let size = bucket(bytes);
+        self.in_use += size;
+        self.peak_in_use = self.peak_in_use.max(self.in_use);
         // Hand out the free buffer with the smallest id, not the last one returned: a repeated
         // step then gets the same buffers in the same order as the step before (whatever order its
         // tensors were dropped in), so its bind groups are cache hits instead of new ones.
@@ -64,6 +72,7 @@ impl Pool {
     }
 
     pub fn give_back(&mut self, id: u64, buf: wgpu::Buffer) {
+        self.in_use = self.in_use.saturating_sub(buf.size());
         self.free.entry(buf.size()).or_default().push((id, buf));
     }
 
@@ -104,7 +113,14 @@ impl Pool {
             created: self.created,
             bytes_created: self.bytes_created,
             staging_created: self.staging_created,
+            in_use: self.in_use,
+            peak_in_use: self.peak_in_use,
         }
+    }
+
+    /// Start a new peak from what is in use now.
+    pub fn reset_peak(&mut self) {
+        self.peak_in_use = self.in_use;
     }
 }
 

@@ -44,7 +44,7 @@ function showResult(r) {
   $('bench-matmul').querySelector('tbody').innerHTML = r.matmul.map((m) => `
     <tr><td>${esc(m.name)}</td><td class="num">${fmtNum(m.gflop, 3)}</td><td class="num">${fmtNum(m.ms, 1)}</td><td class="num">${fmtNum(m.gflops, 2)}</td></tr>`).join('');
   $('bench-steps').querySelector('tbody').innerHTML = r.steps.map((s) => `
-    <tr><td>${esc(s.variant)}</td><td class="num">${s.rows} × ${s.t}</td><td class="num">${fmtNum(s.ms_per_step, 1)}</td><td class="num">${fmtNum(s.tokens_per_s, 0)}</td><td class="num">${s.dispatches_per_step}</td></tr>`).join('');
+    <tr><td>${esc(s.variant)}</td><td class="num">${s.rows} × ${s.t}</td><td class="num">${fmtNum(s.ms_per_step, 1)}</td><td class="num">${fmtNum(s.tokens_per_s, 0)}</td><td class="num">${s.dispatches_per_step}</td><td class="num">${fmtNum(s.peak_mib, 2)}</td></tr>`).join('');
   $('bench-matmul').hidden = false;
   $('bench-steps').hidden = false;
 }

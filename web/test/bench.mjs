@@ -73,7 +73,7 @@ async function run() {
     const r = res.result;
     console.log(`adapter: ${r.adapter}${res.adapter ? ` (browser: ${res.adapter})` : ''}`);
     for (const m of r.matmul) console.log(`  ${m.name.padEnd(30)} ${m.gflop.toFixed(3).padStart(8)} GFLOP ${m.ms.toFixed(1).padStart(9)} ms ${m.gflops.toFixed(2).padStart(8)} GFLOP/s`);
-    for (const s of r.steps) console.log(`  ${s.variant.padEnd(12)} ${s.rows} x ${s.t}  ${s.ms_per_step.toFixed(1).padStart(9)} ms/step ${s.tokens_per_s.toFixed(0).padStart(7)} tokens/s ${s.dispatches_per_step} dispatches/step`);
+    for (const s of r.steps) console.log(`  ${s.variant.padEnd(12)} ${s.rows} x ${s.t}  ${s.ms_per_step.toFixed(1).padStart(9)} ms/step ${s.tokens_per_s.toFixed(0).padStart(7)} tokens/s ${s.dispatches_per_step} dispatches/step ${s.peak_mib.toFixed(2)} MiB peak`);
     if (process.env.BENCH_JSON) fs.writeFileSync(process.env.BENCH_JSON, JSON.stringify({ ...r, browserAdapter: res.adapter }, null, 2));
 
     check(r.matmul.length === 5 && r.steps.length === 2, `5 matmul cases and 2 variants (${r.matmul.length}, ${r.steps.length})`);
