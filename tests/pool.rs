@@ -198,7 +198,10 @@ fn peak_memory_counts_live_buffers_since_the_last_reset() {
     drop(b);
     let s2 = g.stats();
     assert_eq!(s2.bytes_in_use, s0.bytes_in_use);
-    assert_eq!(s2.peak_bytes_in_use, s1.peak_bytes_in_use, "the peak stays until reset");
+    assert_eq!(
+        s2.peak_bytes_in_use, s1.peak_bytes_in_use,
+        "the peak stays until reset"
+    );
     g.reset_peak_memory();
     assert_eq!(g.stats().peak_bytes_in_use, s0.bytes_in_use);
 }
