@@ -8,43 +8,23 @@ use attnlab::model::{checkpoint, Gpt, GptConfig, Variant};
 use attnlab::train::{sample_greedy, sample_greedy_batch};
 use attnlab::Gpu;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-const BIN: &str = env!("CARGO_BIN_EXE_attnlab");
+mod common;
+use common::run;
 
-/// A fresh folder holding wiki.txt, train.tsv and dev.tsv for 6 + 3 + 1 generated people.
+/// A fresh folder holding wiki.txt, train.tsv and dev.tsv (and test.tsv) for 6 + 3 + 1 generated people.
 fn corpus_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("attnlab-cli-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let c = data::generate_sized(
+    common::corpus_dir(
+        "cli",
+        tag,
         5,
         CorpusSizes {
             train: 6,
             dev: 3,
             test: 1,
         },
-    );
-    std::fs::write(dir.join("wiki.txt"), &c.wiki).expect("write");
-    std::fs::write(dir.join("train.tsv"), &c.train_tsv).expect("write");
-    std::fs::write(dir.join("dev.tsv"), &c.dev_tsv).expect("write");
-    dir
-}
-
-fn run(dir: &Path, args: &[&str]) -> Output {
-    let out = Command::new(BIN)
-        .args(args)
-        .current_dir(dir)
-        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
-        .output()
-        .expect("run the binary");
-    println!(
-        "$ attnlab {}\n{}{}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
+    )
 }
 
 fn stdout(o: &Output) -> String {

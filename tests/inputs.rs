@@ -3,46 +3,24 @@
 //! file with no rows, a gold file without answers, impossible flags and model shapes. Each → exit 1,
 //! a message naming the file/line or flag and the fix, no panic, and no output file.
 
-use attnlab::data::{self, CorpusSizes, MASK_CHAR, PAD_CHAR};
+use attnlab::data::{CorpusSizes, MASK_CHAR, PAD_CHAR};
 use attnlab::model::{GptConfig, Variant, MAX_BLOCK_SIZE};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-const BIN: &str = env!("CARGO_BIN_EXE_attnlab");
+mod common;
+use common::run;
 
 fn dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("attnlab-inputs-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
-    let c = data::generate_sized(
+    common::corpus_dir(
+        "inputs",
+        tag,
         9,
         CorpusSizes {
             train: 6,
             dev: 3,
             test: 2,
         },
-    );
-    std::fs::write(d.join("wiki.txt"), &c.wiki).expect("write");
-    std::fs::write(d.join("train.tsv"), &c.train_tsv).expect("write");
-    std::fs::write(d.join("dev.tsv"), &c.dev_tsv).expect("write");
-    std::fs::write(d.join("test.tsv"), &c.test_tsv).expect("write");
-    d
-}
-
-fn run(d: &Path, args: &[&str]) -> Output {
-    let out = Command::new(BIN)
-        .args(args)
-        .current_dir(d)
-        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
-        .output()
-        .expect("run the binary");
-    println!(
-        "$ attnlab {}\n{}{}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
+    )
 }
 
 /// Exit code 1, every needle in stderr, no panic, and `output` not written.

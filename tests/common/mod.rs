@@ -1,0 +1,46 @@
+//! Helpers shared by the tests that run the built `attnlab` binary (cli.rs, inputs.rs, faults.rs):
+//! a fresh temporary folder, one holding a small generated corpus, and running the binary in it.
+#![allow(dead_code)] // each test file uses only some of these
+
+use attnlab::data::{self, CorpusSizes};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_attnlab");
+
+/// A fresh, empty folder `attnlab-<group>-<tag>-<pid>` under the system's temp folder.
+pub fn fresh_dir(group: &str, tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("attnlab-{group}-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
+/// `fresh_dir` holding wiki.txt, train.tsv, dev.tsv and test.tsv for the people of
+/// `data::generate_sized(seed, sizes)`.
+pub fn corpus_dir(group: &str, tag: &str, seed: u64, sizes: CorpusSizes) -> PathBuf {
+    let d = fresh_dir(group, tag);
+    let c = data::generate_sized(seed, sizes);
+    std::fs::write(d.join("wiki.txt"), &c.wiki).expect("write");
+    std::fs::write(d.join("train.tsv"), &c.train_tsv).expect("write");
+    std::fs::write(d.join("dev.tsv"), &c.dev_tsv).expect("write");
+    std::fs::write(d.join("test.tsv"), &c.test_tsv).expect("write");
+    d
+}
+
+/// Run the binary in `dir`; the command and its output are printed (cargo shows them on failure).
+pub fn run(dir: &Path, args: &[&str]) -> Output {
+    let out = Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+        .output()
+        .expect("run the binary");
+    println!(
+        "$ attnlab {}\n{}{}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
