@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 mod common;
-use common::run;
+use common::{no_tmp_left, run};
 
 /// A fresh folder holding wiki.txt, train.tsv and dev.tsv (and test.tsv) for 6 + 3 + 1 generated people.
 fn corpus_dir(tag: &str) -> PathBuf {
@@ -33,13 +33,6 @@ fn stdout(o: &Output) -> String {
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn no_tmp_left(dir: &Path) {
-    for e in std::fs::read_dir(dir).expect("list").flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        assert!(!name.ends_with(".tmp"), "left behind {name}");
-    }
 }
 
 #[test]

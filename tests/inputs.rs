@@ -33,10 +33,7 @@ fn refused(d: &Path, args: &[&str], needles: &[&str], output: &str) {
     }
     assert!(!e.contains("panicked"), "{e}");
     assert!(!d.join(output).exists(), "{output} was written");
-    for f in std::fs::read_dir(d).expect("list").flatten() {
-        let name = f.file_name().to_string_lossy().into_owned();
-        assert!(!name.ends_with(".tmp"), "left behind {name}");
-    }
+    common::no_tmp_left(d);
 }
 
 #[test]

@@ -44,3 +44,11 @@ pub fn run(dir: &Path, args: &[&str]) -> Output {
     );
     out
 }
+
+/// No `*.tmp` file (a half-written output) is left in `dir`.
+pub fn no_tmp_left(dir: &Path) {
+    for e in std::fs::read_dir(dir).expect("list").flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        assert!(!name.ends_with(".tmp"), "left behind {name}");
+    }
+}
