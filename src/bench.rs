@@ -8,9 +8,9 @@
 //! recorded back to back and ended by `gpu.sync().await`, divided by `repeats`.
 
 use crate::model::{Gpt, GptConfig, Variant};
-use crate::ops::matmul::{matmul_gpu, Spec, View};
+use crate::ops::matmul::{matmul_into, Spec, View};
 use crate::train::{TrainConfig, Trainer};
-use crate::{Gpu, Result, Tensor};
+use crate::{Device, Result, Tensor};
 use serde::Serialize;
 use std::rc::Rc;
 
@@ -126,10 +126,10 @@ pub struct MatmulResult {
     pub gflops: f64,
 }
 
-/// Seconds per `matmul_gpu` call: one warm-up call synced, then `repeats` calls recorded together
+/// Seconds per `matmul_into` call: one warm-up call synced, then `repeats` calls recorded together
 /// and waited for with `sync`.
 pub async fn time_matmul(
-    gpu: &Rc<Gpu>,
+    gpu: &Rc<Device>,
     case: &Case,
     repeats: usize,
     clock: &dyn Fn() -> f64,
@@ -143,11 +143,11 @@ pub async fn time_matmul(
     let a = Tensor::from_f32(gpu, &[case.lens[0]], &fill(case.lens[0], 1))?;
     let b = Tensor::from_f32(gpu, &[case.lens[1]], &fill(case.lens[1], 2))?;
     let c = Tensor::uninit(gpu, &[case.lens[2]])?;
-    matmul_gpu(&a, &b, None, &c, &case.spec, false)?;
+    matmul_into(&a, &b, None, &c, &case.spec, false)?;
     gpu.sync().await?;
     let t0 = clock();
     for _ in 0..repeats {
-        matmul_gpu(&a, &b, None, &c, &case.spec, false)?;
+        matmul_into(&a, &b, None, &c, &case.spec, false)?;
     }
     gpu.sync().await?;
     Ok((clock() - t0) / repeats as f64)
@@ -155,7 +155,7 @@ pub async fn time_matmul(
 
 /// Time one case and turn it into GFLOP/s.
 pub async fn bench_matmul(
-    gpu: &Rc<Gpu>,
+    gpu: &Rc<Device>,
     case: &Case,
     repeats: usize,
     clock: &dyn Fn() -> f64,
@@ -187,7 +187,7 @@ pub struct StepResult {
 
 /// The tiny preset's trainer (`GptConfig::tiny`, vocab 65, `TrainConfig::pretrain()`, seed 1) and
 /// its fixed batch: x = y = (i % 63 + 2) over `rows` x 127 tokens.
-pub fn step_setup(gpu: &Rc<Gpu>, variant: Variant, rows: usize) -> Result<(Trainer, Vec<u32>)> {
+pub fn step_setup(gpu: &Rc<Device>, variant: Variant, rows: usize) -> Result<(Trainer, Vec<u32>)> {
     let tr = Trainer::new(
         Gpt::new(gpu, GptConfig::tiny(variant, 65), 1)?,
         TrainConfig::pretrain(),
@@ -200,7 +200,7 @@ pub fn step_setup(gpu: &Rc<Gpu>, variant: Variant, rows: usize) -> Result<(Train
 /// The tiny preset's whole training step on `rows` x 127 tokens: one warm-up step read back, then
 /// `repeats` steps ended by `sync`.
 pub async fn bench_step(
-    gpu: &Rc<Gpu>,
+    gpu: &Rc<Device>,
     variant: Variant,
     rows: usize,
     repeats: usize,
@@ -248,7 +248,7 @@ pub struct Report {
 /// The matmul cases (`quick` or full), then the training step for both variants at `rows` x 127.
 /// `progress(what)` is called before each part starts.
 pub async fn run_all(
-    gpu: &Rc<Gpu>,
+    gpu: &Rc<Device>,
     rows: usize,
     repeats: usize,
     quick: bool,

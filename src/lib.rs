@@ -4,8 +4,10 @@
 pub mod autograd;
 pub mod bench;
 pub mod checks;
+pub mod cpu;
 pub mod data;
 pub mod demos;
+pub mod device;
 pub mod error;
 pub mod gpu;
 pub mod model;
@@ -15,6 +17,7 @@ pub mod train;
 #[cfg(target_arch = "wasm32")]
 pub mod web;
 
+pub use device::{Backend, Device, DeviceChoice};
 pub use error::{Error, Result};
 pub use gpu::Gpu;
 pub use tensor::Tensor;

@@ -17,7 +17,7 @@ mod cli {
     use attnlab::data::{self, parse_tsv, NameDataset, TsvMode, Vocab};
     use attnlab::model::{checkpoint, Gpt, GptConfig, Variant};
     use attnlab::train::{self, run, Hooks, Progress, TrainConfig, Trainer};
-    use attnlab::Gpu;
+    use attnlab::Device;
     use clap::{Parser, ValueEnum};
     use indicatif::{ProgressBar, ProgressStyle};
     use std::io::Write;
@@ -295,7 +295,7 @@ mod cli {
             text.chars().count(),
             vocab.len()
         );
-        let gpu = Gpu::new_blocking().map_err(|e| e.to_string())?;
+        let gpu = Device::gpu_blocking().map_err(|e| e.to_string())?;
         println!("GPU: {}", gpu.describe());
         let cfg = if cli.tiny {
             GptConfig::tiny(variant, vocab.len())
@@ -315,7 +315,7 @@ mod cli {
     }
 
     /// Load a checkpoint that must match `cfg` and the corpus's vocabulary.
-    fn load(gpu: &Rc<Gpu>, path: &Path, cfg: &GptConfig, vocab: &Vocab) -> Res<Gpt> {
+    fn load(gpu: &Rc<Device>, path: &Path, cfg: &GptConfig, vocab: &Vocab) -> Res<Gpt> {
         let input = read(path)?;
         let (model, header) = checkpoint::from_bytes(gpu, &input.bytes, Some(cfg), &input.name)
             .map_err(|e| {
@@ -341,7 +341,7 @@ mod cli {
     /// The trainer for a run: fresh from `model`, or continued from `--resume`'s state.
     fn trainer_for(
         cli: &Cli,
-        gpu: &Rc<Gpu>,
+        gpu: &Rc<Device>,
         cfg: &GptConfig,
         vocab: &Vocab,
         tc: TrainConfig,
@@ -461,7 +461,7 @@ mod cli {
 
     fn pretrain(
         cli: &Cli,
-        gpu: &Rc<Gpu>,
+        gpu: &Rc<Device>,
         cfg: GptConfig,
         vocab: &Vocab,
         text: &str,
@@ -481,7 +481,7 @@ mod cli {
 
     fn finetune(
         cli: &Cli,
-        gpu: &Rc<Gpu>,
+        gpu: &Rc<Device>,
         cfg: GptConfig,
         vocab: &Vocab,
         tsv: Option<Input>,
@@ -507,7 +507,7 @@ mod cli {
 
     fn evaluate(
         cli: &Cli,
-        gpu: &Rc<Gpu>,
+        gpu: &Rc<Device>,
         cfg: GptConfig,
         vocab: &Vocab,
         tsv: Option<Input>,

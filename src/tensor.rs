@@ -1,9 +1,11 @@
-//! A GPU tensor: a shape over a pooled storage buffer of 4-byte elements (f32, or u32 token ids).
-//! Cloning shares the buffer; the buffer goes back to the pool when the last clone is dropped.
+//! A tensor: a shape over pooled storage of 4-byte elements (f32, or u32 token ids) on one device,
+//! a GPU buffer or CPU memory. Cloning shares the storage; it goes back to its pool when the last
+//! clone is dropped.
 
+use crate::cpu::CpuBuf;
+use crate::device::{Backend, Device};
 use crate::error::{Error, Result};
-use crate::gpu::Gpu;
-use std::cell::RefCell;
+use std::cell::{Ref, RefCell, RefMut};
 use std::fmt;
 use std::rc::{Rc, Weak};
 
@@ -23,16 +25,21 @@ impl Drop for PoolBuf {
     }
 }
 
+enum Storage {
+    Gpu(PoolBuf),
+    Cpu(CpuBuf),
+}
+
 #[derive(Clone)]
 pub struct Tensor {
-    buf: Rc<PoolBuf>,
+    buf: Rc<Storage>,
     shape: Vec<usize>,
-    gpu: Rc<Gpu>,
+    dev: Rc<Device>,
 }
 
 impl fmt::Debug for Tensor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Tensor{:?}#{}", self.shape, self.buf.id)
+        write!(f, "Tensor{:?}#{}", self.shape, self.buf_id())
     }
 }
 
@@ -41,77 +48,115 @@ pub fn numel(shape: &[usize]) -> usize {
 }
 
 impl Tensor {
-    /// A tensor whose contents are whatever the recycled buffer held: write it before reading it.
-    pub fn uninit(gpu: &Rc<Gpu>, shape: &[usize]) -> Result<Tensor> {
-        let n = numel(shape);
-        let bytes = (n.max(1) * 4) as u64;
-        let max = gpu.limits.max_storage_buffer_binding_size;
+    /// A tensor whose contents are whatever the recycled storage held: write it before reading it.
+    pub fn uninit(dev: &Rc<Device>, shape: &[usize]) -> Result<Tensor> {
+        let n = shape
+            .iter()
+            .try_fold(1usize, |a, &d| a.checked_mul(d))
+            .ok_or_else(|| {
+                Error::Shape(format!("a tensor of shape {shape:?} has too many elements"))
+            })?;
+        let bytes = (n.max(1) as u64).saturating_mul(4);
+        let max = dev.max_tensor_bytes();
         if bytes > max {
             return Err(Error::Limit {
-                limit: "max_storage_buffer_binding_size",
+                limit: dev.tensor_limit_name(),
                 max,
                 requested: bytes,
                 what: format!("a tensor of shape {shape:?} ({bytes} bytes)"),
             });
         }
-        let (id, buffer) = gpu.pool.borrow_mut().take(&gpu.device, bytes);
+        let buf = match dev.backend() {
+            Backend::Gpu(gpu) => {
+                let (id, buffer) = gpu.pool.borrow_mut().take(&gpu.device, bytes);
+                Storage::Gpu(PoolBuf {
+                    id,
+                    buffer: Some(buffer),
+                    pool: Rc::downgrade(&gpu.pool),
+                })
+            }
+            Backend::Cpu(cpu) => Storage::Cpu(cpu.alloc(n)),
+        };
         Ok(Tensor {
-            buf: Rc::new(PoolBuf {
-                id,
-                buffer: Some(buffer),
-                pool: Rc::downgrade(&gpu.pool),
-            }),
+            buf: Rc::new(buf),
             shape: shape.to_vec(),
-            gpu: gpu.clone(),
+            dev: dev.clone(),
         })
     }
 
     /// A tensor filled with `value`.
-    pub fn full(gpu: &Rc<Gpu>, shape: &[usize], value: f32) -> Result<Tensor> {
-        let t = Tensor::uninit(gpu, shape)?;
-        crate::ops::fill::fill(&t, value)?;
+    pub fn full(dev: &Rc<Device>, shape: &[usize], value: f32) -> Result<Tensor> {
+        let t = Tensor::uninit(dev, shape)?;
+        t.fill(value)?;
         Ok(t)
     }
 
-    pub fn zeros(gpu: &Rc<Gpu>, shape: &[usize]) -> Result<Tensor> {
-        Tensor::full(gpu, shape, 0.0)
+    pub fn zeros(dev: &Rc<Device>, shape: &[usize]) -> Result<Tensor> {
+        Tensor::full(dev, shape, 0.0)
     }
 
-    pub fn from_f32(gpu: &Rc<Gpu>, shape: &[usize], data: &[f32]) -> Result<Tensor> {
+    pub fn from_f32(dev: &Rc<Device>, shape: &[usize], data: &[f32]) -> Result<Tensor> {
         check_len(shape, data.len())?;
-        let t = Tensor::uninit(gpu, shape)?;
-        gpu.upload(&t, bytemuck::cast_slice(data));
+        let t = Tensor::uninit(dev, shape)?;
+        t.write_bytes(bytemuck::cast_slice(data))?;
         Ok(t)
     }
 
-    pub fn from_u32(gpu: &Rc<Gpu>, shape: &[usize], data: &[u32]) -> Result<Tensor> {
+    pub fn from_u32(dev: &Rc<Device>, shape: &[usize], data: &[u32]) -> Result<Tensor> {
         check_len(shape, data.len())?;
-        let t = Tensor::uninit(gpu, shape)?;
-        gpu.upload(&t, bytemuck::cast_slice(data));
+        let t = Tensor::uninit(dev, shape)?;
+        t.write_bytes(bytemuck::cast_slice(data))?;
         Ok(t)
     }
 
     /// Overwrite the contents with `data` (same number of elements).
     pub fn write_f32(&self, data: &[f32]) -> Result<()> {
         check_len(&self.shape, data.len())?;
-        self.gpu.upload(self, bytemuck::cast_slice(data));
-        Ok(())
+        self.write_bytes(bytemuck::cast_slice(data))
     }
 
     pub fn write_u32(&self, data: &[u32]) -> Result<()> {
         check_len(&self.shape, data.len())?;
-        self.gpu.upload(self, bytemuck::cast_slice(data));
-        Ok(())
+        self.write_bytes(bytemuck::cast_slice(data))
+    }
+
+    fn write_bytes(&self, bytes: &[u8]) -> Result<()> {
+        match (&*self.buf, self.dev.backend()) {
+            (Storage::Gpu(_), Backend::Gpu(gpu)) => {
+                gpu.upload(self, bytes);
+                Ok(())
+            }
+            _ => {
+                let src: &[f32] = bytemuck::cast_slice(bytes);
+                self.f32s_mut()?.copy_from_slice(src);
+                Ok(())
+            }
+        }
+    }
+
+    /// Set every element to `value`.
+    pub fn fill(&self, value: f32) -> Result<()> {
+        if self.dev.is_cpu() {
+            self.f32s_mut()?.fill(value);
+            Ok(())
+        } else {
+            crate::gpu::fill(self, value)
+        }
     }
 
     pub async fn to_vec_f32(&self) -> Result<Vec<f32>> {
-        let b = self.gpu.read_bytes(self).await?;
-        Ok(bytemuck::pod_collect_to_vec(&b))
+        match (&*self.buf, self.dev.backend()) {
+            (Storage::Gpu(_), Backend::Gpu(gpu)) => {
+                let b = gpu.read_bytes(self).await?;
+                Ok(bytemuck::pod_collect_to_vec(&b))
+            }
+            _ => Ok(self.f32s()?.to_vec()),
+        }
     }
 
     pub async fn to_vec_u32(&self) -> Result<Vec<u32>> {
-        let b = self.gpu.read_bytes(self).await?;
-        Ok(bytemuck::pod_collect_to_vec(&b))
+        let v = self.to_vec_f32().await?;
+        Ok(bytemuck::cast_slice(&v).to_vec())
     }
 
     /// Native only: block on [`Tensor::to_vec_f32`].
@@ -120,7 +165,7 @@ impl Tensor {
         pollster::block_on(self.to_vec_f32())
     }
 
-    /// The same buffer seen with another shape of the same size.
+    /// The same storage seen with another shape of the same size.
     pub fn reshape(&self, shape: &[usize]) -> Result<Tensor> {
         if numel(shape) != self.numel() {
             return Err(crate::error::shape_err(
@@ -133,7 +178,7 @@ impl Tensor {
         Ok(Tensor {
             buf: self.buf.clone(),
             shape: shape.to_vec(),
-            gpu: self.gpu.clone(),
+            dev: self.dev.clone(),
         })
     }
 
@@ -145,8 +190,8 @@ impl Tensor {
         numel(&self.shape)
     }
 
-    pub fn gpu(&self) -> &Rc<Gpu> {
-        &self.gpu
+    pub fn device(&self) -> &Rc<Device> {
+        &self.dev
     }
 
     pub(crate) fn nbytes(&self) -> u64 {
@@ -159,20 +204,70 @@ impl Tensor {
     }
 
     pub(crate) fn buf_id(&self) -> u64 {
-        self.buf.id
+        match &*self.buf {
+            Storage::Gpu(b) => b.id,
+            Storage::Cpu(b) => b.id,
+        }
     }
 
+    /// The GPU buffer (GPU tensors only; the op files call this in their GPU branch).
     pub(crate) fn buffer(&self) -> &wgpu::Buffer {
-        self.buf
-            .buffer
-            .as_ref()
-            .expect("a live tensor always holds its buffer")
+        match &*self.buf {
+            Storage::Gpu(b) => b
+                .buffer
+                .as_ref()
+                .expect("a live tensor always holds its buffer"),
+            Storage::Cpu(_) => {
+                unreachable!("buffer() of a CPU tensor: the op files check the backend first")
+            }
+        }
     }
 
-    /// Whether two tensors share one buffer.
+    fn cpu_buf(&self) -> Result<&CpuBuf> {
+        match &*self.buf {
+            Storage::Cpu(b) => Ok(b),
+            Storage::Gpu(_) => Err(Error::Msg(
+                "a GPU tensor was given to a CPU kernel (tensors of two devices mixed)".into(),
+            )),
+        }
+    }
+
+    /// The elements of a CPU tensor, to read.
+    pub(crate) fn f32s(&self) -> Result<Ref<'_, [f32]>> {
+        let n = self.numel();
+        let r = self.cpu_buf()?.data.try_borrow().map_err(|_| aliased())?;
+        Ok(Ref::map(r, |v| &v[..n]))
+    }
+
+    /// The elements of a CPU tensor, to write.
+    pub(crate) fn f32s_mut(&self) -> Result<RefMut<'_, [f32]>> {
+        let n = self.numel();
+        let r = self
+            .cpu_buf()?
+            .data
+            .try_borrow_mut()
+            .map_err(|_| aliased())?;
+        Ok(RefMut::map(r, |v| &mut v[..n]))
+    }
+
+    /// The elements of a CPU tensor of token ids.
+    pub(crate) fn u32s(&self) -> Result<Ref<'_, [u32]>> {
+        Ok(Ref::map(self.f32s()?, |v| bytemuck::cast_slice(v)))
+    }
+
+    /// Whether two tensors share one storage.
     pub fn same_buffer(&self, other: &Tensor) -> bool {
         Rc::ptr_eq(&self.buf, &other.buf)
     }
+
+    /// Whether two tensors live on the same device.
+    pub fn same_device(&self, other: &Tensor) -> bool {
+        Rc::ptr_eq(&self.dev, &other.dev)
+    }
+}
+
+fn aliased() -> Error {
+    Error::Msg("one buffer is passed to an op in two roles (an input that is also its output); pass distinct tensors".into())
 }
 
 fn check_len(shape: &[usize], len: usize) -> Result<()> {

@@ -2,7 +2,7 @@
 
 #[test]
 fn every_self_check_passes_natively() {
-    let g = attnlab::Gpu::new_blocking().unwrap_or_else(|e| panic!("{e}"));
+    let g = attnlab::Device::gpu_blocking().unwrap_or_else(|e| panic!("{e}"));
     let rows = pollster::block_on(attnlab::checks::run_all(&g)).unwrap();
     for r in &rows {
         println!(

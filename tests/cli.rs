@@ -6,7 +6,7 @@
 use attnlab::data::{self, parse_tsv_str, CorpusSizes, TsvMode, Vocab};
 use attnlab::model::{checkpoint, Gpt, GptConfig, Variant};
 use attnlab::train::{sample_greedy, sample_greedy_batch};
-use attnlab::Gpu;
+use attnlab::Device;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -207,7 +207,7 @@ fn user_errors_exit_1_with_a_message_and_no_output() {
     // A synthesizer checkpoint (untrained, written through the library) read as vanilla.
     let wiki = std::fs::read_to_string(dir.join("wiki.txt")).expect("read");
     let vocab = Vocab::from_text(&wiki, "wiki.txt").expect("vocab");
-    let gpu = Gpu::new_blocking().unwrap_or_else(|e| panic!("{e}"));
+    let gpu = Device::gpu_blocking().unwrap_or_else(|e| panic!("{e}"));
     let synth =
         Gpt::new(&gpu, GptConfig::tiny(Variant::Synthesizer, vocab.len()), 1).expect("model");
     let itos: String = vocab.itos.iter().collect();
@@ -235,7 +235,7 @@ fn user_errors_exit_1_with_a_message_and_no_output() {
 
 #[test]
 fn greedy_decoding_is_deterministic_and_batching_changes_nothing() {
-    let gpu = Gpu::new_blocking().unwrap_or_else(|e| panic!("{e}"));
+    let gpu = Device::gpu_blocking().unwrap_or_else(|e| panic!("{e}"));
     for variant in [Variant::Vanilla, Variant::Synthesizer] {
         let model = Gpt::new(&gpu, GptConfig::tiny(variant, 20), 3).expect("model");
         let prompts: Vec<Vec<u32>> = vec![
@@ -423,7 +423,7 @@ fn damaged_checkpoints_and_impossible_sizes_are_refused() {
     let dir = corpus_dir("ckpt");
     let wiki = std::fs::read_to_string(dir.join("wiki.txt")).expect("read");
     let vocab = Vocab::from_text(&wiki, "wiki.txt").expect("vocab");
-    let gpu = Gpu::new_blocking().unwrap_or_else(|e| panic!("{e}"));
+    let gpu = Device::gpu_blocking().unwrap_or_else(|e| panic!("{e}"));
     let model = Gpt::new(&gpu, GptConfig::tiny(Variant::Vanilla, vocab.len()), 1).expect("model");
     let itos: String = vocab.itos.iter().collect();
     let good = pollster::block_on(checkpoint::to_bytes(&model, &itos)).expect("bytes");

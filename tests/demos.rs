@@ -8,12 +8,12 @@ use attnlab::demos::multi::{heads, model_maps, synth_vs_dot};
 use attnlab::demos::single::{average, copying, temperature};
 use attnlab::demos::{dist, DemoRng};
 use attnlab::model::{Gpt, GptConfig, Variant};
-use attnlab::Gpu;
+use attnlab::Device;
 use pollster::block_on;
 use std::rc::Rc;
 
-fn gpu() -> Rc<Gpu> {
-    Gpu::new_blocking().unwrap_or_else(|e| panic!("{e}"))
+fn gpu() -> Rc<Device> {
+    Device::gpu_blocking().unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn close(what: &str, got: &[f64], want: &[f64], tol: f64) {
@@ -265,7 +265,7 @@ fn e9_synthesizer_rows_ignore_the_other_positions() {
     close(
         "E9 scores",
         &res.synth_scores_gpu,
-        &res.synth_scores_cpu,
+        &res.synth_scores_ref,
         1e-4,
     );
 }

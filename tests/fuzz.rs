@@ -8,7 +8,7 @@ use attnlab::data::{
     parse_tsv, CharCorruptionDataset, NameDataset, TsvMode, Vocab, BLOCK_SIZE, PAD_ID,
 };
 use attnlab::model::{checkpoint, Gpt, GptConfig, Variant};
-use attnlab::Gpu;
+use attnlab::Device;
 use proptest::prelude::*;
 use std::rc::Rc;
 
@@ -97,8 +97,8 @@ proptest! {
 }
 
 thread_local! {
-    static GOOD: (Rc<Gpu>, Vec<u8>) = {
-        let gpu = Gpu::new_blocking().unwrap_or_else(|e| panic!("{e}"));
+    static GOOD: (Rc<Device>, Vec<u8>) = {
+        let gpu = Device::gpu_blocking().unwrap_or_else(|e| panic!("{e}"));
         let cfg = GptConfig { n_layer: 1, n_head: 2, n_embd: 8, block_size: 8, ..GptConfig::tiny(Variant::Synthesizer, 6) };
         let model = Gpt::new(&gpu, cfg, 1).expect("model");
         let bytes = pollster::block_on(checkpoint::to_bytes(&model, "□⁇abcd")).expect("bytes");

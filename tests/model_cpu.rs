@@ -7,8 +7,8 @@
 
 use attnlab::autograd::Tape;
 use attnlab::model::{Gpt, GptConfig, Pass, Variant};
-use attnlab::ops::elementwise::gelu_cpu;
-use attnlab::{Gpu, Tensor};
+use attnlab::ops::elementwise::gelu_ref;
+use attnlab::{Device, Tensor};
 use rand::{rngs::SmallRng, Rng, SeedableRng};
 use std::collections::HashMap;
 
@@ -147,7 +147,7 @@ fn forward_cpu(
         maps.push(probs);
         h.iter_mut().zip(&att).for_each(|(h, a)| *h += a);
         let a = layernorm(&h, &p[&n("ln2.weight")], &p[&n("ln2.bias")], c);
-        let m = gelu_cpu(&linear(
+        let m = gelu_ref(&linear(
             &a,
             &p[&n("mlp.0.weight")],
             Some(&p[&n("mlp.0.bias")]),
@@ -180,11 +180,7 @@ fn forward_cpu(
     (logits, loss / n as f64, maps)
 }
 
-fn check(variant: Variant) {
-    let gpu = match Gpu::new_blocking() {
-        Ok(g) => g,
-        Err(e) => panic!("{e}"),
-    };
+fn check(variant: Variant, gpu: std::rc::Rc<Device>) {
     let cfg = cfg(variant);
     let model = Gpt::new(&gpu, cfg.clone(), 3).expect("model");
     // Random values everywhere (biases, positions and b2 too), so that no parameter is inert.
@@ -285,12 +281,26 @@ fn check(variant: Variant) {
     }
 }
 
+fn gpu() -> std::rc::Rc<Device> {
+    Device::gpu_blocking().unwrap_or_else(|e| panic!("{e}"))
+}
+
 #[test]
 fn vanilla_gpu_model_matches_the_cpu_reference_model() {
-    check(Variant::Vanilla);
+    check(Variant::Vanilla, gpu());
 }
 
 #[test]
 fn synthesizer_gpu_model_matches_the_cpu_reference_model() {
-    check(Variant::Synthesizer);
+    check(Variant::Synthesizer, gpu());
+}
+
+#[test]
+fn vanilla_model_on_the_cpu_backend_matches_the_cpu_reference_model() {
+    check(Variant::Vanilla, Device::cpu());
+}
+
+#[test]
+fn synthesizer_model_on_the_cpu_backend_matches_the_cpu_reference_model() {
+    check(Variant::Synthesizer, Device::cpu());
 }

@@ -3,10 +3,10 @@
 
 use attnlab::autograd::{Tape, Var};
 use attnlab::model::{Gpt, GptConfig, Variant};
-use attnlab::ops::adamw::{adamw_step_gpu, AdamState, AdamW};
+use attnlab::ops::adamw::{adamw_step_into, AdamState, AdamW};
 use attnlab::ops::{cross_entropy, elementwise, matmul};
 use attnlab::train::{TrainConfig, Trainer};
-use attnlab::{Gpu, Tensor};
+use attnlab::{Device, Tensor};
 use rand::{rngs::SmallRng, Rng, SeedableRng};
 
 fn read1(t: &Tensor) -> f32 {
@@ -15,7 +15,7 @@ fn read1(t: &Tensor) -> f32 {
 
 #[test]
 fn mlp_overfits_a_batch() {
-    let g = Gpu::new_blocking().unwrap_or_else(|e| panic!("{e}"));
+    let g = Device::gpu_blocking().unwrap_or_else(|e| panic!("{e}"));
     let (n, d, h, v) = (16, 8, 32, 6);
     let mut r = SmallRng::seed_from_u64(7);
     let x: Vec<f32> = (0..n * d).map(|_| r.gen_range(-1.0..1.0)).collect();
@@ -34,7 +34,7 @@ fn mlp_overfits_a_batch() {
     ];
     let mut states: Vec<AdamState> = params
         .iter()
-        .map(|p| AdamState::new(p.gpu(), p.shape()).unwrap())
+        .map(|p| AdamState::new(p.device(), p.shape()).unwrap())
         .collect();
     let opt = AdamW {
         lr: 0.02,
@@ -61,7 +61,7 @@ fn mlp_overfits_a_batch() {
         let loss = cross_entropy::cross_entropy(&tape, &logits, &ys).unwrap();
         tape.backward(&loss).unwrap();
         for (p, st) in params.iter().zip(states.iter_mut()) {
-            adamw_step_gpu(
+            adamw_step_into(
                 &opt,
                 p.value(),
                 &p.grad().unwrap(),
@@ -80,7 +80,7 @@ fn mlp_overfits_a_batch() {
 
 #[test]
 fn one_block_attention_model_overfits_a_batch() {
-    let g = Gpu::new_blocking().unwrap_or_else(|e| panic!("{e}"));
+    let g = Device::gpu_blocking().unwrap_or_else(|e| panic!("{e}"));
     for variant in [Variant::Vanilla, Variant::Synthesizer] {
         let cfg = GptConfig {
             variant,

@@ -10,7 +10,7 @@ use attnlab::autograd::Tape;
 use attnlab::model::checkpoint::{from_bytes, to_bytes};
 use attnlab::model::params::{decays, init_values, layout, Init, Param};
 use attnlab::model::{Gpt, GptConfig, Pass, Variant};
-use attnlab::{autograd::Var, Gpu, Tensor};
+use attnlab::{autograd::Var, Device, Tensor};
 use rand::{rngs::SmallRng, Rng, SeedableRng};
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -39,14 +39,14 @@ fn tiny(variant: Variant) -> GptConfig {
     }
 }
 
-fn gpu() -> Rc<Gpu> {
-    Gpu::new_blocking().unwrap_or_else(|e| panic!("{e}"))
+fn gpu() -> Rc<Device> {
+    Device::gpu_blocking().unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Parameters far from the reference init on purpose: zero biases, a zero pos_emb, unit LayerNorm
 /// gains and a ±0.001 w2 would leave whole code paths (bias gradients, position slicing, peaked
 /// synthesizer attention) untested.
-fn perturbed_params(g: &Rc<Gpu>, cfg: &GptConfig, seed: u64) -> Vec<Param> {
+fn perturbed_params(g: &Rc<Device>, cfg: &GptConfig, seed: u64) -> Vec<Param> {
     let mut rng = SmallRng::seed_from_u64(seed);
     layout(cfg)
         .into_iter()

@@ -6,7 +6,7 @@ use attnlab::autograd::{Tape, Var};
 use attnlab::gpu::Stats;
 use attnlab::ops::adamw::{adamw_step, AdamState, AdamW};
 use attnlab::ops::matmul::{linear, matmul, Spec};
-use attnlab::{Gpu, Tensor};
+use attnlab::{Device, Tensor};
 use std::rc::Rc;
 
 const N: usize = 6;
@@ -37,7 +37,7 @@ struct Model {
 }
 
 impl Model {
-    fn new(g: &Rc<Gpu>) -> Model {
+    fn new(g: &Rc<Device>) -> Model {
         let mut params = vec![];
         // (shape, decay): weights decay, biases do not, as in the GPT's optimizer groups.
         for (i, (shape, decay)) in [
@@ -74,7 +74,7 @@ impl Model {
     }
 
     /// One training step: new inputs, forward, backward, update, zero_grad, wait for the GPU.
-    fn step(&mut self, g: &Rc<Gpu>, i: u32) {
+    fn step(&mut self, g: &Rc<Device>, i: u32) {
         self.x.value().write_f32(&data(100 + i, N * IN)).unwrap();
         let tape = Tape::new();
         let p = &self.params;
@@ -109,7 +109,7 @@ fn allocations(s: &Stats) -> [u64; 5] {
 
 #[test]
 fn repeated_training_steps_should_allocate_nothing_after_the_first() {
-    let g = Gpu::new_blocking().unwrap_or_else(|e| panic!("{e}"));
+    let g = Device::gpu_blocking().unwrap_or_else(|e| panic!("{e}"));
     let mut model = Model::new(&g);
     pollster::block_on(g.sync()).unwrap();
     let mut after = vec![];
@@ -151,7 +151,7 @@ fn repeated_training_steps_should_allocate_nothing_after_the_first() {
 fn gpt_training_steps_allocate_nothing_after_the_first() {
     use attnlab::model::{Gpt, GptConfig, Variant};
     use attnlab::train::{TrainConfig, Trainer};
-    let g = attnlab::Gpu::new_blocking().unwrap_or_else(|e| panic!("{e}"));
+    let g = attnlab::Device::gpu_blocking().unwrap_or_else(|e| panic!("{e}"));
     for variant in [Variant::Vanilla, Variant::Synthesizer] {
         let cfg = GptConfig {
             block_size: 16,
@@ -186,7 +186,7 @@ fn gpt_training_steps_allocate_nothing_after_the_first() {
 
 #[test]
 fn peak_memory_counts_live_buffers_since_the_last_reset() {
-    let g = Gpu::new_blocking().unwrap_or_else(|e| panic!("{e}"));
+    let g = Device::gpu_blocking().unwrap_or_else(|e| panic!("{e}"));
     let s0 = g.stats();
     // 1,000 f32 = 4,000 bytes, which the pool rounds up to its 4,096-byte bucket.
     let a = attnlab::Tensor::zeros(&g, &[1000]).unwrap();

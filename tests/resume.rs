@@ -5,7 +5,7 @@
 use attnlab::data::{generate, CharCorruptionDataset, Vocab};
 use attnlab::model::{checkpoint, Gpt, GptConfig, Variant};
 use attnlab::train::{pretrain, Hooks, Progress, TrainConfig, Trainer};
-use attnlab::Gpu;
+use attnlab::Device;
 
 const N: u64 = 3;
 
@@ -24,7 +24,7 @@ fn losses(tr: &mut Trainer, data: &CharCorruptionDataset) -> Vec<(u64, f32)> {
 }
 
 fn check(variant: Variant) {
-    let gpu = Gpu::new_blocking().unwrap_or_else(|e| panic!("{e}"));
+    let gpu = Device::gpu_blocking().unwrap_or_else(|e| panic!("{e}"));
     let c = generate(3, 10);
     let vocab = Vocab::from_text(&c.wiki, "wiki.txt").expect("vocab");
     let data = CharCorruptionDataset::new(&c.wiki, "wiki.txt", &vocab, 5).expect("data");

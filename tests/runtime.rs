@@ -3,32 +3,40 @@
 
 use attnlab::autograd::{Tape, Var};
 use attnlab::ops::matmul::{self, Spec};
-use attnlab::{Error, Gpu, Tensor};
+use attnlab::{Device, Error, Tensor};
 
-fn gpu() -> std::rc::Rc<Gpu> {
-    Gpu::new_blocking().unwrap_or_else(|e| panic!("{e}"))
+fn gpu() -> std::rc::Rc<Device> {
+    Device::gpu_blocking().unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]
 fn a_tensor_beyond_the_binding_limit_is_an_error_naming_the_limit_and_size() {
-    let g = gpu();
-    let max = g.limits.max_storage_buffer_binding_size;
-    let n = (max / 4 + 1) as usize;
-    let err = Tensor::uninit(&g, &[n]).unwrap_err();
-    assert!(matches!(err, Error::Limit { .. }), "{err:?}");
-    let msg = err.to_string();
-    assert!(
-        msg.contains("max_storage_buffer_binding_size")
-            && msg.contains(&(n as u64 * 4).to_string())
-            && msg.contains(&max.to_string()),
-        "{msg}"
-    );
+    for (g, limit) in [
+        (gpu(), "max_storage_buffer_binding_size"),
+        (Device::cpu(), "CPU tensor size limit"),
+    ] {
+        let max = g.max_tensor_bytes();
+        let n = (max / 4 + 1) as usize;
+        let err = Tensor::uninit(&g, &[n]).unwrap_err();
+        assert!(matches!(err, Error::Limit { .. }), "{err:?}");
+        let msg = err.to_string();
+        assert!(
+            msg.contains(limit)
+                && msg.contains(&(n as u64 * 4).to_string())
+                && msg.contains(&max.to_string()),
+            "{msg}"
+        );
+    }
 }
 
 #[test]
 fn too_many_workgroups_is_an_error_not_a_validation_panic() {
     let g = gpu();
-    let maxd = g.limits.max_compute_workgroups_per_dimension as usize;
+    let maxd = g
+        .as_gpu()
+        .expect("a GPU device")
+        .limits
+        .max_compute_workgroups_per_dimension as usize;
     // A batched matmul with more batches than one dispatch dimension allows.
     let z = maxd + 1;
     let a = Tensor::zeros(&g, &[z]).unwrap();
@@ -56,7 +64,7 @@ fn too_many_workgroups_is_an_error_not_a_validation_panic() {
         },
         ..Spec::plain(1, 1, 1)
     };
-    let msg = matmul::matmul_gpu(&a, &b, None, &c, &s, false)
+    let msg = matmul::matmul_into(&a, &b, None, &c, &s, false)
         .unwrap_err()
         .to_string();
     assert!(
@@ -86,7 +94,7 @@ fn an_upload_into_a_recycled_buffer_does_not_overtake_recorded_work() {
     let a = Tensor::from_f32(&g, &[2, 2], &[1.0, 2.0, 3.0, 4.0]).unwrap();
     let eye = Tensor::from_f32(&g, &[2, 2], &[1.0, 0.0, 0.0, 1.0]).unwrap();
     let c = Tensor::uninit(&g, &[2, 2]).unwrap();
-    matmul::matmul_gpu(&a, &eye, None, &c, &Spec::plain(2, 2, 2), false).unwrap();
+    matmul::matmul_into(&a, &eye, None, &c, &Spec::plain(2, 2, 2), false).unwrap();
     drop(a);
     let reused = Tensor::uninit(&g, &[2, 2]).unwrap();
     reused.write_f32(&[9.0, 9.0, 9.0, 9.0]).unwrap();

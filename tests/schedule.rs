@@ -4,11 +4,11 @@
 
 use attnlab::model::{Gpt, GptConfig, Variant};
 use attnlab::train::{TrainConfig, Trainer};
-use attnlab::Gpu;
+use attnlab::Device;
 
 #[test]
 fn the_first_step_runs_at_the_configured_rate_then_the_schedule_takes_over() {
-    let gpu = Gpu::new_blocking().unwrap_or_else(|e| panic!("{e}"));
+    let gpu = Device::gpu_blocking().unwrap_or_else(|e| panic!("{e}"));
     let (rows, t) = (2, 127);
     let cfg = TrainConfig::pretrain();
     assert_eq!(cfg.lr_at(0.0), 0.0, "the warmup starts at zero");

@@ -7,7 +7,7 @@ use attnlab::data::{generate, CharCorruptionDataset, NameDataset, Vocab, BLOCK_S
 use attnlab::model::{Gpt, GptConfig, Variant};
 use attnlab::train::run::{trim_batch, TRIM_MULTIPLE};
 use attnlab::train::{TrainConfig, Trainer};
-use attnlab::Gpu;
+use attnlab::Device;
 
 fn no_dropout(variant: Variant, vocab: usize) -> GptConfig {
     GptConfig {
@@ -27,7 +27,7 @@ fn rel(a: &[f32], b: &[f32]) -> f32 {
 
 fn compare(variant: Variant, x: &[u32], y: &[u32], rows: usize, what: &str) {
     let t = BLOCK_SIZE - 1;
-    let gpu = Gpu::new_blocking().unwrap_or_else(|e| panic!("{e}"));
+    let gpu = Device::gpu_blocking().unwrap_or_else(|e| panic!("{e}"));
     let vocab = 1 + *x.iter().chain(y).max().expect("tokens") as usize;
     let (tx, ty, tt) = trim_batch(x, y, rows, t);
     assert!(tt < t, "{what}: nothing to trim (longest {tt})");

@@ -1,11 +1,10 @@
-//! Reverse-mode autograd over GPU tensors: ops append a backward closure to a tape as they run
+//! Reverse-mode autograd over tensors: ops append a backward closure to a tape as they run
 //! forward; `backward` replays the tape in reverse. The recording order is a topological order, so
 //! no sort is needed. Gradients live beside the values and every backward kernel accumulates into
 //! them, so a tensor used twice gets the sum of both contributions.
 
+use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::gpu::Gpu;
-use crate::ops::fill::fill;
 use crate::tensor::Tensor;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -55,8 +54,8 @@ impl Var {
         self.0.value.shape()
     }
 
-    pub fn gpu(&self) -> &Rc<Gpu> {
-        self.0.value.gpu()
+    pub fn device(&self) -> &Rc<Device> {
+        self.0.value.device()
     }
 
     pub fn requires_grad(&self) -> bool {
@@ -77,7 +76,7 @@ impl Var {
         if let Some(g) = self.grad() {
             return Ok(g);
         }
-        let g = Tensor::zeros(self.gpu(), self.shape())?;
+        let g = Tensor::zeros(self.device(), self.shape())?;
         *self.0.grad.borrow_mut() = Some(g.clone());
         Ok(g)
     }
@@ -85,7 +84,7 @@ impl Var {
     /// Set the gradient to zero (keeping its buffer, so a training loop allocates nothing).
     pub fn zero_grad(&self) -> Result<()> {
         if let Some(g) = self.0.grad.borrow().as_ref() {
-            fill(g, 0.0)?;
+            g.fill(0.0)?;
         }
         Ok(())
     }
@@ -168,7 +167,7 @@ impl Tape {
                 loss.shape()
             )));
         }
-        fill(&loss.grad_or_zeros()?, 1.0)?;
+        loss.grad_or_zeros()?.fill(1.0)?;
         let nodes = std::mem::take(&mut *self.nodes.borrow_mut());
         for (_, f) in nodes.into_iter().rev() {
             f()?;

@@ -1,11 +1,12 @@
 //! Matmul throughput at the GPT's shapes (B=128, T=127, C=256, 8 heads of 32): GFLOP/s of
-//! `matmul_gpu` (wall clock over `--repeats` dispatches after a warm-up, each ended by `sync`) beside a
+//! `matmul_into` (wall clock over `--repeats` dispatches after a warm-up, each ended by `sync`) beside a
 //! plain single-threaded f32 CPU triple loop (i-k-j order) on contiguous matrices of the same sizes.
 //! `--quick` divides the row count and the batch count by 16. `--step ROWS` times the tiny preset's
 //! training step instead, and `--step ROWS --profile` adds a per-kernel breakdown. `--trim ROWS`
 //! times the step on real batches at full length and cut after the longest sequence. Native only;
 //! the matmul cases and the training step come from `attnlab::bench`, which the page's Benchmark
-//! card (src/web/bench.rs) runs too, so both time the same work.
+//! card (src/web/bench.rs) runs too, so both time the same work. `--device auto|gpu|cpu` picks the
+//! backend as the CLI does.
 
 #[cfg(target_arch = "wasm32")]
 fn main() {}
@@ -22,7 +23,7 @@ fn main() {
 mod native {
     use attnlab::bench;
     use attnlab::ops::matmul::Spec;
-    use attnlab::{Gpu, Result};
+    use attnlab::{Device, Result};
     use std::hint::black_box;
     use std::time::Instant;
 
@@ -63,7 +64,12 @@ mod native {
 
     /// `--step ROWS`: the tiny GPT preset's whole training step (forward, backward, clip, AdamW)
     /// on ROWS sequences of 127 tokens, for both variants.
-    fn time_step(gpu: &std::rc::Rc<Gpu>, rows: usize, repeats: usize, profile: bool) -> Result<()> {
+    fn time_step(
+        gpu: &std::rc::Rc<Device>,
+        rows: usize,
+        repeats: usize,
+        profile: bool,
+    ) -> Result<()> {
         use attnlab::model::Variant;
         let t = bench::T;
         let clock = clock();
@@ -74,14 +80,14 @@ mod native {
                 "{:<12} {:>9.1} ms/step {:>9.0} tokens/s {} dispatches/step {:>8.2} MiB peak",
                 r.variant, r.ms_per_step, r.tokens_per_s, r.dispatches_per_step, r.peak_mib
             );
-            if profile {
+            if let (true, Some(g)) = (profile, gpu.as_gpu()) {
                 let (mut tr, x) = bench::step_setup(gpu, variant, rows)?;
                 tr.step(&x, &x, rows, t)?.to_vec_f32().await_blocking()?;
-                gpu.set_profiling(true)?;
+                g.set_profiling(true)?;
                 tr.step(&x, &x, rows, t)?;
                 gpu.sync().await_blocking()?;
-                let rows = gpu.profile();
-                gpu.set_profiling(false)?;
+                let rows = g.profile();
+                g.set_profiling(false)?;
                 let total: f64 = rows.iter().map(|r| r.2).sum();
                 println!(
                     "  one step with every dispatch waited for alone: {:.1} ms",
@@ -102,7 +108,7 @@ mod native {
     /// `--trim ROWS`: the tiny preset's training step on real batches of the embedded corpus (the
     /// first ROWS finetuning questions, the first ROWS span-corruption examples), at the full 127
     /// columns and cut after the longest real sequence (`trim_batch`), side by side.
-    fn time_trim(gpu: &std::rc::Rc<Gpu>, rows: usize, repeats: usize) -> Result<()> {
+    fn time_trim(gpu: &std::rc::Rc<Device>, rows: usize, repeats: usize) -> Result<()> {
         use attnlab::data::{CharCorruptionDataset, NameDataset, Vocab};
         use attnlab::model::{Gpt, GptConfig, Variant};
         use attnlab::train::run::{default_corpus, trim_batch};
@@ -186,8 +192,15 @@ mod native {
                 .ok_or_else(|| attnlab::Error::Msg("--repeats needs a positive integer".into()))?,
             None => 5,
         };
-        let gpu = Gpu::new_blocking()?;
-        println!("adapter: {}", gpu.describe());
+        let choice = match args.iter().position(|a| a == "--device") {
+            Some(i) => args
+                .get(i + 1)
+                .ok_or_else(|| attnlab::Error::Msg("--device needs auto, gpu or cpu".into()))?
+                .parse()?,
+            None => attnlab::DeviceChoice::Auto,
+        };
+        let gpu = Device::open_blocking(choice)?;
+        println!("device: {} ({})", gpu.describe(), gpu.reason);
         if let Some(i) = args.iter().position(|a| a == "--step") {
             let rows = args
                 .get(i + 1)

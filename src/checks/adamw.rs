@@ -2,13 +2,13 @@
 //! GPU against the f64 reference (parameters and both moments).
 
 use super::{f32s, rand_vec, CheckResult};
+use crate::device::Device;
 use crate::error::Result;
-use crate::gpu::Gpu;
-use crate::ops::adamw::{adamw_step_cpu, adamw_step_gpu, AdamState, AdamW};
+use crate::ops::adamw::{adamw_step_into, adamw_step_ref, AdamState, AdamW};
 use crate::tensor::Tensor;
 use std::rc::Rc;
 
-pub async fn check(gpu: &Rc<Gpu>) -> Result<Vec<CheckResult>> {
+pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
     let mut out = vec![];
     // (name, elements, decay, norm, max_norm)
     let cases = [
@@ -41,8 +41,8 @@ pub async fn check(gpu: &Rc<Gpu>) -> Result<Vec<CheckResult>> {
             };
             let g = round(rand_vec(200 + ci as u64 * 10 + t, n));
             let tg = Tensor::from_f32(gpu, &[n], &f32s(&g))?;
-            adamw_step_gpu(&opt, &param, &tg, &mut state, decay, &norm, max_norm)?;
-            adamw_step_cpu(
+            adamw_step_into(&opt, &param, &tg, &mut state, decay, &norm, max_norm)?;
+            adamw_step_ref(
                 &opt,
                 &mut cp,
                 &g,

@@ -1,20 +1,20 @@
 //! Dropout checks: the GPU hash against its Rust twin, and forward/backward against the reference.
 
 use super::{f32s, rand_vec, CheckResult};
+use crate::device::Device;
 use crate::error::Result;
-use crate::gpu::Gpu;
 use crate::ops::dropout::{
-    dropout_backward_cpu, dropout_backward_gpu, dropout_cpu, dropout_gpu, dropout_hash,
-    dropout_hash_gpu,
+    dropout_backward_into, dropout_backward_ref, dropout_hash, dropout_hash_into, dropout_into,
+    dropout_ref,
 };
 use crate::tensor::Tensor;
 use std::rc::Rc;
 
-pub async fn check(gpu: &Rc<Gpu>) -> Result<Vec<CheckResult>> {
+pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
     let mut out = vec![];
     let (n, seed) = (20_000usize, 1234u32);
     let th = Tensor::uninit(gpu, &[n])?;
-    dropout_hash_gpu(&th, seed)?;
+    dropout_hash_into(&th, seed)?;
     let same = th
         .to_vec_u32()
         .await?
@@ -35,18 +35,18 @@ pub async fn check(gpu: &Rc<Gpu>) -> Result<Vec<CheckResult>> {
         let (x, dy) = (rand_vec(90 + i as u64, len), rand_vec(95 + i as u64, len));
         let tx = Tensor::from_f32(gpu, &[len], &f32s(&x))?;
         let ty = Tensor::uninit(gpu, &[len])?;
-        dropout_gpu(&tx, &ty, p, seed)?;
+        dropout_into(&tx, &ty, p, seed)?;
         out.push(CheckResult::compare(
             "dropout",
             format!("forward {len} p={p}"),
             &ty.to_vec_f32().await?,
-            &dropout_cpu(&x, p, seed),
+            &dropout_ref(&x, p, seed),
             1e-6,
         ));
         let mut dx = vec![0.0; len];
-        dropout_backward_cpu(&dy, p, seed, &mut dx);
+        dropout_backward_ref(&dy, p, seed, &mut dx);
         let tdx = Tensor::zeros(gpu, &[len])?;
-        dropout_backward_gpu(&Tensor::from_f32(gpu, &[len], &f32s(&dy))?, &tdx, p, seed)?;
+        dropout_backward_into(&Tensor::from_f32(gpu, &[len], &f32s(&dy))?, &tdx, p, seed)?;
         out.push(CheckResult::compare(
             "dropout",
             format!("backward {len} p={p}"),

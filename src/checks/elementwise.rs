@@ -1,13 +1,13 @@
 //! Elementwise checks: add, axpy, GELU and ReLU forward and backward on an awkward size.
 
 use super::{f32s, rand_vec, CheckResult};
+use crate::device::Device;
 use crate::error::Result;
-use crate::gpu::Gpu;
 use crate::ops::elementwise::*;
 use crate::tensor::Tensor;
 use std::rc::Rc;
 
-pub async fn check(gpu: &Rc<Gpu>) -> Result<Vec<CheckResult>> {
+pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
     let n = 4099;
     let (a, b, dout) = (rand_vec(100, n), rand_vec(101, n), rand_vec(102, n));
     // Spread x over [-4, 4) and round it to f32 so the CPU sees exactly what the GPU sees.
@@ -25,15 +25,15 @@ pub async fn check(gpu: &Rc<Gpu>) -> Result<Vec<CheckResult>> {
     let mut out = vec![];
 
     let t = Tensor::uninit(gpu, &[n])?;
-    add_gpu(&ta, &tb, &t)?;
+    add_into(&ta, &tb, &t)?;
     out.push(CheckResult::compare(
         "add",
         case("forward"),
         &t.to_vec_f32().await?,
-        &add_cpu(&a, &b),
+        &add_ref(&a, &b),
         1e-6,
     ));
-    axpy_gpu(&ta, -0.5, &t)?;
+    axpy_into(&ta, -0.5, &t)?;
     let want: Vec<f64> = a.iter().zip(&b).map(|(a, b)| 0.5 * a + b).collect();
     out.push(CheckResult::compare(
         "axpy",
@@ -43,18 +43,18 @@ pub async fn check(gpu: &Rc<Gpu>) -> Result<Vec<CheckResult>> {
         1e-6,
     ));
 
-    gelu_gpu(&tx, &t)?;
+    gelu_into(&tx, &t)?;
     out.push(CheckResult::compare(
         "gelu",
         case("forward"),
         &t.to_vec_f32().await?,
-        &gelu_cpu(&x),
+        &gelu_ref(&x),
         1e-5,
     ));
     let mut dx = b.clone();
-    gelu_backward_cpu(&x, &dout, &mut dx);
+    gelu_backward_ref(&x, &dout, &mut dx);
     let tdx = Tensor::from_f32(gpu, &[n], &f32s(&b))?;
-    gelu_backward_gpu(&tx, &tdout, &tdx)?;
+    gelu_backward_into(&tx, &tdout, &tdx)?;
     out.push(CheckResult::compare(
         "gelu",
         case("backward (accumulating)"),
@@ -63,18 +63,18 @@ pub async fn check(gpu: &Rc<Gpu>) -> Result<Vec<CheckResult>> {
         1e-5,
     ));
 
-    relu_gpu(&tx, &t)?;
+    relu_into(&tx, &t)?;
     out.push(CheckResult::compare(
         "relu",
         case("forward"),
         &t.to_vec_f32().await?,
-        &relu_cpu(&x),
+        &relu_ref(&x),
         1e-6,
     ));
     let mut dx = b.clone();
-    relu_backward_cpu(&x, &dout, &mut dx);
+    relu_backward_ref(&x, &dout, &mut dx);
     let tdx = Tensor::from_f32(gpu, &[n], &f32s(&b))?;
-    relu_backward_gpu(&tx, &tdout, &tdx)?;
+    relu_backward_into(&tx, &tdout, &tdx)?;
     out.push(CheckResult::compare(
         "relu",
         case("backward (accumulating)"),

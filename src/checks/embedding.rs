@@ -1,15 +1,15 @@
 //! Embedding checks: gather and the scatter-add backward with repeated (position-style) ids.
 
 use super::{f32s, rand_vec, CheckResult};
+use crate::device::Device;
 use crate::error::Result;
-use crate::gpu::Gpu;
 use crate::ops::embedding::{
-    embedding_backward_cpu, embedding_backward_gpu, embedding_cpu, embedding_gpu,
+    embedding_backward_into, embedding_backward_ref, embedding_into, embedding_ref,
 };
 use crate::tensor::Tensor;
 use std::rc::Rc;
 
-pub async fn check(gpu: &Rc<Gpu>) -> Result<Vec<CheckResult>> {
+pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
     let mut out = vec![];
     // (N, V, C, name): token-like ids, and position ids 0..T repeated for 4 batch rows.
     for (i, &(n, v, c, name)) in [
@@ -37,18 +37,18 @@ pub async fn check(gpu: &Rc<Gpu>) -> Result<Vec<CheckResult>> {
             Tensor::from_f32(gpu, &[v, c], &f32s(&table))?,
         );
         let to = Tensor::uninit(gpu, &[n, c])?;
-        embedding_gpu(&tids, &tt, &to)?;
+        embedding_into(&tids, &tt, &to)?;
         out.push(CheckResult::compare(
             "embedding",
             format!("forward {name} ({n}) of ({v},{c})"),
             &to.to_vec_f32().await?,
-            &embedding_cpu(&ids, &table, c),
+            &embedding_ref(&ids, &table, c),
             1e-6,
         ));
         let mut d = vec![0.0; v * c];
-        embedding_backward_cpu(&ids, &dout, c, &mut d);
+        embedding_backward_ref(&ids, &dout, c, &mut d);
         let td = Tensor::zeros(gpu, &[v, c])?;
-        embedding_backward_gpu(&tids, &Tensor::from_f32(gpu, &[n, c], &f32s(&dout))?, &td)?;
+        embedding_backward_into(&tids, &Tensor::from_f32(gpu, &[n, c], &f32s(&dout))?, &td)?;
         out.push(CheckResult::compare(
             "embedding",
             format!("backward {name} ({n}) of ({v},{c})"),

@@ -1,13 +1,13 @@
 //! LayerNorm checks: forward, mean/rstd and backward dx/dw/db on (33, 127).
 
 use super::{f32s, rand_vec, CheckResult};
+use crate::device::Device;
 use crate::error::Result;
-use crate::gpu::Gpu;
 use crate::ops::layernorm::*;
 use crate::tensor::Tensor;
 use std::rc::Rc;
 
-pub async fn check(gpu: &Rc<Gpu>) -> Result<Vec<CheckResult>> {
+pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
     let (rows, c) = (33, 127);
     let round = |v: Vec<f64>| v.iter().map(|&a| a as f32 as f64).collect::<Vec<_>>();
     let x = round(
@@ -31,8 +31,8 @@ pub async fn check(gpu: &Rc<Gpu>) -> Result<Vec<CheckResult>> {
         Tensor::uninit(gpu, &[rows])?,
         Tensor::uninit(gpu, &[rows])?,
     );
-    layernorm_gpu(&tx, &tw, &tb, &ty, &tm, &ts)?;
-    let (y, mean, rstd) = layernorm_cpu(&x, &w, &b, c);
+    layernorm_into(&tx, &tw, &tb, &ty, &tm, &ts)?;
+    let (y, mean, rstd) = layernorm_ref(&x, &w, &b, c);
     let case = |s: &str| format!("{s} ({rows}, {c})");
     let mut out = vec![
         CheckResult::compare(
@@ -58,13 +58,13 @@ pub async fn check(gpu: &Rc<Gpu>) -> Result<Vec<CheckResult>> {
         ),
     ];
     let (mut dx, mut dw, mut db) = (vec![0.0; rows * c], vec![0.0; c], vec![0.0; c]);
-    layernorm_backward_cpu(&x, &w, &dy, c, &mut dx, &mut dw, &mut db);
+    layernorm_backward_ref(&x, &w, &dy, c, &mut dx, &mut dw, &mut db);
     let (tdx, tdw, tdb) = (
         Tensor::zeros(gpu, &[rows, c])?,
         Tensor::zeros(gpu, &[c])?,
         Tensor::zeros(gpu, &[c])?,
     );
-    layernorm_backward_gpu(
+    layernorm_backward_into(
         &tx,
         &tw,
         &tm,

@@ -1,15 +1,15 @@
 //! Matmul checks: plain, both operands transposed, batched head views with a broadcast weight.
 
 use super::{f32s, rand_vec, CheckResult};
+use crate::device::Device;
 use crate::error::Result;
-use crate::gpu::Gpu;
 use crate::ops::matmul::{
-    matmul_backward_cpu, matmul_backward_gpu, matmul_cpu, matmul_gpu, Spec, View,
+    matmul_backward_into, matmul_backward_ref, matmul_into, matmul_ref, Spec, View,
 };
 use crate::tensor::Tensor;
 use std::rc::Rc;
 
-pub async fn check(gpu: &Rc<Gpu>) -> Result<Vec<CheckResult>> {
+pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
     let mut out = vec![];
     let cases = [
         ("17x33 · 33x5", Spec::plain(17, 33, 5)),
@@ -66,13 +66,13 @@ pub async fn check(gpu: &Rc<Gpu>) -> Result<Vec<CheckResult>> {
             rand_vec(i as u64 * 3 + 2, clen),
         );
         let mut c = vec![0.0; clen];
-        matmul_cpu(&a, &b, None, &mut c, s, false);
+        matmul_ref(&a, &b, None, &mut c, s, false);
         let (ta, tb) = (
             Tensor::from_f32(gpu, &[alen], &f32s(&a))?,
             Tensor::from_f32(gpu, &[blen], &f32s(&b))?,
         );
         let tc = Tensor::uninit(gpu, &[clen])?;
-        matmul_gpu(&ta, &tb, None, &tc, s, false)?;
+        matmul_into(&ta, &tb, None, &tc, s, false)?;
         out.push(CheckResult::compare(
             "matmul",
             format!("forward {name}"),
@@ -81,10 +81,10 @@ pub async fn check(gpu: &Rc<Gpu>) -> Result<Vec<CheckResult>> {
             1e-4,
         ));
         let (mut da, mut db) = (vec![0.0; alen], vec![0.0; blen]);
-        matmul_backward_cpu(&a, &b, &dc, s, &mut da, &mut db, None);
+        matmul_backward_ref(&a, &b, &dc, s, &mut da, &mut db, None);
         let tdc = Tensor::from_f32(gpu, &[clen], &f32s(&dc))?;
         let (tda, tdb) = (Tensor::zeros(gpu, &[alen])?, Tensor::zeros(gpu, &[blen])?);
-        matmul_backward_gpu(&ta, &tb, &tdc, s, Some(&tda), Some(&tdb), None)?;
+        matmul_backward_into(&ta, &tb, &tdc, s, Some(&tda), Some(&tdb), None)?;
         out.push(CheckResult::compare(
             "matmul",
             format!("backward dA {name}"),

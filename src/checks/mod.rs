@@ -1,8 +1,8 @@
 //! Self-checks that run on any target: each op family's GPU kernels against its CPU reference on
 //! seeded inputs. The page shows them as a table; a native test runs them too.
 
+use crate::device::Device;
 use crate::error::Result;
-use crate::gpu::Gpu;
 use std::rc::Rc;
 
 mod adamw;
@@ -62,7 +62,7 @@ pub(crate) fn f32s(x: &[f64]) -> Vec<f32> {
 }
 
 /// Run every family's checks, in a fixed order.
-pub async fn run_all(gpu: &Rc<Gpu>) -> Result<Vec<CheckResult>> {
+pub async fn run_all(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
     let mut out = vec![];
     out.extend(matmul::check(gpu).await?);
     out.extend(elementwise::check(gpu).await?);

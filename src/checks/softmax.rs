@@ -1,16 +1,16 @@
 //! Causal softmax checks: forward and backward against the f64 reference at a few sequence lengths.
 
 use super::{f32s, rand_vec, CheckResult};
+use crate::device::Device;
 use crate::error::Result;
-use crate::gpu::Gpu;
 use crate::ops::softmax::{
-    causal_softmax_backward_cpu, causal_softmax_backward_gpu, causal_softmax_cpu,
-    causal_softmax_gpu,
+    causal_softmax_backward_into, causal_softmax_backward_ref, causal_softmax_into,
+    causal_softmax_ref,
 };
 use crate::tensor::Tensor;
 use std::rc::Rc;
 
-pub async fn check(gpu: &Rc<Gpu>) -> Result<Vec<CheckResult>> {
+pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
     let mut out = vec![];
     for (i, &(z, t, scale)) in [(2usize, 3usize, 0.5f64), (3, 17, 0.25), (1, 127, 0.125)]
         .iter()
@@ -19,10 +19,10 @@ pub async fn check(gpu: &Rc<Gpu>) -> Result<Vec<CheckResult>> {
         let n = z * t * t;
         let x: Vec<f64> = rand_vec(40 + i as u64, n).iter().map(|v| 4.0 * v).collect();
         let dp = rand_vec(50 + i as u64, n);
-        let p = causal_softmax_cpu(&x, t, scale);
+        let p = causal_softmax_ref(&x, t, scale);
         let tx = Tensor::from_f32(gpu, &[z, t, t], &f32s(&x))?;
         let tp = Tensor::uninit(gpu, &[z, t, t])?;
-        causal_softmax_gpu(&tx, &tp, scale as f32)?;
+        causal_softmax_into(&tx, &tp, scale as f32)?;
         out.push(CheckResult::compare(
             "causal_softmax",
             format!("forward ({z},{t},{t})"),
@@ -31,9 +31,9 @@ pub async fn check(gpu: &Rc<Gpu>) -> Result<Vec<CheckResult>> {
             1e-5,
         ));
         let mut ds = vec![0.0; n];
-        causal_softmax_backward_cpu(&p, &dp, t, scale, &mut ds);
+        causal_softmax_backward_ref(&p, &dp, t, scale, &mut ds);
         let tds = Tensor::zeros(gpu, &[z, t, t])?;
-        causal_softmax_backward_gpu(
+        causal_softmax_backward_into(
             &tp,
             &Tensor::from_f32(gpu, &[z, t, t], &f32s(&dp))?,
             &tds,

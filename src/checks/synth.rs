@@ -3,13 +3,13 @@
 
 use super::{f32s, rand_vec, CheckResult};
 use crate::autograd::{Tape, Var};
+use crate::device::Device;
 use crate::error::Result;
-use crate::gpu::Gpu;
-use crate::ops::synth::{synth_scores, synth_scores_backward_cpu, synth_scores_cpu, SynthDims};
+use crate::ops::synth::{synth_scores, synth_scores_backward_ref, synth_scores_ref, SynthDims};
 use crate::tensor::Tensor;
 use std::rc::Rc;
 
-pub async fn check(gpu: &Rc<Gpu>) -> Result<Vec<CheckResult>> {
+pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
     let mut out = vec![];
     for (n, d) in [
         SynthDims {
@@ -51,7 +51,7 @@ pub async fn check(gpu: &Rc<Gpu>) -> Result<Vec<CheckResult>> {
         let s = synth_scores(
             &tape, &vars[0], &vars[1], &vars[2], &vars[3], &vars[4], d.n_head,
         )?;
-        let want = synth_scores_cpu(&vals[0], &vals[1], &vals[2], &vals[3], &vals[4], d);
+        let want = synth_scores_ref(&vals[0], &vals[1], &vals[2], &vals[3], &vals[4], d);
         let case = format!(
             "(B={}, T={}, C={}, nh={}, L={})",
             d.b, d.t, d.c, d.n_head, d.l
@@ -67,7 +67,7 @@ pub async fn check(gpu: &Rc<Gpu>) -> Result<Vec<CheckResult>> {
         tape.backward(&Var::leaf(Tensor::zeros(gpu, &[1])?, true))?;
         let mut g: Vec<Vec<f64>> = vals.iter().map(|v| vec![0.0; v.len()]).collect();
         if let [a, b, c, e, f] = &mut g[..] {
-            synth_scores_backward_cpu(
+            synth_scores_backward_ref(
                 &vals[0],
                 &vals[1],
                 &vals[2],

@@ -4,8 +4,8 @@
 //! γ ~ N(1, ½)) the single head copies v_a or v_b depending on γ; the two heads stay at the mean.
 
 use super::{attend_cpu, attend_values, dist, DemoRng, Dims};
+use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::gpu::Gpu;
 use serde::Serialize;
 use std::rc::Rc;
 
@@ -92,7 +92,7 @@ fn draw(sp: &NoiseSpec) -> (Vec<f64>, Vec<f64>) {
 
 /// Run one batch: per sample three queries (the single head and the two heads) against that
 /// sample's keys, in one Z = samples batch on the GPU; the CPU does the same in f64.
-pub async fn noise(gpu: &Rc<Gpu>, sp: NoiseSpec) -> Result<Noise> {
+pub async fn noise(gpu: &Rc<Device>, sp: NoiseSpec) -> Result<Noise> {
     let n = sp.n;
     if !(3..=12).contains(&n) || sp.samples == 0 || sp.samples > 4096 {
         return Err(Error::Msg(format!(

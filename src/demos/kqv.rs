@@ -3,8 +3,8 @@
 //! root. Both work in coordinates where the inputs are sums of basis vectors.
 
 use super::{attend_cpu, attend_values, DemoRng, Dims};
+use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::gpu::Gpu;
 use serde::Serialize;
 use std::rc::Rc;
 
@@ -25,7 +25,7 @@ fn project_cpu(rows: &[f64], w: &[f64], d_in: usize, d_out: usize) -> Vec<f64> {
 
 /// `rows·Wᵀ` on the GPU with the strided matmul (W read through a transposed view).
 async fn project(
-    gpu: &Rc<Gpu>,
+    gpu: &Rc<Device>,
     rows: &[f64],
     w: &[f64],
     d_in: usize,
@@ -60,7 +60,7 @@ pub struct Separate {
 /// Q = λ(e_d e_aᵀ + e_c e_dᵀ), V = e_b e_bᵀ − e_c e_cᵀ, so q₂ = λβ·e_d picks x₁ (score λβ²) and
 /// q₁ = λβ·e_c picks x₃.
 pub async fn separate(
-    gpu: &Rc<Gpu>,
+    gpu: &Rc<Device>,
     beta: f64,
     lambda: f64,
     with_proj: bool,
@@ -160,7 +160,7 @@ pub struct Imitation {
 /// W_h·content_{src_h(t)}, which is the identity, a permutation, a linear layer or one tap of a
 /// convolution (edges clamp).
 pub async fn imitate(
-    gpu: &Rc<Gpu>,
+    gpu: &Rc<Device>,
     kind: Imitate,
     t: usize,
     lambda: f64,
@@ -278,7 +278,7 @@ pub async fn imitate(
         t * c,
     )
     .await?;
-    let sum_cpu = |hs: &[f64]| -> Vec<f64> {
+    let sum_ref = |hs: &[f64]| -> Vec<f64> {
         (0..t * c)
             .map(|i| (0..heads).map(|h| hs[h * t * c + i]).sum())
             .collect()
@@ -294,7 +294,7 @@ pub async fn imitate(
         gpu: Mapping { alpha, out },
         cpu: Mapping {
             alpha: ac,
-            out: sum_cpu(&hc),
+            out: sum_ref(&hc),
         },
     })
 }

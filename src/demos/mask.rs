@@ -4,12 +4,12 @@
 
 use super::{fetch, konst, softmax_cpu, softmax_rows, DemoRng};
 use crate::autograd::{Tape, Var};
+use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::gpu::Gpu;
 use crate::ops::adamw::{adamw_step, AdamState, AdamW};
-use crate::ops::matmul::{matmul, matmul_gpu, Spec, View};
-use crate::ops::reduce::global_norm_gpu;
-use crate::ops::softmax::{causal_softmax, causal_softmax_backward_cpu};
+use crate::ops::matmul::{matmul, matmul_into, Spec, View};
+use crate::ops::reduce::global_norm_into;
+use crate::ops::softmax::{causal_softmax, causal_softmax_backward_ref};
 use crate::ops::{cross_entropy::cross_entropy, embedding::embedding};
 use crate::tensor::Tensor;
 use serde::Serialize;
@@ -33,7 +33,7 @@ pub struct MaskView {
 }
 
 /// E7's matrices for seeded N(0, 1) scores of size T.
-pub async fn mask_view(gpu: &Rc<Gpu>, t: usize, seed: u64) -> Result<MaskView> {
+pub async fn mask_view(gpu: &Rc<Device>, t: usize, seed: u64) -> Result<MaskView> {
     if !(1..=64).contains(&t) {
         return Err(Error::Msg(format!("mask: T = {t} is outside 1..=64")));
     }
@@ -60,13 +60,13 @@ pub async fn mask_view(gpu: &Rc<Gpu>, t: usize, seed: u64) -> Result<MaskView> {
         None => return Err(Error::Msg("mask: no gradient reached the scores".into())),
     };
     let masked_gpu = fetch(&p).await?;
-    let masked_cpu = crate::ops::softmax::causal_softmax_cpu(&scores, t, 1.0);
+    let masked_cpu = crate::ops::softmax::causal_softmax_ref(&scores, t, 1.0);
     let open_cpu: Vec<f64> = scores
         .chunks(t)
         .flat_map(|row| softmax_cpu(row, 1.0, t))
         .collect();
     let mut grad_cpu = vec![0.0; t * t];
-    causal_softmax_backward_cpu(&masked_cpu, &up, t, 1.0, &mut grad_cpu);
+    causal_softmax_backward_ref(&masked_cpu, &up, t, 1.0, &mut grad_cpu);
     let above = |x: &[f64]| {
         (0..t * t)
             .filter(|i| i % t > i / t)
@@ -102,7 +102,12 @@ pub struct Training {
 /// logits at t = Σ_j P[t, j]·E[x_j] (E learned (V+1, V+1)). Tokens are i.i.d. uniform over 1..=V,
 /// targets are the next token. With the mask the best loss is ln V; without it the model learns
 /// P[t, t+1] ≈ 1 and E ≈ a scaled identity, and the loss goes to 0.
-pub async fn train_toy(gpu: &Rc<Gpu>, masked: bool, steps: usize, seed: u64) -> Result<Training> {
+pub async fn train_toy(
+    gpu: &Rc<Device>,
+    masked: bool,
+    steps: usize,
+    seed: u64,
+) -> Result<Training> {
     const T: usize = 8;
     const V: usize = 6;
     const B: usize = 16;
@@ -195,11 +200,11 @@ pub async fn train_toy(gpu: &Rc<Gpu>, masked: bool, steps: usize, seed: u64) -> 
         }
         tape.backward(&loss)?;
         let grads: Vec<Tensor> = params.iter().filter_map(|p| p.grad()).collect();
-        global_norm_gpu(&grads.iter().collect::<Vec<_>>(), &norm)?;
+        global_norm_into(&grads.iter().collect::<Vec<_>>(), &norm)?;
         for (pv, st) in params.iter().zip(states.iter_mut()) {
             adamw_step(&opt, pv, st, false, &norm, f32::INFINITY)?;
         }
-        matmul_gpu(
+        matmul_into(
             &slot,
             loss.value(),
             None,

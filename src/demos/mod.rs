@@ -15,8 +15,8 @@ pub mod multi;
 pub mod single;
 
 use crate::autograd::{Tape, Var};
+use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::gpu::Gpu;
 use crate::ops::matmul::{matmul, Spec, View};
 use crate::ops::softmax::causal_softmax;
 use crate::tensor::Tensor;
@@ -44,7 +44,7 @@ impl DemoRng {
 }
 
 /// A constant (no-gradient) tensor on the tape from f64 values.
-pub fn konst(gpu: &Rc<Gpu>, shape: &[usize], x: &[f64]) -> Result<Var> {
+pub fn konst(gpu: &Rc<Device>, shape: &[usize], x: &[f64]) -> Result<Var> {
     let v: Vec<f32> = x.iter().map(|&a| a as f32).collect();
     Ok(Var::leaf(Tensor::from_f32(gpu, shape, &v)?, false))
 }
@@ -69,7 +69,7 @@ pub fn softmax_rows(tape: &Tape, s: &Var, beta: f32) -> Result<Var> {
         )));
     }
     let (r, n) = (sh[0], sh[1]);
-    let gpu = s.gpu().clone();
+    let gpu = s.device().clone();
     let ones = Var::leaf(Tensor::full(&gpu, &[n], 1.0)?, false);
     // Block r (N, N): every row is s[r, :]. A = ones (N×1) shared, B = s[r] as a 1×N matrix.
     let rep = Spec {
@@ -225,7 +225,7 @@ pub fn attend(
 
 /// The GPU's α and c for Z problems given as f64 slices (shared operands hold one problem).
 pub async fn attend_values(
-    gpu: &Rc<Gpu>,
+    gpu: &Rc<Device>,
     q: &[f64],
     k: &[f64],
     v: &[f64],

@@ -4,12 +4,12 @@
 
 use super::{fetch, konst, DemoRng};
 use crate::autograd::Tape;
+use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::gpu::Gpu;
 use crate::model::{Gpt, Pass, Variant};
 use crate::ops::matmul::{linear, matmul, Spec, View};
-use crate::ops::softmax::{causal_softmax, causal_softmax_cpu};
-use crate::ops::synth::{synth_dims, synth_scores, synth_scores_cpu};
+use crate::ops::softmax::{causal_softmax, causal_softmax_ref};
+use crate::ops::synth::{synth_dims, synth_scores, synth_scores_ref};
 use crate::tensor::Tensor;
 use serde::Serialize;
 use std::rc::Rc;
@@ -29,7 +29,7 @@ pub struct Heads {
 /// E8: x (T, C) and Wq, Wk, Wv (C, C) seeded; q = x·Wqᵀ (T, C) seen as (T, H, C/H) and read per
 /// head through a strided view as (H, T, C/H); scores q_h·k_hᵀ/√(C/H), causal softmax, α_h·v_h
 /// written back into columns h·C/H… of (T, C): the concatenation is a view, not a copy.
-pub async fn heads(gpu: &Rc<Gpu>, t: usize, c: usize, h: usize, seed: u64) -> Result<Heads> {
+pub async fn heads(gpu: &Rc<Device>, t: usize, c: usize, h: usize, seed: u64) -> Result<Heads> {
     if h == 0 || !c.is_multiple_of(h) || !(1..=32).contains(&t) || c > 64 {
         return Err(Error::Msg(format!(
             "heads: need H | C, C ≤ 64, 1 ≤ T ≤ 32; got T {t}, C {c}, H {h}"
@@ -101,7 +101,7 @@ pub async fn heads(gpu: &Rc<Gpu>, t: usize, c: usize, h: usize, seed: u64) -> Re
             }
         }
     }
-    let maps_cpu = causal_softmax_cpu(&sc, t, 1.0);
+    let maps_cpu = causal_softmax_ref(&sc, t, 1.0);
     let mut out_cpu = vec![0.0; t * c];
     for hh in 0..h {
         for i in 0..t {
@@ -137,7 +137,7 @@ pub struct SynthVsDot {
     pub dot_row_change: Vec<f64>,
     pub synth_row_change: Vec<f64>,
     /// The synthesizer's scores before the change on the CPU, to compare with the GPU.
-    pub synth_scores_cpu: Vec<f64>,
+    pub synth_scores_ref: Vec<f64>,
     pub synth_scores_gpu: Vec<f64>,
 }
 
@@ -145,7 +145,7 @@ pub struct SynthVsDot {
 /// seeded direction. A dot-product head's rows i ≥ j see the change through k_j; the synthesizer's
 /// row i is ReLU(xᵢA + b₁)B + b₂, a function of xᵢ alone, so only row j can move.
 pub async fn synth_vs_dot(
-    gpu: &Rc<Gpu>,
+    gpu: &Rc<Device>,
     t: usize,
     j: usize,
     delta: f64,
@@ -216,7 +216,7 @@ pub async fn synth_vs_dot(
         j,
         dot_row_change: change(&d0, &d1),
         synth_row_change: change(&s0, &s1),
-        synth_scores_cpu: synth_scores_cpu(&x, &w1, &b1, &w2, &b2, &dims),
+        synth_scores_ref: synth_scores_ref(&x, &w1, &b1, &w2, &b2, &dims),
         synth_scores_gpu: sc0,
         dot_before: d0,
         dot_after: d1,
@@ -254,7 +254,7 @@ pub async fn model_maps(model: &Gpt, vocab: &str, text: &str) -> Result<ModelMap
         ));
     }
     let t = ids.len();
-    let gpu = model.param("tok_emb.weight")?.gpu().clone();
+    let gpu = model.param("tok_emb.weight")?.device().clone();
     model.prepare(1, t)?;
     let idx = Tensor::from_u32(&gpu, &[t], &ids)?;
     let tape = Tape::new();

@@ -5,8 +5,8 @@
 use super::{attend_cpu, attend_values, dist, entropy, fetch, konst, softmax_cpu, softmax_rows};
 use super::{DemoRng, Dims};
 use crate::autograd::Tape;
+use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::gpu::Gpu;
 use crate::ops::matmul::{matmul, Spec, View};
 use serde::Serialize;
 use std::rc::Rc;
@@ -46,7 +46,7 @@ fn check_2d(what: &str, x: &[f64], n: usize) -> Result<()> {
 /// E1: keys and values are N points in the plane (row-major N×2), the query a point; β scales
 /// the scores.
 pub async fn copying(
-    gpu: &Rc<Gpu>,
+    gpu: &Rc<Device>,
     keys: &[f64],
     values: &[f64],
     query: &[f64],
@@ -120,7 +120,13 @@ pub fn average_values(n: usize, seed: u64) -> Vec<f64> {
 }
 
 /// E2: keys e₁…e_N (orthonormal, D = N), q = s·(e_a + e_b) with a = 0, b = 1, values from `seed`.
-pub async fn average(gpu: &Rc<Gpu>, n: usize, s: f64, seed: u64, grid: &[f64]) -> Result<Average> {
+pub async fn average(
+    gpu: &Rc<Device>,
+    n: usize,
+    s: f64,
+    seed: u64,
+    grid: &[f64],
+) -> Result<Average> {
     if !(3..=16).contains(&n) {
         return Err(Error::Msg(format!("average: N = {n} must be in 3..=16")));
     }
@@ -189,7 +195,7 @@ pub struct Temperature {
 /// the matmul, then softmax(β·scores) for β and every grid value in one batch (the rows β_g·s are
 /// an outer product, also a matmul).
 pub async fn temperature(
-    gpu: &Rc<Gpu>,
+    gpu: &Rc<Device>,
     n: usize,
     d: usize,
     seed: u64,

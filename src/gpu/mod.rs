@@ -4,8 +4,12 @@
 //! Everything is single-threaded (`Rc`/`RefCell`): in the browser wgpu objects are not `Send`, and
 //! natively the tests give each thread its own `Gpu`.
 
+mod fill;
 mod pool;
 mod record;
+
+pub(crate) use fill::fill;
+pub(crate) use pool::bucket;
 
 pub(crate) use pool::Pool as PoolHandle;
 pub use pool::PoolStats;
@@ -66,6 +70,8 @@ pub struct Gpu {
     pub(crate) profile: RefCell<Option<std::collections::BTreeMap<String, (u64, f64)>>>,
     /// Use the kernels written for CPU adapters (register-blocked matmul); see `set_cpu_kernels`.
     cpu_kernels: Cell<bool>,
+    /// A software adapter (lavapipe, SwiftShader): `--device auto` never picks it.
+    software: bool,
     lost: Arc<Mutex<Option<String>>>,
 }
 
@@ -77,7 +83,7 @@ const NEED_STORAGE_BUFFERS: u32 = 8;
 impl Gpu {
     /// Find an adapter and open a device on it. Natively this goes through Vulkan/Metal/DX12
     /// (Mesa's lavapipe where there is no GPU); in the browser through WebGPU.
-    pub async fn new() -> Result<Rc<Gpu>> {
+    pub async fn new() -> Result<Gpu> {
         let instance =
             wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
         let adapter = instance
@@ -165,11 +171,17 @@ impl Gpu {
             counters: Cell::new(Stats::default()),
             profile: RefCell::new(None),
             cpu_kernels: Cell::new(info.device_type == wgpu::DeviceType::Cpu),
+            software: info.device_type == wgpu::DeviceType::Cpu,
             lost,
             device,
             queue,
         };
-        Ok(Rc::new(gpu))
+        Ok(gpu)
+    }
+
+    /// Whether the adapter is a software rasteriser on the CPU (lavapipe, SwiftShader).
+    pub fn is_software(&self) -> bool {
+        self.software
     }
 
     /// Whether kernels with a CPU-adapter variant use it (on by default for software adapters such
@@ -182,12 +194,6 @@ impl Gpu {
     /// rounding; only the speed differs.
     pub fn set_cpu_kernels(&self, on: bool) {
         self.cpu_kernels.set(on);
-    }
-
-    /// Native only: block on [`Gpu::new`].
-    #[cfg(not(target_arch = "wasm32"))]
-    pub fn new_blocking() -> Result<Rc<Gpu>> {
-        pollster::block_on(Self::new())
     }
 
     /// A one-line description for logs: name, backend and type.

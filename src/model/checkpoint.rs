@@ -6,8 +6,8 @@ use super::config::{GptConfig, Variant};
 use super::gpt::Gpt;
 use super::params::{decays, layout, Param};
 use crate::autograd::Var;
+use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::gpu::Gpu;
 use crate::tensor::Tensor;
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 use std::collections::HashMap;
@@ -190,7 +190,7 @@ fn read_header(st_meta: &Option<HashMap<String, String>>, what: &str) -> Result<
 /// Read a checkpoint. When `expect` is given, a checkpoint of another variant or size is refused
 /// with a message saying what it is and what was expected. `what` names the file in messages.
 pub fn from_bytes(
-    gpu: &Rc<Gpu>,
+    gpu: &Rc<Device>,
     bytes: &[u8],
     expect: Option<&GptConfig>,
     what: &str,

@@ -5,8 +5,8 @@
 use super::config::{GptConfig, Variant};
 use super::params::{self, Param};
 use crate::autograd::{Tape, Var};
+use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::gpu::Gpu;
 use crate::ops::matmul::{Spec, View};
 use crate::ops::{
     cross_entropy, dropout, elementwise as ew, embedding, layernorm, matmul, softmax, synth,
@@ -21,7 +21,7 @@ pub struct Gpt {
     pub params: Vec<Param>,
     index: HashMap<String, usize>,
     pos_ids: RefCell<HashMap<(usize, usize), Tensor>>,
-    gpu: Rc<Gpu>,
+    gpu: Rc<Device>,
 }
 
 /// Per-forward state: whether dropout is active and the counter that gives each dropout call
@@ -79,13 +79,13 @@ impl Pass {
 }
 
 impl Gpt {
-    pub fn new(gpu: &Rc<Gpu>, cfg: GptConfig, seed: u64) -> Result<Gpt> {
+    pub fn new(gpu: &Rc<Device>, cfg: GptConfig, seed: u64) -> Result<Gpt> {
         cfg.validate()?;
         let params = params::init(gpu, &cfg, seed)?;
         Ok(Gpt::from_params(gpu, cfg, params))
     }
 
-    pub fn from_params(gpu: &Rc<Gpu>, cfg: GptConfig, params: Vec<Param>) -> Gpt {
+    pub fn from_params(gpu: &Rc<Device>, cfg: GptConfig, params: Vec<Param>) -> Gpt {
         let index = params
             .iter()
             .enumerate()

@@ -3,8 +3,8 @@
 
 use super::config::{GptConfig, Variant};
 use crate::autograd::Var;
+use crate::device::Device;
 use crate::error::Result;
-use crate::gpu::Gpu;
 use crate::tensor::Tensor;
 use rand::{rngs::SmallRng, Rng, SeedableRng};
 use std::rc::Rc;
@@ -93,7 +93,7 @@ pub fn init_values(init: Init, n: usize, rng: &mut SmallRng) -> Vec<f32> {
 }
 
 /// Create every parameter on the GPU, initialised from `seed`.
-pub fn init(gpu: &Rc<Gpu>, cfg: &GptConfig, seed: u64) -> Result<Vec<Param>> {
+pub fn init(gpu: &Rc<Device>, cfg: &GptConfig, seed: u64) -> Result<Vec<Param>> {
     let mut rng = SmallRng::seed_from_u64(seed);
     layout(cfg)
         .into_iter()

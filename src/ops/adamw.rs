@@ -52,10 +52,10 @@ pub struct AdamState {
 
 impl AdamState {
     /// Zero moments and step 0 for a parameter of shape `shape`.
-    pub fn new(gpu: &Rc<crate::Gpu>, shape: &[usize]) -> Result<AdamState> {
+    pub fn new(dev: &Rc<crate::Device>, shape: &[usize]) -> Result<AdamState> {
         Ok(AdamState {
-            m: Tensor::zeros(gpu, shape)?,
-            v: Tensor::zeros(gpu, shape)?,
+            m: Tensor::zeros(dev, shape)?,
+            v: Tensor::zeros(dev, shape)?,
             step: 0,
         })
     }
@@ -123,11 +123,11 @@ fn clip_on(max_norm: f32) -> Result<bool> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// GPU
+// On the tensors' device
 
 /// Record one AdamW step of `param` with gradient `grad` on the GPU, clipping by the global norm
 /// held in `norm` (1 element) against `max_norm` (`f32::INFINITY`: no clipping). Increments the step.
-pub fn adamw_step_gpu(
+pub fn adamw_step_into(
     opt: &AdamW,
     param: &Tensor,
     grad: &Tensor,
@@ -179,7 +179,27 @@ pub fn adamw_step_gpu(
         max_norm: if clip { max_norm } else { 0.0 },
         _pad: [0; 3],
     };
-    let gpu = param.gpu();
+    let Some(gpu) = param.device().as_gpu() else {
+        let nv = norm.f32s()?[0];
+        let s = crate::cpu::adamw::AdamScalars {
+            beta1: p.beta1,
+            beta2: p.beta2,
+            eps: p.eps,
+            decay_mul: p.decay_mul,
+            step_size: p.step_size,
+            bc2_sqrt: p.bc2_sqrt,
+            clip: if clip {
+                (p.max_norm / (nv + 1e-6)).min(1.0)
+            } else {
+                1.0
+            },
+        };
+        let (mut m, mut v) = (state.m.f32s_mut()?, state.v.f32s_mut()?);
+        crate::cpu::adamw::adamw(&mut param.f32s_mut()?, &grad.f32s()?, &mut m, &mut v, &s);
+        drop((m, v));
+        state.step = t;
+        return Ok(());
+    };
     gpu.dispatch(
         &ADAMW,
         &p,
@@ -204,7 +224,7 @@ pub fn adamw_step(
     max_norm: f32,
 ) -> Result<()> {
     match param.grad() {
-        Some(g) => adamw_step_gpu(opt, param.value(), &g, state, decay, norm, max_norm),
+        Some(g) => adamw_step_into(opt, param.value(), &g, state, decay, norm, max_norm),
         None => Ok(()),
     }
 }
@@ -213,7 +233,7 @@ pub fn adamw_step(
 // CPU reference (f64)
 
 /// `clip_grad_norm_`'s factor: `min(1, max_norm / (norm + 1e-6))`; 1 for an infinite `max_norm`.
-pub fn clip_factor_cpu(norm: f64, max_norm: f64) -> f64 {
+pub fn clip_factor_ref(norm: f64, max_norm: f64) -> f64 {
     if max_norm.is_finite() {
         (max_norm / (norm + CLIP_EPS)).min(1.0)
     } else {
@@ -224,7 +244,7 @@ pub fn clip_factor_cpu(norm: f64, max_norm: f64) -> f64 {
 /// One AdamW step in f64 on slices of equal length; `step` is the count before this step and is
 /// incremented. Same operation order as the kernel.
 #[allow(clippy::too_many_arguments)]
-pub fn adamw_step_cpu(
+pub fn adamw_step_ref(
     opt: &AdamW,
     param: &mut [f64],
     grad: &[f64],
@@ -238,7 +258,7 @@ pub fn adamw_step_cpu(
     *step = step.saturating_add(1);
     let (decay_mul, step_size, bc2_sqrt) = scalars(opt, *step, decay);
     let (b1, b2, eps) = (opt.beta1 as f64, opt.beta2 as f64, opt.eps as f64);
-    let c = clip_factor_cpu(norm, max_norm);
+    let c = clip_factor_ref(norm, max_norm);
     for i in 0..param.len() {
         let g = grad[i] * c;
         m[i] = b1 * m[i] + (1.0 - b1) * g;

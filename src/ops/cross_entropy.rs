@@ -70,11 +70,11 @@ pub fn check_targets(targets: &[u32], v: usize) -> Result<()> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// GPU
+// On the tensors' device
 
 /// Forward: writes the mean loss into `loss` (1 element) and the per-row statistics the backward
 /// needs into `stats` (3N + 1 elements: row lse, row loss, row valid, count).
-pub fn cross_entropy_gpu(
+pub fn cross_entropy_into(
     logits: &Tensor,
     targets: &Tensor,
     loss: &Tensor,
@@ -90,7 +90,18 @@ pub fn cross_entropy_gpu(
             loss.shape(),
         ));
     }
-    let gpu = logits.gpu();
+    let Some(gpu) = logits.device().as_gpu() else {
+        let (v, t) = (p.v as usize, targets.u32s()?);
+        let l = crate::cpu::cross_entropy::ce_forward(
+            &logits.f32s()?,
+            &t,
+            &mut stats.f32s_mut()?,
+            n,
+            v,
+        );
+        loss.f32s_mut()?[0] = l;
+        return Ok(());
+    };
     gpu.dispatch(
         &ROWS,
         &p,
@@ -101,7 +112,7 @@ pub fn cross_entropy_gpu(
 }
 
 /// Backward: `dlogits += dloss · (softmax − onehot) / count` on rows with a valid target.
-pub fn cross_entropy_backward_gpu(
+pub fn cross_entropy_backward_into(
     logits: &Tensor,
     targets: &Tensor,
     stats: &Tensor,
@@ -117,7 +128,16 @@ pub fn cross_entropy_backward_gpu(
             dlogits.shape(),
         ));
     }
-    let gpu = logits.gpu();
+    let Some(gpu) = logits.device().as_gpu() else {
+        let (n, v) = (p.n as usize, p.v as usize);
+        let (l, t, st) = (logits.f32s()?, targets.u32s()?, stats.f32s()?);
+        let d = *dloss
+            .f32s()?
+            .first()
+            .ok_or_else(|| Error::Shape("cross_entropy backward: empty dloss".into()))?;
+        crate::cpu::cross_entropy::ce_bwd(&l, &t, &st, d, &mut dlogits.f32s_mut()?, n, v);
+        return Ok(());
+    };
     let groups = grid_1d(
         (p.n * p.v).div_ceil(WG),
         gpu.limits.max_compute_workgroups_per_dimension,
@@ -138,7 +158,7 @@ fn valid(t: u32, v: usize) -> bool {
 }
 
 /// The mean loss over rows with a valid target (0 when there are none).
-pub fn cross_entropy_cpu(logits: &[f64], targets: &[u32], v: usize) -> f64 {
+pub fn cross_entropy_ref(logits: &[f64], targets: &[u32], v: usize) -> f64 {
     let (mut s, mut c) = (0.0, 0usize);
     for (row, &t) in logits.chunks(v).zip(targets) {
         if valid(t, v) {
@@ -154,7 +174,7 @@ pub fn cross_entropy_cpu(logits: &[f64], targets: &[u32], v: usize) -> f64 {
 }
 
 /// `dlogits += dloss · (softmax − onehot) / count` for valid rows.
-pub fn cross_entropy_backward_cpu(
+pub fn cross_entropy_backward_ref(
     logits: &[f64],
     targets: &[u32],
     v: usize,
@@ -180,16 +200,16 @@ pub fn cross_entropy_backward_cpu(
 /// The mean cross-entropy of `logits` (N, V) against `targets` (N) u32, ignoring target 0.
 pub fn cross_entropy(tape: &Tape, logits: &Var, targets: &Tensor) -> Result<Var> {
     let p = params(logits.shape(), targets.shape())?;
-    let gpu = logits.gpu();
+    let gpu = logits.device();
     let loss = Tensor::uninit(gpu, &[1])?;
     let stats = Tensor::uninit(gpu, &[3 * p.n as usize + 1])?;
-    cross_entropy_gpu(logits.value(), targets, &loss, &stats)?;
+    cross_entropy_into(logits.value(), targets, &loss, &stats)?;
     let (l, t) = (logits.clone(), targets.clone());
     Ok(tape.push("cross_entropy", &[logits], loss, move |out| {
         if !l.requires_grad() {
             return Ok(());
         }
-        cross_entropy_backward_gpu(
+        cross_entropy_backward_into(
             l.value(),
             &t,
             &stats,

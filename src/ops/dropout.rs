@@ -54,29 +54,15 @@ pub fn scale(p: f32) -> f32 {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The hash (twin of the WGSL one)
+// The hash (twin of the WGSL one, in the CPU backend's file)
 
-fn pcg(v: u32) -> u32 {
-    let s = v.wrapping_mul(747796405).wrapping_add(2891336453);
-    let w = ((s >> ((s >> 28) + 4)) ^ s).wrapping_mul(277803737);
-    (w >> 22) ^ w
-}
-
-/// The 32-bit hash of (seed, element index).
-pub fn dropout_hash(seed: u32, i: u32) -> u32 {
-    pcg(pcg(i ^ pcg(seed)).wrapping_add(seed))
-}
-
-/// Whether element `i` is kept: its 24-bit uniform in [0, 1) is at least `p`.
-pub fn dropout_keep(seed: u32, i: u32, p: f32) -> bool {
-    ((dropout_hash(seed, i) >> 8) as f32) * (1.0 / 16777216.0) >= p
-}
+pub use crate::cpu::dropout::{dropout_hash, dropout_keep};
 
 // ---------------------------------------------------------------------------------------------
-// GPU
+// On the tensors' device
 
 /// `y = x · mask · scale(p)`.
-pub fn dropout_gpu(x: &Tensor, y: &Tensor, p: f32, seed: u32) -> Result<()> {
+pub fn dropout_into(x: &Tensor, y: &Tensor, p: f32, seed: u32) -> Result<()> {
     if x.numel() != y.numel() {
         return Err(crate::error::shape_err(
             "dropout",
@@ -86,7 +72,10 @@ pub fn dropout_gpu(x: &Tensor, y: &Tensor, p: f32, seed: u32) -> Result<()> {
         ));
     }
     let pr = params(x.numel(), p, seed)?;
-    let gpu = x.gpu();
+    let Some(gpu) = x.device().as_gpu() else {
+        crate::cpu::dropout::dropout_fwd(&x.f32s()?, &mut y.f32s_mut()?, p, seed, pr.scale);
+        return Ok(());
+    };
     gpu.dispatch(
         &FWD,
         &pr,
@@ -99,7 +88,7 @@ pub fn dropout_gpu(x: &Tensor, y: &Tensor, p: f32, seed: u32) -> Result<()> {
 }
 
 /// `dx += dy · mask · scale(p)` with the mask recomputed from `seed`.
-pub fn dropout_backward_gpu(dy: &Tensor, dx: &Tensor, p: f32, seed: u32) -> Result<()> {
+pub fn dropout_backward_into(dy: &Tensor, dx: &Tensor, p: f32, seed: u32) -> Result<()> {
     if dx.numel() != dy.numel() {
         return Err(crate::error::shape_err(
             "dropout backward",
@@ -109,7 +98,10 @@ pub fn dropout_backward_gpu(dy: &Tensor, dx: &Tensor, p: f32, seed: u32) -> Resu
         ));
     }
     let pr = params(dy.numel(), p, seed)?;
-    let gpu = dy.gpu();
+    let Some(gpu) = dy.device().as_gpu() else {
+        crate::cpu::dropout::dropout_bwd(&dy.f32s()?, &mut dx.f32s_mut()?, p, seed, pr.scale);
+        return Ok(());
+    };
     gpu.dispatch(
         &BWD,
         &pr,
@@ -122,9 +114,13 @@ pub fn dropout_backward_gpu(dy: &Tensor, dx: &Tensor, p: f32, seed: u32) -> Resu
 }
 
 /// The raw hashes of indices 0..len(out) (a u32 tensor), to test the two hash twins agree.
-pub fn dropout_hash_gpu(out: &Tensor, seed: u32) -> Result<()> {
+pub fn dropout_hash_into(out: &Tensor, seed: u32) -> Result<()> {
     let pr = params(out.numel(), 0.0, seed)?;
-    let gpu = out.gpu();
+    let Some(gpu) = out.device().as_gpu() else {
+        let mut o = out.f32s_mut()?;
+        crate::cpu::dropout::dropout_bits(bytemuck::cast_slice_mut(&mut o), seed);
+        return Ok(());
+    };
     gpu.dispatch(
         &BITS,
         &pr,
@@ -139,7 +135,7 @@ pub fn dropout_hash_gpu(out: &Tensor, seed: u32) -> Result<()> {
 // ---------------------------------------------------------------------------------------------
 // CPU reference (f64, with the same f32 mask and scale)
 
-pub fn dropout_cpu(x: &[f64], p: f32, seed: u32) -> Vec<f64> {
+pub fn dropout_ref(x: &[f64], p: f32, seed: u32) -> Vec<f64> {
     let s = scale(p) as f64;
     x.iter()
         .enumerate()
@@ -154,7 +150,7 @@ pub fn dropout_cpu(x: &[f64], p: f32, seed: u32) -> Vec<f64> {
 }
 
 /// `dx += dy · mask · scale(p)`.
-pub fn dropout_backward_cpu(dy: &[f64], p: f32, seed: u32, dx: &mut [f64]) {
+pub fn dropout_backward_ref(dy: &[f64], p: f32, seed: u32, dx: &mut [f64]) {
     let s = scale(p) as f64;
     for (i, (d, g)) in dx.iter_mut().zip(dy).enumerate() {
         if dropout_keep(seed, i as u32, p) {
@@ -173,13 +169,13 @@ pub fn dropout(tape: &Tape, x: &Var, p: f32, seed: u32) -> Result<Var> {
     if p == 0.0 {
         return x.reshape(x.shape());
     }
-    let y = Tensor::uninit(x.gpu(), x.shape())?;
-    dropout_gpu(x.value(), &y, p, seed)?;
+    let y = Tensor::uninit(x.device(), x.shape())?;
+    dropout_into(x.value(), &y, p, seed)?;
     let xv = x.clone();
     Ok(tape.push("dropout", &[x], y, move |out| {
         if !xv.requires_grad() {
             return Ok(());
         }
-        dropout_backward_gpu(&out.grad_or_zeros()?, &xv.grad_or_zeros()?, p, seed)
+        dropout_backward_into(&out.grad_or_zeros()?, &xv.grad_or_zeros()?, p, seed)
     }))
 }

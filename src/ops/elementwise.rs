@@ -1,6 +1,6 @@
 //! Elementwise ops on tensors of any shape: `add(a, b)` (same shapes), `scale(a, s) = s·a`,
 //! `relu(a) = max(a, 0)`, `gelu(a) = a·Φ(a) = 0.5·a·(1 + erf(a/√2))` (PyTorch's exact form), their
-//! backward passes (accumulating), the GPU helpers `add_gpu` and `axpy_gpu` (y += α·x), and f64
+//! backward passes (accumulating), the GPU helpers `add_into` and `axpy_into` (y += α·x), and f64
 //! CPU references including an accurate `erf`/`erfc`.
 
 use crate::autograd::{Tape, Var};
@@ -76,7 +76,11 @@ fn no_alias(op: &str, input: &Tensor, out: &Tensor) -> Result<()> {
 
 /// One dispatch over `n` elements: `a` at binding 1, `y` at 2, optional `b` at 3.
 fn launch(k: &Kernel, a: &Tensor, y: &Tensor, b: Option<&Tensor>, alpha: f32) -> Result<()> {
-    let gpu = a.gpu();
+    let Some(gpu) = a.device().as_gpu() else {
+        let (a, b) = (a.f32s()?, b.map(|b| b.f32s()).transpose()?);
+        crate::cpu::elementwise::run(k.entry, &a, &mut y.f32s_mut()?, b.as_deref(), alpha);
+        return Ok(());
+    };
     let n = u32::try_from(y.numel()).map_err(|_| {
         Error::Msg(format!(
             "{}: {} elements do not fit in 32 bits",
@@ -100,10 +104,10 @@ fn launch(k: &Kernel, a: &Tensor, y: &Tensor, b: Option<&Tensor>, alpha: f32) ->
 }
 
 // ---------------------------------------------------------------------------------------------
-// GPU
+// On the tensors' device
 
 /// `out = a + b` (all three the same number of elements; `out` distinct from both).
-pub fn add_gpu(a: &Tensor, b: &Tensor, out: &Tensor) -> Result<()> {
+pub fn add_into(a: &Tensor, b: &Tensor, out: &Tensor) -> Result<()> {
     same_len("add", a, b)?;
     same_len("add", a, out)?;
     no_alias("add", a, out)?;
@@ -112,32 +116,32 @@ pub fn add_gpu(a: &Tensor, b: &Tensor, out: &Tensor) -> Result<()> {
 }
 
 /// `out = s·a`.
-pub fn scale_gpu(a: &Tensor, s: f32, out: &Tensor) -> Result<()> {
+pub fn scale_into(a: &Tensor, s: f32, out: &Tensor) -> Result<()> {
     same_len("scale", a, out)?;
     no_alias("scale", a, out)?;
     launch(&SCALE, a, out, None, s)
 }
 
 /// `y += alpha·x`. When `x` and `y` are one buffer the update goes through a scratch copy.
-pub fn axpy_gpu(x: &Tensor, alpha: f32, y: &Tensor) -> Result<()> {
+pub fn axpy_into(x: &Tensor, alpha: f32, y: &Tensor) -> Result<()> {
     same_len("axpy", x, y)?;
     if x.same_buffer(y) {
-        let tmp = Tensor::uninit(x.gpu(), x.shape())?;
-        scale_gpu(x, alpha, &tmp)?;
+        let tmp = Tensor::uninit(x.device(), x.shape())?;
+        scale_into(x, alpha, &tmp)?;
         return launch(&AXPY, &tmp, y, None, 1.0);
     }
     launch(&AXPY, x, y, None, alpha)
 }
 
 /// `out = max(x, 0)`.
-pub fn relu_gpu(x: &Tensor, out: &Tensor) -> Result<()> {
+pub fn relu_into(x: &Tensor, out: &Tensor) -> Result<()> {
     same_len("relu", x, out)?;
     no_alias("relu", x, out)?;
     launch(&RELU, x, out, None, 1.0)
 }
 
 /// `dx += dout · [x > 0]`.
-pub fn relu_backward_gpu(x: &Tensor, dout: &Tensor, dx: &Tensor) -> Result<()> {
+pub fn relu_backward_into(x: &Tensor, dout: &Tensor, dx: &Tensor) -> Result<()> {
     same_len("relu backward", x, dout)?;
     same_len("relu backward", x, dx)?;
     no_alias("relu backward", x, dx)?;
@@ -146,14 +150,14 @@ pub fn relu_backward_gpu(x: &Tensor, dout: &Tensor, dx: &Tensor) -> Result<()> {
 }
 
 /// `out = x·Φ(x)`.
-pub fn gelu_gpu(x: &Tensor, out: &Tensor) -> Result<()> {
+pub fn gelu_into(x: &Tensor, out: &Tensor) -> Result<()> {
     same_len("gelu", x, out)?;
     no_alias("gelu", x, out)?;
     launch(&GELU, x, out, None, 1.0)
 }
 
 /// `dx += dout · (Φ(x) + x·φ(x))`.
-pub fn gelu_backward_gpu(x: &Tensor, dout: &Tensor, dx: &Tensor) -> Result<()> {
+pub fn gelu_backward_into(x: &Tensor, dout: &Tensor, dx: &Tensor) -> Result<()> {
     same_len("gelu backward", x, dout)?;
     same_len("gelu backward", x, dx)?;
     no_alias("gelu backward", x, dx)?;
@@ -204,20 +208,20 @@ fn phi(x: f64) -> f64 {
     0.5 * erfc(-x / std::f64::consts::SQRT_2)
 }
 
-pub fn add_cpu(a: &[f64], b: &[f64]) -> Vec<f64> {
+pub fn add_ref(a: &[f64], b: &[f64]) -> Vec<f64> {
     a.iter().zip(b).map(|(x, y)| x + y).collect()
 }
 
-pub fn scale_cpu(a: &[f64], s: f64) -> Vec<f64> {
+pub fn scale_ref(a: &[f64], s: f64) -> Vec<f64> {
     a.iter().map(|x| s * x).collect()
 }
 
-pub fn relu_cpu(x: &[f64]) -> Vec<f64> {
+pub fn relu_ref(x: &[f64]) -> Vec<f64> {
     x.iter().map(|&v| v.max(0.0)).collect()
 }
 
 /// `dx += dout · [x > 0]` (zero gradient at x ≤ 0, as PyTorch).
-pub fn relu_backward_cpu(x: &[f64], dout: &[f64], dx: &mut [f64]) {
+pub fn relu_backward_ref(x: &[f64], dout: &[f64], dx: &mut [f64]) {
     for ((d, &v), &g) in dx.iter_mut().zip(x).zip(dout) {
         if v > 0.0 {
             *d += g;
@@ -225,12 +229,12 @@ pub fn relu_backward_cpu(x: &[f64], dout: &[f64], dx: &mut [f64]) {
     }
 }
 
-pub fn gelu_cpu(x: &[f64]) -> Vec<f64> {
+pub fn gelu_ref(x: &[f64]) -> Vec<f64> {
     x.iter().map(|&v| v * phi(v)).collect()
 }
 
 /// `dx += dout · (Φ(x) + x·e^(−x²/2)/√(2π))`.
-pub fn gelu_backward_cpu(x: &[f64], dout: &[f64], dx: &mut [f64]) {
+pub fn gelu_backward_ref(x: &[f64], dout: &[f64], dx: &mut [f64]) {
     let inv_sqrt_2pi = 1.0 / (2.0 * std::f64::consts::PI).sqrt();
     for ((d, &v), &g) in dx.iter_mut().zip(x).zip(dout) {
         *d += g * (phi(v) + v * (-0.5 * v * v).exp() * inv_sqrt_2pi);
@@ -250,14 +254,14 @@ pub fn add(tape: &Tape, a: &Var, b: &Var) -> Result<Var> {
             b.shape(),
         ));
     }
-    let out = Tensor::uninit(a.gpu(), a.shape())?;
-    add_gpu(a.value(), b.value(), &out)?;
+    let out = Tensor::uninit(a.device(), a.shape())?;
+    add_into(a.value(), b.value(), &out)?;
     let (a2, b2) = (a.clone(), b.clone());
     Ok(tape.push("add", &[a, b], out, move |out| {
         let g = out.grad_or_zeros()?;
         for v in [&a2, &b2] {
             if v.requires_grad() {
-                axpy_gpu(&g, 1.0, &v.grad_or_zeros()?)?;
+                axpy_into(&g, 1.0, &v.grad_or_zeros()?)?;
             }
         }
         Ok(())
@@ -266,12 +270,12 @@ pub fn add(tape: &Tape, a: &Var, b: &Var) -> Result<Var> {
 
 /// `s·a`.
 pub fn scale(tape: &Tape, a: &Var, s: f32) -> Result<Var> {
-    let out = Tensor::uninit(a.gpu(), a.shape())?;
-    scale_gpu(a.value(), s, &out)?;
+    let out = Tensor::uninit(a.device(), a.shape())?;
+    scale_into(a.value(), s, &out)?;
     let a2 = a.clone();
     Ok(tape.push("scale", &[a], out, move |out| {
         if a2.requires_grad() {
-            axpy_gpu(&out.grad_or_zeros()?, s, &a2.grad_or_zeros()?)?;
+            axpy_into(&out.grad_or_zeros()?, s, &a2.grad_or_zeros()?)?;
         }
         Ok(())
     }))
@@ -279,12 +283,12 @@ pub fn scale(tape: &Tape, a: &Var, s: f32) -> Result<Var> {
 
 /// `max(a, 0)`, gradient 0 at a ≤ 0.
 pub fn relu(tape: &Tape, a: &Var) -> Result<Var> {
-    let out = Tensor::uninit(a.gpu(), a.shape())?;
-    relu_gpu(a.value(), &out)?;
+    let out = Tensor::uninit(a.device(), a.shape())?;
+    relu_into(a.value(), &out)?;
     let a2 = a.clone();
     Ok(tape.push("relu", &[a], out, move |out| {
         if a2.requires_grad() {
-            relu_backward_gpu(a2.value(), &out.grad_or_zeros()?, &a2.grad_or_zeros()?)?;
+            relu_backward_into(a2.value(), &out.grad_or_zeros()?, &a2.grad_or_zeros()?)?;
         }
         Ok(())
     }))
@@ -292,12 +296,12 @@ pub fn relu(tape: &Tape, a: &Var) -> Result<Var> {
 
 /// `0.5·a·(1 + erf(a/√2))`, PyTorch's default (exact) GELU.
 pub fn gelu(tape: &Tape, a: &Var) -> Result<Var> {
-    let out = Tensor::uninit(a.gpu(), a.shape())?;
-    gelu_gpu(a.value(), &out)?;
+    let out = Tensor::uninit(a.device(), a.shape())?;
+    gelu_into(a.value(), &out)?;
     let a2 = a.clone();
     Ok(tape.push("gelu", &[a], out, move |out| {
         if a2.requires_grad() {
-            gelu_backward_gpu(a2.value(), &out.grad_or_zeros()?, &a2.grad_or_zeros()?)?;
+            gelu_backward_into(a2.value(), &out.grad_or_zeros()?, &a2.grad_or_zeros()?)?;
         }
         Ok(())
     }))

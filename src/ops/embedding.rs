@@ -64,10 +64,10 @@ pub fn check_ids(ids: &[u32], v: usize) -> Result<()> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// GPU
+// On the tensors' device
 
 /// `out[n, :] = table[ids[n], :]` (0 for ids ≥ V); out is (N, C).
-pub fn embedding_gpu(ids: &Tensor, table: &Tensor, out: &Tensor) -> Result<()> {
+pub fn embedding_into(ids: &Tensor, table: &Tensor, out: &Tensor) -> Result<()> {
     let p = params(ids.shape(), table.shape())?;
     if out.shape() != [p.n as usize, p.c as usize] {
         return Err(shape_err(
@@ -77,7 +77,11 @@ pub fn embedding_gpu(ids: &Tensor, table: &Tensor, out: &Tensor) -> Result<()> {
             table.shape(),
         ));
     }
-    let gpu = ids.gpu();
+    let Some(gpu) = ids.device().as_gpu() else {
+        let (v, c) = (p.v as usize, p.c as usize);
+        crate::cpu::embedding::gather(&ids.u32s()?, &table.f32s()?, &mut out.f32s_mut()?, v, c);
+        return Ok(());
+    };
     gpu.dispatch(
         &FWD,
         &p,
@@ -90,7 +94,7 @@ pub fn embedding_gpu(ids: &Tensor, table: &Tensor, out: &Tensor) -> Result<()> {
 }
 
 /// `dtable[ids[n], :] += dout[n, :]`.
-pub fn embedding_backward_gpu(ids: &Tensor, dout: &Tensor, dtable: &Tensor) -> Result<()> {
+pub fn embedding_backward_into(ids: &Tensor, dout: &Tensor, dtable: &Tensor) -> Result<()> {
     let p = params(ids.shape(), dtable.shape())?;
     if dout.shape() != [p.n as usize, p.c as usize] {
         return Err(shape_err(
@@ -100,7 +104,17 @@ pub fn embedding_backward_gpu(ids: &Tensor, dout: &Tensor, dtable: &Tensor) -> R
             dtable.shape(),
         ));
     }
-    let gpu = ids.gpu();
+    let Some(gpu) = ids.device().as_gpu() else {
+        let (v, c) = (p.v as usize, p.c as usize);
+        crate::cpu::embedding::scatter_add(
+            &ids.u32s()?,
+            &dout.f32s()?,
+            &mut dtable.f32s_mut()?,
+            v,
+            c,
+        );
+        return Ok(());
+    };
     gpu.dispatch(
         &BWD,
         &p,
@@ -116,7 +130,7 @@ pub fn embedding_backward_gpu(ids: &Tensor, dout: &Tensor, dtable: &Tensor) -> R
 // CPU reference (f64)
 
 /// `out[n, :] = table[ids[n], :]` for a (V, C) table; rows for ids ≥ V are 0.
-pub fn embedding_cpu(ids: &[u32], table: &[f64], c: usize) -> Vec<f64> {
+pub fn embedding_ref(ids: &[u32], table: &[f64], c: usize) -> Vec<f64> {
     let v = table.len() / c.max(1);
     let mut out = vec![0.0; ids.len() * c];
     for (row, &id) in out.chunks_mut(c.max(1)).zip(ids) {
@@ -128,7 +142,7 @@ pub fn embedding_cpu(ids: &[u32], table: &[f64], c: usize) -> Vec<f64> {
 }
 
 /// `dtable[ids[n], :] += dout[n, :]`.
-pub fn embedding_backward_cpu(ids: &[u32], dout: &[f64], c: usize, dtable: &mut [f64]) {
+pub fn embedding_backward_ref(ids: &[u32], dout: &[f64], c: usize, dtable: &mut [f64]) {
     let v = dtable.len() / c.max(1);
     for (n, &id) in ids.iter().enumerate() {
         if (id as usize) < v {
@@ -145,13 +159,13 @@ pub fn embedding_backward_cpu(ids: &[u32], dout: &[f64], c: usize, dtable: &mut 
 /// Look up rows of `table` (V, C) for `ids` (N) u32, giving (N, C).
 pub fn embedding(tape: &Tape, ids: &Tensor, table: &Var) -> Result<Var> {
     let p = params(ids.shape(), table.shape())?;
-    let out = Tensor::uninit(ids.gpu(), &[p.n as usize, p.c as usize])?;
-    embedding_gpu(ids, table.value(), &out)?;
+    let out = Tensor::uninit(ids.device(), &[p.n as usize, p.c as usize])?;
+    embedding_into(ids, table.value(), &out)?;
     let (ids, t) = (ids.clone(), table.clone());
     Ok(tape.push("embedding", &[table], out, move |out| {
         if !t.requires_grad() {
             return Ok(());
         }
-        embedding_backward_gpu(&ids, &out.grad_or_zeros()?, &t.grad_or_zeros()?)
+        embedding_backward_into(&ids, &out.grad_or_zeros()?, &t.grad_or_zeros()?)
     }))
 }

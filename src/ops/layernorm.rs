@@ -85,10 +85,10 @@ fn distinct(ts: &[&Tensor]) -> Result<()> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// GPU
+// On the tensors' device
 
 /// `y = layernorm(x; w, b)`, writing `mean` and `rstd` (one per row) for the backward.
-pub fn layernorm_gpu(
+pub fn layernorm_into(
     x: &Tensor,
     w: &Tensor,
     b: &Tensor,
@@ -106,7 +106,20 @@ pub fn layernorm_gpu(
         ));
     }
     distinct(&[x, w, b, y, mean, rstd])?;
-    let gpu = x.gpu();
+    let Some(gpu) = x.device().as_gpu() else {
+        let (mut m, mut s) = (mean.f32s_mut()?, rstd.f32s_mut()?);
+        let (xs, ws, bs) = (x.f32s()?, w.f32s()?, b.f32s()?);
+        crate::cpu::layernorm::ln_forward(
+            &xs,
+            &ws,
+            &bs,
+            &mut y.f32s_mut()?,
+            (&mut m, &mut s),
+            c,
+            EPS,
+        );
+        return Ok(());
+    };
     let p = params(rows, c, BLOCK_ROWS, 0)?;
     gpu.dispatch(
         &FORWARD,
@@ -118,7 +131,7 @@ pub fn layernorm_gpu(
 
 /// Accumulate the gradients of layernorm into whichever of `dx`, `dw`, `db` are given.
 #[allow(clippy::too_many_arguments)]
-pub fn layernorm_backward_gpu(
+pub fn layernorm_backward_into(
     x: &Tensor,
     w: &Tensor,
     mean: &Tensor,
@@ -137,7 +150,9 @@ pub fn layernorm_backward_gpu(
             &[dy.numel(), mean.numel(), rstd.numel()],
         ));
     }
-    let gpu = x.gpu();
+    let Some(gpu) = x.device().as_gpu() else {
+        return layernorm_backward_cpu(x, w, mean, rstd, dy, dx, dw, db, c);
+    };
     let maxd = gpu.limits.max_compute_workgroups_per_dimension;
     if let Some(dx) = dx {
         if dx.numel() != rows * c {
@@ -167,7 +182,7 @@ pub fn layernorm_backward_gpu(
         .unwrap_or(u32::MAX)
         .max(1);
     let p = params(rows, c, block_rows, nblocks)?;
-    let partials = Tensor::uninit(gpu, &[2, nblocks as usize, c])?;
+    let partials = Tensor::uninit(x.device(), &[2, nblocks as usize, c])?;
     distinct(&[x, dy, mean, rstd, &partials])?;
     gpu.dispatch(
         &DWDB_PARTIAL,
@@ -180,7 +195,7 @@ pub fn layernorm_backward_gpu(
     let (dw, db) = match (dw, db) {
         (Some(a), Some(b)) => (a, b),
         (Some(a), None) | (None, Some(a)) => {
-            scratch = Tensor::uninit(gpu, &[c])?;
+            scratch = Tensor::uninit(x.device(), &[c])?;
             if db.is_none() {
                 (a, &scratch)
             } else {
@@ -206,11 +221,77 @@ pub fn layernorm_backward_gpu(
     )
 }
 
+/// The backward on the CPU backend: the same checks, then the row kernels.
+#[allow(clippy::too_many_arguments)]
+fn layernorm_backward_cpu(
+    x: &Tensor,
+    w: &Tensor,
+    mean: &Tensor,
+    rstd: &Tensor,
+    dy: &Tensor,
+    dx: Option<&Tensor>,
+    dw: Option<&Tensor>,
+    db: Option<&Tensor>,
+    c: usize,
+) -> Result<()> {
+    let (xs, dys, m, s) = (x.f32s()?, dy.f32s()?, mean.f32s()?, rstd.f32s()?);
+    if let Some(dx) = dx {
+        if dx.numel() != xs.len() {
+            return Err(shape_err(
+                "layernorm backward",
+                "input and dx",
+                x.shape(),
+                dx.shape(),
+            ));
+        }
+        crate::cpu::layernorm::ln_backward_dx(
+            &xs,
+            &w.f32s()?,
+            &dys,
+            &mut dx.f32s_mut()?,
+            &m,
+            &s,
+            c,
+        );
+    }
+    let mut scratch = (vec![0.0; c], vec![0.0; c]);
+    let mut dwm = match dw {
+        Some(t) if t.numel() == c => Some(t.f32s_mut()?),
+        Some(t) => {
+            return Err(shape_err(
+                "layernorm backward",
+                "dw must have C elements",
+                t.shape(),
+                &[c],
+            ))
+        }
+        None => None,
+    };
+    let mut dbm = match db {
+        Some(t) if t.numel() == c => Some(t.f32s_mut()?),
+        Some(t) => {
+            return Err(shape_err(
+                "layernorm backward",
+                "db must have C elements",
+                t.shape(),
+                &[c],
+            ))
+        }
+        None => None,
+    };
+    if dwm.is_some() || dbm.is_some() {
+        let dwr: &mut [f32] = dwm.as_deref_mut().unwrap_or(&mut scratch.0);
+        let dbr: &mut [f32] = dbm.as_deref_mut().unwrap_or(&mut scratch.1);
+        crate::cpu::layernorm::ln_backward_dwdb(&xs, &dys, &m, &s, dwr, dbr, c);
+    }
+    Ok(())
+}
+
 // ---------------------------------------------------------------------------------------------
 // CPU reference (f64)
 
 /// Returns (y, mean, rstd) for x (rows, C).
-pub fn layernorm_cpu(x: &[f64], w: &[f64], b: &[f64], c: usize) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+pub fn layernorm_ref(x: &[f64], w: &[f64], b: &[f64], c: usize) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
     let rows = x.len().checked_div(c).unwrap_or(0);
     let (mut y, mut mean, mut rstd) = (vec![0.0; rows * c], vec![0.0; rows], vec![0.0; rows]);
     for r in 0..rows {
@@ -228,7 +309,7 @@ pub fn layernorm_cpu(x: &[f64], w: &[f64], b: &[f64], c: usize) -> (Vec<f64>, Ve
 }
 
 /// Accumulate dx, dw, db given dy (rows, C), recomputing the statistics in f64.
-pub fn layernorm_backward_cpu(
+pub fn layernorm_backward_ref(
     x: &[f64],
     w: &[f64],
     dy: &[f64],
@@ -237,7 +318,7 @@ pub fn layernorm_backward_cpu(
     dw: &mut [f64],
     db: &mut [f64],
 ) {
-    let (_, mean, rstd) = layernorm_cpu(x, w, &vec![0.0; c], c);
+    let (_, mean, rstd) = layernorm_ref(x, w, &vec![0.0; c], c);
     for r in 0..mean.len() {
         let o = r * c;
         let xhat: Vec<f64> = (0..c).map(|j| (x[o + j] - mean[r]) * rstd[r]).collect();
@@ -258,10 +339,10 @@ pub fn layernorm_backward_cpu(
 /// LayerNorm of x (.., C) with weight and bias (C), on the tape.
 pub fn layernorm(tape: &Tape, x: &Var, w: &Var, b: &Var) -> Result<Var> {
     let (rows, _) = dims(x.shape(), w.shape(), b.shape())?;
-    let gpu = x.gpu();
+    let gpu = x.device();
     let y = Tensor::uninit(gpu, x.shape())?;
     let (mean, rstd) = (Tensor::uninit(gpu, &[rows])?, Tensor::uninit(gpu, &[rows])?);
-    layernorm_gpu(x.value(), w.value(), b.value(), &y, &mean, &rstd)?;
+    layernorm_into(x.value(), w.value(), b.value(), &y, &mean, &rstd)?;
     let (x2, w2, b2) = (x.clone(), w.clone(), b.clone());
     Ok(tape.push("layernorm", &[x, w, b], y, move |out| {
         let dy = out.grad_or_zeros()?;
@@ -273,7 +354,7 @@ pub fn layernorm(tape: &Tape, x: &Var, w: &Var, b: &Var) -> Result<Var> {
             }
         };
         let (dx, dw, db) = (grad(&x2)?, grad(&w2)?, grad(&b2)?);
-        layernorm_backward_gpu(
+        layernorm_backward_into(
             x2.value(),
             w2.value(),
             &mean,

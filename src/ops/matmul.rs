@@ -166,6 +166,15 @@ fn u(x: usize, what: &str) -> Result<u32> {
         .map_err(|_| Error::Msg(format!("matmul: {what} = {x} does not fit in 32 bits")))
 }
 
+fn strides(v: &View) -> crate::cpu::matmul::Strides {
+    crate::cpu::matmul::Strides {
+        outer: v.outer,
+        inner: v.inner,
+        row: v.row,
+        col: v.col,
+    }
+}
+
 fn view32(v: &View) -> Result<[u32; 4]> {
     Ok([
         u(v.outer, "stride")?,
@@ -176,10 +185,10 @@ fn view32(v: &View) -> Result<[u32; 4]> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// GPU
+// On the tensors' device
 
 /// Record `C (+)= alpha·A·B (+ bias)` on the GPU.
-pub fn matmul_gpu(
+pub fn matmul_into(
     a: &Tensor,
     b: &Tensor,
     bias: Option<&Tensor>,
@@ -188,7 +197,26 @@ pub fn matmul_gpu(
     accumulate: bool,
 ) -> Result<()> {
     s.check(a.numel(), b.numel(), c.numel(), bias.map(|t| t.numel()))?;
-    let gpu = a.gpu();
+    let Some(gpu) = a.device().as_gpu() else {
+        let threads = match a.device().backend() {
+            crate::device::Backend::Cpu(cpu) => cpu.threads(),
+            crate::device::Backend::Gpu(_) => 1,
+        };
+        let p = crate::cpu::matmul::Product {
+            z: s.z,
+            m: s.m,
+            n: s.n,
+            k: s.k,
+            a: strides(&s.a),
+            b: strides(&s.b),
+            c: strides(&s.c),
+            alpha: s.alpha,
+            accumulate,
+        };
+        let (av, bv, biasv) = (a.f32s()?, b.f32s()?, bias.map(|t| t.f32s()).transpose()?);
+        crate::cpu::matmul::matmul(&av, &bv, biasv.as_deref(), &mut c.f32s_mut()?, &p, threads);
+        return Ok(());
+    };
     let p = Params {
         m: u(s.m, "M")?,
         n: u(s.n, "N")?,
@@ -219,7 +247,7 @@ pub fn matmul_gpu(
 
 /// `dst (+)= Σ over (z, i) of src[z, i, j]`, dst a view with `dn` columns (see the shader).
 #[allow(clippy::too_many_arguments)]
-fn sum_rows_gpu(
+fn sum_rows_into(
     src: &Tensor,
     sv: &View,
     z: (usize, usize),
@@ -229,7 +257,11 @@ fn sum_rows_gpu(
     dv: (usize, usize, usize),
     acc: bool,
 ) -> Result<()> {
-    let gpu = src.gpu();
+    let Some(gpu) = src.device().as_gpu() else {
+        let sv = strides(sv);
+        crate::cpu::matmul::sum_rows(&src.f32s()?, &sv, z, m, n, &mut dst.f32s_mut()?, dv, acc);
+        return Ok(());
+    };
     let p = SumParams {
         m: u(m, "M")?,
         n: u(n, "N")?,
@@ -254,7 +286,7 @@ fn sum_rows_gpu(
 
 /// Gradients of `C = alpha·A·B + bias`, accumulated into `da`, `db`, `dbias` (each optional).
 #[allow(clippy::too_many_arguments)]
-pub fn matmul_backward_gpu(
+pub fn matmul_backward_into(
     a: &Tensor,
     b: &Tensor,
     dc: &Tensor,
@@ -274,10 +306,10 @@ pub fn matmul_backward_gpu(
             c: s.a,
             ..*s
         };
-        if s.a.broadcast() && s.batches() > 1 {
+        if s.a.broadcast() && s.batches() > 1 && !a.device().is_cpu() {
             reduce_broadcast(dc, b, da, &sa, s.m, s.k)?;
         } else {
-            matmul_gpu(dc, b, None, da, &sa, true)?;
+            matmul_into(dc, b, None, da, &sa, true)?;
         }
     }
     if let Some(db) = db {
@@ -291,14 +323,14 @@ pub fn matmul_backward_gpu(
             c: s.b,
             ..*s
         };
-        if s.b.broadcast() && s.batches() > 1 {
+        if s.b.broadcast() && s.batches() > 1 && !a.device().is_cpu() {
             reduce_broadcast(a, dc, db, &sb, s.k, s.n)?;
         } else {
-            matmul_gpu(a, dc, None, db, &sb, true)?;
+            matmul_into(a, dc, None, db, &sb, true)?;
         }
     }
     if let Some(dbias) = dbias {
-        sum_rows_gpu(dc, &s.c, s.z, s.m, s.n, dbias, (s.n, 0, 1), true)?;
+        sum_rows_into(dc, &s.c, s.z, s.m, s.n, dbias, (s.n, 0, 1), true)?;
     }
     Ok(())
 }
@@ -314,21 +346,21 @@ fn reduce_broadcast(
     cols: usize,
 ) -> Result<()> {
     let z = s.batches();
-    let scratch = Tensor::uninit(x.gpu(), &[z, rows, cols])?;
+    let scratch = Tensor::uninit(x.device(), &[z, rows, cols])?;
     let per = View {
         outer: s.z.1 * rows * cols,
         inner: rows * cols,
         row: cols,
         col: 1,
     };
-    matmul_gpu(x, y, None, &scratch, &Spec { c: per, ..*s }, false)?;
+    matmul_into(x, y, None, &scratch, &Spec { c: per, ..*s }, false)?;
     let flat = View {
         outer: s.z.1 * rows * cols,
         inner: rows * cols,
         row: 0,
         col: 1,
     };
-    sum_rows_gpu(
+    sum_rows_into(
         &scratch,
         &flat,
         s.z,
@@ -344,7 +376,7 @@ fn reduce_broadcast(
 // CPU reference (f64)
 
 /// `c (+)= alpha·a·b (+ bias)` with the same views as the GPU kernel.
-pub fn matmul_cpu(
+pub fn matmul_ref(
     a: &[f64],
     b: &[f64],
     bias: Option<&[f64]>,
@@ -373,7 +405,7 @@ pub fn matmul_cpu(
 }
 
 /// Gradients of `C = alpha·A·B + bias`, accumulated into `da`, `db` and `dbias`.
-pub fn matmul_backward_cpu(
+pub fn matmul_backward_ref(
     a: &[f64],
     b: &[f64],
     dc: &[f64],
@@ -415,8 +447,8 @@ pub fn matmul(
     s: Spec,
     out_shape: &[usize],
 ) -> Result<Var> {
-    let c = Tensor::uninit(a.gpu(), out_shape)?;
-    matmul_gpu(a.value(), b.value(), bias.map(|v| v.value()), &c, &s, false)?;
+    let c = Tensor::uninit(a.device(), out_shape)?;
+    matmul_into(a.value(), b.value(), bias.map(|v| v.value()), &c, &s, false)?;
     let (a2, b2, bias2) = (a.clone(), b.clone(), bias.cloned());
     let mut inputs = vec![a, b];
     if let Some(bv) = bias {
@@ -438,7 +470,7 @@ pub fn matmul(
             Some(v) if v.requires_grad() => Some(v.grad_or_zeros()?),
             _ => None,
         };
-        matmul_backward_gpu(
+        matmul_backward_into(
             a2.value(),
             b2.value(),
             &dc,

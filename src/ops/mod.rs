@@ -6,7 +6,6 @@ pub mod cross_entropy;
 pub mod dropout;
 pub mod elementwise;
 pub mod embedding;
-pub mod fill;
 pub mod layernorm;
 pub mod matmul;
 pub mod reduce;

@@ -50,7 +50,15 @@ fn n32(n: usize) -> Result<u32> {
 /// Reduce all of `x` into `out[f.offset]`: the first pass squares when asked, the last one scales,
 /// takes the root and writes at the offset; passes in between only add.
 fn reduce_into(x: &Tensor, out: &Tensor, f: Finish) -> Result<()> {
-    let gpu = x.gpu();
+    let Some(gpu) = x.device().as_gpu() else {
+        let v = crate::cpu::reduce::reduce(&x.f32s()?, f.square, f.scale, f.take_sqrt);
+        let mut o = out.f32s_mut()?;
+        let slot = o
+            .get_mut(f.offset as usize)
+            .ok_or_else(|| Error::Shape("reduce: output slot out of range".into()))?;
+        *slot = v;
+        return Ok(());
+    };
     let maxd = gpu.limits.max_compute_workgroups_per_dimension;
     let mut n = n32(x.numel())?;
     let mut src = x.clone();
@@ -69,7 +77,7 @@ fn reduce_into(x: &Tensor, out: &Tensor, f: Finish) -> Result<()> {
         if last {
             return gpu.dispatch(&REDUCE_PASS, &p, &[&src, out], grid_1d(groups, maxd));
         }
-        let partial = Tensor::uninit(gpu, &[groups as usize])?;
+        let partial = Tensor::uninit(x.device(), &[groups as usize])?;
         gpu.dispatch(&REDUCE_PASS, &p, &[&src, &partial], grid_1d(groups, maxd))?;
         src = partial;
         n = groups;
@@ -78,10 +86,10 @@ fn reduce_into(x: &Tensor, out: &Tensor, f: Finish) -> Result<()> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// GPU
+// On the tensors' device
 
 /// `out[0] = scale · Σ x` (scale 1 for the sum, 1/n for the mean).
-pub fn sum_gpu(x: &Tensor, scale: f32, out: &Tensor) -> Result<()> {
+pub fn sum_into(x: &Tensor, scale: f32, out: &Tensor) -> Result<()> {
     if out.numel() < 1 || out.same_buffer(x) {
         return Err(Error::Shape(format!(
             "sum: output needs one element of its own, got shape {:?}",
@@ -100,9 +108,16 @@ pub fn sum_gpu(x: &Tensor, scale: f32, out: &Tensor) -> Result<()> {
     )
 }
 
-/// `dx += scale · dy[0]` for every element: the backward of [`sum_gpu`].
-pub fn sum_backward_gpu(dy: &Tensor, scale: f32, dx: &Tensor) -> Result<()> {
-    let gpu = dx.gpu();
+/// `dx += scale · dy[0]` for every element: the backward of [`sum_into`].
+pub fn sum_backward_into(dy: &Tensor, scale: f32, dx: &Tensor) -> Result<()> {
+    let Some(gpu) = dx.device().as_gpu() else {
+        let d = *dy
+            .f32s()?
+            .first()
+            .ok_or_else(|| Error::Shape("sum backward: empty dy".into()))?;
+        crate::cpu::reduce::broadcast_add(d, scale, &mut dx.f32s_mut()?);
+        return Ok(());
+    };
     let n = n32(dx.numel())?;
     let p = Params {
         n,
@@ -126,7 +141,7 @@ pub fn sum_backward_gpu(dy: &Tensor, scale: f32, dx: &Tensor) -> Result<()> {
 /// `out[0] = sqrt(Σ over tensors of Σ x²)`, all on the GPU: each tensor's sum of squares lands in
 /// its own slot of a partials tensor (no two dispatches write one element), then one more
 /// reduction adds the slots and takes the root.
-pub fn global_norm_gpu(ts: &[&Tensor], out: &Tensor) -> Result<()> {
+pub fn global_norm_into(ts: &[&Tensor], out: &Tensor) -> Result<()> {
     if out.numel() < 1 || ts.iter().any(|t| t.same_buffer(out)) {
         return Err(Error::Shape(format!(
             "global_norm: output needs one element of its own, got shape {:?}",
@@ -134,9 +149,9 @@ pub fn global_norm_gpu(ts: &[&Tensor], out: &Tensor) -> Result<()> {
         )));
     }
     let Some(first) = ts.first() else {
-        return crate::ops::fill::fill(out, 0.0);
+        return out.fill(0.0);
     };
-    let partials = Tensor::uninit(first.gpu(), &[ts.len()])?;
+    let partials = Tensor::uninit(first.device(), &[ts.len()])?;
     for (i, t) in ts.iter().enumerate() {
         reduce_into(
             t,
@@ -164,23 +179,23 @@ pub fn global_norm_gpu(ts: &[&Tensor], out: &Tensor) -> Result<()> {
 // ---------------------------------------------------------------------------------------------
 // CPU reference (f64)
 
-pub fn sum_cpu(x: &[f64]) -> f64 {
+pub fn sum_ref(x: &[f64]) -> f64 {
     x.iter().sum()
 }
 
 /// The mean; 0 for an empty input (the GPU's scale is 1/max(n, 1)).
-pub fn mean_cpu(x: &[f64]) -> f64 {
-    sum_cpu(x) / x.len().max(1) as f64
+pub fn mean_ref(x: &[f64]) -> f64 {
+    sum_ref(x) / x.len().max(1) as f64
 }
 
 /// `dx += scale · dy`: the backward of `scale · Σ x`.
-pub fn sum_backward_cpu(dy: f64, scale: f64, dx: &mut [f64]) {
+pub fn sum_backward_ref(dy: f64, scale: f64, dx: &mut [f64]) {
     for d in dx {
         *d += scale * dy;
     }
 }
 
-pub fn global_norm_cpu(ts: &[&[f64]]) -> f64 {
+pub fn global_norm_ref(ts: &[&[f64]]) -> f64 {
     ts.iter()
         .flat_map(|t| t.iter())
         .map(|v| v * v)
@@ -192,12 +207,12 @@ pub fn global_norm_cpu(ts: &[&[f64]]) -> f64 {
 // Autograd
 
 fn reduce_op(tape: &Tape, name: &'static str, a: &Var, scale: f32) -> Result<Var> {
-    let out = Tensor::uninit(a.gpu(), &[1])?;
-    sum_gpu(a.value(), scale, &out)?;
+    let out = Tensor::uninit(a.device(), &[1])?;
+    sum_into(a.value(), scale, &out)?;
     let a2 = a.clone();
     Ok(tape.push(name, &[a], out, move |out| {
         if a2.requires_grad() {
-            sum_backward_gpu(&out.grad_or_zeros()?, scale, &a2.grad_or_zeros()?)?;
+            sum_backward_into(&out.grad_or_zeros()?, scale, &a2.grad_or_zeros()?)?;
         }
         Ok(())
     }))

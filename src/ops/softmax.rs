@@ -58,10 +58,10 @@ fn params(rows: usize, t: usize, scale: f32) -> Result<Params> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// GPU
+// On the tensors' device
 
 /// `out = causal_softmax(scale · scores)`; `out` has the shape of `scores`.
-pub fn causal_softmax_gpu(scores: &Tensor, out: &Tensor, scale: f32) -> Result<()> {
+pub fn causal_softmax_into(scores: &Tensor, out: &Tensor, scale: f32) -> Result<()> {
     if scores.shape() != out.shape() {
         return Err(shape_err(
             "causal_softmax",
@@ -71,7 +71,10 @@ pub fn causal_softmax_gpu(scores: &Tensor, out: &Tensor, scale: f32) -> Result<(
         ));
     }
     let (rows, t) = rows_t(scores.shape())?;
-    let gpu = scores.gpu();
+    let Some(gpu) = scores.device().as_gpu() else {
+        crate::cpu::softmax::softmax_fwd(&scores.f32s()?, &mut out.f32s_mut()?, t, scale);
+        return Ok(());
+    };
     let p = params(rows, t, scale)?;
     gpu.dispatch(
         &FWD,
@@ -82,7 +85,7 @@ pub fn causal_softmax_gpu(scores: &Tensor, out: &Tensor, scale: f32) -> Result<(
 }
 
 /// `dscores += scale · P ⊙ (dP − Σ_j P dP)` row by row.
-pub fn causal_softmax_backward_gpu(
+pub fn causal_softmax_backward_into(
     prob: &Tensor,
     dprob: &Tensor,
     dscores: &Tensor,
@@ -99,7 +102,11 @@ pub fn causal_softmax_backward_gpu(
         }
     }
     let (rows, t) = rows_t(prob.shape())?;
-    let gpu = prob.gpu();
+    let Some(gpu) = prob.device().as_gpu() else {
+        let (p, dp) = (prob.f32s()?, dprob.f32s()?);
+        crate::cpu::softmax::softmax_bwd(&p, &dp, &mut dscores.f32s_mut()?, t, scale);
+        return Ok(());
+    };
     let p = params(rows, t, scale)?;
     gpu.dispatch(
         &BWD,
@@ -114,7 +121,7 @@ pub fn causal_softmax_backward_gpu(
 
 /// The literal PyTorch recipe: scale, `masked_fill(j > i, -1e10)`, subtract the row max, softmax.
 /// `scores` is `rows·t` values, rows being queries `i = row % t`.
-pub fn causal_softmax_cpu(scores: &[f64], t: usize, scale: f64) -> Vec<f64> {
+pub fn causal_softmax_ref(scores: &[f64], t: usize, scale: f64) -> Vec<f64> {
     let mut out = vec![0.0; scores.len()];
     if t == 0 {
         return out;
@@ -137,7 +144,7 @@ pub fn causal_softmax_cpu(scores: &[f64], t: usize, scale: f64) -> Vec<f64> {
 }
 
 /// `dscores += scale · P ⊙ (dP − Σ_j P dP)`.
-pub fn causal_softmax_backward_cpu(
+pub fn causal_softmax_backward_ref(
     prob: &[f64],
     dprob: &[f64],
     t: usize,
@@ -164,14 +171,14 @@ pub fn causal_softmax_backward_cpu(
 
 /// Causal softmax of `scale · scores` for scores (.., T, T); backward reuses the saved output.
 pub fn causal_softmax(tape: &Tape, scores: &Var, scale: f32) -> Result<Var> {
-    let out = Tensor::uninit(scores.gpu(), scores.shape())?;
-    causal_softmax_gpu(scores.value(), &out, scale)?;
+    let out = Tensor::uninit(scores.device(), scores.shape())?;
+    causal_softmax_into(scores.value(), &out, scale)?;
     let s = scores.clone();
     Ok(tape.push("causal_softmax", &[scores], out, move |out| {
         if !s.requires_grad() {
             return Ok(());
         }
-        causal_softmax_backward_gpu(
+        causal_softmax_backward_into(
             out.value(),
             &out.grad_or_zeros()?,
             &s.grad_or_zeros()?,

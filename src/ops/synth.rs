@@ -1,33 +1,13 @@
 //! The SynthesizerAttention score projection: x (B, T, C), w1 (C, C), b1 (C), w2 (HS, L), b2 (L)
 //! with HS = C / n_head and T ≤ L → scores (B, NH, T, T):
 //! `a = relu(x·w1ᵀ + b1)` seen as (B, NH, T, HS), `scores[b,h,i,j] = Σ_d a[b,h,i,d]·w2[d,j] + b2[j]`
-//! for j < T (PyTorch's `w2[:, :T]`, `b2[:T]`). Built from the strided matmul plus a ReLU.
+//! for j < T (PyTorch's `w2[:, :T]`, `b2[:T]`). Built from the strided matmul and the elementwise ReLU,
+//! so it has no kernel of its own on either backend.
 
 use crate::autograd::{Tape, Var};
 use crate::error::{shape_err, Error, Result};
-use crate::gpu::{grid_1d, Kernel};
+use crate::ops::elementwise::relu;
 use crate::ops::matmul::{linear, matmul, Spec, View};
-use crate::tensor::Tensor;
-
-const SRC: &str = include_str!("../../shaders/synth.wgsl");
-const RELU_FWD: Kernel = Kernel {
-    family: "synth",
-    src: SRC,
-    entry: "relu_fwd",
-};
-const RELU_BWD: Kernel = Kernel {
-    family: "synth",
-    src: SRC,
-    entry: "relu_bwd",
-};
-const WG: u32 = 256;
-
-#[repr(C)]
-#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct Params {
-    n: u32,
-    _pad: [u32; 3],
-}
 
 /// The sizes of one synthesizer projection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,73 +24,6 @@ impl SynthDims {
     pub fn hs(&self) -> usize {
         self.c / self.n_head
     }
-}
-
-fn relu_params(n: usize) -> Result<Params> {
-    let n = u32::try_from(n)
-        .map_err(|_| Error::Msg(format!("synth relu: {n} elements do not fit in 32 bits")))?;
-    Ok(Params { n, _pad: [0; 3] })
-}
-
-// ---------------------------------------------------------------------------------------------
-// GPU (the ReLU; the rest is matmul)
-
-/// `y = max(x, 0)`.
-pub fn relu_gpu(x: &Tensor, y: &Tensor) -> Result<()> {
-    if x.numel() != y.numel() {
-        return Err(shape_err(
-            "synth relu",
-            "input and output",
-            x.shape(),
-            y.shape(),
-        ));
-    }
-    let p = relu_params(x.numel())?;
-    let gpu = x.gpu();
-    gpu.dispatch(
-        &RELU_FWD,
-        &p,
-        &[x, y],
-        grid_1d(
-            p.n.div_ceil(WG),
-            gpu.limits.max_compute_workgroups_per_dimension,
-        ),
-    )
-}
-
-/// `dx += dy` where `x > 0`.
-pub fn relu_backward_gpu(x: &Tensor, dy: &Tensor, dx: &Tensor) -> Result<()> {
-    if x.numel() != dy.numel() || x.numel() != dx.numel() {
-        return Err(shape_err(
-            "synth relu backward",
-            "x and dy",
-            x.shape(),
-            dy.shape(),
-        ));
-    }
-    let p = relu_params(x.numel())?;
-    let gpu = x.gpu();
-    gpu.dispatch(
-        &RELU_BWD,
-        &p,
-        &[x, dy, dx],
-        grid_1d(
-            p.n.div_ceil(WG),
-            gpu.limits.max_compute_workgroups_per_dimension,
-        ),
-    )
-}
-
-fn relu(tape: &Tape, x: &Var) -> Result<Var> {
-    let y = Tensor::uninit(x.gpu(), x.shape())?;
-    relu_gpu(x.value(), &y)?;
-    let xv = x.clone();
-    Ok(tape.push("synth_relu", &[x], y, move |out| {
-        if !xv.requires_grad() {
-            return Ok(());
-        }
-        relu_backward_gpu(xv.value(), &out.grad_or_zeros()?, &xv.grad_or_zeros()?)
-    }))
 }
 
 /// Check every shape against x (B, T, C) and return the sizes.
@@ -177,7 +90,7 @@ fn hidden_cpu(x: &[f64], w1: &[f64], b1: &[f64], d: &SynthDims) -> Vec<f64> {
 }
 
 /// The scores (B, NH, T, T), row-major.
-pub fn synth_scores_cpu(
+pub fn synth_scores_ref(
     x: &[f64],
     w1: &[f64],
     b1: &[f64],
@@ -208,7 +121,7 @@ pub fn synth_scores_cpu(
 
 /// Gradients of the scores with respect to every input, accumulated into `grads` in the order
 /// (dx, dw1, db1, dw2, db2).
-pub fn synth_scores_backward_cpu(
+pub fn synth_scores_backward_ref(
     x: &[f64],
     w1: &[f64],
     b1: &[f64],

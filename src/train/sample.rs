@@ -37,7 +37,7 @@ fn argmax(row: &[f32]) -> u32 {
 /// One decoding step for several contexts at once: the next (greedy) token of each.
 /// Every context must be 1..=max_context long; shorter ones are right-padded with PAD.
 async fn next_tokens(model: &Gpt, rows: &[&[u32]]) -> Result<Vec<u32>> {
-    let gpu = model.params[0].var.gpu().clone();
+    let gpu = model.params[0].var.device().clone();
     let v = model.cfg.vocab_size;
     let t = rows.iter().map(|r| r.len()).max().unwrap_or(0);
     if rows.is_empty() || rows.iter().any(|r| r.is_empty()) || t > max_context(model) {
@@ -85,11 +85,7 @@ pub async fn sample_greedy(model: &Gpt, ids: &[u32], steps: usize) -> Result<Vec
 /// MLP hidden B·T·4C or logits B·T·V) stays well under the device's storage-binding limit.
 fn chunk_rows(model: &Gpt, t: usize) -> usize {
     let c = &model.cfg;
-    let limit = model.params[0]
-        .var
-        .gpu()
-        .limits
-        .max_storage_buffer_binding_size;
+    let limit = model.params[0].var.device().max_tensor_bytes();
     let budget = (limit / 4 / 2).min(32 << 20) as usize; // floats
     let per_row = t * (c.n_head * t).max(4 * c.n_embd).max(c.vocab_size);
     (budget / per_row.max(1)).clamp(1, 256)

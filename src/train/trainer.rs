@@ -7,8 +7,8 @@ use super::schedule::TrainConfig;
 use crate::autograd::Tape;
 use crate::error::Result;
 use crate::model::{Gpt, Pass};
-use crate::ops::adamw::{adamw_step_gpu, AdamState, AdamW};
-use crate::ops::reduce::global_norm_gpu;
+use crate::ops::adamw::{adamw_step_into, AdamState, AdamW};
+use crate::ops::reduce::global_norm_into;
 use crate::tensor::Tensor;
 use std::collections::HashMap;
 
@@ -30,11 +30,11 @@ pub struct Trainer {
 
 impl Trainer {
     pub fn new(model: Gpt, cfg: TrainConfig, seed: u32) -> Result<Trainer> {
-        let gpu = model.params[0].var.gpu().clone();
+        let gpu = model.params[0].var.device().clone();
         let states = model
             .params
             .iter()
-            .map(|p| AdamState::new(p.var.gpu(), p.var.shape()))
+            .map(|p| AdamState::new(p.var.device(), p.var.shape()))
             .collect::<Result<Vec<_>>>()?;
         let opt = AdamW {
             lr: cfg.learning_rate as f32,
@@ -81,7 +81,7 @@ impl Trainer {
         t: usize,
         counted: usize,
     ) -> Result<Tensor> {
-        let gpu = self.norm.gpu().clone();
+        let gpu = self.norm.device().clone();
         let (tx, ty) = match self.batches.entry((rows, t)) {
             std::collections::hash_map::Entry::Occupied(e) => e.get().clone(),
             std::collections::hash_map::Entry::Vacant(e) => e
@@ -108,7 +108,7 @@ impl Trainer {
             .iter()
             .map(|p| p.var.grad_or_zeros())
             .collect::<Result<Vec<_>>>()?;
-        global_norm_gpu(&grads.iter().collect::<Vec<_>>(), &self.norm)?;
+        global_norm_into(&grads.iter().collect::<Vec<_>>(), &self.norm)?;
         let opt = AdamW {
             lr: self.lr as f32,
             ..self.opt
@@ -120,7 +120,7 @@ impl Trainer {
             .zip(&grads)
             .zip(self.states.iter_mut())
         {
-            adamw_step_gpu(
+            adamw_step_into(
                 &opt,
                 p.var.value(),
                 g,

@@ -15,7 +15,7 @@ use wasm_bindgen::prelude::*;
 
 thread_local! {
     /// The page opens one device and keeps it: pipelines and pooled buffers are reused across runs.
-    static GPU: RefCell<Option<Rc<Gpu>>> = const { RefCell::new(None) };
+    static GPU: RefCell<Option<Rc<Device>>> = const { RefCell::new(None) };
     /// Set when the page destroyed the device itself (the lost callback may come later).
     static DESTROYED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// The reason of a loss that the page has not acknowledged yet (`page_reset_device`): a demo
@@ -67,14 +67,16 @@ pub fn start() {
 }
 
 /// The shared device, opened on first use (and again after it was lost).
-async fn gpu() -> Result<Rc<Gpu>, JsError> {
+async fn gpu() -> Result<Rc<Device>, JsError> {
     if lost_reason().is_some() {
         forget_device();
     }
     if let Some(g) = GPU.with(|g| g.borrow().clone()) {
         return Ok(g);
     }
-    let g = Gpu::new().await.map_err(|e| JsError::new(&e.to_string()))?;
+    let g = Device::gpu()
+        .await
+        .map_err(|e| JsError::new(&e.to_string()))?;
     GPU.with(|slot| *slot.borrow_mut() = Some(g.clone()));
     Ok(g)
 }

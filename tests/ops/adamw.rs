@@ -71,7 +71,7 @@ fn adamw_should_follow_a_hand_computed_trajectory() {
         let (mut cp, mut cm, mut cv, mut cstep) = (p0.to_vec(), vec![0.0; 3], vec![0.0; 3], 0);
         for (t, gr) in GRADS.iter().enumerate() {
             let grad = upload(&g, &[3], gr);
-            adamw::adamw_step_gpu(&opt, &param, &grad, &mut state, decay, &norm, f32::INFINITY)
+            adamw::adamw_step_into(&opt, &param, &grad, &mut state, decay, &norm, f32::INFINITY)
                 .unwrap();
             assert_eq!(state.step(), t as u32 + 1);
             assert_close(
@@ -82,7 +82,7 @@ fn adamw_should_follow_a_hand_computed_trajectory() {
                 2e-6,
             );
             // The reference takes lr and the betas as the f32 the GPU sees, hence the 1e-7 slack.
-            adamw::adamw_step_cpu(
+            adamw::adamw_step_ref(
                 &opt,
                 &mut cp,
                 gr,
@@ -138,7 +138,7 @@ fn adamw_forward_should_match_reference() {
                         ..opt
                     };
                     let gr = to_f64(&to_f32(&randn(1000 + seed * 7 + t, n)));
-                    adamw::adamw_step_gpu(
+                    adamw::adamw_step_into(
                         &o,
                         &param,
                         &upload(&g, &[n], &gr),
@@ -148,7 +148,7 @@ fn adamw_forward_should_match_reference() {
                         max_norm as f32,
                     )
                     .unwrap();
-                    adamw::adamw_step_cpu(
+                    adamw::adamw_step_ref(
                         &o, &mut cp, &gr, &mut cm, &mut cv, &mut cstep, decay, nv, max_norm,
                     );
                 }
@@ -181,11 +181,11 @@ fn adamw_should_apply_the_clip_factor_exactly() {
         (0.5, 1.0, 1.0),
         (4.0, f32::INFINITY, 1.0),
     ] {
-        assert!((adamw::clip_factor_cpu(nv as f64, max_norm as f64) - c).abs() < 1e-15);
+        assert!((adamw::clip_factor_ref(nv as f64, max_norm as f64) - c).abs() < 1e-15);
         let param = Tensor::zeros(&g, &[3]).unwrap();
         let mut state = AdamState::new(&g, &[3]).unwrap();
         let norm = Tensor::from_f32(&g, &[1], &[nv]).unwrap();
-        adamw::adamw_step_gpu(
+        adamw::adamw_step_into(
             &opt,
             &param,
             &upload(&g, &[3], &gr),
@@ -225,7 +225,7 @@ fn adamw_should_skip_params_without_grad_and_reject_bad_arguments() {
     assert_eq!(download(w.value()), vec![0.5; 6]);
 
     let bad_grad = Tensor::zeros(&g, &[3, 2]).unwrap();
-    let err = adamw::adamw_step_gpu(&opt, w.value(), &bad_grad, &mut state, true, &norm, 1.0)
+    let err = adamw::adamw_step_into(&opt, w.value(), &bad_grad, &mut state, true, &norm, 1.0)
         .unwrap_err();
     assert!(
         matches!(err, Error::Shape(_))
@@ -236,16 +236,16 @@ fn adamw_should_skip_params_without_grad_and_reject_bad_arguments() {
     let grad = Tensor::zeros(&g, &[2, 3]).unwrap();
     let norm2 = Tensor::zeros(&g, &[2]).unwrap();
     let err =
-        adamw::adamw_step_gpu(&opt, w.value(), &grad, &mut state, true, &norm2, 1.0).unwrap_err();
+        adamw::adamw_step_into(&opt, w.value(), &grad, &mut state, true, &norm2, 1.0).unwrap_err();
     assert!(matches!(err, Error::Shape(_)), "{err}");
     let mut small = AdamState::new(&g, &[5]).unwrap();
     assert!(matches!(
-        adamw::adamw_step_gpu(&opt, w.value(), &grad, &mut small, true, &norm, 1.0),
+        adamw::adamw_step_into(&opt, w.value(), &grad, &mut small, true, &norm, 1.0),
         Err(Error::Shape(_))
     ));
-    assert!(adamw::adamw_step_gpu(&opt, w.value(), &grad, &mut state, true, &norm, 0.0).is_err());
+    assert!(adamw::adamw_step_into(&opt, w.value(), &grad, &mut state, true, &norm, 0.0).is_err());
     assert!(
-        adamw::adamw_step_gpu(&opt, w.value(), &grad, &mut state, true, &norm, f32::NAN).is_err()
+        adamw::adamw_step_into(&opt, w.value(), &grad, &mut state, true, &norm, f32::NAN).is_err()
     );
     assert_eq!(state.step(), 0, "a rejected step does not count");
 }

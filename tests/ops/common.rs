@@ -3,13 +3,13 @@
 
 #![allow(dead_code)]
 
-use attnlab::{Gpu, Tensor};
+use attnlab::{Device, Tensor};
 use rand::{rngs::SmallRng, Rng, SeedableRng};
 use std::rc::Rc;
 
 /// The device for this test. A missing adapter fails the test: CI must have Mesa's lavapipe.
-pub fn gpu() -> Rc<Gpu> {
-    match Gpu::new_blocking() {
+pub fn gpu() -> Rc<Device> {
+    match Device::gpu_blocking() {
         Ok(g) => g,
         Err(e) => panic!("{e}"),
     }
@@ -30,7 +30,7 @@ pub fn to_f64(x: &[f32]) -> Vec<f64> {
 }
 
 /// A GPU tensor holding `x` (rounded to f32).
-pub fn upload(g: &Rc<Gpu>, shape: &[usize], x: &[f64]) -> Tensor {
+pub fn upload(g: &Rc<Device>, shape: &[usize], x: &[f64]) -> Tensor {
     Tensor::from_f32(g, shape, &to_f32(x)).expect("upload")
 }
 

@@ -30,7 +30,7 @@ fn logits(seed: u64, n: usize) -> Vec<f64> {
 /// Runs forward then backward on the GPU through the tape (upstream gradient 1), accumulating
 /// into a gradient pre-filled with `pre`.
 fn run(
-    g0: &std::rc::Rc<attnlab::Gpu>,
+    g0: &std::rc::Rc<attnlab::Device>,
     x: &[f64],
     t: &[u32],
     n: usize,
@@ -52,10 +52,10 @@ fn cross_entropy_forward_should_match_reference() {
     let g = gpu();
     for &(n, v) in SHAPES {
         let (x, t) = (logits(1 + n as u64, n * v), targets(2 + v as u64, n, v));
-        let want = ce::cross_entropy_cpu(&x, &t, v);
+        let want = ce::cross_entropy_ref(&x, &t, v);
         let loss = Tensor::uninit(&g, &[1]).unwrap();
         let stats = Tensor::uninit(&g, &[3 * n + 1]).unwrap();
-        ce::cross_entropy_gpu(
+        ce::cross_entropy_into(
             &upload(&g, &[n, v], &x),
             &Tensor::from_u32(&g, &[n], &t).unwrap(),
             &loss,
@@ -83,7 +83,7 @@ fn cross_entropy_backward_should_match_reference() {
         );
         let dloss = -0.7;
         let mut want = pre.clone();
-        ce::cross_entropy_backward_cpu(&x, &t, v, dloss, &mut want);
+        ce::cross_entropy_backward_ref(&x, &t, v, dloss, &mut want);
         let (tx, tt) = (
             upload(&g, &[n, v], &x),
             Tensor::from_u32(&g, &[n], &t).unwrap(),
@@ -92,9 +92,9 @@ fn cross_entropy_backward_should_match_reference() {
             Tensor::uninit(&g, &[1]).unwrap(),
             Tensor::uninit(&g, &[3 * n + 1]).unwrap(),
         );
-        ce::cross_entropy_gpu(&tx, &tt, &loss, &stats).unwrap();
+        ce::cross_entropy_into(&tx, &tt, &loss, &stats).unwrap();
         let tdx = upload(&g, &[n, v], &pre);
-        ce::cross_entropy_backward_gpu(&tx, &tt, &stats, &upload(&g, &[1], &[dloss]), &tdx)
+        ce::cross_entropy_backward_into(&tx, &tt, &stats, &upload(&g, &[1], &[dloss]), &tdx)
             .unwrap();
         assert_close(
             &format!("dlogits n={n} v={v}"),
@@ -105,12 +105,12 @@ fn cross_entropy_backward_should_match_reference() {
         );
         // And through the tape (upstream grad 1, accumulating into a pre-filled grad).
         let mut want1 = pre.clone();
-        ce::cross_entropy_backward_cpu(&x, &t, v, 1.0, &mut want1);
+        ce::cross_entropy_backward_ref(&x, &t, v, 1.0, &mut want1);
         let (l, d) = run(&g, &x, &t, n, v, &pre);
         assert_close(
             "tape loss",
             &[l],
-            &[ce::cross_entropy_cpu(&x, &t, v)],
+            &[ce::cross_entropy_ref(&x, &t, v)],
             1e-5,
             1e-5,
         );
@@ -123,12 +123,12 @@ fn cross_entropy_backward_should_match_finite_differences() {
     for &(n, v) in &SHAPES[..4] {
         let (x, t) = (logits(6 + n as u64, n * v), targets(7 + v as u64, n, v));
         let mut d = vec![0.0; n * v];
-        ce::cross_entropy_backward_cpu(&x, &t, v, 1.3, &mut d);
+        ce::cross_entropy_backward_ref(&x, &t, v, 1.3, &mut d);
         check_fd(
             "dlogits",
             &x,
             &d,
-            |x| 1.3 * ce::cross_entropy_cpu(x, &t, v),
+            |x| 1.3 * ce::cross_entropy_ref(x, &t, v),
             60,
         );
     }
@@ -153,7 +153,7 @@ fn cross_entropy_out_of_range_targets_are_ignored_on_the_gpu_and_rejected_on_the
     assert_close(
         "loss",
         &[l],
-        &[ce::cross_entropy_cpu(&x, &[5, 0, 0], v)],
+        &[ce::cross_entropy_ref(&x, &[5, 0, 0], v)],
         1e-5,
         1e-5,
     );

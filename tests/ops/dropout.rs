@@ -14,7 +14,7 @@ fn dropout_hash_should_agree_bit_for_bit_between_rust_and_wgsl() {
     for seed in [0u32, 1, 12345, u32::MAX] {
         let n = 100_003;
         let t = Tensor::uninit(&g, &[n]).unwrap();
-        dr::dropout_hash_gpu(&t, seed).unwrap();
+        dr::dropout_hash_into(&t, seed).unwrap();
         let got = pollster::block_on(t.to_vec_u32()).unwrap();
         let want: Vec<u32> = (0..n as u32).map(|i| dr::dropout_hash(seed, i)).collect();
         assert!(got == want, "seed {seed}: hashes differ");
@@ -28,7 +28,7 @@ fn dropout_forward_should_match_reference() {
         for (p, seed) in [(0.1f32, 7u32), (0.5, 8)] {
             let x = randn(1, n);
             let y = Tensor::uninit(&g, &[n]).unwrap();
-            dr::dropout_gpu(&upload(&g, &[n], &x), &y, p, seed).unwrap();
+            dr::dropout_into(&upload(&g, &[n], &x), &y, p, seed).unwrap();
             let got = y.read().unwrap();
             // Exactly x_f32 · scale_f32 where kept, 0 elsewhere.
             let s = dr::scale(p);
@@ -47,7 +47,7 @@ fn dropout_forward_should_match_reference() {
             assert_close(
                 "dropout vs f64",
                 &to_f64(&got),
-                &dr::dropout_cpu(&x, p, seed),
+                &dr::dropout_ref(&x, p, seed),
                 1e-6,
                 0.0,
             );
@@ -62,7 +62,7 @@ fn dropout_backward_should_match_reference() {
         let (p, seed) = (0.3f32, 99u32);
         let (x, dy, pre) = (randn(2, n), randn(3, n), randn(4, n));
         let mut want = pre.clone();
-        dr::dropout_backward_cpu(&dy, p, seed, &mut want);
+        dr::dropout_backward_ref(&dy, p, seed, &mut want);
         let tape = Tape::new();
         let vx = Var::leaf(upload(&g, &[n], &x), true);
         vx.grad_or_zeros()
@@ -88,12 +88,12 @@ fn dropout_backward_should_match_finite_differences() {
     for &n in &SIZES[..5] {
         let (x, dy) = (randn(5, n), randn(6, n));
         let mut dx = vec![0.0; n];
-        dr::dropout_backward_cpu(&dy, 0.25, 3, &mut dx);
+        dr::dropout_backward_ref(&dy, 0.25, 3, &mut dx);
         check_fd(
             "dx",
             &x,
             &dx,
-            |x| dot(&dr::dropout_cpu(x, 0.25, 3), &dy),
+            |x| dot(&dr::dropout_ref(x, 0.25, 3), &dy),
             60,
         );
     }
@@ -131,7 +131,7 @@ fn dropout_rate_scaling_mask_and_seeds() {
         .all(|(&d, &y)| (y == 0.0 && d == 0.0) || (y != 0.0 && d == s)));
     // Another seed gives another mask.
     let y2 = Tensor::uninit(&g, &[n]).unwrap();
-    dr::dropout_gpu(vx.value(), &y2, 0.1, 43).unwrap();
+    dr::dropout_into(vx.value(), &y2, 0.1, 43).unwrap();
     let differ = y2
         .read()
         .unwrap()
@@ -154,7 +154,7 @@ fn dropout_p_zero_is_identity_and_bad_p_is_an_error() {
     let y = dr::dropout(&tape, &vx, 0.0, 1).unwrap();
     assert!(y.value().read().unwrap() == to_f32(&x));
     let yk = Tensor::uninit(&g, &[127]).unwrap();
-    dr::dropout_gpu(vx.value(), &yk, 0.0, 1).unwrap();
+    dr::dropout_into(vx.value(), &yk, 0.0, 1).unwrap();
     assert!(yk.read().unwrap() == to_f32(&x));
     for p in [1.0f32, -0.1, 1.5, f32::NAN] {
         assert!(dr::dropout(&tape, &vx, p, 1)

@@ -53,11 +53,11 @@ fn add_forward_should_match_reference() {
     for &n in SIZES {
         let (a, b) = (randn(1, n), randn(2, n));
         let out = Tensor::uninit(&g, &[n]).unwrap();
-        ew::add_gpu(&upload(&g, &[n], &a), &upload(&g, &[n], &b), &out).unwrap();
+        ew::add_into(&upload(&g, &[n], &a), &upload(&g, &[n], &b), &out).unwrap();
         assert_close(
             &format!("add n={n}"),
             &download(&out),
-            &ew::add_cpu(&a, &b),
+            &ew::add_ref(&a, &b),
             1e-6,
             1e-6,
         );
@@ -70,25 +70,25 @@ fn scale_and_axpy_forward_should_match_reference() {
     for &n in SIZES {
         let (a, y) = (randn(3, n), randn(4, n));
         let out = Tensor::uninit(&g, &[n]).unwrap();
-        ew::scale_gpu(&upload(&g, &[n], &a), -0.75, &out).unwrap();
+        ew::scale_into(&upload(&g, &[n], &a), -0.75, &out).unwrap();
         assert_close(
             &format!("scale n={n}"),
             &download(&out),
-            &ew::scale_cpu(&a, -0.75),
+            &ew::scale_ref(&a, -0.75),
             1e-6,
             1e-6,
         );
         let ty = upload(&g, &[n], &y);
-        ew::axpy_gpu(&upload(&g, &[n], &a), 0.5, &ty).unwrap();
+        ew::axpy_into(&upload(&g, &[n], &a), 0.5, &ty).unwrap();
         assert_close(
             &format!("axpy n={n}"),
             &download(&ty),
-            &ew::add_cpu(&y, &ew::scale_cpu(&a, 0.5)),
+            &ew::add_ref(&y, &ew::scale_ref(&a, 0.5)),
             1e-6,
             1e-6,
         );
         // A tensor added onto itself: y += 2y.
-        ew::axpy_gpu(&ty, 2.0, &ty).unwrap();
+        ew::axpy_into(&ty, 2.0, &ty).unwrap();
         let want: Vec<f64> = y.iter().zip(&a).map(|(y, a)| 3.0 * (y + 0.5 * a)).collect();
         assert_close(
             &format!("axpy self n={n}"),
@@ -107,11 +107,11 @@ fn relu_forward_should_match_reference() {
         let mut x = to_f64(&to_f32(&wide(5, n)));
         x[0] = 0.0;
         let out = Tensor::uninit(&g, &[n]).unwrap();
-        ew::relu_gpu(&upload(&g, &[n], &x), &out).unwrap();
+        ew::relu_into(&upload(&g, &[n], &x), &out).unwrap();
         assert_close(
             &format!("relu n={n}"),
             &download(&out),
-            &ew::relu_cpu(&x),
+            &ew::relu_ref(&x),
             0.0,
             0.0,
         );
@@ -125,8 +125,8 @@ fn gelu_forward_should_match_reference() {
         let mut x = wide(6, n);
         x[0] = -9.0; // deep in the tail: Φ(−9) ≈ 1e-19, still relatively accurate (f32 exp of −41)
         let out = Tensor::uninit(&g, &[n]).unwrap();
-        ew::gelu_gpu(&upload(&g, &[n], &x), &out).unwrap();
-        let want = ew::gelu_cpu(&to_f64(&to_f32(&x)));
+        ew::gelu_into(&upload(&g, &[n], &x), &out).unwrap();
+        let want = ew::gelu_ref(&to_f64(&to_f32(&x)));
         assert_close(&format!("gelu n={n}"), &download(&out), &want, 2e-5, 1e-30);
     }
 }
@@ -139,8 +139,8 @@ fn relu_backward_should_match_reference() {
         x[0] = 0.0;
         let (dout, mut dx) = (randn(8, n), randn(9, n));
         let tdx = upload(&g, &[n], &dx);
-        ew::relu_backward_gpu(&upload(&g, &[n], &x), &upload(&g, &[n], &dout), &tdx).unwrap();
-        ew::relu_backward_cpu(&x, &dout, &mut dx);
+        ew::relu_backward_into(&upload(&g, &[n], &x), &upload(&g, &[n], &dout), &tdx).unwrap();
+        ew::relu_backward_ref(&x, &dout, &mut dx);
         assert_close(&format!("relu dx n={n}"), &download(&tdx), &dx, 1e-6, 1e-6);
     }
 }
@@ -152,8 +152,8 @@ fn gelu_backward_should_match_reference() {
         let x = to_f64(&to_f32(&wide(10, n)));
         let (dout, mut dx) = (randn(11, n), randn(12, n));
         let tdx = upload(&g, &[n], &dx);
-        ew::gelu_backward_gpu(&upload(&g, &[n], &x), &upload(&g, &[n], &dout), &tdx).unwrap();
-        ew::gelu_backward_cpu(&x, &dout, &mut dx);
+        ew::gelu_backward_into(&upload(&g, &[n], &x), &upload(&g, &[n], &dout), &tdx).unwrap();
+        ew::gelu_backward_ref(&x, &dout, &mut dx);
         assert_close(&format!("gelu dx n={n}"), &download(&tdx), &dx, 1e-5, 1e-6);
     }
 }
@@ -167,22 +167,22 @@ fn relu_backward_should_match_finite_differences() {
         .collect();
     let dout = randn(14, 127);
     let mut dx = vec![0.0; 127];
-    ew::relu_backward_cpu(&x, &dout, &mut dx);
-    check_fd("relu", &x, &dx, |x| dot(&ew::relu_cpu(x), &dout), 127);
+    ew::relu_backward_ref(&x, &dout, &mut dx);
+    check_fd("relu", &x, &dx, |x| dot(&ew::relu_ref(x), &dout), 127);
 }
 
 #[test]
 fn gelu_backward_should_match_finite_differences() {
     let (x, dout) = (wide(15, 127), randn(16, 127));
     let mut dx = vec![0.0; 127];
-    ew::gelu_backward_cpu(&x, &dout, &mut dx);
-    check_fd("gelu", &x, &dx, |x| dot(&ew::gelu_cpu(x), &dout), 127);
+    ew::gelu_backward_ref(&x, &dout, &mut dx);
+    check_fd("gelu", &x, &dx, |x| dot(&ew::gelu_ref(x), &dout), 127);
 }
 
 /// L = Σ y·u as a tape op (a 1×n by n×1 matmul), so `tape.backward` hands `u` to y.
 fn dot_loss(tape: &Tape, y: &Var, u: &[f64]) -> Var {
     let n = y.value().numel();
-    let vu = Var::leaf(upload(y.gpu(), &[n, 1], u), false);
+    let vu = Var::leaf(upload(y.device(), &[n, 1], u), false);
     matmul::matmul(
         tape,
         &y.reshape(&[1, n]).unwrap(),
@@ -213,16 +213,16 @@ fn add_and_scale_backward_should_match_reference() {
         assert_close(
             "scale(add)",
             &download(y.value()),
-            &ew::scale_cpu(&ew::add_cpu(&a, &b), 2.5),
+            &ew::scale_ref(&ew::add_ref(&a, &b), 2.5),
             1e-6,
             1e-6,
         );
         tape.backward(&dot_loss(&tape, &y, &u)).unwrap();
-        let want_b = ew::scale_cpu(&u, 2.5);
+        let want_b = ew::scale_ref(&u, 2.5);
         assert_close(
             "da",
             &download(&va.grad().unwrap()),
-            &ew::add_cpu(&da0, &want_b),
+            &ew::add_ref(&da0, &want_b),
             1e-5,
             1e-5,
         );
@@ -234,12 +234,12 @@ fn add_and_scale_backward_should_match_reference() {
 fn add_backward_should_match_finite_differences() {
     let (a, b, u) = (randn(21, 17), randn(22, 17), randn(23, 17));
     // d/da Σ (a+b)·u = u.
-    check_fd("add", &a, &u, |a| dot(&ew::add_cpu(a, &b), &u), 17);
+    check_fd("add", &a, &u, |a| dot(&ew::add_ref(a, &b), &u), 17);
     check_fd(
         "scale",
         &a,
-        &ew::scale_cpu(&u, -1.5),
-        |a| dot(&ew::scale_cpu(a, -1.5), &u),
+        &ew::scale_ref(&u, -1.5),
+        |a| dot(&ew::scale_ref(a, -1.5), &u),
         17,
     );
 }
@@ -257,7 +257,7 @@ fn a_var_used_twice_gets_the_summed_gradient() {
     assert_close(
         "add(x, x)",
         &download(&vx.grad().unwrap()),
-        &ew::scale_cpu(&u, 2.0),
+        &ew::scale_ref(&u, 2.0),
         1e-6,
         1e-6,
     );
@@ -272,9 +272,9 @@ fn a_var_used_twice_gets_the_summed_gradient() {
     let y = ew::add(&tape, &y, &ew::scale(&tape, &vx, 0.5).unwrap()).unwrap();
     tape.backward(&dot_loss(&tape, &y, &u)).unwrap();
     let xf = to_f64(&to_f32(&x));
-    let mut want = ew::scale_cpu(&u, 0.5);
-    ew::relu_backward_cpu(&xf, &u, &mut want);
-    ew::gelu_backward_cpu(&xf, &u, &mut want);
+    let mut want = ew::scale_ref(&u, 0.5);
+    ew::relu_backward_ref(&xf, &u, &mut want);
+    ew::gelu_backward_ref(&xf, &u, &mut want);
     assert_close(
         "relu+gelu+0.5x",
         &download(&vx.grad().unwrap()),
@@ -293,5 +293,5 @@ fn add_rejects_mismatched_shapes() {
     let err = ew::add(&tape, &a, &b).unwrap_err().to_string();
     assert!(err.contains("[2, 3]") && err.contains("[3, 2]"), "{err}");
     let c = Tensor::zeros(&g, &[5]).unwrap();
-    assert!(ew::axpy_gpu(&c, 1.0, a.value()).is_err());
+    assert!(ew::axpy_into(&c, 1.0, a.value()).is_err());
 }

@@ -36,7 +36,7 @@ fn embedding_forward_should_match_reference() {
     for &(n, v, c, kind) in CASES {
         let (id, table) = (ids(1, n, v, kind), randn(2, v * c));
         let out = Tensor::uninit(&g, &[n, c]).unwrap();
-        emb::embedding_gpu(
+        emb::embedding_into(
             &Tensor::from_u32(&g, &[n], &id).unwrap(),
             &upload(&g, &[v, c], &table),
             &out,
@@ -46,7 +46,7 @@ fn embedding_forward_should_match_reference() {
         assert_close(
             &format!("emb n={n} v={v} c={c}"),
             &download(&out),
-            &to_f64(&to_f32(&emb::embedding_cpu(&id, &table, c))),
+            &to_f64(&to_f32(&emb::embedding_ref(&id, &table, c))),
             0.0,
             0.0,
         );
@@ -64,7 +64,7 @@ fn embedding_backward_should_match_reference() {
             randn(6, v * c),
         );
         let mut want = pre.clone();
-        emb::embedding_backward_cpu(&id, &dout, c, &mut want);
+        emb::embedding_backward_ref(&id, &dout, c, &mut want);
         // Through the tape: dtable pre-filled, so the scatter must accumulate.
         let tape = Tape::new();
         let vt = Var::leaf(upload(&g, &[v, c], &table), true);
@@ -94,12 +94,12 @@ fn embedding_backward_should_match_finite_differences() {
     for &(n, v, c, kind) in &CASES[..5] {
         let (id, table, dout) = (ids(7, n, v, kind), randn(8, v * c), randn(9, n * c));
         let mut d = vec![0.0; v * c];
-        emb::embedding_backward_cpu(&id, &dout, c, &mut d);
+        emb::embedding_backward_ref(&id, &dout, c, &mut d);
         check_fd(
             "dtable",
             &table,
             &d,
-            |t| dot(&emb::embedding_cpu(&id, t, c), &dout),
+            |t| dot(&emb::embedding_ref(&id, t, c), &dout),
             60,
         );
     }
@@ -117,7 +117,7 @@ fn embedding_backward_is_deterministic_under_repetition() {
     let runs: Vec<Vec<f32>> = (0..3)
         .map(|_| {
             let d = Tensor::zeros(&g, &[v, c]).unwrap();
-            emb::embedding_backward_gpu(&tid, &tdout, &d).unwrap();
+            emb::embedding_backward_into(&tid, &tdout, &d).unwrap();
             d.read().unwrap()
         })
         .collect();
@@ -132,11 +132,11 @@ fn embedding_out_of_range_ids_read_nothing_and_are_rejected_on_the_cpu() {
     let table = randn(12, v * c);
     let out = Tensor::uninit(&g, &[3, c]).unwrap();
     let tid = Tensor::from_u32(&g, &[3], &id).unwrap();
-    emb::embedding_gpu(&tid, &upload(&g, &[v, c], &table), &out).unwrap();
+    emb::embedding_into(&tid, &upload(&g, &[v, c], &table), &out).unwrap();
     let got = download(&out);
     assert!(got[c..].iter().all(|&x| x == 0.0));
     let d = Tensor::zeros(&g, &[v, c]).unwrap();
-    emb::embedding_backward_gpu(&tid, &Tensor::full(&g, &[3, c], 1.0).unwrap(), &d).unwrap();
+    emb::embedding_backward_into(&tid, &Tensor::full(&g, &[3, c], 1.0).unwrap(), &d).unwrap();
     let dd = download(&d);
     assert_eq!(dd.iter().sum::<f64>(), c as f64);
     assert!(emb::check_ids(&id, v)

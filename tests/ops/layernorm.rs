@@ -29,7 +29,7 @@ fn layernorm_forward_should_match_reference() {
                 Tensor::uninit(&g, &[rows]).unwrap(),
                 Tensor::uninit(&g, &[rows]).unwrap(),
             );
-            ln::layernorm_gpu(
+            ln::layernorm_into(
                 &upload(&g, &[rows, c], &x),
                 &upload(&g, &[c], &w),
                 &upload(&g, &[c], &b),
@@ -39,7 +39,7 @@ fn layernorm_forward_should_match_reference() {
             )
             .unwrap();
             let (y, mean, rstd) =
-                ln::layernorm_cpu(&x, &to_f64(&to_f32(&w)), &to_f64(&to_f32(&b)), c);
+                ln::layernorm_ref(&x, &to_f64(&to_f32(&w)), &to_f64(&to_f32(&b)), c);
             let what = format!("rows={rows} C={c}");
             assert_close(&format!("y {what}"), &download(&ty), &y, 1e-4, 1e-5);
             assert_close(&format!("mean {what}"), &download(&tm), &mean, 1e-5, 1e-6);
@@ -71,8 +71,8 @@ fn layernorm_backward_should_match_reference() {
                 Tensor::uninit(&g, &[rows]).unwrap(),
                 Tensor::uninit(&g, &[rows]).unwrap(),
             );
-            ln::layernorm_gpu(&tx, &tw, &upload(&g, &[c], &b), &ty, &tm, &ts).unwrap();
-            ln::layernorm_backward_gpu(
+            ln::layernorm_into(&tx, &tw, &upload(&g, &[c], &b), &ty, &tm, &ts).unwrap();
+            ln::layernorm_backward_into(
                 &tx,
                 &tw,
                 &tm,
@@ -83,7 +83,7 @@ fn layernorm_backward_should_match_reference() {
                 Some(&tdb),
             )
             .unwrap();
-            ln::layernorm_backward_cpu(&x, &w, &dy, c, &mut dx, &mut dw, &mut db);
+            ln::layernorm_backward_ref(&x, &w, &dy, c, &mut dx, &mut dw, &mut db);
             let what = format!("rows={rows} C={c}");
             // C = 1 normalises to exactly 0: dx is then rstd·(g − g) = 0 up to rounding.
             assert_close(&format!("dx {what}"), &download(&tdx), &dx, 1e-4, 1e-4);
@@ -104,8 +104,8 @@ fn layernorm_backward_should_match_finite_differences() {
                 randn(14, rows * c),
             );
             let (mut dx, mut dw, mut db) = (vec![0.0; rows * c], vec![0.0; c], vec![0.0; c]);
-            ln::layernorm_backward_cpu(&x, &w, &dy, c, &mut dx, &mut dw, &mut db);
-            let loss = |x: &[f64], w: &[f64], b: &[f64]| dot(&ln::layernorm_cpu(x, w, b, c).0, &dy);
+            ln::layernorm_backward_ref(&x, &w, &dy, c, &mut dx, &mut dw, &mut db);
+            let loss = |x: &[f64], w: &[f64], b: &[f64]| dot(&ln::layernorm_ref(x, w, b, c).0, &dy);
             check_fd("dx", &x, &dx, |x| loss(x, &w, &b), 40);
             check_fd("dw", &w, &dw, |w| loss(&x, w, &b), 40);
             check_fd("db", &b, &db, |b| loss(&x, &w, b), 40);
@@ -137,7 +137,7 @@ fn layernorm_many_rows_use_several_partial_blocks() {
     .unwrap();
     tape.backward(&loss).unwrap();
     let (mut dx, mut dw, mut db) = (vec![0.0; rows * c], vec![0.0; c], vec![0.0; c]);
-    ln::layernorm_backward_cpu(&x, &w, &dy, c, &mut dx, &mut dw, &mut db);
+    ln::layernorm_backward_ref(&x, &w, &dy, c, &mut dx, &mut dw, &mut db);
     assert!(
         vx.grad().is_none(),
         "an input that needs no gradient gets none"
@@ -176,7 +176,7 @@ fn layernorm_used_twice_sums_gradients_and_rejects_bad_shapes() {
     .unwrap();
     tape.backward(&loss).unwrap();
     let (mut dx, mut dw, mut db) = (vec![0.0; rows * c], vec![0.0; c], vec![0.0; c]);
-    ln::layernorm_backward_cpu(&x, &w, &u, c, &mut dx, &mut dw, &mut db);
+    ln::layernorm_backward_ref(&x, &w, &u, c, &mut dx, &mut dw, &mut db);
     let twice = |v: &[f64]| v.iter().map(|a| 2.0 * a).collect::<Vec<_>>();
     assert_close(
         "dx",

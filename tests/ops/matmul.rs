@@ -95,7 +95,9 @@ fn matmul_forward_should_match_reference() {
     let g = gpu();
     // Both kernel variants (workgroup-tiled for GPUs, register-blocked for CPU adapters).
     for cpu_kernels in [false, true] {
-        g.set_cpu_kernels(cpu_kernels);
+        if let Some(gpu) = g.as_gpu() {
+            gpu.set_cpu_kernels(cpu_kernels);
+        }
         for &(z1, z2, m, n, k) in SHAPES {
             for (s, alen, blen) in specs((z1, z2), m, n, k) {
                 let (a, b, bias, c0) = (
@@ -106,14 +108,14 @@ fn matmul_forward_should_match_reference() {
                 );
                 for (with_bias, acc) in [(false, false), (true, false), (true, true)] {
                     let mut want = c0.clone();
-                    matmul::matmul_cpu(&a, &b, with_bias.then_some(&bias[..]), &mut want, &s, acc);
+                    matmul::matmul_ref(&a, &b, with_bias.then_some(&bias[..]), &mut want, &s, acc);
                     let (ta, tb, tbias, tc) = (
                         upload(&g, &[alen], &a),
                         upload(&g, &[blen], &b),
                         upload(&g, &[n], &bias),
                         upload(&g, &[c0.len()], &c0),
                     );
-                    matmul::matmul_gpu(&ta, &tb, with_bias.then_some(&tbias), &tc, &s, acc)
+                    matmul::matmul_into(&ta, &tb, with_bias.then_some(&tbias), &tc, &s, acc)
                         .unwrap();
                     assert_close(
                         &format!(
@@ -135,13 +137,15 @@ fn matmul_backward_should_match_reference() {
     let g = gpu();
     // Both kernel variants (workgroup-tiled for GPUs, register-blocked for CPU adapters).
     for cpu_kernels in [false, true] {
-        g.set_cpu_kernels(cpu_kernels);
+        if let Some(gpu) = g.as_gpu() {
+            gpu.set_cpu_kernels(cpu_kernels);
+        }
         for &(z1, z2, m, n, k) in SHAPES {
             for (s, alen, blen) in specs((z1, z2), m, n, k) {
                 let (a, b, dc) = (randn(5, alen), randn(6, blen), randn(7, z1 * z2 * m * n));
                 let (mut da, mut db, mut dbias) = (randn(8, alen), randn(9, blen), randn(10, n));
                 let (da0, db0, dbias0) = (da.clone(), db.clone(), dbias.clone());
-                matmul::matmul_backward_cpu(&a, &b, &dc, &s, &mut da, &mut db, Some(&mut dbias));
+                matmul::matmul_backward_ref(&a, &b, &dc, &s, &mut da, &mut db, Some(&mut dbias));
                 let (ta, tb, tdc) = (
                     upload(&g, &[alen], &a),
                     upload(&g, &[blen], &b),
@@ -152,7 +156,7 @@ fn matmul_backward_should_match_reference() {
                     upload(&g, &[blen], &db0),
                     upload(&g, &[n], &dbias0),
                 );
-                matmul::matmul_backward_gpu(
+                matmul::matmul_backward_into(
                     &ta,
                     &tb,
                     &tdc,
@@ -189,11 +193,11 @@ fn matmul_backward_should_match_finite_differences() {
             );
             let loss = |a: &[f64], b: &[f64], bias: &[f64]| {
                 let mut c = vec![0.0; dc.len()];
-                matmul::matmul_cpu(a, b, Some(bias), &mut c, &s, false);
+                matmul::matmul_ref(a, b, Some(bias), &mut c, &s, false);
                 dot(&c, &dc)
             };
             let (mut da, mut db, mut dbias) = (vec![0.0; alen], vec![0.0; blen], vec![0.0; n]);
-            matmul::matmul_backward_cpu(&a, &b, &dc, &s, &mut da, &mut db, Some(&mut dbias));
+            matmul::matmul_backward_ref(&a, &b, &dc, &s, &mut da, &mut db, Some(&mut dbias));
             check_fd("dA", &a, &da, |x| loss(x, &b, &bias), 40);
             check_fd("dB", &b, &db, |x| loss(&a, x, &bias), 40);
             check_fd("dbias", &bias, &dbias, |x| loss(&a, &b, x), 40);
@@ -207,7 +211,7 @@ fn matmul_rejects_views_outside_the_buffer() {
     let a = Tensor::zeros(&g, &[3, 4]).unwrap();
     let b = Tensor::zeros(&g, &[3, 2]).unwrap();
     let c = Tensor::zeros(&g, &[3, 2]).unwrap();
-    let err = matmul::matmul_gpu(&a, &b, None, &c, &Spec::plain(3, 4, 2), false).unwrap_err();
+    let err = matmul::matmul_into(&a, &b, None, &c, &Spec::plain(3, 4, 2), false).unwrap_err();
     assert!(
         err.to_string()
             .contains("operand B needs 8 elements but its tensor has 6"),

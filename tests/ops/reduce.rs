@@ -15,8 +15,8 @@ fn sum_forward_should_match_reference() {
         let x = randn(1, n);
         let tx = upload(&g, &[n], &x);
         let out = Tensor::uninit(&g, &[1]).unwrap();
-        reduce::sum_gpu(&tx, 1.0, &out).unwrap();
-        let want = reduce::sum_cpu(&to_f64(&to_f32(&x)));
+        reduce::sum_into(&tx, 1.0, &out).unwrap();
+        let want = reduce::sum_ref(&to_f64(&to_f32(&x)));
         // Summing n values in f32 loses about log2(n) ulps of Σ|x|.
         let atol = 1e-6 * n as f64;
         assert_close(&format!("sum n={n}"), &download(&out), &[want], 1e-5, atol);
@@ -25,14 +25,14 @@ fn sum_forward_should_match_reference() {
         assert_close(
             &format!("mean n={n}"),
             &download(m.value()),
-            &[reduce::mean_cpu(&to_f64(&to_f32(&x)))],
+            &[reduce::mean_ref(&to_f64(&to_f32(&x)))],
             1e-5,
             1e-6,
         );
         // Deterministic: the same input gives the same bits.
-        reduce::sum_gpu(&tx, 1.0, &out).unwrap();
+        reduce::sum_into(&tx, 1.0, &out).unwrap();
         let again = download(&out);
-        reduce::sum_gpu(&tx, 1.0, &out).unwrap();
+        reduce::sum_into(&tx, 1.0, &out).unwrap();
         assert_eq!(again, download(&out), "sum n={n} is not deterministic");
     }
 }
@@ -45,9 +45,9 @@ fn sum_backward_should_match_reference() {
             let dx0 = randn(2, n);
             let tdx = upload(&g, &[n], &dx0);
             let tdy = upload(&g, &[1], &[0.75]);
-            reduce::sum_backward_gpu(&tdy, scale as f32, &tdx).unwrap();
+            reduce::sum_backward_into(&tdy, scale as f32, &tdx).unwrap();
             let mut want = dx0.clone();
-            reduce::sum_backward_cpu(0.75, scale, &mut want);
+            reduce::sum_backward_ref(0.75, scale, &mut want);
             assert_close(
                 &format!("{name} backward n={n}"),
                 &download(&tdx),
@@ -63,11 +63,11 @@ fn sum_backward_should_match_reference() {
 fn sum_backward_should_match_finite_differences() {
     let x = randn(3, 17);
     let mut dx = vec![0.0; 17];
-    reduce::sum_backward_cpu(1.0, 1.0, &mut dx);
-    check_fd("sum", &x, &dx, reduce::sum_cpu, 17);
+    reduce::sum_backward_ref(1.0, 1.0, &mut dx);
+    check_fd("sum", &x, &dx, reduce::sum_ref, 17);
     let mut dx = vec![0.0; 17];
-    reduce::sum_backward_cpu(1.0, 1.0 / 17.0, &mut dx);
-    check_fd("mean", &x, &dx, reduce::mean_cpu, 17);
+    reduce::sum_backward_ref(1.0, 1.0 / 17.0, &mut dx);
+    check_fd("mean", &x, &dx, reduce::mean_ref, 17);
 }
 
 #[test]
@@ -112,9 +112,9 @@ fn global_norm_should_match_reference() {
     let out = Tensor::uninit(&g, &[1]).unwrap();
     for k in [1, 2, sizes.len()] {
         let refs: Vec<&Tensor> = ts[..k].iter().collect();
-        reduce::global_norm_gpu(&refs, &out).unwrap();
+        reduce::global_norm_into(&refs, &out).unwrap();
         let xf: Vec<Vec<f64>> = xs[..k].iter().map(|x| to_f64(&to_f32(x))).collect();
-        let want = reduce::global_norm_cpu(&xf.iter().map(|v| &v[..]).collect::<Vec<_>>());
+        let want = reduce::global_norm_ref(&xf.iter().map(|v| &v[..]).collect::<Vec<_>>());
         assert_close(
             &format!("norm of {k} tensors"),
             &download(&out),
@@ -124,14 +124,14 @@ fn global_norm_should_match_reference() {
         );
     }
     // No tensors: norm 0. An empty tensor adds nothing.
-    reduce::global_norm_gpu(&[], &out).unwrap();
+    reduce::global_norm_into(&[], &out).unwrap();
     assert_eq!(download(&out), vec![0.0]);
     let empty = Tensor::zeros(&g, &[0]).unwrap();
-    reduce::global_norm_gpu(&[&empty, &ts[1]], &out).unwrap();
+    reduce::global_norm_into(&[&empty, &ts[1]], &out).unwrap();
     assert_close(
         "norm with an empty tensor",
         &download(&out),
-        &[reduce::global_norm_cpu(&[&to_f64(&to_f32(&xs[1]))])],
+        &[reduce::global_norm_ref(&[&to_f64(&to_f32(&xs[1]))])],
         1e-5,
         1e-6,
     );

@@ -23,10 +23,10 @@ fn causal_softmax_forward_should_match_reference() {
             .iter()
             .map(|v| 8.0 * v)
             .collect();
-        let want = softmax::causal_softmax_cpu(&x, t, scale);
+        let want = softmax::causal_softmax_ref(&x, t, scale);
         let tx = upload(&g, &[z, t, t], &x);
         let out = Tensor::uninit(&g, &[z, t, t]).unwrap();
-        softmax::causal_softmax_gpu(&tx, &out, scale as f32).unwrap();
+        softmax::causal_softmax_into(&tx, &out, scale as f32).unwrap();
         let got = download(&out);
         assert_close(&format!("softmax z={z} t={t}"), &got, &want, 1e-4, 1e-6);
         for r in 0..z * t {
@@ -51,13 +51,18 @@ fn causal_softmax_backward_should_match_reference() {
         // The GPU's own P, so the comparison isolates the backward kernel.
         let tx = upload(&g, &[z, t, t], &x);
         let tp = Tensor::uninit(&g, &[z, t, t]).unwrap();
-        softmax::causal_softmax_gpu(&tx, &tp, scale as f32).unwrap();
+        softmax::causal_softmax_into(&tx, &tp, scale as f32).unwrap();
         let p = download(&tp);
         let mut want = ds0.clone();
-        softmax::causal_softmax_backward_cpu(&p, &dp, t, scale, &mut want);
+        softmax::causal_softmax_backward_ref(&p, &dp, t, scale, &mut want);
         let tds = upload(&g, &[z, t, t], &ds0);
-        softmax::causal_softmax_backward_gpu(&tp, &upload(&g, &[z, t, t], &dp), &tds, scale as f32)
-            .unwrap();
+        softmax::causal_softmax_backward_into(
+            &tp,
+            &upload(&g, &[z, t, t], &dp),
+            &tds,
+            scale as f32,
+        )
+        .unwrap();
         assert_close(
             &format!("dS z={z} t={t}"),
             &download(&tds),
@@ -73,14 +78,14 @@ fn causal_softmax_backward_should_match_finite_differences() {
     for &(z, t, scale) in &CASES[..4] {
         let n = z * t * t;
         let (x, dp) = (randn(5 + t as u64, n), randn(6, n));
-        let p = softmax::causal_softmax_cpu(&x, t, scale);
+        let p = softmax::causal_softmax_ref(&x, t, scale);
         let mut ds = vec![0.0; n];
-        softmax::causal_softmax_backward_cpu(&p, &dp, t, scale, &mut ds);
+        softmax::causal_softmax_backward_ref(&p, &dp, t, scale, &mut ds);
         check_fd(
             "dS",
             &x,
             &ds,
-            |x| dot(&softmax::causal_softmax_cpu(x, t, scale), &dp),
+            |x| dot(&softmax::causal_softmax_ref(x, t, scale), &dp),
             60,
         );
     }

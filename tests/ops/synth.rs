@@ -84,7 +84,7 @@ fn synth_scores_forward_should_match_reference() {
         assert_close(
             &format!("{d:?}"),
             &download(s.value()),
-            &synth::synth_scores_cpu(&i.x, &i.w1, &i.b1, &i.w2, &i.b2, d),
+            &synth::synth_scores_ref(&i.x, &i.w1, &i.b1, &i.w2, &i.b2, d),
             1e-4,
             1e-4,
         );
@@ -109,7 +109,7 @@ fn synth_scores_backward_should_match_reference() {
             let [a, b, c, e, f] = &mut want[..] else {
                 unreachable!()
             };
-            synth::synth_scores_backward_cpu(&i.x, &i.w1, &i.b1, &i.w2, &ds, d, [a, b, c, e, f]);
+            synth::synth_scores_backward_ref(&i.x, &i.w1, &i.b1, &i.w2, &ds, d, [a, b, c, e, f]);
         }
         let vars: Vec<Var> = vals
             .iter()
@@ -152,10 +152,10 @@ fn synth_scores_backward_should_match_finite_differences() {
             let [a, b, c, e, f] = &mut g[..] else {
                 unreachable!()
             };
-            synth::synth_scores_backward_cpu(&i.x, &i.w1, &i.b1, &i.w2, &ds, d, [a, b, c, e, f]);
+            synth::synth_scores_backward_ref(&i.x, &i.w1, &i.b1, &i.w2, &ds, d, [a, b, c, e, f]);
         }
         let f = |x: &[f64], w1: &[f64], b1: &[f64], w2: &[f64], b2: &[f64]| {
-            dot(&synth::synth_scores_cpu(x, w1, b1, w2, b2, d), &ds)
+            dot(&synth::synth_scores_ref(x, w1, b1, w2, b2, d), &ds)
         };
         check_fd("dx", &i.x, &g[0], |v| f(v, &i.w1, &i.b1, &i.w2, &i.b2), 40);
         check_fd("dw1", &i.w1, &g[1], |v| f(&i.x, v, &i.b1, &i.w2, &i.b2), 40);

@@ -1,7 +1,7 @@
-//! Fill a tensor with one value (zeroing gradients and accumulators).
+//! Fill a GPU tensor with one value (zeroing gradients and accumulators); `Tensor::fill` calls it.
 
+use super::{grid_1d, Kernel};
 use crate::error::Result;
-use crate::gpu::{grid_1d, Kernel};
 use crate::tensor::Tensor;
 
 const FILL: Kernel = Kernel {
@@ -20,8 +20,10 @@ struct Params {
 }
 
 /// Set every element of `t` to `value`.
-pub fn fill(t: &Tensor, value: f32) -> Result<()> {
-    let gpu = t.gpu();
+pub(crate) fn fill(t: &Tensor, value: f32) -> Result<()> {
+    let Some(gpu) = t.device().as_gpu() else {
+        return t.fill(value);
+    };
     let n = t.numel() as u32;
     let groups = grid_1d(
         n.div_ceil(WG),

@@ -1,0 +1,159 @@
+//! The batched strided matmul on the CPU. Each batch is one call of the `gemm` crate's SIMD kernel,
+//! which takes any row and column strides, so our views (transposes, heads, the synthesizer's
+//! `w2[:, :T]`) are read in place as on the GPU. One big product is split over the threads inside
+//! `gemm`; many small ones (attention: one per batch and head) are split over the threads by batch.
+
+use gemm::Parallelism;
+
+/// Where a batched matrix lives: element (z1, z2, i, j) is at `z1*outer + z2*inner + i*row + j*col`.
+#[derive(Clone, Copy, Debug)]
+pub struct Strides {
+    pub outer: usize,
+    pub inner: usize,
+    pub row: usize,
+    pub col: usize,
+}
+
+impl Strides {
+    fn base(&self, z1: usize, z2: usize) -> usize {
+        z1 * self.outer + z2 * self.inner
+    }
+}
+
+/// A batched product `C[z] (+)= alpha·A[z]·B[z]`; the caller checked every view stays in bounds.
+pub struct Product {
+    pub z: (usize, usize),
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub a: Strides,
+    pub b: Strides,
+    pub c: Strides,
+    pub alpha: f32,
+    pub accumulate: bool,
+}
+
+#[derive(Clone, Copy)]
+struct Ptr(*mut f32);
+// SAFETY: batches write disjoint parts of C (checked by `disjoint_batches`); the pointer is only
+// shared to hand each thread its own batches.
+unsafe impl Send for Ptr {}
+unsafe impl Sync for Ptr {}
+
+/// Run the product. `bias` (N values) is added to every row when given.
+pub fn matmul(
+    a: &[f32],
+    b: &[f32],
+    bias: Option<&[f32]>,
+    c: &mut [f32],
+    p: &Product,
+    threads: usize,
+) {
+    let (z1, z2) = p.z;
+    let batches = z1 * z2;
+    if batches == 0 || p.m == 0 || p.n == 0 {
+        return;
+    }
+    let cp = Ptr(c.as_mut_ptr());
+    let one = move |z: usize, par: Parallelism| {
+        let cp = cp;
+        let (i1, i2) = (z / z2, z % z2);
+        let cb = p.c.base(i1, i2);
+        // SAFETY: the op file checked that every view of every batch lies inside its slice.
+        unsafe {
+            let dst = cp.0.add(cb);
+            if let Some(bias) = bias {
+                for i in 0..p.m {
+                    for j in 0..p.n {
+                        let d = dst.add(i * p.c.row + j * p.c.col);
+                        *d = if p.accumulate { *d + bias[j] } else { bias[j] };
+                    }
+                }
+            }
+            gemm::gemm(
+                p.m,
+                p.n,
+                p.k,
+                dst,
+                p.c.col as isize,
+                p.c.row as isize,
+                p.accumulate || bias.is_some(),
+                a.as_ptr().add(p.a.base(i1, i2)),
+                p.a.col as isize,
+                p.a.row as isize,
+                b.as_ptr().add(p.b.base(i1, i2)),
+                p.b.col as isize,
+                p.b.row as isize,
+                1.0,
+                p.alpha,
+                false,
+                false,
+                false,
+                par,
+            );
+        }
+    };
+    let shared_c = p.c.outer == 0 && p.c.inner == 0;
+    if batches == 1 || shared_c || threads <= 1 {
+        // One product, or batches that all add into one C (a shared operand's gradient): in order.
+        let par = if threads > 1 {
+            Parallelism::Rayon(threads)
+        } else {
+            Parallelism::None
+        };
+        for z in 0..batches {
+            one(z, par);
+        }
+        return;
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        use rayon::prelude::*;
+        (0..batches)
+            .into_par_iter()
+            .for_each(|z| one(z, Parallelism::None));
+    }
+    #[cfg(target_arch = "wasm32")]
+    for z in 0..batches {
+        one(z, Parallelism::None);
+    }
+}
+
+/// `dst[j·d_col (+ row of j)] (+)= Σ over batches and rows of src[z, i, j]`: the bias gradient and
+/// the sum of per-batch slices. `dn` is the number of destination columns (j = r·dn + col).
+#[allow(clippy::too_many_arguments)]
+pub fn sum_rows(
+    src: &[f32],
+    sv: &Strides,
+    z: (usize, usize),
+    m: usize,
+    n: usize,
+    dst: &mut [f32],
+    dv: (usize, usize, usize),
+    accumulate: bool,
+) {
+    let (dn, d_row, d_col) = (dv.0.max(1), dv.1, dv.2);
+    // Row by row into one accumulator per column: for every j the same order as the shader's
+    // (batches, then rows), but reading memory in order.
+    let mut acc = vec![0.0f32; n];
+    for z1 in 0..z.0 {
+        for z2 in 0..z.1 {
+            for i in 0..m {
+                let base = sv.base(z1, z2) + i * sv.row;
+                if sv.col == 1 {
+                    acc.iter_mut()
+                        .zip(&src[base..base + n])
+                        .for_each(|(a, s)| *a += s);
+                } else {
+                    acc.iter_mut()
+                        .enumerate()
+                        .for_each(|(j, a)| *a += src[base + j * sv.col]);
+                }
+            }
+        }
+    }
+    for (j, s) in acc.into_iter().enumerate() {
+        let d = &mut dst[(j / dn) * d_row + (j % dn) * d_col];
+        *d = if accumulate { *d + s } else { s };
+    }
+}

@@ -1,0 +1,35 @@
+//! The causal softmax on the CPU (`softmax_fwd`, `softmax_bwd` of `shaders/softmax.wgsl`): one row
+//! per query, keys after it masked to exactly 0, rows split over the threads.
+
+use super::for_rows;
+
+/// `out[r, :] = softmax(scale · s[r, :i+1])`, zeros after, with `i = r mod t`.
+pub fn softmax_fwd(s: &[f32], out: &mut [f32], t: usize, scale: f32) {
+    for_rows(out, t, |r, o| {
+        let i = r % t;
+        let row = &s[r * t..r * t + t];
+        let live = &row[..=i];
+        let m = live.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v)) * scale;
+        let mut sum = 0.0f32;
+        for (o, &v) in o[..=i].iter_mut().zip(live) {
+            let e = (v * scale - m).exp();
+            *o = e;
+            sum += e;
+        }
+        let inv = 1.0 / sum;
+        o[..=i].iter_mut().for_each(|v| *v *= inv);
+        o[i + 1..].fill(0.0);
+    });
+}
+
+/// `ds[r, :] += scale · P ⊙ (dP − Σ_j P dP)` (masked entries stay untouched: their P is 0).
+pub fn softmax_bwd(p: &[f32], dp: &[f32], ds: &mut [f32], t: usize, scale: f32) {
+    for_rows(ds, t, |r, d| {
+        let i = r % t;
+        let (pr, dpr) = (&p[r * t..r * t + i + 1], &dp[r * t..r * t + i + 1]);
+        let dot: f32 = pr.iter().zip(dpr).map(|(a, b)| a * b).sum();
+        for ((d, &p), &g) in d[..=i].iter_mut().zip(pr).zip(dpr) {
+            *d += scale * p * (g - dot);
+        }
+    });
+}

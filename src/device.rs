@@ -1,0 +1,206 @@
+//! The device a run uses, chosen once: a GPU through wgpu (WebGPU in the browser, Vulkan/Metal/DX12
+//! natively) or the CPU backend. Tensors carry their device; the op files look at it to pick the
+//! WGSL kernel or the CPU one, and nothing above `ops` knows which runs.
+
+use crate::cpu::Cpu;
+use crate::error::{Error, Result};
+use crate::gpu::{Gpu, Stats};
+use std::rc::Rc;
+
+/// The two backends.
+pub enum Backend {
+    Gpu(Gpu),
+    Cpu(Cpu),
+}
+
+/// What the user asked for (`--device`, the page's selector).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceChoice {
+    /// A real GPU adapter if there is one, otherwise the CPU backend (never a software adapter).
+    Auto,
+    /// Whatever adapter wgpu offers, software ones (lavapipe, SwiftShader) included.
+    Gpu,
+    Cpu,
+}
+
+impl std::str::FromStr for DeviceChoice {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "auto" => Ok(DeviceChoice::Auto),
+            "gpu" => Ok(DeviceChoice::Gpu),
+            "cpu" => Ok(DeviceChoice::Cpu),
+            _ => Err(Error::Msg(format!(
+                "unknown device '{s}': use auto, gpu or cpu"
+            ))),
+        }
+    }
+}
+
+/// One device with its caches and counters. Cheap to share as `Rc<Device>`.
+pub struct Device {
+    backend: Backend,
+    /// Why this device was chosen, in words for the CLI and the page.
+    pub reason: String,
+}
+
+impl Device {
+    /// The CPU backend, with as many threads as the machine offers (one in the browser).
+    pub fn cpu() -> Rc<Device> {
+        Rc::new(Device {
+            backend: Backend::Cpu(Cpu::new()),
+            reason: "asked for the CPU".into(),
+        })
+    }
+
+    /// The GPU backend on whatever adapter wgpu finds (a software one included).
+    pub async fn gpu() -> Result<Rc<Device>> {
+        let g = Gpu::new().await?;
+        Ok(Rc::new(Device {
+            backend: Backend::Gpu(g),
+            reason: "asked for the GPU".into(),
+        }))
+    }
+
+    /// Native only: block on [`Device::gpu`].
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn gpu_blocking() -> Result<Rc<Device>> {
+        pollster::block_on(Self::gpu())
+    }
+
+    /// Open the device the user chose. `Auto` takes a hardware GPU adapter and otherwise the CPU
+    /// backend; the reason says which and why.
+    pub async fn open(choice: DeviceChoice) -> Result<Rc<Device>> {
+        match choice {
+            DeviceChoice::Cpu => Ok(Device::cpu()),
+            DeviceChoice::Gpu => Device::gpu().await,
+            DeviceChoice::Auto => match Gpu::new().await {
+                Ok(g) if !g.is_software() => {
+                    let reason = format!("auto: found the GPU adapter {}", g.adapter.name);
+                    Ok(Rc::new(Device {
+                        backend: Backend::Gpu(g),
+                        reason,
+                    }))
+                }
+                Ok(g) => {
+                    let mut d = Device::cpu_device();
+                    d.reason = format!(
+                        "auto: the only GPU adapter is the software one '{}', slower than the CPU backend (use --device gpu to run on it anyway)",
+                        g.adapter.name
+                    );
+                    Ok(Rc::new(d))
+                }
+                Err(e) => {
+                    let mut d = Device::cpu_device();
+                    d.reason = format!("auto: no GPU adapter ({e})");
+                    Ok(Rc::new(d))
+                }
+            },
+        }
+    }
+
+    /// Native only: block on [`Device::open`].
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn open_blocking(choice: DeviceChoice) -> Result<Rc<Device>> {
+        pollster::block_on(Self::open(choice))
+    }
+
+    fn cpu_device() -> Device {
+        Device {
+            backend: Backend::Cpu(Cpu::new()),
+            reason: String::new(),
+        }
+    }
+
+    pub fn backend(&self) -> &Backend {
+        &self.backend
+    }
+
+    /// The GPU runtime, if this device is one.
+    pub fn as_gpu(&self) -> Option<&Gpu> {
+        match &self.backend {
+            Backend::Gpu(g) => Some(g),
+            Backend::Cpu(_) => None,
+        }
+    }
+
+    pub fn is_cpu(&self) -> bool {
+        matches!(self.backend, Backend::Cpu(_))
+    }
+
+    /// "cpu" or "gpu", for logs, checkpoints' metadata and the page.
+    pub fn kind(&self) -> &'static str {
+        match self.backend {
+            Backend::Gpu(_) => "gpu",
+            Backend::Cpu(_) => "cpu",
+        }
+    }
+
+    /// A one-line description: the adapter, or the CPU backend with its threads.
+    pub fn describe(&self) -> String {
+        match &self.backend {
+            Backend::Gpu(g) => format!("GPU: {}", g.describe()),
+            Backend::Cpu(c) => c.describe(),
+        }
+    }
+
+    /// The largest tensor, in bytes, this device holds.
+    pub fn max_tensor_bytes(&self) -> u64 {
+        match &self.backend {
+            Backend::Gpu(g) => g.limits.max_storage_buffer_binding_size,
+            Backend::Cpu(c) => c.max_tensor_bytes(),
+        }
+    }
+
+    /// The name of the limit in [`Device::max_tensor_bytes`], for error messages.
+    pub fn tensor_limit_name(&self) -> &'static str {
+        match &self.backend {
+            Backend::Gpu(_) => "max_storage_buffer_binding_size",
+            Backend::Cpu(_) => "CPU tensor size limit",
+        }
+    }
+
+    /// Submit recorded GPU work (nothing to do on the CPU, where ops run as they are called).
+    pub fn flush(&self) {
+        if let Backend::Gpu(g) = &self.backend {
+            g.flush();
+        }
+    }
+
+    /// Wait until all work has finished.
+    pub async fn sync(&self) -> Result<()> {
+        match &self.backend {
+            Backend::Gpu(g) => g.sync().await,
+            Backend::Cpu(_) => Ok(()),
+        }
+    }
+
+    /// Counters: buffers, memory in use and its peak, and (GPU) pipelines, dispatches, submits.
+    pub fn stats(&self) -> Stats {
+        match &self.backend {
+            Backend::Gpu(g) => g.stats(),
+            Backend::Cpu(c) => c.stats(),
+        }
+    }
+
+    /// Start measuring peak memory from now.
+    pub fn reset_peak_memory(&self) {
+        match &self.backend {
+            Backend::Gpu(g) => g.reset_peak_memory(),
+            Backend::Cpu(c) => c.reset_peak_memory(),
+        }
+    }
+
+    /// Free pooled buffers that no tensor holds.
+    pub fn trim(&self) {
+        match &self.backend {
+            Backend::Gpu(g) => g.trim(),
+            Backend::Cpu(c) => c.trim(),
+        }
+    }
+
+    /// The reason the GPU device was lost, if it was (never on the CPU).
+    pub fn lost_reason(&self) -> Option<String> {
+        self.as_gpu().and_then(|g| g.lost_reason())
+    }
+}
