@@ -17,7 +17,7 @@ mod cli {
     use attnlab::data::{self, parse_tsv, NameDataset, TsvMode, Vocab};
     use attnlab::model::{checkpoint, Gpt, GptConfig, Variant};
     use attnlab::train::{self, run, Hooks, Progress, TrainConfig, Trainer};
-    use attnlab::Device;
+    use attnlab::{Device, DeviceChoice};
     use clap::{Parser, ValueEnum};
     use indicatif::{ProgressBar, ProgressStyle};
     use std::io::Write;
@@ -104,6 +104,30 @@ mod cli {
         /// Seed for initialisation, dropout and the corruption draws.
         #[arg(long, default_value_t = 0)]
         seed: u64,
+        /// Where to run: auto (a hardware GPU if there is one, else the CPU backend; never a
+        /// software GPU adapter), gpu (any wgpu adapter, software ones included) or cpu.
+        #[arg(long, value_enum, default_value_t = DeviceArg::Auto)]
+        device: DeviceArg,
+        /// Override the number of layers (4 in the assignment; 2 with --tiny).
+        #[arg(long = "n_layer")]
+        n_layer: Option<usize>,
+        /// Override the number of attention heads (8; 4 with --tiny).
+        #[arg(long = "n_head")]
+        n_head: Option<usize>,
+        /// Override the width (256; 64 with --tiny).
+        #[arg(long = "n_embd")]
+        n_embd: Option<usize>,
+        /// Override the dropout probability of every dropout layer (0.1 in the assignment; 0
+        /// turns dropout off).
+        #[arg(long)]
+        dropout: Option<f32>,
+    }
+
+    #[derive(Clone, Copy, Debug, ValueEnum)]
+    enum DeviceArg {
+        Auto,
+        Gpu,
+        Cpu,
     }
 
     type Res<T> = Result<T, String>;
@@ -295,13 +319,26 @@ mod cli {
             text.chars().count(),
             vocab.len()
         );
-        let gpu = Device::gpu_blocking().map_err(|e| e.to_string())?;
-        println!("GPU: {}", gpu.describe());
-        let cfg = if cli.tiny {
+        let mut cfg = if cli.tiny {
             GptConfig::tiny(variant, vocab.len())
         } else {
             GptConfig::assignment(variant, vocab.len())
         };
+        cfg.n_layer = cli.n_layer.unwrap_or(cfg.n_layer);
+        cfg.n_head = cli.n_head.unwrap_or(cfg.n_head);
+        cfg.n_embd = cli.n_embd.unwrap_or(cfg.n_embd);
+        if let Some(p) = cli.dropout {
+            (cfg.embd_pdrop, cfg.resid_pdrop, cfg.attn_pdrop) = (p, p, p);
+        }
+        cfg.validate()
+            .map_err(|e| format!("{e} (from --n_layer, --n_head, --n_embd or --dropout)"))?;
+        let choice = match cli.device {
+            DeviceArg::Auto => DeviceChoice::Auto,
+            DeviceArg::Gpu => DeviceChoice::Gpu,
+            DeviceArg::Cpu => DeviceChoice::Cpu,
+        };
+        let gpu = Device::open_blocking(choice).map_err(|e| e.to_string())?;
+        println!("device: {} ({})", gpu.describe(), gpu.reason);
         match cli.function {
             Function::Pretrain => pretrain(cli, &gpu, cfg, &vocab, text, &inp.corpus.name),
             Function::Finetune => finetune(cli, &gpu, cfg, &vocab, inp.finetune),
