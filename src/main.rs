@@ -341,7 +341,11 @@ mod cli {
         println!("device: {} ({})", gpu.describe(), gpu.reason);
         match cli.function {
             Function::Pretrain => pretrain(cli, &gpu, cfg, &vocab, text, &inp.corpus.name),
-            Function::Finetune => finetune(cli, &gpu, cfg, &vocab, inp.finetune),
+            Function::Finetune => {
+                // run.py's final_tokens counts the pretraining corpus's lines even when finetuning.
+                let docs = data::universal_newlines(text).split('\n').count();
+                finetune(cli, &gpu, cfg, &vocab, inp.finetune, docs)
+            }
             Function::Evaluate => evaluate(cli, &gpu, cfg, &vocab, inp.eval),
             Function::London | Function::Corpus => Err("internal: handled above".into()),
         }
@@ -506,7 +510,7 @@ mod cli {
     ) -> Res<()> {
         let data = data::CharCorruptionDataset::new(text, name, vocab, cli.seed)
             .map_err(|e| e.to_string())?;
-        let tc = apply_overrides(cli, TrainConfig::pretrain());
+        let tc = apply_overrides(cli, TrainConfig::pretrain().with_corpus_docs(data.len()));
         let per_epoch = run::steps_per_epoch(data.len(), tc.batch_size);
         let trainer = trainer_for(cli, gpu, &cfg, vocab, tc, || {
             Gpt::new(gpu, cfg.clone(), cli.seed).map_err(|e| e.to_string())
@@ -522,6 +526,7 @@ mod cli {
         cfg: GptConfig,
         vocab: &Vocab,
         tsv: Option<Input>,
+        corpus_docs: usize,
     ) -> Res<()> {
         let tsv = tsv.ok_or("finetune needs --finetune_corpus_path PATH")?;
         let data = NameDataset::new(&tsv.bytes, &tsv.name, vocab).map_err(|e| e.to_string())?;
@@ -529,7 +534,7 @@ mod cli {
             Some(_) => TrainConfig::finetune_pretrained(),
             None => TrainConfig::finetune_scratch(),
         };
-        let tc = apply_overrides(cli, base);
+        let tc = apply_overrides(cli, base.with_corpus_docs(corpus_docs));
         let per_epoch = run::steps_per_epoch(data.len(), tc.batch_size);
         let trainer = trainer_for(cli, gpu, &cfg, vocab, tc, || {
             match &cli.reading_params_path {

@@ -45,7 +45,7 @@ impl CharCorruptionDataset {
     /// and encode it. `seed` is the run's data seed; every example's randomness is derived from
     /// (seed, epoch, index), so examples do not depend on the order they are drawn in.
     pub fn new(text: &str, file: &str, vocab: &Vocab, seed: u64) -> Result<Self> {
-        let docs = text
+        let docs = super::universal_newlines(text)
             .split('\n')
             .enumerate()
             .map(|(i, d)| vocab.encode_in(d, &format!("{file}:{}", i + 1)))

@@ -46,6 +46,16 @@ pub fn line_col(text: &str, byte_offset: usize) -> (usize, usize) {
     (line, before[line_start..].chars().count() + 1)
 }
 
+/// Line ends as Python's text mode reads them (the reference opens every file that way): `\r\n`
+/// and a lone `\r` become `\n`. So a corpus saved with Windows line ends gives the same
+/// vocabulary and documents as the original.
+pub fn universal_newlines(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains('\r') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(text.replace("\r\n", "\n").replace('\r', "\n"))
+}
+
 /// Validate UTF-8, naming the file, byte offset and line of the first bad byte.
 pub fn text_from_bytes<'a>(bytes: &'a [u8], file: &str) -> Result<&'a str> {
     match std::str::from_utf8(bytes) {

@@ -74,6 +74,7 @@ impl NameDataset {
                 line: row.line,
                 question,
                 answer: Some(answer),
+                newline: true,
             });
         }
         // PAD must be token 0 for the loss's ignore_index; a hand-built vocab could break that.

@@ -12,6 +12,21 @@ pub struct Row {
     pub question: String,
     /// None for a question-only (test input) file.
     pub answer: Option<String>,
+    /// Whether the line ended with a newline in the file. The reference takes the question as
+    /// `line.split('\t')[0]`, which keeps that newline when there is no tab (see `prompt`).
+    pub newline: bool,
+}
+
+impl Row {
+    /// The text the model is asked: the question, plus the line's newline for a question-only
+    /// row (so birth_test_inputs.tsv is asked as the reference asks it, "…born?\n⁇").
+    pub fn prompt_text(&self) -> String {
+        if self.answer.is_none() && self.newline {
+            format!("{}\n", self.question)
+        } else {
+            self.question.clone()
+        }
+    }
 }
 
 /// Whether every row must carry an answer column.
@@ -100,6 +115,7 @@ pub fn parse_tsv_str(text: &str, file: &str, mode: TsvMode) -> Result<Vec<Row>> 
             line,
             question: question.to_string(),
             answer,
+            newline: i + 1 < lines.len(),
         });
     }
     Ok(rows)

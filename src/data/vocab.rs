@@ -21,6 +21,7 @@ impl Vocab {
     /// Build from the whole pretraining text. Errors if the text contains PAD or MASK (they would
     /// be ambiguous), naming the file, line and column.
     pub fn from_text(text: &str, file: &str) -> Result<Vocab> {
+        let text = &*super::universal_newlines(text);
         if text.trim().is_empty() {
             return Err(Error::Msg(format!(
                 "{file}: the file is empty (or only whitespace); the vocabulary and pretraining \

@@ -217,8 +217,9 @@ pub struct Evaluation {
 }
 
 /// Greedy-decode `EVAL_STEPS` tokens after `question⁇` for every row and keep the text between
-/// the first two ⁇. The question is used raw (non-ASCII kept), as the reference does; a character
-/// outside the vocabulary is an error naming `file:line`.
+/// the first two ⁇. The question is used raw (non-ASCII kept), as the reference does, and a
+/// question-only row keeps its line's newline (`Row::prompt_text`); a character outside the
+/// vocabulary is an error naming `file:line`.
 pub async fn evaluate(
     model: &Gpt,
     vocab: &Vocab,
@@ -228,7 +229,7 @@ pub async fn evaluate(
 ) -> Result<Evaluation> {
     let prompts = rows
         .iter()
-        .map(|r| vocab.encode_in(&prompt_for(&r.question), &format!("{file}:{}", r.line)))
+        .map(|r| vocab.encode_in(&prompt_for(&r.prompt_text()), &format!("{file}:{}", r.line)))
         .collect::<Result<Vec<_>>>()?;
     let outs = sample_greedy_batch(model, &prompts, EVAL_STEPS, progress).await?;
     let predictions = outs

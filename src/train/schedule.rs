@@ -47,6 +47,13 @@ impl TrainConfig {
         TrainConfig::base(10, 256, 6e-4)
     }
 
+    /// run.py's `final_tokens = 200·len(pretrain_dataset)·block_size` for a corpus of `docs`
+    /// documents (lines; 2938 for wiki.txt, which the constructors assume).
+    pub fn with_corpus_docs(mut self, docs: usize) -> TrainConfig {
+        self.final_tokens = 200.0 * docs as f64 * crate::data::BLOCK_SIZE as f64;
+        self
+    }
+
     /// The learning rate after `tokens` counted tokens.
     pub fn lr_at(&self, tokens: f64) -> f64 {
         if !self.lr_decay {
