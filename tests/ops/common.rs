@@ -1,4 +1,4 @@
-//! Shared helpers for the op tests: a device per thread, seeded data, comparisons and a
+//! Shared helpers for the op tests: the devices to run on, seeded data, comparisons and a
 //! finite-difference gradient check.
 
 #![allow(dead_code)]
@@ -7,12 +7,19 @@ use attnlab::{Device, Tensor};
 use rand::{rngs::SmallRng, Rng, SeedableRng};
 use std::rc::Rc;
 
-/// The device for this test. A missing adapter fails the test: CI must have Mesa's lavapipe.
+/// The GPU device, for the few tests about the WGSL kernels alone. A missing adapter fails the
+/// test: CI must have Mesa's lavapipe.
 pub fn gpu() -> Rc<Device> {
     match Device::gpu_blocking() {
         Ok(g) => g,
         Err(e) => panic!("{e}"),
     }
+}
+
+/// Both backends, CPU first: every op test runs its checks on each (`dev.kind()` names it in the
+/// messages), against the same f64 references.
+pub fn devices() -> Vec<Rc<Device>> {
+    vec![Device::cpu(), gpu()]
 }
 
 /// `n` values uniform in [-1, 1), seeded.
@@ -29,7 +36,7 @@ pub fn to_f64(x: &[f32]) -> Vec<f64> {
     x.iter().map(|&v| v as f64).collect()
 }
 
-/// A GPU tensor holding `x` (rounded to f32).
+/// A tensor on `g` holding `x` (rounded to f32).
 pub fn upload(g: &Rc<Device>, shape: &[usize], x: &[f64]) -> Tensor {
     Tensor::from_f32(g, shape, &to_f32(x)).expect("upload")
 }

@@ -1,5 +1,5 @@
-//! Cross-entropy with ignore_index 0: GPU vs CPU, backward, finite differences, all-ignored rows,
-//! out-of-range targets.
+//! Cross-entropy with ignore_index 0 on both backends: forward and backward vs the f64 reference,
+//! finite differences, all-ignored rows, out-of-range targets.
 
 use crate::common::*;
 use attnlab::autograd::{Tape, Var};
@@ -27,7 +27,7 @@ fn logits(seed: u64, n: usize) -> Vec<f64> {
     randn(seed, n).iter().map(|x| 6.0 * x).collect()
 }
 
-/// Runs forward then backward on the GPU through the tape (upstream gradient 1), accumulating
+/// Runs forward then backward on `g0` through the tape (upstream gradient 1), accumulating
 /// into a gradient pre-filled with `pre`.
 fn run(
     g0: &std::rc::Rc<attnlab::Device>,
@@ -49,72 +49,76 @@ fn run(
 
 #[test]
 fn cross_entropy_forward_should_match_reference() {
-    let g = gpu();
-    for &(n, v) in SHAPES {
-        let (x, t) = (logits(1 + n as u64, n * v), targets(2 + v as u64, n, v));
-        let want = ce::cross_entropy_ref(&x, &t, v);
-        let loss = Tensor::uninit(&g, &[1]).unwrap();
-        let stats = Tensor::uninit(&g, &[3 * n + 1]).unwrap();
-        ce::cross_entropy_into(
-            &upload(&g, &[n, v], &x),
-            &Tensor::from_u32(&g, &[n], &t).unwrap(),
-            &loss,
-            &stats,
-        )
-        .unwrap();
-        assert_close(
-            &format!("loss n={n} v={v}"),
-            &download(&loss),
-            &[want],
-            1e-5,
-            1e-5,
-        );
+    for g in devices() {
+        let kind = g.kind();
+        for &(n, v) in SHAPES {
+            let (x, t) = (logits(1 + n as u64, n * v), targets(2 + v as u64, n, v));
+            let want = ce::cross_entropy_ref(&x, &t, v);
+            let loss = Tensor::uninit(&g, &[1]).unwrap();
+            let stats = Tensor::uninit(&g, &[3 * n + 1]).unwrap();
+            ce::cross_entropy_into(
+                &upload(&g, &[n, v], &x),
+                &Tensor::from_u32(&g, &[n], &t).unwrap(),
+                &loss,
+                &stats,
+            )
+            .unwrap();
+            assert_close(
+                &format!("{kind} loss n={n} v={v}"),
+                &download(&loss),
+                &[want],
+                1e-5,
+                1e-5,
+            );
+        }
     }
 }
 
 #[test]
 fn cross_entropy_backward_should_match_reference() {
-    let g = gpu();
-    for &(n, v) in SHAPES {
-        let (x, t, pre) = (
-            logits(3 + n as u64, n * v),
-            targets(4 + v as u64, n, v),
-            randn(5, n * v),
-        );
-        let dloss = -0.7;
-        let mut want = pre.clone();
-        ce::cross_entropy_backward_ref(&x, &t, v, dloss, &mut want);
-        let (tx, tt) = (
-            upload(&g, &[n, v], &x),
-            Tensor::from_u32(&g, &[n], &t).unwrap(),
-        );
-        let (loss, stats) = (
-            Tensor::uninit(&g, &[1]).unwrap(),
-            Tensor::uninit(&g, &[3 * n + 1]).unwrap(),
-        );
-        ce::cross_entropy_into(&tx, &tt, &loss, &stats).unwrap();
-        let tdx = upload(&g, &[n, v], &pre);
-        ce::cross_entropy_backward_into(&tx, &tt, &stats, &upload(&g, &[1], &[dloss]), &tdx)
-            .unwrap();
-        assert_close(
-            &format!("dlogits n={n} v={v}"),
-            &download(&tdx),
-            &want,
-            1e-4,
-            1e-5,
-        );
-        // And through the tape (upstream grad 1, accumulating into a pre-filled grad).
-        let mut want1 = pre.clone();
-        ce::cross_entropy_backward_ref(&x, &t, v, 1.0, &mut want1);
-        let (l, d) = run(&g, &x, &t, n, v, &pre);
-        assert_close(
-            "tape loss",
-            &[l],
-            &[ce::cross_entropy_ref(&x, &t, v)],
-            1e-5,
-            1e-5,
-        );
-        assert_close("tape dlogits", &d, &want1, 1e-4, 1e-5);
+    for g in devices() {
+        let kind = g.kind();
+        for &(n, v) in SHAPES {
+            let (x, t, pre) = (
+                logits(3 + n as u64, n * v),
+                targets(4 + v as u64, n, v),
+                randn(5, n * v),
+            );
+            let dloss = -0.7;
+            let mut want = pre.clone();
+            ce::cross_entropy_backward_ref(&x, &t, v, dloss, &mut want);
+            let (tx, tt) = (
+                upload(&g, &[n, v], &x),
+                Tensor::from_u32(&g, &[n], &t).unwrap(),
+            );
+            let (loss, stats) = (
+                Tensor::uninit(&g, &[1]).unwrap(),
+                Tensor::uninit(&g, &[3 * n + 1]).unwrap(),
+            );
+            ce::cross_entropy_into(&tx, &tt, &loss, &stats).unwrap();
+            let tdx = upload(&g, &[n, v], &pre);
+            ce::cross_entropy_backward_into(&tx, &tt, &stats, &upload(&g, &[1], &[dloss]), &tdx)
+                .unwrap();
+            assert_close(
+                &format!("{kind} dlogits n={n} v={v}"),
+                &download(&tdx),
+                &want,
+                1e-4,
+                1e-5,
+            );
+            // And through the tape (upstream grad 1, accumulating into a pre-filled grad).
+            let mut want1 = pre.clone();
+            ce::cross_entropy_backward_ref(&x, &t, v, 1.0, &mut want1);
+            let (l, d) = run(&g, &x, &t, n, v, &pre);
+            assert_close(
+                &format!("{kind} tape loss"),
+                &[l],
+                &[ce::cross_entropy_ref(&x, &t, v)],
+                1e-5,
+                1e-5,
+            );
+            assert_close(&format!("{kind} tape dlogits"), &d, &want1, 1e-4, 1e-5);
+        }
     }
 }
 
@@ -136,35 +140,47 @@ fn cross_entropy_backward_should_match_finite_differences() {
 
 #[test]
 fn cross_entropy_all_ignored_gives_zero_loss_and_zero_grad() {
-    let g = gpu();
-    let (n, v) = (5, 17);
-    let (l, d) = run(&g, &logits(8, n * v), &[0; 5], n, v, &vec![0.0; n * v]);
-    assert!(l == 0.0, "loss {l}");
-    assert!(d.iter().all(|&x| x == 0.0));
+    for g in devices() {
+        let kind = g.kind();
+        let (n, v) = (5, 17);
+        let (l, d) = run(&g, &logits(8, n * v), &[0; 5], n, v, &vec![0.0; n * v]);
+        assert!(l == 0.0, "{kind}: loss {l}");
+        assert!(d.iter().all(|&x| x == 0.0), "{kind}: a gradient is not 0");
+    }
 }
 
+/// Targets ≥ V: both backends' kernels ignore those rows (never reading out of bounds), and
+/// `check_targets` rejects them where the ids are still on the host.
 #[test]
-fn cross_entropy_out_of_range_targets_are_ignored_on_the_gpu_and_rejected_on_the_cpu() {
-    let g = gpu();
+fn cross_entropy_out_of_range_targets_are_ignored_by_the_kernels_and_rejected_by_check_targets() {
     let (n, v) = (3, 17);
     let x = logits(9, n * v);
     let t = [5u32, 17, 1000];
-    let (l, d) = run(&g, &x, &t, n, v, &vec![0.0; n * v]);
-    assert_close(
-        "loss",
-        &[l],
-        &[ce::cross_entropy_ref(&x, &[5, 0, 0], v)],
-        1e-5,
-        1e-5,
-    );
-    assert!(d[v..].iter().all(|&x| x == 0.0));
+    for g in devices() {
+        let kind = g.kind();
+        let (l, d) = run(&g, &x, &t, n, v, &vec![0.0; n * v]);
+        assert_close(
+            &format!("{kind} loss"),
+            &[l],
+            &[ce::cross_entropy_ref(&x, &[5, 0, 0], v)],
+            1e-5,
+            1e-5,
+        );
+        assert!(
+            d[v..].iter().all(|&x| x == 0.0),
+            "{kind}: an ignored row has a gradient"
+        );
+        let tape = Tape::new();
+        let bad = Tensor::from_u32(&g, &[4], &[1, 2, 3, 4]).unwrap();
+        let err = ce::cross_entropy(&tape, &Var::leaf(upload(&g, &[n, v], &x), true), &bad)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("[3, 17]") && err.contains("[4]"),
+            "{kind}: {err}"
+        );
+    }
     let err = ce::check_targets(&t, v).unwrap_err().to_string();
     assert!(err.contains("target[1] = 17"), "{err}");
     assert!(ce::check_targets(&[0, 16], v).is_ok());
-    let tape = Tape::new();
-    let bad = Tensor::from_u32(&g, &[4], &[1, 2, 3, 4]).unwrap();
-    let err = ce::cross_entropy(&tape, &Var::leaf(upload(&g, &[n, v], &x), true), &bad)
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("[3, 17]") && err.contains("[4]"), "{err}");
 }

@@ -1,5 +1,6 @@
-//! Dropout: GPU vs CPU (same hash), the rate, exact scaling, backward mask = forward mask, seeds,
-//! p = 0 identity, bad p.
+//! Dropout on both backends: the same hash (so the CPU backend and the GPU drop the same
+//! elements), forward and backward vs the f64 reference, the rate, exact scaling, backward mask =
+//! forward mask, seeds, p = 0 identity, bad p.
 
 use crate::common::*;
 use attnlab::autograd::{Tape, Var};
@@ -8,78 +9,86 @@ use attnlab::Tensor;
 
 const SIZES: &[usize] = &[1, 3, 17, 127, 1000, 70001];
 
+/// On the GPU this is the WGSL port of the hash against the Rust one; on the CPU backend, its
+/// kernel's indexing. Together: both backends draw the same masks.
 #[test]
-fn dropout_hash_should_agree_bit_for_bit_between_rust_and_wgsl() {
-    let g = gpu();
-    for seed in [0u32, 1, 12345, u32::MAX] {
-        let n = 100_003;
-        let t = Tensor::uninit(&g, &[n]).unwrap();
-        dr::dropout_hash_into(&t, seed).unwrap();
-        let got = pollster::block_on(t.to_vec_u32()).unwrap();
-        let want: Vec<u32> = (0..n as u32).map(|i| dr::dropout_hash(seed, i)).collect();
-        assert!(got == want, "seed {seed}: hashes differ");
+fn dropout_hash_should_agree_bit_for_bit_on_both_backends() {
+    for g in devices() {
+        let kind = g.kind();
+        for seed in [0u32, 1, 12345, u32::MAX] {
+            let n = 100_003;
+            let t = Tensor::uninit(&g, &[n]).unwrap();
+            dr::dropout_hash_into(&t, seed).unwrap();
+            let got = pollster::block_on(t.to_vec_u32()).unwrap();
+            let want: Vec<u32> = (0..n as u32).map(|i| dr::dropout_hash(seed, i)).collect();
+            assert!(got == want, "{kind} seed {seed}: hashes differ");
+        }
     }
 }
 
 #[test]
 fn dropout_forward_should_match_reference() {
-    let g = gpu();
-    for &n in SIZES {
-        for (p, seed) in [(0.1f32, 7u32), (0.5, 8)] {
-            let x = randn(1, n);
-            let y = Tensor::uninit(&g, &[n]).unwrap();
-            dr::dropout_into(&upload(&g, &[n], &x), &y, p, seed).unwrap();
-            let got = y.read().unwrap();
-            // Exactly x_f32 · scale_f32 where kept, 0 elsewhere.
-            let s = dr::scale(p);
-            let want: Vec<f32> = to_f32(&x)
-                .iter()
-                .enumerate()
-                .map(|(i, &v)| {
-                    if dr::dropout_keep(seed, i as u32, p) {
-                        v * s
-                    } else {
-                        0.0
-                    }
-                })
-                .collect();
-            assert!(got == want, "n={n} p={p}");
-            assert_close(
-                "dropout vs f64",
-                &to_f64(&got),
-                &dr::dropout_ref(&x, p, seed),
-                1e-6,
-                0.0,
-            );
+    for g in devices() {
+        let kind = g.kind();
+        for &n in SIZES {
+            for (p, seed) in [(0.1f32, 7u32), (0.5, 8)] {
+                let x = randn(1, n);
+                let y = Tensor::uninit(&g, &[n]).unwrap();
+                dr::dropout_into(&upload(&g, &[n], &x), &y, p, seed).unwrap();
+                let got = y.read().unwrap();
+                // Exactly x_f32 · scale_f32 where kept, 0 elsewhere.
+                let s = dr::scale(p);
+                let want: Vec<f32> = to_f32(&x)
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &v)| {
+                        if dr::dropout_keep(seed, i as u32, p) {
+                            v * s
+                        } else {
+                            0.0
+                        }
+                    })
+                    .collect();
+                assert!(got == want, "{kind} n={n} p={p}");
+                assert_close(
+                    &format!("{kind} dropout vs f64"),
+                    &to_f64(&got),
+                    &dr::dropout_ref(&x, p, seed),
+                    1e-6,
+                    0.0,
+                );
+            }
         }
     }
 }
 
 #[test]
 fn dropout_backward_should_match_reference() {
-    let g = gpu();
-    for &n in SIZES {
-        let (p, seed) = (0.3f32, 99u32);
-        let (x, dy, pre) = (randn(2, n), randn(3, n), randn(4, n));
-        let mut want = pre.clone();
-        dr::dropout_backward_ref(&dy, p, seed, &mut want);
-        let tape = Tape::new();
-        let vx = Var::leaf(upload(&g, &[n], &x), true);
-        vx.grad_or_zeros()
-            .unwrap()
-            .write_f32(&to_f32(&pre))
-            .unwrap();
-        let y = dr::dropout(&tape, &vx, p, seed).unwrap();
-        y.grad_or_zeros().unwrap().write_f32(&to_f32(&dy)).unwrap();
-        tape.backward(&Var::leaf(Tensor::zeros(&g, &[1]).unwrap(), true))
-            .unwrap();
-        assert_close(
-            &format!("dx n={n}"),
-            &download(&vx.grad().unwrap()),
-            &want,
-            1e-6,
-            1e-6,
-        );
+    for g in devices() {
+        let kind = g.kind();
+        for &n in SIZES {
+            let (p, seed) = (0.3f32, 99u32);
+            let (x, dy, pre) = (randn(2, n), randn(3, n), randn(4, n));
+            let mut want = pre.clone();
+            dr::dropout_backward_ref(&dy, p, seed, &mut want);
+            let tape = Tape::new();
+            let vx = Var::leaf(upload(&g, &[n], &x), true);
+            vx.grad_or_zeros()
+                .unwrap()
+                .write_f32(&to_f32(&pre))
+                .unwrap();
+            let y = dr::dropout(&tape, &vx, p, seed).unwrap();
+            y.grad_or_zeros().unwrap().write_f32(&to_f32(&dy)).unwrap();
+            tape.backward(&Var::leaf(Tensor::zeros(&g, &[1]).unwrap(), true))
+                .unwrap();
+            assert_close(
+                &format!("{kind} dx n={n}"),
+                &download(&vx.grad().unwrap()),
+                &want,
+                1e-6,
+                1e-6,
+            );
+        }
     }
 }
 
@@ -101,65 +110,72 @@ fn dropout_backward_should_match_finite_differences() {
 
 #[test]
 fn dropout_rate_scaling_mask_and_seeds() {
-    let g = gpu();
-    let n = 100_000;
-    // Inputs bounded away from 0 so "output is 0" means "dropped".
-    let x: Vec<f64> = randn(7, n)
-        .iter()
-        .map(|v| if *v >= 0.0 { v + 0.5 } else { v - 0.5 })
-        .collect();
-    let tape = Tape::new();
-    let vx = Var::leaf(upload(&g, &[n], &x), true);
-    let y = dr::dropout(&tape, &vx, 0.1, 42).unwrap();
-    let yv = y.value().read().unwrap();
-    let dropped = yv.iter().filter(|&&v| v == 0.0).count() as f64 / n as f64;
-    assert!((dropped - 0.1).abs() <= 0.005, "dropped fraction {dropped}");
-    let s = dr::scale(0.1);
-    let xf = to_f32(&x);
-    assert!(
-        yv.iter().zip(&xf).all(|(&y, &x)| y == 0.0 || y == x * s),
-        "kept values not scaled exactly"
-    );
-    // Backward with dy = 1: the gradient is 0 exactly where the output is 0, scale elsewhere.
-    y.grad_or_zeros().unwrap().write_f32(&vec![1.0; n]).unwrap();
-    tape.backward(&Var::leaf(Tensor::zeros(&g, &[1]).unwrap(), true))
-        .unwrap();
-    let dx = vx.grad().unwrap().read().unwrap();
-    assert!(dx
-        .iter()
-        .zip(&yv)
-        .all(|(&d, &y)| (y == 0.0 && d == 0.0) || (y != 0.0 && d == s)));
-    // Another seed gives another mask.
-    let y2 = Tensor::uninit(&g, &[n]).unwrap();
-    dr::dropout_into(vx.value(), &y2, 0.1, 43).unwrap();
-    let differ = y2
-        .read()
-        .unwrap()
-        .iter()
-        .zip(&yv)
-        .filter(|(a, b)| a != b)
-        .count();
-    assert!(
-        differ > n / 20,
-        "seeds 42 and 43 differ in only {differ} places"
-    );
+    for g in devices() {
+        let kind = g.kind();
+        let n = 100_000;
+        // Inputs bounded away from 0 so "output is 0" means "dropped".
+        let x: Vec<f64> = randn(7, n)
+            .iter()
+            .map(|v| if *v >= 0.0 { v + 0.5 } else { v - 0.5 })
+            .collect();
+        let tape = Tape::new();
+        let vx = Var::leaf(upload(&g, &[n], &x), true);
+        let y = dr::dropout(&tape, &vx, 0.1, 42).unwrap();
+        let yv = y.value().read().unwrap();
+        let dropped = yv.iter().filter(|&&v| v == 0.0).count() as f64 / n as f64;
+        assert!(
+            (dropped - 0.1).abs() <= 0.005,
+            "{kind}: dropped fraction {dropped}"
+        );
+        let s = dr::scale(0.1);
+        let xf = to_f32(&x);
+        assert!(
+            yv.iter().zip(&xf).all(|(&y, &x)| y == 0.0 || y == x * s),
+            "{kind}: kept values not scaled exactly"
+        );
+        // Backward with dy = 1: the gradient is 0 exactly where the output is 0, scale elsewhere.
+        y.grad_or_zeros().unwrap().write_f32(&vec![1.0; n]).unwrap();
+        tape.backward(&Var::leaf(Tensor::zeros(&g, &[1]).unwrap(), true))
+            .unwrap();
+        let dx = vx.grad().unwrap().read().unwrap();
+        assert!(
+            dx.iter()
+                .zip(&yv)
+                .all(|(&d, &y)| (y == 0.0 && d == 0.0) || (y != 0.0 && d == s)),
+            "{kind}: the backward mask is not the forward one"
+        );
+        // Another seed gives another mask.
+        let y2 = Tensor::uninit(&g, &[n]).unwrap();
+        dr::dropout_into(vx.value(), &y2, 0.1, 43).unwrap();
+        let differ = y2
+            .read()
+            .unwrap()
+            .iter()
+            .zip(&yv)
+            .filter(|(a, b)| a != b)
+            .count();
+        assert!(
+            differ > n / 20,
+            "{kind}: seeds 42 and 43 differ in only {differ} places"
+        );
+    }
 }
 
 #[test]
 fn dropout_p_zero_is_identity_and_bad_p_is_an_error() {
-    let g = gpu();
-    let x = randn(8, 127);
-    let tape = Tape::new();
-    let vx = Var::leaf(upload(&g, &[127], &x), true);
-    let y = dr::dropout(&tape, &vx, 0.0, 1).unwrap();
-    assert!(y.value().read().unwrap() == to_f32(&x));
-    let yk = Tensor::uninit(&g, &[127]).unwrap();
-    dr::dropout_into(vx.value(), &yk, 0.0, 1).unwrap();
-    assert!(yk.read().unwrap() == to_f32(&x));
-    for p in [1.0f32, -0.1, 1.5, f32::NAN] {
-        assert!(dr::dropout(&tape, &vx, p, 1)
-            .unwrap_err()
-            .to_string()
-            .contains("must be in [0, 1)"));
+    for g in devices() {
+        let kind = g.kind();
+        let x = randn(8, 127);
+        let tape = Tape::new();
+        let vx = Var::leaf(upload(&g, &[127], &x), true);
+        let y = dr::dropout(&tape, &vx, 0.0, 1).unwrap();
+        assert!(y.value().read().unwrap() == to_f32(&x), "{kind}: p = 0");
+        let yk = Tensor::uninit(&g, &[127]).unwrap();
+        dr::dropout_into(vx.value(), &yk, 0.0, 1).unwrap();
+        assert!(yk.read().unwrap() == to_f32(&x), "{kind}: p = 0 kernel");
+        for p in [1.0f32, -0.1, 1.5, f32::NAN] {
+            let err = dr::dropout(&tape, &vx, p, 1).unwrap_err().to_string();
+            assert!(err.contains("must be in [0, 1)"), "{kind} p={p}: {err}");
+        }
     }
 }

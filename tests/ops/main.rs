@@ -1,6 +1,8 @@
-//! Every op, three ways: GPU forward vs the CPU reference, GPU backward vs the CPU reference, and
-//! the CPU backward vs central finite differences in f64. Runs on whatever adapter wgpu finds
-//! (Mesa's lavapipe in CI).
+//! Every op, three ways, on both backends: forward vs the f64 reference and backward vs the f64
+//! reference, each on the CPU backend and on the GPU (whatever adapter wgpu finds, Mesa's lavapipe
+//! in CI), and the reference's backward vs central finite differences in f64. `common::devices()`
+//! gives the two devices; the few tests that are about WGSL kernels alone use `common::gpu()` and
+//! say why.
 
 mod adamw;
 mod common;

@@ -1,9 +1,11 @@
-//! Matmul: plain, transposed, batched with head views, broadcast weights, bias, accumulate.
+//! Matmul on both backends (and both GPU kernels): plain, transposed, batched with head views,
+//! broadcast weights, bias, accumulate, vs the f64 reference.
 
 use crate::common::*;
 use attnlab::autograd::{Tape, Var};
 use attnlab::ops::matmul::{self, Spec, View};
-use attnlab::Tensor;
+use attnlab::{Device, Tensor};
+use std::rc::Rc;
 
 /// All the shapes the checks run over: (Z1, Z2, M, N, K).
 const SHAPES: &[(usize, usize, usize, usize, usize)] = &[
@@ -90,14 +92,27 @@ fn specs(z: (usize, usize), m: usize, n: usize, k: usize) -> Vec<(Spec, usize, u
     out
 }
 
+/// Runs `f` once per matmul kernel, with the device and a label for the messages: the CPU
+/// backend's, then both GPU kernels (`matmul`, tiled through workgroup memory for GPUs, and
+/// `matmul_reg`/`matmul_reg16`, register-blocked for CPU adapters). Choosing the GPU kernel with
+/// `set_cpu_kernels` has no CPU counterpart, so that part is GPU-only.
+fn each_kernel(mut f: impl FnMut(&Rc<Device>, &str)) {
+    for g in devices() {
+        match g.as_gpu() {
+            None => f(&g, g.kind()),
+            Some(gpu) => {
+                for (cpu_kernels, label) in [(false, "gpu tiled"), (true, "gpu register-blocked")] {
+                    gpu.set_cpu_kernels(cpu_kernels);
+                    f(&g, label);
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn matmul_forward_should_match_reference() {
-    let g = gpu();
-    // Both kernel variants (workgroup-tiled for GPUs, register-blocked for CPU adapters).
-    for cpu_kernels in [false, true] {
-        if let Some(gpu) = g.as_gpu() {
-            gpu.set_cpu_kernels(cpu_kernels);
-        }
+    each_kernel(|g, kernel| {
         for &(z1, z2, m, n, k) in SHAPES {
             for (s, alen, blen) in specs((z1, z2), m, n, k) {
                 let (a, b, bias, c0) = (
@@ -110,17 +125,15 @@ fn matmul_forward_should_match_reference() {
                     let mut want = c0.clone();
                     matmul::matmul_ref(&a, &b, with_bias.then_some(&bias[..]), &mut want, &s, acc);
                     let (ta, tb, tbias, tc) = (
-                        upload(&g, &[alen], &a),
-                        upload(&g, &[blen], &b),
-                        upload(&g, &[n], &bias),
-                        upload(&g, &[c0.len()], &c0),
+                        upload(g, &[alen], &a),
+                        upload(g, &[blen], &b),
+                        upload(g, &[n], &bias),
+                        upload(g, &[c0.len()], &c0),
                     );
                     matmul::matmul_into(&ta, &tb, with_bias.then_some(&tbias), &tc, &s, acc)
                         .unwrap();
                     assert_close(
-                        &format!(
-                            "matmul {s:?} bias={with_bias} acc={acc} cpu_kernels={cpu_kernels}"
-                        ),
+                        &format!("{kernel}: matmul {s:?} bias={with_bias} acc={acc}"),
                         &download(&tc),
                         &want,
                         1e-4,
@@ -129,17 +142,12 @@ fn matmul_forward_should_match_reference() {
                 }
             }
         }
-    }
+    });
 }
 
 #[test]
 fn matmul_backward_should_match_reference() {
-    let g = gpu();
-    // Both kernel variants (workgroup-tiled for GPUs, register-blocked for CPU adapters).
-    for cpu_kernels in [false, true] {
-        if let Some(gpu) = g.as_gpu() {
-            gpu.set_cpu_kernels(cpu_kernels);
-        }
+    each_kernel(|g, kernel| {
         for &(z1, z2, m, n, k) in SHAPES {
             for (s, alen, blen) in specs((z1, z2), m, n, k) {
                 let (a, b, dc) = (randn(5, alen), randn(6, blen), randn(7, z1 * z2 * m * n));
@@ -147,14 +155,14 @@ fn matmul_backward_should_match_reference() {
                 let (da0, db0, dbias0) = (da.clone(), db.clone(), dbias.clone());
                 matmul::matmul_backward_ref(&a, &b, &dc, &s, &mut da, &mut db, Some(&mut dbias));
                 let (ta, tb, tdc) = (
-                    upload(&g, &[alen], &a),
-                    upload(&g, &[blen], &b),
-                    upload(&g, &[dc.len()], &dc),
+                    upload(g, &[alen], &a),
+                    upload(g, &[blen], &b),
+                    upload(g, &[dc.len()], &dc),
                 );
                 let (tda, tdb, tdbias) = (
-                    upload(&g, &[alen], &da0),
-                    upload(&g, &[blen], &db0),
-                    upload(&g, &[n], &dbias0),
+                    upload(g, &[alen], &da0),
+                    upload(g, &[blen], &db0),
+                    upload(g, &[n], &dbias0),
                 );
                 matmul::matmul_backward_into(
                     &ta,
@@ -166,7 +174,7 @@ fn matmul_backward_should_match_reference() {
                     Some(&tdbias),
                 )
                 .unwrap();
-                let what = format!("{s:?} cpu_kernels={cpu_kernels}");
+                let what = format!("{kernel}: {s:?}");
                 assert_close(&format!("dA {what}"), &download(&tda), &da, 1e-4, 1e-4);
                 assert_close(&format!("dB {what}"), &download(&tdb), &db, 1e-4, 1e-4);
                 assert_close(
@@ -178,7 +186,7 @@ fn matmul_backward_should_match_reference() {
                 );
             }
         }
-    }
+    });
 }
 
 #[test]
@@ -207,58 +215,65 @@ fn matmul_backward_should_match_finite_differences() {
 
 #[test]
 fn matmul_rejects_views_outside_the_buffer() {
-    let g = gpu();
-    let a = Tensor::zeros(&g, &[3, 4]).unwrap();
-    let b = Tensor::zeros(&g, &[3, 2]).unwrap();
-    let c = Tensor::zeros(&g, &[3, 2]).unwrap();
-    let err = matmul::matmul_into(&a, &b, None, &c, &Spec::plain(3, 4, 2), false).unwrap_err();
-    assert!(
-        err.to_string()
-            .contains("operand B needs 8 elements but its tensor has 6"),
-        "{err}"
-    );
-    let tape = Tape::new();
-    let x = Var::leaf(Tensor::zeros(&g, &[7, 3]).unwrap(), false);
-    let w = Var::leaf(Tensor::zeros(&g, &[5, 4]).unwrap(), true);
-    let err = matmul::linear(&tape, &x, &w, None).unwrap_err().to_string();
-    assert!(err.contains("[7, 3]") && err.contains("[5, 4]"), "{err}");
+    for g in devices() {
+        let kind = g.kind();
+        let a = Tensor::zeros(&g, &[3, 4]).unwrap();
+        let b = Tensor::zeros(&g, &[3, 2]).unwrap();
+        let c = Tensor::zeros(&g, &[3, 2]).unwrap();
+        let err = matmul::matmul_into(&a, &b, None, &c, &Spec::plain(3, 4, 2), false).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("operand B needs 8 elements but its tensor has 6"),
+            "{kind}: {err}"
+        );
+        let tape = Tape::new();
+        let x = Var::leaf(Tensor::zeros(&g, &[7, 3]).unwrap(), false);
+        let w = Var::leaf(Tensor::zeros(&g, &[5, 4]).unwrap(), true);
+        let err = matmul::linear(&tape, &x, &w, None).unwrap_err().to_string();
+        assert!(
+            err.contains("[7, 3]") && err.contains("[5, 4]"),
+            "{kind}: {err}"
+        );
+    }
 }
 
 #[test]
 fn linear_gradients_flow_through_the_tape() {
-    let g = gpu();
-    let (n, k, o) = (5, 7, 3);
-    let (x, w, b) = (randn(20, n * k), randn(21, o * k), randn(22, o));
-    let tape = Tape::new();
-    let (vx, vw, vb) = (
-        Var::leaf(upload(&g, &[n, k], &x), true),
-        Var::leaf(upload(&g, &[o, k], &w), true),
-        Var::leaf(upload(&g, &[o], &b), true),
-    );
-    let y = matmul::linear(&tape, &vx, &vw, Some(&vb)).unwrap();
-    assert_eq!(y.shape(), &[n, o]);
-    // L = Σ_n (y·u)[n], so dL/dy[n, o] = u[o].
-    let ones = Var::leaf(Tensor::full(&g, &[1, n], 1.0).unwrap(), false);
-    let u = randn(23, o);
-    let vu = Var::leaf(upload(&g, &[o, 1], &u), false);
-    let yu = matmul::matmul(&tape, &y, &vu, None, Spec::plain(n, o, 1), &[n, 1]).unwrap();
-    let l1 = matmul::matmul(&tape, &ones, &yu, None, Spec::plain(1, n, 1), &[1, 1]).unwrap();
-    tape.backward(&l1).unwrap();
-    let dw1 = download(&vw.grad().unwrap());
-    // dL/dW[o,k] = Σ_n u[o] x[n,k].
-    let mut want = vec![0.0; o * k];
-    for oi in 0..o {
-        for ki in 0..k {
-            want[oi * k + ki] = (0..n).map(|ni| u[oi] * x[ni * k + ki]).sum();
+    for g in devices() {
+        let kind = g.kind();
+        let (n, k, o) = (5, 7, 3);
+        let (x, w, b) = (randn(20, n * k), randn(21, o * k), randn(22, o));
+        let tape = Tape::new();
+        let (vx, vw, vb) = (
+            Var::leaf(upload(&g, &[n, k], &x), true),
+            Var::leaf(upload(&g, &[o, k], &w), true),
+            Var::leaf(upload(&g, &[o], &b), true),
+        );
+        let y = matmul::linear(&tape, &vx, &vw, Some(&vb)).unwrap();
+        assert_eq!(y.shape(), &[n, o], "{kind}");
+        // L = Σ_n (y·u)[n], so dL/dy[n, o] = u[o].
+        let ones = Var::leaf(Tensor::full(&g, &[1, n], 1.0).unwrap(), false);
+        let u = randn(23, o);
+        let vu = Var::leaf(upload(&g, &[o, 1], &u), false);
+        let yu = matmul::matmul(&tape, &y, &vu, None, Spec::plain(n, o, 1), &[n, 1]).unwrap();
+        let l1 = matmul::matmul(&tape, &ones, &yu, None, Spec::plain(1, n, 1), &[1, 1]).unwrap();
+        tape.backward(&l1).unwrap();
+        let dw1 = download(&vw.grad().unwrap());
+        // dL/dW[o,k] = Σ_n u[o] x[n,k].
+        let mut want = vec![0.0; o * k];
+        for oi in 0..o {
+            for ki in 0..k {
+                want[oi * k + ki] = (0..n).map(|ni| u[oi] * x[ni * k + ki]).sum();
+            }
         }
+        assert_close(&format!("{kind} dW"), &dw1, &want, 1e-4, 1e-5);
+        let db = download(&vb.grad().unwrap());
+        assert_close(
+            &format!("{kind} db"),
+            &db,
+            &u.iter().map(|ui| ui * n as f64).collect::<Vec<_>>(),
+            1e-4,
+            1e-5,
+        );
     }
-    assert_close("dW", &dw1, &want, 1e-4, 1e-5);
-    let db = download(&vb.grad().unwrap());
-    assert_close(
-        "db",
-        &db,
-        &u.iter().map(|ui| ui * n as f64).collect::<Vec<_>>(),
-        1e-4,
-        1e-5,
-    );
 }

@@ -1,4 +1,5 @@
-//! Synthesizer scores: GPU (through the tape) vs CPU, backward, finite differences, T > L error.
+//! Synthesizer scores on both backends (through the tape) vs the f64 reference, backward, finite
+//! differences, T > L error.
 
 use crate::common::*;
 use attnlab::autograd::{Tape, Var};
@@ -66,75 +67,87 @@ fn shapes(d: &SynthDims) -> [Vec<usize>; 5] {
 
 #[test]
 fn synth_scores_forward_should_match_reference() {
-    let g = gpu();
-    for d in DIMS {
-        let i = inputs(1, d);
-        let sh = shapes(d);
-        let vars: Vec<Var> = [&i.x, &i.w1, &i.b1, &i.w2, &i.b2]
-            .iter()
-            .zip(&sh)
-            .map(|(v, s)| Var::leaf(upload(&g, s, v), false))
-            .collect();
-        let tape = Tape::new();
-        let s = synth::synth_scores(
-            &tape, &vars[0], &vars[1], &vars[2], &vars[3], &vars[4], d.n_head,
-        )
-        .unwrap();
-        assert_eq!(s.shape(), &[d.b, d.n_head, d.t, d.t]);
-        assert_close(
-            &format!("{d:?}"),
-            &download(s.value()),
-            &synth::synth_scores_ref(&i.x, &i.w1, &i.b1, &i.w2, &i.b2, d),
-            1e-4,
-            1e-4,
-        );
+    for g in devices() {
+        let kind = g.kind();
+        for d in DIMS {
+            let i = inputs(1, d);
+            let sh = shapes(d);
+            let vars: Vec<Var> = [&i.x, &i.w1, &i.b1, &i.w2, &i.b2]
+                .iter()
+                .zip(&sh)
+                .map(|(v, s)| Var::leaf(upload(&g, s, v), false))
+                .collect();
+            let tape = Tape::new();
+            let s = synth::synth_scores(
+                &tape, &vars[0], &vars[1], &vars[2], &vars[3], &vars[4], d.n_head,
+            )
+            .unwrap();
+            assert_eq!(s.shape(), &[d.b, d.n_head, d.t, d.t], "{kind}");
+            assert_close(
+                &format!("{kind} {d:?}"),
+                &download(s.value()),
+                &synth::synth_scores_ref(&i.x, &i.w1, &i.b1, &i.w2, &i.b2, d),
+                1e-4,
+                1e-4,
+            );
+        }
     }
 }
 
 #[test]
 fn synth_scores_backward_should_match_reference() {
-    let g = gpu();
-    for d in DIMS {
-        let i = inputs(2, d);
-        let sh = shapes(d);
-        let ds = randn(9, d.b * d.n_head * d.t * d.t);
-        let vals = [&i.x, &i.w1, &i.b1, &i.w2, &i.b2];
-        let pre: Vec<Vec<f64>> = vals
-            .iter()
-            .enumerate()
-            .map(|(k, v)| randn(20 + k as u64, v.len()))
-            .collect();
-        let mut want = pre.clone();
-        {
-            let [a, b, c, e, f] = &mut want[..] else {
-                unreachable!()
-            };
-            synth::synth_scores_backward_ref(&i.x, &i.w1, &i.b1, &i.w2, &ds, d, [a, b, c, e, f]);
-        }
-        let vars: Vec<Var> = vals
-            .iter()
-            .zip(&sh)
-            .map(|(v, s)| Var::leaf(upload(&g, s, v), true))
-            .collect();
-        for (v, p) in vars.iter().zip(&pre) {
-            v.grad_or_zeros().unwrap().write_f32(&to_f32(p)).unwrap();
-        }
-        let tape = Tape::new();
-        let s = synth::synth_scores(
-            &tape, &vars[0], &vars[1], &vars[2], &vars[3], &vars[4], d.n_head,
-        )
-        .unwrap();
-        s.grad_or_zeros().unwrap().write_f32(&to_f32(&ds)).unwrap();
-        tape.backward(&Var::leaf(Tensor::zeros(&g, &[1]).unwrap(), true))
+    for g in devices() {
+        let kind = g.kind();
+        for d in DIMS {
+            let i = inputs(2, d);
+            let sh = shapes(d);
+            let ds = randn(9, d.b * d.n_head * d.t * d.t);
+            let vals = [&i.x, &i.w1, &i.b1, &i.w2, &i.b2];
+            let pre: Vec<Vec<f64>> = vals
+                .iter()
+                .enumerate()
+                .map(|(k, v)| randn(20 + k as u64, v.len()))
+                .collect();
+            let mut want = pre.clone();
+            {
+                let [a, b, c, e, f] = &mut want[..] else {
+                    unreachable!()
+                };
+                synth::synth_scores_backward_ref(
+                    &i.x,
+                    &i.w1,
+                    &i.b1,
+                    &i.w2,
+                    &ds,
+                    d,
+                    [a, b, c, e, f],
+                );
+            }
+            let vars: Vec<Var> = vals
+                .iter()
+                .zip(&sh)
+                .map(|(v, s)| Var::leaf(upload(&g, s, v), true))
+                .collect();
+            for (v, p) in vars.iter().zip(&pre) {
+                v.grad_or_zeros().unwrap().write_f32(&to_f32(p)).unwrap();
+            }
+            let tape = Tape::new();
+            let s = synth::synth_scores(
+                &tape, &vars[0], &vars[1], &vars[2], &vars[3], &vars[4], d.n_head,
+            )
             .unwrap();
-        for (k, name) in ["dx", "dw1", "db1", "dw2", "db2"].iter().enumerate() {
-            assert_close(
-                &format!("{name} {d:?}"),
-                &download(&vars[k].grad().unwrap()),
-                &want[k],
-                1e-4,
-                1e-4,
-            );
+            s.grad_or_zeros().unwrap().write_f32(&to_f32(&ds)).unwrap();
+            tape.backward(&Var::leaf(Tensor::zeros(&g, &[1]).unwrap(), true))
+                .unwrap();
+            for (k, name) in ["dx", "dw1", "db1", "dw2", "db2"].iter().enumerate() {
+                assert_close(
+                    &format!("{kind} {name} {d:?}"),
+                    &download(&vars[k].grad().unwrap()),
+                    &want[k],
+                    1e-4,
+                    1e-4,
+                );
+            }
         }
     }
 }
@@ -167,36 +180,38 @@ fn synth_scores_backward_should_match_finite_differences() {
 
 #[test]
 fn synth_scores_rejects_t_longer_than_l_and_bad_shapes() {
-    let g = gpu();
-    let d = SynthDims {
-        b: 1,
-        t: 21,
-        c: 16,
-        n_head: 4,
-        l: 20,
-    };
-    let sh = shapes(&d);
-    let vars: Vec<Var> = sh
-        .iter()
-        .map(|s| Var::leaf(Tensor::zeros(&g, s).unwrap(), true))
-        .collect();
-    let tape = Tape::new();
-    let err = synth::synth_scores(&tape, &vars[0], &vars[1], &vars[2], &vars[3], &vars[4], 4)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("T = 21") && err.contains("L = block_size − 1 = 20"),
-        "{err}"
-    );
-    let err = synth::synth_scores(&tape, &vars[0], &vars[1], &vars[2], &vars[3], &vars[4], 3)
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("n_head = 3"), "{err}");
-    let err = synth::synth_scores(&tape, &vars[0], &vars[3], &vars[2], &vars[3], &vars[4], 4)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("[1, 21, 16]") && err.contains("[4, 20]"),
-        "{err}"
-    );
+    for g in devices() {
+        let kind = g.kind();
+        let d = SynthDims {
+            b: 1,
+            t: 21,
+            c: 16,
+            n_head: 4,
+            l: 20,
+        };
+        let sh = shapes(&d);
+        let vars: Vec<Var> = sh
+            .iter()
+            .map(|s| Var::leaf(Tensor::zeros(&g, s).unwrap(), true))
+            .collect();
+        let tape = Tape::new();
+        let err = synth::synth_scores(&tape, &vars[0], &vars[1], &vars[2], &vars[3], &vars[4], 4)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("T = 21") && err.contains("L = block_size − 1 = 20"),
+            "{kind}: {err}"
+        );
+        let err = synth::synth_scores(&tape, &vars[0], &vars[1], &vars[2], &vars[3], &vars[4], 3)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("n_head = 3"), "{kind}: {err}");
+        let err = synth::synth_scores(&tape, &vars[0], &vars[3], &vars[2], &vars[3], &vars[4], 4)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("[1, 21, 16]") && err.contains("[4, 20]"),
+            "{kind}: {err}"
+        );
+    }
 }
