@@ -1,12 +1,21 @@
-//! The page's self-checks, run natively: every family reports rows and every row passes.
+//! The page's self-checks, run natively on each backend: every family reports rows and every row
+//! passes.
+
+mod backends;
 
 #[test]
 fn every_self_check_passes_natively() {
-    let g = attnlab::Device::gpu_blocking().unwrap_or_else(|e| panic!("{e}"));
-    let rows = pollster::block_on(attnlab::checks::run_all(&g)).unwrap();
+    for g in backends::devices() {
+        check(&g);
+    }
+}
+
+fn check(g: &std::rc::Rc<attnlab::Device>) {
+    let kind = g.kind();
+    let rows = pollster::block_on(attnlab::checks::run_all(g)).unwrap();
     for r in &rows {
         println!(
-            "{:<14} {:<50} err {:.2e} tol {:.0e} {}",
+            "{kind} {:<14} {:<50} err {:.2e} tol {:.0e} {}",
             r.op,
             r.case,
             r.max_err,
@@ -15,6 +24,12 @@ fn every_self_check_passes_natively() {
         );
     }
     let families: std::collections::BTreeSet<_> = rows.iter().map(|r| r.op.as_str()).collect();
-    assert!(families.len() >= 10, "families with checks: {families:?}");
-    assert!(rows.iter().all(|r| r.passed), "some self-checks failed");
+    assert!(
+        families.len() >= 10,
+        "{kind}: families with checks: {families:?}"
+    );
+    assert!(
+        rows.iter().all(|r| r.passed),
+        "{kind}: some self-checks failed"
+    );
 }

@@ -1,9 +1,9 @@
-//! The whole GPU model against an independent CPU reference model in f64, at a tiny size: logits,
-//! loss and attention probabilities of both variants match, and every parameter's GPU gradient
-//! matches central finite differences of the CPU loss. The CPU model below is written from the
-//! assignment's definition (pre-LN blocks, causal or synthesizer attention, 4x GELU MLP, final LN,
-//! bias-free head, cross-entropy ignoring PAD = 0) with plain loops; it shares only GELU's erf with
-//! the crate.
+//! The whole model, on the GPU and on the CPU backend, against an independent reference model in
+//! f64, at a tiny size: logits, loss and attention probabilities of both variants match, and every
+//! parameter's gradient matches central finite differences of the f64 loss. The f64 model below is
+//! written from the assignment's definition (pre-LN blocks, causal or synthesizer attention, 4x
+//! GELU MLP, final LN, bias-free head, cross-entropy ignoring PAD = 0) with plain loops; it shares
+//! only GELU's erf with the crate.
 
 use attnlab::autograd::Tape;
 use attnlab::model::{Gpt, GptConfig, Pass, Variant};
@@ -181,6 +181,7 @@ fn forward_cpu(
 }
 
 fn check(variant: Variant, gpu: std::rc::Rc<Device>) {
+    let kind = gpu.kind();
     let cfg = cfg(variant);
     let model = Gpt::new(&gpu, cfg.clone(), 3).expect("model");
     // Random values everywhere (biases, positions and b2 too), so that no parameter is inert.
@@ -192,7 +193,7 @@ fn check(variant: Variant, gpu: std::rc::Rc<Device>) {
             .collect();
         let f: Vec<f32> = vals.iter().map(|&v| v as f32).collect();
         prm.var.value().write_f32(&f).expect("write");
-        // The CPU model starts from exactly the f32 values the GPU holds.
+        // The f64 model starts from exactly the f32 values the device holds.
         p.insert(prm.name.clone(), f.iter().map(|&v| v as f64).collect());
     }
     let x: Vec<u32> = (0..B * T).map(|_| rng.gen_range(1..13)).collect();
@@ -218,7 +219,7 @@ fn check(variant: Variant, gpu: std::rc::Rc<Device>) {
             let err = (g as f64 - w).abs() / w.abs().max(scale).max(1e-12);
             assert!(
                 err < tol,
-                "{what}[{i}]: GPU {g}, CPU {w} (relative error {err:.2e})"
+                "{what}[{i}]: {kind} {g}, f64 model {w} (relative error {err:.2e})"
             );
         }
     };
@@ -246,7 +247,7 @@ fn check(variant: Variant, gpu: std::rc::Rc<Device>) {
         );
     }
 
-    // Every parameter: its GPU gradient at four random entries against central differences.
+    // Every parameter: its gradient at four random entries against central differences.
     // Errors are relative to the entry, floored at the parameter's gradient RMS and at 1% of the
     // model's (key.bias has an exactly-zero gradient: softmax ignores a per-query shift).
     let h = 1e-5;
@@ -273,7 +274,7 @@ fn check(variant: Variant, gpu: std::rc::Rc<Device>) {
             let err = (g[i] as f64 - fd).abs() / fd.abs().max(floor);
             assert!(
                 err < 2e-3,
-                "{} [{i}]: GPU gradient {}, finite difference {fd} (relative error {err:.2e})",
+                "{} [{i}]: {kind} gradient {}, finite difference {fd} (relative error {err:.2e})",
                 prm.name,
                 g[i]
             );

@@ -1,7 +1,8 @@
 //! Parity with PyTorch: a tiny GPT checkpoint written by this crate, run through
 //! `scripts/parity.py` (our own PyTorch definition of the same model, in float64), gave the logits,
 //! loss and every parameter gradient kept in `tests/fixtures/parity/<variant>_torch.json`. Here the
-//! same checkpoint and batch go through our GPU forward + backward and must agree to 1e-4 relative.
+//! same checkpoint and batch go through our forward + backward, on the CPU backend and on the GPU,
+//! and must agree to 1e-4 relative on each.
 //!
 //! Regenerate the inputs with `cargo test --test parity -- --ignored write_parity_inputs`, then
 //! `python3 scripts/parity.py` (needs torch, safetensors, numpy) for the fixtures.
@@ -15,6 +16,9 @@ use rand::{rngs::SmallRng, Rng, SeedableRng};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::rc::Rc;
+
+mod backends;
+use backends::{devices, gpu};
 
 /// Relative tolerance of every comparison.
 const RTOL: f64 = 1e-4;
@@ -37,10 +41,6 @@ fn tiny(variant: Variant) -> GptConfig {
         resid_pdrop: 0.0,
         attn_pdrop: 0.0,
     }
-}
-
-fn gpu() -> Rc<Device> {
-    Device::gpu_blocking().unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Parameters far from the reference init on purpose: zero biases, a zero pos_emb, unit LayerNorm
@@ -155,19 +155,19 @@ fn group(name: &str) -> &'static str {
     "other"
 }
 
-fn check_parity(variant: Variant) {
-    let g = gpu();
+fn check_parity(variant: Variant, g: &Rc<Device>) {
+    let kind = g.kind();
     let cfg = tiny(variant);
     let name = format!("{}.safetensors", variant.name());
     let bytes = std::fs::read(dir().join(&name)).unwrap();
-    let (model, _) = from_bytes(&g, &bytes, Some(&cfg), &name).unwrap_or_else(|e| panic!("{e}"));
+    let (model, _) = from_bytes(g, &bytes, Some(&cfg), &name).unwrap_or_else(|e| panic!("{e}"));
     let batch = read_json("batch.json");
     let (b, t) = (
         batch["b"].as_u64().unwrap() as usize,
         batch["t"].as_u64().unwrap() as usize,
     );
-    let x = Tensor::from_u32(&g, &[b * t], &u32s(&batch["x"])).unwrap();
-    let y = Tensor::from_u32(&g, &[b * t], &u32s(&batch["y"])).unwrap();
+    let x = Tensor::from_u32(g, &[b * t], &u32s(&batch["x"])).unwrap();
+    let y = Tensor::from_u32(g, &[b * t], &u32s(&batch["y"])).unwrap();
     let want = read_json(&format!("{}_torch.json", variant.name()));
 
     let tape = Tape::new();
@@ -235,13 +235,13 @@ fn check_parity(variant: Variant) {
     }
     let summary: Vec<String> = groups.iter().map(|(g, e)| format!("{g} {e:.1e}")).collect();
     println!(
-        "{} parity, max error per group: {}",
+        "{} parity on the {kind} backend, max error per group: {}",
         variant.name(),
         summary.join(", ")
     );
     assert!(
         failures.is_empty(),
-        "{} model differs from PyTorch:\n{}",
+        "{} model on the {kind} backend differs from PyTorch:\n{}",
         variant.name(),
         failures.join("\n")
     );
@@ -249,52 +249,101 @@ fn check_parity(variant: Variant) {
 
 #[test]
 fn vanilla_logits_loss_and_grads_match_pytorch() {
-    check_parity(Variant::Vanilla);
+    for g in devices() {
+        check_parity(Variant::Vanilla, &g);
+    }
 }
 
 #[test]
 fn synthesizer_logits_loss_and_grads_match_pytorch() {
-    check_parity(Variant::Synthesizer);
+    for g in devices() {
+        check_parity(Variant::Synthesizer, &g);
+    }
 }
 
+/// A checkpoint's metadata and its tensors (name, shape, bytes) in name order. The header's own
+/// order is a hash map's, so the raw bytes of two writes of one model may differ.
+type Contents = (Vec<(String, String)>, Vec<(String, Vec<usize>, Vec<u8>)>);
+fn contents(bytes: &[u8]) -> Contents {
+    let (_, meta) = safetensors::SafeTensors::read_metadata(bytes).unwrap();
+    let mut m: Vec<(String, String)> = meta
+        .metadata()
+        .clone()
+        .unwrap_or_default()
+        .into_iter()
+        .collect();
+    m.sort();
+    let st = safetensors::SafeTensors::deserialize(bytes).unwrap();
+    let mut t: Vec<_> = st
+        .tensors()
+        .into_iter()
+        .map(|(n, v)| (n, v.shape().to_vec(), v.data().to_vec()))
+        .collect();
+    t.sort();
+    (m, t)
+}
+
+/// Loaded on one backend, saved, loaded on the same or the other one: the same bits, and both
+/// backends write the same checkpoint.
 #[test]
-fn checkpoint_round_trips_exactly() {
-    let g = gpu();
+fn checkpoint_round_trips_exactly_within_and_between_backends() {
+    let devs = devices();
     for variant in [Variant::Vanilla, Variant::Synthesizer] {
         let name = format!("{}.safetensors", variant.name());
         let bytes = std::fs::read(dir().join(&name)).unwrap();
-        let (a, head) = from_bytes(&g, &bytes, None, &name).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(head.vocab, VOCAB);
-        assert_eq!(a.cfg.variant, variant);
-        let again = pollster::block_on(to_bytes(&a, &head.vocab)).unwrap();
-        let (b, head2) = from_bytes(&g, &again, Some(&a.cfg), "re-written").unwrap();
-        assert_eq!(head2.vocab, head.vocab);
-        assert_eq!(a.params.len(), b.params.len());
-        for (p, q) in a.params.iter().zip(&b.params) {
-            assert_eq!(p.name, q.name);
-            assert_eq!(p.var.shape(), q.var.shape());
-            let (u, v) = (p.var.value().read().unwrap(), q.var.value().read().unwrap());
-            // Bit-for-bit: a checkpoint must not drift by being loaded and saved.
-            let bits = |w: &[f32]| w.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-            assert_eq!(bits(&u), bits(&v), "{} changed in the round trip", p.name);
+        let mut written = vec![];
+        for from in &devs {
+            let (a, head) = from_bytes(from, &bytes, None, &name).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(head.vocab, VOCAB);
+            assert_eq!(a.cfg.variant, variant);
+            let again = pollster::block_on(to_bytes(&a, &head.vocab)).unwrap();
+            for to in &devs {
+                let route = format!("{} -> {}", from.kind(), to.kind());
+                let (b, head2) = from_bytes(to, &again, Some(&a.cfg), "re-written").unwrap();
+                assert_eq!(head2.vocab, head.vocab, "{route}");
+                assert_eq!(a.params.len(), b.params.len(), "{route}");
+                for (p, q) in a.params.iter().zip(&b.params) {
+                    assert_eq!(p.name, q.name, "{route}");
+                    assert_eq!(p.var.shape(), q.var.shape(), "{route}");
+                    let (u, v) = (p.var.value().read().unwrap(), q.var.value().read().unwrap());
+                    // Bit-for-bit: a checkpoint must not drift by being loaded and saved.
+                    let bits = |w: &[f32]| w.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(bits(&u), bits(&v), "{route}: {} changed", p.name);
+                }
+            }
+            written.push(again);
         }
+        assert_eq!(
+            contents(&written[0]),
+            contents(&written[1]),
+            "{}: the backends wrote different checkpoints",
+            variant.name()
+        );
     }
 }
 
 #[test]
 fn vanilla_checkpoint_is_refused_as_synthesizer() {
-    let g = gpu();
     let bytes = std::fs::read(dir().join("vanilla.safetensors")).unwrap();
-    let err = match from_bytes(
-        &g,
-        &bytes,
-        Some(&tiny(Variant::Synthesizer)),
-        "vanilla.ckpt",
-    ) {
-        Ok(_) => panic!("a vanilla checkpoint was accepted as a synthesizer model"),
-        Err(e) => e.to_string(),
-    };
-    for word in ["vanilla.ckpt", "vanilla model", "synthesizer model"] {
-        assert!(err.contains(word), "message {err:?} does not name {word:?}");
+    for g in devices() {
+        let err = match from_bytes(
+            &g,
+            &bytes,
+            Some(&tiny(Variant::Synthesizer)),
+            "vanilla.ckpt",
+        ) {
+            Ok(_) => panic!(
+                "{}: a vanilla checkpoint was accepted as a synthesizer model",
+                g.kind()
+            ),
+            Err(e) => e.to_string(),
+        };
+        for word in ["vanilla.ckpt", "vanilla model", "synthesizer model"] {
+            assert!(
+                err.contains(word),
+                "{}: message {err:?} does not name {word:?}",
+                g.kind()
+            );
+        }
     }
 }

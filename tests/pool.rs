@@ -1,6 +1,9 @@
 //! The runtime's promise to a training loop: after the first step, a repeated step creates no
 //! buffer, staging buffer, pipeline or bind group, and is one submit. The step is a tiny 2-layer
 //! linear model: forward through `linear`, a scalar loss, `Tape::backward`, AdamW, zero_grad.
+//! These are about the GPU runtime (its buffer pool, bind-group cache and submits) and run on the
+//! GPU only. The CPU backend's pool makes the same promise for its buffers (the last test), and
+//! counts peak memory the same way.
 
 use attnlab::autograd::{Tape, Var};
 use attnlab::gpu::Stats;
@@ -186,22 +189,64 @@ fn gpt_training_steps_allocate_nothing_after_the_first() {
 
 #[test]
 fn peak_memory_counts_live_buffers_since_the_last_reset() {
-    let g = Device::gpu_blocking().unwrap_or_else(|e| panic!("{e}"));
-    let s0 = g.stats();
-    // 1,000 f32 = 4,000 bytes, which the pool rounds up to its 4,096-byte bucket.
-    let a = attnlab::Tensor::zeros(&g, &[1000]).unwrap();
-    let b = attnlab::Tensor::zeros(&g, &[1000]).unwrap();
-    let s1 = g.stats();
-    assert_eq!(s1.bytes_in_use - s0.bytes_in_use, 2 * 4096);
-    assert!(s1.peak_bytes_in_use >= s1.bytes_in_use);
-    drop(a);
-    drop(b);
-    let s2 = g.stats();
-    assert_eq!(s2.bytes_in_use, s0.bytes_in_use);
-    assert_eq!(
-        s2.peak_bytes_in_use, s1.peak_bytes_in_use,
-        "the peak stays until reset"
-    );
-    g.reset_peak_memory();
-    assert_eq!(g.stats().peak_bytes_in_use, s0.bytes_in_use);
+    // Both pools keep the count (the CPU backend's and the GPU's), with the same size buckets.
+    for g in [
+        Device::cpu(),
+        Device::gpu_blocking().unwrap_or_else(|e| panic!("{e}")),
+    ] {
+        let kind = g.kind();
+        let s0 = g.stats();
+        // 1,000 f32 = 4,000 bytes, which the pool rounds up to its 4,096-byte bucket.
+        let a = attnlab::Tensor::zeros(&g, &[1000]).unwrap();
+        let b = attnlab::Tensor::zeros(&g, &[1000]).unwrap();
+        let s1 = g.stats();
+        assert_eq!(s1.bytes_in_use - s0.bytes_in_use, 2 * 4096, "{kind}");
+        assert!(s1.peak_bytes_in_use >= s1.bytes_in_use, "{kind}");
+        drop(a);
+        drop(b);
+        let s2 = g.stats();
+        assert_eq!(s2.bytes_in_use, s0.bytes_in_use, "{kind}");
+        assert_eq!(
+            s2.peak_bytes_in_use, s1.peak_bytes_in_use,
+            "{kind}: the peak stays until reset"
+        );
+        g.reset_peak_memory();
+        assert_eq!(g.stats().peak_bytes_in_use, s0.bytes_in_use, "{kind}");
+    }
+}
+
+/// The CPU backend's pool: after the first step of the GPT's real training step (both variants,
+/// dropout on), repeated steps take every tensor from the pool and create no buffer.
+#[test]
+fn cpu_backend_training_steps_allocate_nothing_after_the_first() {
+    use attnlab::model::{Gpt, GptConfig, Variant};
+    use attnlab::train::{TrainConfig, Trainer};
+    let cpu = Device::cpu();
+    for variant in [Variant::Vanilla, Variant::Synthesizer] {
+        let cfg = GptConfig {
+            block_size: 16,
+            n_layer: 2,
+            n_head: 2,
+            n_embd: 16,
+            ..GptConfig::tiny(variant, 20)
+        };
+        let mut tr =
+            Trainer::new(Gpt::new(&cpu, cfg, 5).unwrap(), TrainConfig::pretrain(), 9).unwrap();
+        let (rows, t) = (3, 15);
+        let x: Vec<u32> = (0..rows * t).map(|i| (i % 19 + 1) as u32).collect();
+        let y: Vec<u32> = (0..rows * t).map(|i| ((i * 7) % 20) as u32).collect();
+        let mut after = vec![];
+        for _ in 0..4 {
+            let loss = tr.step(&x, &y, rows, t).unwrap();
+            assert!(loss.read().unwrap()[0].is_finite());
+            drop(loss);
+            let s = cpu.stats();
+            after.push((s.buffers_created, s.bytes_created, s.bytes_in_use));
+        }
+        assert!(after[0].0 > 0, "{variant:?}: the pool counted no buffer");
+        assert!(
+            after.windows(2).all(|w| w[0] == w[1]),
+            "{variant:?}: (buffers created, bytes created, bytes in use) after each step: {after:?}"
+        );
+    }
 }

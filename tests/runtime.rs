@@ -1,13 +1,12 @@
-//! The GPU runtime: limits turned into clear errors, readback, upload ordering with recycled
-//! buffers, the tape's no-grad mode and shared gradients of reshaped variables.
+//! The runtime of both backends: limits turned into clear errors, readback, upload ordering with
+//! recycled buffers, the tape's no-grad mode and shared gradients of reshaped variables.
 
 use attnlab::autograd::{Tape, Var};
 use attnlab::ops::matmul::{self, Spec};
 use attnlab::{Device, Error, Tensor};
 
-fn gpu() -> std::rc::Rc<Device> {
-    Device::gpu_blocking().unwrap_or_else(|e| panic!("{e}"))
-}
+mod backends;
+use backends::{devices, gpu};
 
 #[test]
 fn a_tensor_beyond_the_binding_limit_is_an_error_naming_the_limit_and_size() {
@@ -29,6 +28,7 @@ fn a_tensor_beyond_the_binding_limit_is_an_error_naming_the_limit_and_size() {
     }
 }
 
+/// GPU only: the dispatch grid's limit has no CPU counterpart.
 #[test]
 fn too_many_workgroups_is_an_error_not_a_validation_panic() {
     let g = gpu();
@@ -75,61 +75,78 @@ fn too_many_workgroups_is_an_error_not_a_validation_panic() {
 
 #[test]
 fn readback_returns_what_was_uploaded() {
-    let g = gpu();
-    for n in [1usize, 3, 17, 127, 100_003] {
-        let data: Vec<f32> = (0..n).map(|i| i as f32 * 0.5 - 7.0).collect();
-        let t = Tensor::from_f32(&g, &[n], &data).unwrap();
-        assert_eq!(t.read().unwrap(), data);
-        let ids: Vec<u32> = (0..n as u32).rev().collect();
-        let u = Tensor::from_u32(&g, &[n], &ids).unwrap();
-        assert_eq!(pollster::block_on(u.to_vec_u32()).unwrap(), ids);
+    for g in devices() {
+        let kind = g.kind();
+        for n in [1usize, 3, 17, 127, 100_003] {
+            let data: Vec<f32> = (0..n).map(|i| i as f32 * 0.5 - 7.0).collect();
+            let t = Tensor::from_f32(&g, &[n], &data).unwrap();
+            assert_eq!(t.read().unwrap(), data, "{kind} n={n}");
+            let ids: Vec<u32> = (0..n as u32).rev().collect();
+            let u = Tensor::from_u32(&g, &[n], &ids).unwrap();
+            assert_eq!(
+                pollster::block_on(u.to_vec_u32()).unwrap(),
+                ids,
+                "{kind} n={n}"
+            );
+        }
     }
 }
 
 #[test]
 fn an_upload_into_a_recycled_buffer_does_not_overtake_recorded_work() {
-    let g = gpu();
-    // Record a matmul that reads `a`, drop `a` so its buffer returns to the pool, take the same
-    // buffer again and upload new data into it, and only then run the recorded work.
-    let a = Tensor::from_f32(&g, &[2, 2], &[1.0, 2.0, 3.0, 4.0]).unwrap();
-    let eye = Tensor::from_f32(&g, &[2, 2], &[1.0, 0.0, 0.0, 1.0]).unwrap();
-    let c = Tensor::uninit(&g, &[2, 2]).unwrap();
-    matmul::matmul_into(&a, &eye, None, &c, &Spec::plain(2, 2, 2), false).unwrap();
-    drop(a);
-    let reused = Tensor::uninit(&g, &[2, 2]).unwrap();
-    reused.write_f32(&[9.0, 9.0, 9.0, 9.0]).unwrap();
-    assert_eq!(c.read().unwrap(), vec![1.0, 2.0, 3.0, 4.0]);
+    for g in devices() {
+        let kind = g.kind();
+        // Record a matmul that reads `a`, drop `a` so its buffer returns to the pool, take the same
+        // buffer again and upload new data into it, and only then run the recorded work. (The CPU
+        // backend runs the matmul at once; there the check is that the pool hands out `a`'s
+        // buffer, never the live `c`'s.)
+        let a = Tensor::from_f32(&g, &[2, 2], &[1.0, 2.0, 3.0, 4.0]).unwrap();
+        let eye = Tensor::from_f32(&g, &[2, 2], &[1.0, 0.0, 0.0, 1.0]).unwrap();
+        let c = Tensor::uninit(&g, &[2, 2]).unwrap();
+        matmul::matmul_into(&a, &eye, None, &c, &Spec::plain(2, 2, 2), false).unwrap();
+        drop(a);
+        let reused = Tensor::uninit(&g, &[2, 2]).unwrap();
+        reused.write_f32(&[9.0, 9.0, 9.0, 9.0]).unwrap();
+        assert_eq!(c.read().unwrap(), vec![1.0, 2.0, 3.0, 4.0], "{kind}");
+    }
 }
 
 #[test]
 fn no_grad_records_nothing_and_reshape_shares_the_gradient() {
-    let g = gpu();
-    let tape = Tape::new();
-    let x = Var::leaf(Tensor::full(&g, &[2, 3], 1.0).unwrap(), true);
-    let w = Var::leaf(Tensor::full(&g, &[4, 3], 0.5).unwrap(), true);
-    let y = tape
-        .no_grad(|| matmul::linear(&tape, &x, &w, None))
-        .unwrap();
-    assert!(tape.is_empty() && !y.requires_grad());
-    let x6 = x.reshape(&[6]).unwrap();
-    let x23 = x6.reshape(&[2, 3]).unwrap();
-    let y = matmul::linear(&tape, &x23, &w, None).unwrap();
-    let ones = Var::leaf(Tensor::full(&g, &[1, 2], 1.0).unwrap(), false);
-    let s = matmul::matmul(&tape, &ones, &y, None, Spec::plain(1, 2, 4), &[1, 4]).unwrap();
-    let ones4 = Var::leaf(Tensor::full(&g, &[4, 1], 1.0).unwrap(), false);
-    let l = matmul::matmul(&tape, &s, &ones4, None, Spec::plain(1, 4, 1), &[1, 1]).unwrap();
-    tape.backward(&l).unwrap();
-    // dL/dx[n, k] = Σ_o w[o, k] = 4 · 0.5, seen through the original variable.
-    assert_eq!(x.grad().unwrap().read().unwrap(), vec![2.0; 6]);
-    assert_eq!(x.grad().unwrap().shape(), &[2, 3]);
-    assert!(tape.is_empty(), "backward consumes the tape");
+    for g in devices() {
+        let kind = g.kind();
+        let tape = Tape::new();
+        let x = Var::leaf(Tensor::full(&g, &[2, 3], 1.0).unwrap(), true);
+        let w = Var::leaf(Tensor::full(&g, &[4, 3], 0.5).unwrap(), true);
+        let y = tape
+            .no_grad(|| matmul::linear(&tape, &x, &w, None))
+            .unwrap();
+        assert!(tape.is_empty() && !y.requires_grad(), "{kind}");
+        let x6 = x.reshape(&[6]).unwrap();
+        let x23 = x6.reshape(&[2, 3]).unwrap();
+        let y = matmul::linear(&tape, &x23, &w, None).unwrap();
+        let ones = Var::leaf(Tensor::full(&g, &[1, 2], 1.0).unwrap(), false);
+        let s = matmul::matmul(&tape, &ones, &y, None, Spec::plain(1, 2, 4), &[1, 4]).unwrap();
+        let ones4 = Var::leaf(Tensor::full(&g, &[4, 1], 1.0).unwrap(), false);
+        let l = matmul::matmul(&tape, &s, &ones4, None, Spec::plain(1, 4, 1), &[1, 1]).unwrap();
+        tape.backward(&l).unwrap();
+        // dL/dx[n, k] = Σ_o w[o, k] = 4 · 0.5, seen through the original variable.
+        assert_eq!(x.grad().unwrap().read().unwrap(), vec![2.0; 6], "{kind}");
+        assert_eq!(x.grad().unwrap().shape(), &[2, 3], "{kind}");
+        assert!(tape.is_empty(), "{kind}: backward consumes the tape");
+    }
 }
 
 #[test]
 fn backward_needs_a_scalar() {
-    let g = gpu();
-    let tape = Tape::new();
-    let x = Var::leaf(Tensor::zeros(&g, &[2]).unwrap(), true);
-    let msg = tape.backward(&x).unwrap_err().to_string();
-    assert!(msg.contains("scalar") && msg.contains("[2]"), "{msg}");
+    for g in devices() {
+        let kind = g.kind();
+        let tape = Tape::new();
+        let x = Var::leaf(Tensor::zeros(&g, &[2]).unwrap(), true);
+        let msg = tape.backward(&x).unwrap_err().to_string();
+        assert!(
+            msg.contains("scalar") && msg.contains("[2]"),
+            "{kind}: {msg}"
+        );
+    }
 }

@@ -1,6 +1,6 @@
 //! Less work, same maths: a batch cut after its longest real sequence (`trim_batch`) gives the same
 //! loss, the same gradient of every parameter and the same updated weights as the full 127-long
-//! batch, and the learning-rate schedule counts the same tokens. Dropout is off here: its masks are
+//! batch, and the learning-rate schedule counts the same tokens, on each backend. Dropout is off here: its masks are
 //! drawn by element index, so with it on the two runs draw different (equally distributed) masks.
 
 use attnlab::data::{generate, CharCorruptionDataset, NameDataset, Vocab, BLOCK_SIZE};
@@ -8,6 +8,10 @@ use attnlab::model::{Gpt, GptConfig, Variant};
 use attnlab::train::run::{trim_batch, TRIM_MULTIPLE};
 use attnlab::train::{TrainConfig, Trainer};
 use attnlab::Device;
+use std::rc::Rc;
+
+mod backends;
+use backends::devices;
 
 fn no_dropout(variant: Variant, vocab: usize) -> GptConfig {
     GptConfig {
@@ -25,9 +29,9 @@ fn rel(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).fold(0f32, |m, (x, y)| m.max((x - y).abs())) / scale
 }
 
-fn compare(variant: Variant, x: &[u32], y: &[u32], rows: usize, what: &str) {
+fn compare(dev: &Rc<Device>, variant: Variant, x: &[u32], y: &[u32], rows: usize, what: &str) {
+    let what = format!("{} {what}", dev.kind());
     let t = BLOCK_SIZE - 1;
-    let gpu = Device::gpu_blocking().unwrap_or_else(|e| panic!("{e}"));
     let vocab = 1 + *x.iter().chain(y).max().expect("tokens") as usize;
     let (tx, ty, tt) = trim_batch(x, y, rows, t);
     assert!(tt < t, "{what}: nothing to trim (longest {tt})");
@@ -38,7 +42,7 @@ fn compare(variant: Variant, x: &[u32], y: &[u32], rows: usize, what: &str) {
         assert_eq!(&x[r * t..r * t + tt], &tx[r * tt..(r + 1) * tt]);
     }
     let run = |xs: &[u32], ys: &[u32], len: usize| {
-        let model = Gpt::new(&gpu, no_dropout(variant, vocab.max(8)), 11).expect("model");
+        let model = Gpt::new(dev, no_dropout(variant, vocab.max(8)), 11).expect("model");
         let mut tr = Trainer::new(model, TrainConfig::finetune_scratch(), 5).expect("trainer");
         let loss = tr
             .step_counting(xs, ys, rows, len, rows * t)
@@ -115,15 +119,19 @@ fn batches() -> (Vec<u32>, Vec<u32>, Vec<u32>, Vec<u32>, usize) {
 #[test]
 fn trimmed_batches_give_the_same_step_vanilla() {
     let (nx, ny, cx, cy, rows) = batches();
-    compare(Variant::Vanilla, &nx, &ny, rows, "finetune batch");
-    compare(Variant::Vanilla, &cx, &cy, rows, "pretrain batch");
+    for dev in devices() {
+        compare(&dev, Variant::Vanilla, &nx, &ny, rows, "finetune batch");
+        compare(&dev, Variant::Vanilla, &cx, &cy, rows, "pretrain batch");
+    }
 }
 
 #[test]
 fn trimmed_batches_give_the_same_step_synthesizer() {
     let (nx, ny, cx, cy, rows) = batches();
-    compare(Variant::Synthesizer, &nx, &ny, rows, "finetune batch");
-    compare(Variant::Synthesizer, &cx, &cy, rows, "pretrain batch");
+    for dev in devices() {
+        compare(&dev, Variant::Synthesizer, &nx, &ny, rows, "finetune batch");
+        compare(&dev, Variant::Synthesizer, &cx, &cy, rows, "pretrain batch");
+    }
 }
 
 #[test]
