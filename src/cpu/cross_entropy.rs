@@ -8,10 +8,14 @@ pub fn ce_forward(logits: &[f32], targets: &[u32], stats: &mut [f32], n: usize, 
     let (lse, rest) = stats.split_at_mut(n);
     let (loss, rest) = rest.split_at_mut(n);
     let valid = &mut rest[..n];
+    let mut e = vec![0.0f32; v];
     for r in 0..n {
         let row = &logits[r * v..r * v + v];
         let m = row.iter().fold(f32::NEG_INFINITY, |m, &x| m.max(x));
-        let l = m + row.iter().map(|&x| (x - m).exp()).sum::<f32>().ln();
+        for (e, &x) in e.iter_mut().zip(row) {
+            *e = super::math::exp(x - m);
+        }
+        let l = m + super::math::sum(&e).ln();
         let t = targets[r] as usize;
         let ok = t != 0 && t < v;
         lse[r] = l;
@@ -51,7 +55,7 @@ pub fn ce_bwd(
         }
         let (row, l) = (&logits[r * v..r * v + v], stats[r]);
         for (d, &x) in d.iter_mut().zip(row) {
-            *d += k * (x - l).exp();
+            *d += k * super::math::exp(x - l);
         }
         d[t] -= k;
     });

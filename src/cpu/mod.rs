@@ -9,6 +9,7 @@ pub mod dropout;
 pub mod elementwise;
 pub mod embedding;
 pub mod layernorm;
+pub mod math;
 pub mod matmul;
 pub mod reduce;
 pub mod softmax;

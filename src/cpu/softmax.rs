@@ -10,13 +10,10 @@ pub fn softmax_fwd(s: &[f32], out: &mut [f32], t: usize, scale: f32) {
         let row = &s[r * t..r * t + t];
         let live = &row[..=i];
         let m = live.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v)) * scale;
-        let mut sum = 0.0f32;
         for (o, &v) in o[..=i].iter_mut().zip(live) {
-            let e = (v * scale - m).exp();
-            *o = e;
-            sum += e;
+            *o = super::math::exp(v * scale - m);
         }
-        let inv = 1.0 / sum;
+        let inv = 1.0 / super::math::sum(&o[..=i]);
         o[..=i].iter_mut().for_each(|v| *v *= inv);
         o[i + 1..].fill(0.0);
     });
@@ -27,7 +24,7 @@ pub fn softmax_bwd(p: &[f32], dp: &[f32], ds: &mut [f32], t: usize, scale: f32) 
     for_rows(ds, t, |r, d| {
         let i = r % t;
         let (pr, dpr) = (&p[r * t..r * t + i + 1], &dp[r * t..r * t + i + 1]);
-        let dot: f32 = pr.iter().zip(dpr).map(|(a, b)| a * b).sum();
+        let dot = super::math::dot(pr, dpr);
         for ((d, &p), &g) in d[..=i].iter_mut().zip(pr).zip(dpr) {
             *d += scale * p * (g - dot);
         }
