@@ -37,9 +37,11 @@ FIXTURES = os.path.join(HERE, "..", "tests", "fixtures", "parity")
 class CausalSelfAttention(nn.Module):
     """softmax(q k^T / sqrt(HS)) v per head, future masked with -1e10, then proj."""
 
-    def __init__(self, c, n_head, block):
+    def __init__(self, c, n_head, block, pdrop=0.0):
         super().__init__()
         self.n_head = n_head
+        self.attn_drop = nn.Dropout(pdrop)
+        self.resid_drop = nn.Dropout(pdrop)
         self.key = nn.Linear(c, c)
         self.query = nn.Linear(c, c)
         self.value = nn.Linear(c, c)
@@ -55,17 +57,19 @@ class CausalSelfAttention(nn.Module):
         q, k, v = (self.heads(f(x), b, t, c) for f in (self.query, self.key, self.value))
         att = (q @ k.transpose(-2, -1)) / math.sqrt(k.shape[-1])
         att = att.masked_fill(self.mask[:, :, :t, :t] == 0, -1e10)
-        att = F.softmax(att, dim=-1)
+        att = self.attn_drop(F.softmax(att, dim=-1))
         y = (att @ v).transpose(1, 2).contiguous().view(b, t, c)
-        return self.proj(y)
+        return self.resid_drop(self.proj(y))
 
 
 class SynthesizerAttention(nn.Module):
     """scores = relu(w1 x) (per head) @ w2[:, :T] + b2[:T]; no keys, queries or 1/sqrt(d)."""
 
-    def __init__(self, c, n_head, block):
+    def __init__(self, c, n_head, block, pdrop=0.0):
         super().__init__()
         self.n_head = n_head
+        self.attn_drop = nn.Dropout(pdrop)
+        self.resid_drop = nn.Dropout(pdrop)
         self.w1 = nn.Linear(c, c)
         self.w2 = nn.Parameter(torch.zeros(c // n_head, block - 1))
         self.b2 = nn.Parameter(torch.zeros(block - 1))
@@ -79,19 +83,21 @@ class SynthesizerAttention(nn.Module):
         a = F.relu(self.w1(x)).view(b, t, self.n_head, hs).transpose(1, 2)  # (B, NH, T, HS)
         att = a @ self.w2[:, :t] + self.b2[:t]  # (B, NH, T, T)
         att = att.masked_fill(self.mask[:, :, :t, :t] == 0, -1e10)
-        att = F.softmax(att, dim=-1)
+        att = self.attn_drop(F.softmax(att, dim=-1))
         v = self.value(x).view(b, t, self.n_head, hs).transpose(1, 2)
         y = (att @ v).transpose(1, 2).contiguous().view(b, t, c)
-        return self.proj(y)
+        return self.resid_drop(self.proj(y))
 
 
 class Block(nn.Module):
-    def __init__(self, c, n_head, block, attn):
+    def __init__(self, c, n_head, block, attn, pdrop=0.0):
         super().__init__()
         self.ln1 = nn.LayerNorm(c)
         self.ln2 = nn.LayerNorm(c)
-        self.attn = attn(c, n_head, block)
-        self.mlp = nn.Sequential(nn.Linear(c, 4 * c), nn.GELU(), nn.Linear(4 * c, c))
+        self.attn = attn(c, n_head, block, pdrop)
+        self.mlp = nn.Sequential(
+            nn.Linear(c, 4 * c), nn.GELU(), nn.Linear(4 * c, c), nn.Dropout(pdrop)
+        )
 
     def forward(self, x):
         x = x + self.attn(self.ln1(x))
@@ -99,18 +105,21 @@ class Block(nn.Module):
 
 
 class GPT(nn.Module):
-    def __init__(self, variant, vocab_size, block_size, n_layer, n_head, n_embd):
+    def __init__(self, variant, vocab_size, block_size, n_layer, n_head, n_embd, pdrop=0.0):
         super().__init__()
         attn = {"vanilla": CausalSelfAttention, "synthesizer": SynthesizerAttention}[variant]
         self.tok_emb = nn.Embedding(vocab_size, n_embd)
         self.pos_emb = nn.Parameter(torch.zeros(1, block_size, n_embd))
-        self.blocks = nn.Sequential(*[Block(n_embd, n_head, block_size, attn) for _ in range(n_layer)])
+        self.drop = nn.Dropout(pdrop)
+        self.blocks = nn.Sequential(
+            *[Block(n_embd, n_head, block_size, attn, pdrop) for _ in range(n_layer)]
+        )
         self.ln_f = nn.LayerNorm(n_embd)
         self.head = nn.Linear(n_embd, vocab_size, bias=False)
 
     def forward(self, idx, targets=None):
         t = idx.shape[1]
-        x = self.tok_emb(idx) + self.pos_emb[:, :t, :]
+        x = self.drop(self.tok_emb(idx) + self.pos_emb[:, :t, :])
         logits = self.head(self.ln_f(self.blocks(x)))
         if targets is None:
             return logits, None

@@ -185,11 +185,39 @@ pub struct StepResult {
     pub peak_mib: f64,
 }
 
+/// The model a step benchmark trains.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepSize {
+    /// `GptConfig::tiny` (2 layers, 4 heads, width 64), vocab 65.
+    Tiny,
+    /// `GptConfig::assignment` (4 layers, 8 heads, width 256), vocab 256 as on wiki.txt.
+    Assignment,
+}
+
+impl StepSize {
+    pub fn config(self, variant: Variant) -> GptConfig {
+        match self {
+            StepSize::Tiny => GptConfig::tiny(variant, 65),
+            StepSize::Assignment => GptConfig::assignment(variant, 256),
+        }
+    }
+}
+
 /// The tiny preset's trainer (`GptConfig::tiny`, vocab 65, `TrainConfig::pretrain()`, seed 1) and
 /// its fixed batch: x = y = (i % 63 + 2) over `rows` x 127 tokens.
 pub fn step_setup(gpu: &Rc<Device>, variant: Variant, rows: usize) -> Result<(Trainer, Vec<u32>)> {
+    step_setup_sized(gpu, variant, StepSize::Tiny, rows)
+}
+
+/// [`step_setup`] for either model size (dropout on, as in the assignment).
+pub fn step_setup_sized(
+    gpu: &Rc<Device>,
+    variant: Variant,
+    size: StepSize,
+    rows: usize,
+) -> Result<(Trainer, Vec<u32>)> {
     let tr = Trainer::new(
-        Gpt::new(gpu, GptConfig::tiny(variant, 65), 1)?,
+        Gpt::new(gpu, size.config(variant), 1)?,
         TrainConfig::pretrain(),
         0,
     )?;
@@ -206,11 +234,23 @@ pub async fn bench_step(
     repeats: usize,
     clock: &dyn Fn() -> f64,
 ) -> Result<StepResult> {
+    bench_step_sized(gpu, variant, StepSize::Tiny, rows, repeats, clock).await
+}
+
+/// [`bench_step`] for either model size.
+pub async fn bench_step_sized(
+    gpu: &Rc<Device>,
+    variant: Variant,
+    size: StepSize,
+    rows: usize,
+    repeats: usize,
+    clock: &dyn Fn() -> f64,
+) -> Result<StepResult> {
     let repeats = repeats.max(1);
     let rows = rows.max(1);
     gpu.reset_peak_memory();
     let base = gpu.stats().bytes_in_use; // what other work (the page's models, demos) holds
-    let (mut tr, x) = step_setup(gpu, variant, rows)?;
+    let (mut tr, x) = step_setup_sized(gpu, variant, size, rows)?;
     tr.step(&x, &x, rows, T)?.to_vec_f32().await?;
     let s0 = gpu.stats();
     let t0 = clock();

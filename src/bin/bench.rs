@@ -6,7 +6,8 @@
 //! times the step on real batches at full length and cut after the longest sequence. Native only;
 //! the matmul cases and the training step come from `attnlab::bench`, which the page's Benchmark
 //! card (src/web/bench.rs) runs too, so both time the same work. `--device auto|gpu|cpu` picks the
-//! backend as the CLI does.
+//! backend as the CLI does; `--step ROWS --size assignment` times the assignment's model, and
+//! `--variant vanilla|synthesizer` only one variant.
 
 #[cfg(target_arch = "wasm32")]
 fn main() {}
@@ -207,7 +208,21 @@ mod native {
                 .and_then(|v| v.parse::<usize>().ok())
                 .filter(|&r| r > 0)
                 .unwrap_or(8);
-            return time_step(&gpu, rows, repeats, args.iter().any(|a| a == "--profile"));
+            let size = match args.iter().position(|a| a == "--size").and_then(|i| args.get(i + 1)) {
+                Some(s) if s == "assignment" => bench::StepSize::Assignment,
+                Some(s) if s == "tiny" => bench::StepSize::Tiny,
+                None => bench::StepSize::Tiny,
+                Some(s) => return Err(attnlab::Error::Msg(format!("--size {s}: use tiny or assignment"))),
+            };
+            use attnlab::model::Variant;
+            let variants = match args.iter().position(|a| a == "--variant").and_then(|i| args.get(i + 1)) {
+                Some(v) if v == "vanilla" => vec![Variant::Vanilla],
+                Some(v) if v == "synthesizer" => vec![Variant::Synthesizer],
+                None => vec![Variant::Vanilla, Variant::Synthesizer],
+                Some(v) => return Err(attnlab::Error::Msg(format!("--variant {v}: use vanilla or synthesizer"))),
+            };
+            let profile = args.iter().any(|a| a == "--profile");
+            return time_step(&gpu, rows, repeats, profile, size, &variants);
         }
         if let Some(i) = args.iter().position(|a| a == "--trim") {
             let rows = args
@@ -228,7 +243,7 @@ mod native {
         let cpu_rows = if quick { 32 } else { 128 };
         println!();
         println!(
-            "| product (M×K×N) | GFLOP | GPU ms | GPU GFLOP/s | CPU 1-thread GFLOP/s | GPU/CPU |"
+            "| product (M×K×N) | GFLOP | device ms | device GFLOP/s | naive loop 1-thread GFLOP/s | device/loop |"
         );
         println!("|---|---:|---:|---:|---:|---:|");
         for case in &cases {
@@ -246,7 +261,7 @@ mod native {
             );
         }
         println!();
-        println!("CPU column: the i-k-j loop timed over the first {cpu_rows} output rows of each product (across batches for attention) and extrapolated linearly to all rows.");
+        println!("Loop column: the i-k-j loop timed over the first {cpu_rows} output rows of each product (across batches for attention) and extrapolated linearly to all rows.");
         Ok(())
     }
 }

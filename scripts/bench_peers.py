@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""The PyTorch CPU side of scripts/bench_peers.sh: the same GPT (scripts/parity.py's definition, with
+dropout 0.1), AdamW with the reference's betas, weight decay groups and clipping, on a fixed batch;
+or matmul GFLOP/s at the GPT's shapes. Prints one line per measurement, `name<TAB>value`.
+
+    python3 scripts/bench_peers.py step  --size tiny|assignment --variant vanilla --rows 8 --threads 2
+    python3 scripts/bench_peers.py matmul --rows 16256 --threads 2
+"""
+
+import argparse
+import math
+import os
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from parity import GPT  # noqa: E402
+
+T = 127
+SIZES = {"tiny": (65, 2, 4, 64), "assignment": (256, 4, 8, 256)}
+
+
+def step(args):
+    vocab, n_layer, n_head, n_embd = SIZES[args.size]
+    torch.manual_seed(1)
+    model = GPT(args.variant, vocab, 128, n_layer, n_head, n_embd, pdrop=0.1)
+    model.train()
+    decay = [p for n, p in model.named_parameters() if "bias" not in n and "LayerNorm.weight" not in n]
+    no_decay = [p for n, p in model.named_parameters() if "bias" in n or "LayerNorm.weight" in n]
+    opt = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=6e-3,
+        betas=(0.9, 0.95),
+    )
+    x = (torch.arange(args.rows * T) % 63 + 2).view(args.rows, T)
+
+    def one():
+        model.zero_grad(set_to_none=True)
+        _, loss = model(x, x)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        return loss
+
+    one()
+    t0 = time.perf_counter()
+    for _ in range(args.repeats):
+        one()
+    dt = (time.perf_counter() - t0) / args.repeats
+    print(f"step {args.size} {args.variant} {args.rows}x{T}\t{dt * 1e3:.1f}")
+
+
+def matmul(args):
+    m, b = args.rows, args.rows // T
+    cases = []
+    for k, n in ((256, 768), (256, 1024), (1024, 256)):
+        x, w = torch.rand(m, k) - 0.5, torch.rand(n, k) - 0.5
+        cases.append((f"x·Wᵀ {m}x{k}x{n}", 2.0 * m * k * n, lambda x=x, w=w: x @ w.t()))
+    q = torch.rand(b, 8, T, 32) - 0.5
+    att = torch.rand(b, 8, T, T)
+    z = b * 8
+    cases.append((f"q·kᵀ {z}x({T}x32x{T})", 2.0 * z * T * T * 32, lambda: q @ q.transpose(-2, -1)))
+    cases.append((f"att·v {z}x({T}x{T}x32)", 2.0 * z * T * T * 32, lambda: att @ q))
+    for name, flops, f in cases:
+        f()
+        t0 = time.perf_counter()
+        for _ in range(args.repeats):
+            f()
+        dt = (time.perf_counter() - t0) / args.repeats
+        print(f"{name}\t{flops / dt / 1e9:.1f}")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("what", choices=["step", "matmul"])
+    p.add_argument("--size", default="tiny", choices=list(SIZES))
+    p.add_argument("--variant", default="vanilla", choices=["vanilla", "synthesizer"])
+    p.add_argument("--rows", type=int, default=8)
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--threads", type=int, default=2)
+    args = p.parse_args()
+    torch.set_num_threads(args.threads)
+    with torch.no_grad() if args.what == "matmul" else torch.enable_grad():
+        step(args) if args.what == "step" else matmul(args)
+
+
+if __name__ == "__main__":
+    main()

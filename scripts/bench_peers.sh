@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Our CPU backend beside PyTorch's CPU backend, same machine, same threads, interleaved round by
+# round so both see the same load. Prints both numbers and the ratio for: the training step (tiny
+# preset 8x127; the assignment's model 8x127 and 32x127; both variants) and matmul GFLOP/s at the
+# GPT's shapes (M = 16256 and M/16 = 1016).
+#
+#   scripts/bench_peers.sh [ROUNDS] [THREADS]        (defaults 3 and the machine's cores)
+#
+# Needs PyTorch: `pip install torch numpy safetensors` (CPU wheels are enough). Without it the script
+# says so and exits 0, so nothing else depends on it. Builds `bench` in release mode first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-3}
+threads=${2:-$(nproc)}
+if ! python3 -c 'import torch, safetensors' 2>/dev/null; then
+  echo "bench_peers: PyTorch is not installed; skipping (pip install torch numpy safetensors)"
+  exit 0
+fi
+source scripts/env.sh
+cargo build --release --bin bench -q
+export RAYON_NUM_THREADS=$threads
+ours() { target/release/bench --device cpu "$@"; }
+peer() { python3 scripts/bench_peers.py "$@" --threads "$threads"; }
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "commit: $(git rev-parse --short HEAD)$(git diff --quiet || echo ' (+ uncommitted changes)'); torch $(python3 -c 'import torch; print(torch.__version__)'); $threads threads; $rounds rounds"
+for r in $(seq "$rounds"); do
+  for size in tiny:8 assignment:8 assignment:32; do
+    s=${size%%:*} rows=${size##*:}
+    for v in vanilla synthesizer; do
+      ms=$(ours --step "$rows" --size "$s" --variant "$v" --repeats 3 | awk '/ms\/step/ {print $2}')
+      printf 'ours\tstep %s %s %sx127\t%s\n' "$s" "$v" "$rows" "$ms" >> "$out"
+      peer step --size "$s" --variant "$v" --rows "$rows" --repeats 3 | sed 's/^/torch\t/' >> "$out"
+    done
+  done
+  for m in 16256 1016; do
+    flag=""; [ "$m" = 1016 ] && flag="--quick"
+    ours $flag --repeats 3 | awk -F'|' '/^\| (x|q|att)/ {gsub(/^ +| +$/, "", $2); gsub(/ /, "", $5); print "ours\t" $2 "\t" $5}' >> "$out"
+    peer matmul --rows "$m" --repeats 3 | sed 's/^/torch\t/' >> "$out"
+  done
+done
+echo "load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+# Median over rounds of each measurement, then one row per workload: ours, torch, torch/ours for
+# times (ms: >1 means we are faster), ours/torch for GFLOP/s (>1 means we are faster).
+python3 - "$out" <<'PY'
+import collections, statistics, sys
+vals = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    who, name, v = line.rstrip("\n").split("\t")
+    vals[(who, name)].append(float(v))
+names = list(dict.fromkeys(n for _, n in vals))
+print("| workload | ours | PyTorch CPU | ours faster by |")
+print("|---|---:|---:|---:|")
+for n in names:
+    o, t = vals.get(("ours", n)), vals.get(("torch", n))
+    if not o or not t:
+        continue
+    o, t = statistics.median(o), statistics.median(t)
+    if n.startswith("step"):
+        print(f"| {n} (ms/step) | {o:.1f} | {t:.1f} | {t / o:.2f}x |")
+    else:
+        print(f"| {n} (GFLOP/s) | {o:.1f} | {t:.1f} | {o / t:.2f}x |")
+PY
