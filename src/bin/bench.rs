@@ -70,13 +70,19 @@ mod native {
         rows: usize,
         repeats: usize,
         profile: bool,
+        size: bench::StepSize,
+        variants: &[attnlab::model::Variant],
     ) -> Result<()> {
-        use attnlab::model::Variant;
         let t = bench::T;
         let clock = clock();
-        println!("training step, tiny preset (GptConfig::tiny, vocab 65), {rows} x {t} tokens, {repeats} steps after 1 warm-up");
-        for variant in [Variant::Vanilla, Variant::Synthesizer] {
-            let r = bench::bench_step(gpu, variant, rows, repeats, &clock).await_blocking()?;
+        let cfg = size.config(attnlab::model::Variant::Vanilla);
+        println!(
+            "training step, {size:?} preset ({} layers, {} heads, width {}, vocab {}), {rows} x {t} tokens, {repeats} steps after 1 warm-up",
+            cfg.n_layer, cfg.n_head, cfg.n_embd, cfg.vocab_size
+        );
+        for &variant in variants {
+            let r = bench::bench_step_sized(gpu, variant, size, rows, repeats, &clock)
+                .await_blocking()?;
             println!(
                 "{:<12} {:>9.1} ms/step {:>9.0} tokens/s {} dispatches/step {:>8.2} MiB peak",
                 r.variant, r.ms_per_step, r.tokens_per_s, r.dispatches_per_step, r.peak_mib
@@ -208,18 +214,34 @@ mod native {
                 .and_then(|v| v.parse::<usize>().ok())
                 .filter(|&r| r > 0)
                 .unwrap_or(8);
-            let size = match args.iter().position(|a| a == "--size").and_then(|i| args.get(i + 1)) {
+            let size = match args
+                .iter()
+                .position(|a| a == "--size")
+                .and_then(|i| args.get(i + 1))
+            {
                 Some(s) if s == "assignment" => bench::StepSize::Assignment,
                 Some(s) if s == "tiny" => bench::StepSize::Tiny,
                 None => bench::StepSize::Tiny,
-                Some(s) => return Err(attnlab::Error::Msg(format!("--size {s}: use tiny or assignment"))),
+                Some(s) => {
+                    return Err(attnlab::Error::Msg(format!(
+                        "--size {s}: use tiny or assignment"
+                    )))
+                }
             };
             use attnlab::model::Variant;
-            let variants = match args.iter().position(|a| a == "--variant").and_then(|i| args.get(i + 1)) {
+            let variants = match args
+                .iter()
+                .position(|a| a == "--variant")
+                .and_then(|i| args.get(i + 1))
+            {
                 Some(v) if v == "vanilla" => vec![Variant::Vanilla],
                 Some(v) if v == "synthesizer" => vec![Variant::Synthesizer],
                 None => vec![Variant::Vanilla, Variant::Synthesizer],
-                Some(v) => return Err(attnlab::Error::Msg(format!("--variant {v}: use vanilla or synthesizer"))),
+                Some(v) => {
+                    return Err(attnlab::Error::Msg(format!(
+                        "--variant {v}: use vanilla or synthesizer"
+                    )))
+                }
             };
             let profile = args.iter().any(|a| a == "--profile");
             return time_step(&gpu, rows, repeats, profile, size, &variants);
