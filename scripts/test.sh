@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every test: set up, the native suite (cargo test on Vulkan; lavapipe without a GPU), the server's
 # tests, then the page in headless Chromium (kernel checks, the attention demos, the training page,
-# the benchmark card).
+# the benchmark card, all on WebGPU; then the page without WebGPU, on the CPU backend).
 # Exits non-zero on the first failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,4 +41,7 @@ echo "   (page: $((SECONDS - t0)) s)"
 t0=$SECONDS
 node web/test/bench.mjs "$url"
 echo "   (benchmark card: $((SECONDS - t0)) s)"
+t0=$SECONDS
+node web/test/nogpu.mjs "$url"
+echo "   (without WebGPU, CPU backend: $((SECONDS - t0)) s)"
 echo "== all tests passed"

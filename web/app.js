@@ -1,19 +1,22 @@
-// The page's entry: find WebGPU, load the wasm module, describe the adapter, start the training
-// page (web/page.js) and the Benchmark card (web/page/bench.js), and keep the kernel-checks card
-// (run on demand, or at once with ?checks=1).
-// State for automated tests lives in window.__checks = {done, passed, failed, rows, error}.
-// The wasm module (web/pkg, built by scripts/build-web.sh) is imported dynamically so that a missing
-// build shows a message instead of silently stopping this script.
+// The page's entry: open the device (web/backend.js: WebGPU, or the CPU backend without it), fill
+// the Device card (backend, why, and the adapter's limits on WebGPU) with its Backend selector,
+// start the training page (web/page.js) and the Benchmark card (web/page/bench.js), and keep the
+// kernel-checks card (run on demand, or at once with ?checks=1).
+// State for automated tests lives in window.__checks = {done, passed, failed, rows, error} and
+// window.__device = {ready, kind, choice, describe, reason, webgpu, error}.
+// A missing wasm build shows a message instead of silently stopping this script.
 import { startPage, pageUnavailable } from './page.js';
 import { startBench, benchUnavailable } from './page/bench.js';
+import { loadDevice, switchBackend } from './backend.js';
 
 let wasm = null;
 
 const $ = (id) => document.getElementById(id);
 const state = (window.__checks = { done: false, passed: 0, failed: 0, rows: [], error: null });
+const dev = (window.__device = { ready: false, kind: null, choice: null, describe: null, reason: null, webgpu: null, error: null });
 
 const HELP = `
-  <p><strong>This browser offers no WebGPU adapter</strong>, so the kernels cannot run here.</p>
+  <details><summary>Where WebGPU works</summary>
   <ul>
     <li>Chrome or Edge 113+ (WebGPU is on by default on Windows, macOS and ChromeOS)</li>
     <li>Firefox 141+ on Windows</li>
@@ -21,12 +24,12 @@ const HELP = `
     <li>On Linux: start Chrome/Chromium with <code>--enable-unsafe-webgpu</code>
       (and <code>--enable-features=Vulkan</code> where needed), or turn on <code>chrome://flags/#enable-unsafe-webgpu</code>
       and <code>chrome://flags/#enable-vulkan</code></li>
-  </ul>`;
+  </ul></details>`;
 
 function showNotice(html, isError) {
   const n = $('nogpu');
   n.innerHTML = html;
-  n.className = isError ? 'notice error' : 'notice';
+  n.className = isError ? 'notice error' : 'notice info';
   n.hidden = false;
 }
 
@@ -46,14 +49,14 @@ function bytes(n) {
   return `${n} ${units[i]}`;
 }
 
-// Fill the GPU card from the wasm side's summary plus what the browser itself reports.
-function showAdapter(info, browserInfo) {
-  const L = info.limits;
+// The adapter's limits (WebGPU only), from the wasm side's summary plus what the browser reports.
+function showAdapter(a, browserInfo) {
+  const L = a.limits;
   const rows = [
-    ['name', info.name],
-    ['backend', info.backend],
-    ['type', info.device_type],
-    ['driver', info.driver || '—'],
+    ['name', a.name],
+    ['backend', a.backend],
+    ['type', a.device_type],
+    ['driver', a.driver || '—'],
   ];
   if (browserInfo) {
     const parts = [browserInfo.vendor, browserInfo.architecture, browserInfo.description].filter(Boolean);
@@ -68,8 +71,40 @@ function showAdapter(info, browserInfo) {
     ['storage buffers / stage', L.max_storage_buffers_per_shader_stage],
   );
   $('gpu-info').innerHTML = rows.map(([k, v]) => `<dt>${k}</dt><dd>${escapeHtml(v)}</dd>`).join('');
-  $('gpu-info').hidden = false;
-  $('gpu-status').hidden = true;
+  $('gpu-details').hidden = false;
+}
+
+// The Device card: what runs, why, and the selector (WebGPU offered only when the browser has an adapter).
+function showDevice(d, probe) {
+  const sel = $('backend');
+  const gpuOpt = sel.querySelector('option[value=webgpu]');
+  if (!probe.adapter) {
+    gpuOpt.disabled = true;
+    gpuOpt.textContent = `WebGPU (not available here: ${probe.why})`;
+  } else if (probe.fallback) {
+    gpuOpt.textContent = 'WebGPU (software fallback adapter: slower than the CPU backend)';
+  }
+  sel.value = d.choice;
+  sel.disabled = false;
+  sel.addEventListener('change', () => {
+    sel.disabled = true;
+    $('device-line').textContent = `Switching to ${sel.options[sel.selectedIndex].textContent}… (the page reloads; a saved run resumes from this browser)`;
+    switchBackend(sel.value);
+  });
+  $('device-line').textContent = d.kind === 'cpu' ? `Running on the ${d.describe}` : `Running on WebGPU: ${d.adapter.name}`;
+  $('device-reason').textContent = `Why: ${d.reason}.`;
+  if (d.kind === 'cpu') {
+    const budget = d.budget_bytes ? ` A training run may use up to ${bytes(d.budget_bytes)} of the module's memory; a larger model or batch is refused before it starts, with the estimate.` : '';
+    $('device-note').textContent = `One thread: the CPU backend runs on the page's own thread with wasm SIMD128 (no worker threads), so the page answers between training steps rather than during them, and the speed is one core's.${budget}`;
+    $('device-note').hidden = false;
+    $('gpu-details').hidden = true;
+  } else {
+    $('device-note').hidden = true;
+    showAdapter(d.adapter, probe.info);
+  }
+  $('checks-what').textContent = d.kind === 'cpu'
+    ? "Each op's CPU-backend kernels (f32, wasm SIMD128) against a plain f64 reference on seeded inputs. Error is max |kernel − reference| / (1 + |reference|)."
+    : "Each op's WebGPU kernels against a plain f64 CPU reference on seeded inputs. Error is max |gpu − cpu| / (1 + |cpu|).";
 }
 
 function showRows(rows) {
@@ -89,7 +124,7 @@ async function runChecks() {
   button.disabled = true;
   Object.assign(state, { done: false, passed: 0, failed: 0, rows: [], error: null });
   summary.className = 'summary';
-  summary.textContent = 'Running… (software GPUs take a while)';
+  summary.textContent = dev.kind === 'cpu' ? 'Running…' : 'Running… (software GPUs take a while)';
   const t0 = performance.now();
   try {
     const rows = await wasm.run_checks();
@@ -97,7 +132,7 @@ async function runChecks() {
     Object.assign(state, { rows, passed, failed: rows.length - passed });
     showRows(rows);
     const secs = ((performance.now() - t0) / 1000).toFixed(1);
-    summary.textContent = `${passed} of ${rows.length} passed (${secs} s)`;
+    summary.textContent = `${passed} of ${rows.length} passed (${secs} s, ${dev.kind === 'cpu' ? 'CPU backend' : 'WebGPU'})`;
     summary.className = rows.length > 0 && passed === rows.length ? 'summary ok' : 'summary bad';
     state.done = true;
   } catch (e) {
@@ -109,37 +144,25 @@ async function runChecks() {
 }
 
 async function main() {
-  // Ask the browser first: it gives the clearest answer when WebGPU is missing or blocked.
-  const adapter = navigator.gpu ? await navigator.gpu.requestAdapter().catch(() => null) : null;
-  if (!adapter) {
-    showNotice(HELP, false);
-    pageUnavailable('This browser offers no WebGPU adapter; see the note at the top for browsers and settings that work.');
-    benchUnavailable('This browser offers no WebGPU adapter; see the note at the top for browsers and settings that work.');
-    $('gpu-status').textContent = navigator.gpu ? 'navigator.gpu exists but requestAdapter() returned no adapter.' : 'navigator.gpu is missing.';
-    fail('no WebGPU adapter');
-    return;
-  }
+  let got;
   try {
-    wasm = await import('./pkg/attnlab.js');
-    await wasm.default();
+    got = await loadDevice();
   } catch (e) {
-    showNotice(`<p><strong>Could not load web/pkg/attnlab.js:</strong> ${escapeHtml(e.message || e)}. Build it with <code>scripts/build-web.sh</code> (or run <code>scripts/serve.sh</code>).</p>`, true);
+    const msg = String((e && e.message) || e);
+    showNotice(`<p><strong>Could not load web/pkg/attnlab.js:</strong> ${escapeHtml(msg)}. Build it with <code>scripts/build-web.sh</code> (or run <code>scripts/serve.sh</code>).</p>`, true);
     pageUnavailable('The wasm module did not load; see the note at the top.');
     benchUnavailable('The wasm module did not load; see the note at the top.');
-    fail(String(e.message || e));
+    $('device-line').textContent = 'No device: the wasm module did not load.';
+    Object.assign(dev, { ready: true, error: msg });
+    fail(msg);
     return;
   }
-  let info;
-  try {
-    info = await wasm.adapter_info();
-    showAdapter(info, adapter.info);
-  } catch (e) {
-    showNotice(`<p><strong>Could not open the GPU:</strong> ${escapeHtml(e.message || e)}</p>`, true);
-    pageUnavailable(`Could not open the GPU: ${e.message || e}`);
-    benchUnavailable(`Could not open the GPU: ${e.message || e}`);
-    $('gpu-status').textContent = 'No device.';
-    fail(String(e.message || e));
-    return;
+  wasm = got.wasm;
+  const d = got.device;
+  Object.assign(dev, { ready: true, kind: d.kind, choice: d.choice, describe: d.describe, reason: d.reason, webgpu: got.probe });
+  showDevice(d, got.probe);
+  if (d.kind === 'cpu' && !got.probe.adapter) {
+    showNotice(`<p>No WebGPU here (${escapeHtml(got.probe.why)}): running on the ${escapeHtml(d.describe)}. Everything works; training is slower than on a GPU.</p>${HELP}`, false);
   }
   $('run').disabled = false;
   $('run').addEventListener('click', runChecks);
@@ -147,8 +170,8 @@ async function main() {
     $('checks-card').open = true;
     runChecks();
   }
-  startPage(wasm, info, adapter.info);
-  startBench(wasm, info, adapter.info);
+  startPage(wasm, d, got.probe.info);
+  startBench(wasm, d, got.probe.info);
 }
 
 main();

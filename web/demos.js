@@ -4,6 +4,8 @@
 // (#e3?s=50&lv=-6 …) so a state can be shared. Test hooks: window.__demos = {ready, runs, results, error}.
 // Trained models for E8/E9: window.attnlabDemos.setModel(bytes) with a checkpoint's safetensors bytes.
 import { ITEMS } from './demos/items.js';
+import { setBackend } from './demos/labels.js';
+import { loadDevice } from './backend.js';
 
 const root = document.getElementById('demos');
 // The stylesheet travels with the script, so index.html needs only the section and this module.
@@ -13,11 +15,11 @@ if (!document.querySelector('link[href$="web/demos.css"]')) {
   css.href = new URL('./demos.css', import.meta.url).href;
   document.head.appendChild(css);
 }
-const state = (window.__demos = { ready: false, error: null, runs: {}, results: {}, errors: [] });
+const state = (window.__demos = { ready: false, error: null, backend: null, runs: {}, results: {}, errors: [] });
 const demos = new Map();
 let wasm = null;
 let gpuQueue = Promise.resolve();
-const wasmReady = loadWasm();
+let wasmReady = null;
 
 // One GPU job at a time: the demos share one device and its recorder.
 function gpuJob(f) {
@@ -26,11 +28,18 @@ function gpuJob(f) {
   return p;
 }
 
+// The same module instance and device as the rest of the page (web/backend.js opens it once:
+// WebGPU, or the CPU backend without it).
 async function loadWasm() {
-  if (!navigator.gpu) throw new Error('this browser has no WebGPU (navigator.gpu is missing)');
-  // The same module instance app.js uses; the generated init returns early when already done.
-  const m = await import('./pkg/attnlab.js');
-  await m.default();
+  const { wasm: m, device } = await loadDevice();
+  setBackend(device.kind);
+  state.backend = device.kind;
+  const k = document.getElementById('demos-kernels');
+  if (k) k.textContent = device.kind === 'cpu' ? `the same CPU-backend kernels (f32, wasm SIMD128) that train the GPT on this page` : 'the same WGSL kernels that train the GPT';
+  for (const d of demos.values()) {
+    d.el.querySelector('.demo-cpu-text').textContent = device.kind === 'cpu' ? ' show the f64 reference beside the f32 kernels’ numbers' : ' show the CPU reference (f64) beside the GPU numbers';
+    if (d.status.textContent === 'Computing…') d.status.textContent = device.kind === 'cpu' ? 'Computing on the CPU backend…' : 'Computing on the GPU…';
+  }
   wasm = m;
   return m;
 }
@@ -187,7 +196,7 @@ function build(item, hash) {
       <figure class="demo-figure"><figcaption class="sr-only">${esc(item.alt)}</figcaption></figure>
       <div class="demo-side">
         <div class="demo-controls" role="group" aria-label="${esc(item.title)} settings"></div>
-        <label class="demo-cpu"><input type="checkbox"> show the CPU reference (f64) beside the GPU numbers</label>
+        <label class="demo-cpu"><input type="checkbox"><span class="demo-cpu-text"> show the reference (f64) beside the kernels’ numbers</span></label>
         <p class="demo-status" role="status" aria-live="polite"></p>
         <div class="demo-numbers"></div>
       </div>
@@ -208,7 +217,7 @@ function build(item, hash) {
   cpu.addEventListener('change', () => { d.cpu = cpu.checked; redraw(d); });
   if (item.attach) item.attach(d, () => changed(d), () => redraw(d));
   d.sync.forEach((f) => f());
-  d.status.textContent = 'Computing on the GPU…';
+  d.status.textContent = 'Computing…';
   demos.set(item.id, d);
   return el;
 }
@@ -217,17 +226,18 @@ async function main() {
   if (!root) return;
   const hash = parseHash();
   root.innerHTML = `<h2>Attention, hands on</h2>
-    <p class="muted">The written exercises on attention as things to touch. Every number below is computed by the
-    same WGSL kernels that train the GPT (the strided matmul and the causal softmax); tick “show the CPU reference” to
+    <p class="muted">The written exercises on attention as things to touch. Every number below is computed by
+    <span id="demos-kernels">the kernels that train the GPT</span> (the strided matmul and the causal softmax); tick “show the reference” to
     see an f64 computation beside it. Each demo's settings live in the address bar, so a link shares the exact state.</p>
     <nav class="demo-toc" aria-label="demos">${ITEMS.map((i) => `<a href="#${i.id}">${i.num} ${i.short}</a>`).join('')}</nav>`;
   for (const item of ITEMS) root.appendChild(build(item, hash));
+  wasmReady = loadWasm();
   try {
     await wasmReady;
   } catch (e) {
     state.error = String(e.message || e);
     state.ready = true;
-    for (const d of demos.values()) d.status.textContent = `The demos need WebGPU and the wasm module: ${state.error}`;
+    for (const d of demos.values()) d.status.textContent = `The demos need the wasm module (web/pkg, built by scripts/build-web.sh): ${state.error}`;
     return;
   }
   if (hash && demos.has(hash.id)) demos.get(hash.id).el.scrollIntoView();

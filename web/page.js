@@ -13,13 +13,15 @@ const $ = (id) => document.getElementById(id);
 const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
 const errText = (e) => String((e && e.message) || e);
 const SAVE_EVERY_MS = 30000;
-const CHUNK_MS = 400;
+// Training chunks last about this long. On the CPU backend a chunk runs on the page's own thread,
+// so it is kept short: clicks and redraws wait for the chunk to end.
+let CHUNK_MS = 400;
 
 const S = (window.__page = {
   ready: false, status: 'starting', kind: null, variant: null, steps: 0, total: 0, losses: [],
   chunks: 0, saves: 0, savedStep: null, resumedFrom: null, finished: 0, error: null, deviceLost: null,
   dataSource: null, dataError: null, modelError: null, models: [], evalReport: null, evalError: null,
-  ask: null, askError: null, longTasks: [], msPerStep: null, activity: '',
+  ask: null, askError: null, longTasks: [], msPerStep: null, activity: '', backend: null,
 });
 
 let wasm = null;
@@ -734,11 +736,17 @@ function wireAsk() {
 // ---------------------------------------------------------------------------------------------
 // Start
 
-function gpuLine(info, browserInfo) {
-  const L = info.limits;
+function deviceLine(d, browserInfo) {
   const mib = (n) => `${Math.round(n / 1048576)} MiB`;
+  const size = (n) => (n >= 2 ** 30 ? `${+(n / 2 ** 30).toFixed(1)} GiB` : mib(n));
+  if (d.kind === 'cpu') {
+    return `Device: ${d.describe} · largest tensor ${size(d.max_tensor_bytes)}` +
+      `${d.budget_bytes ? `, ${size(d.budget_bytes)} for a whole run` : ''} · ${d.reason}`;
+  }
+  const a = d.adapter;
+  const L = a.limits;
   const b = browserInfo ? [browserInfo.vendor, browserInfo.architecture].filter(Boolean).join(' / ') : '';
-  return `GPU: ${info.name}${b ? ` (${b}${browserInfo.isFallbackAdapter ? ', software fallback' : ''})` : ''} · ${info.backend} · ` +
+  return `GPU: ${a.name}${b ? ` (${b}${browserInfo.isFallbackAdapter ? ', software fallback' : ''})` : ''} · ${a.backend} · ` +
     `limits: storage binding ${mib(L.max_storage_buffer_binding_size)}, buffer ${mib(L.max_buffer_size)}, ` +
     `${L.max_compute_invocations_per_workgroup} invocations/workgroup, ${L.max_storage_buffers_per_shader_stage} storage buffers/stage`;
 }
@@ -749,13 +757,18 @@ export function pageUnavailable(message) {
   S.error = message;
   S.ready = true;
   $('train-status').textContent = message;
-  $('gpu-line').textContent = 'GPU: none';
-  $('data-summary').textContent = 'Training needs WebGPU (see the note at the top).';
+  $('gpu-line').textContent = 'Device: none';
+  $('data-summary').textContent = 'Training needs the wasm module (see the note at the top).';
 }
 
-export async function startPage(w, info, browserInfo) {
+export async function startPage(w, device, browserInfo) {
   wasm = w;
-  $('gpu-line').textContent = gpuLine(info, browserInfo);
+  S.backend = device.kind;
+  if (device.kind === 'cpu') {
+    CHUNK_MS = 150;
+    NOTES.quick = 'Tiny model (2 layers, 4 heads, width 64), 40 pretraining epochs: about 12 TFLOP of work. On the CPU backend (one thread) a step of batch 128 took about 2 s on our test machine, so about half an hour in all, and the page answers clicks only between steps (a smaller batch keeps it livelier). Edit anything below.';
+  }
+  $('gpu-line').textContent = deviceLine(device, browserInfo);
   presets = wasm.page_presets();
   applyPreset('quick');
   wireData(); wireForm(); wireTraining(); wireModels(); wireEval(); wireAsk();

@@ -3,6 +3,7 @@
 pub mod checkpoint;
 pub mod config;
 pub mod gpt;
+pub mod memory;
 pub mod params;
 
 pub use config::{GptConfig, Variant, MAX_BLOCK_SIZE};

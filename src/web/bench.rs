@@ -2,7 +2,7 @@
 //! tiny-preset training steps as the native `bench` binary, timed by wall clock (`performance.now()`)
 //! on the page's shared device.
 
-use super::{gpu, lost_reason, to_js};
+use super::{device, lost_reason, to_js};
 use wasm_bindgen::prelude::*;
 
 /// Accepted ranges (the page checks the same ones before calling).
@@ -41,7 +41,7 @@ pub async fn page_bench(
             "repeats must be a whole number from 1 to {MAX_REPEATS}, not {repeats}"
         )));
     }
-    let g = gpu().await?;
+    let g = device().await?;
     let mut report = |what: &str| {
         if let Some(f) = &progress {
             let _ = f.call1(&JsValue::NULL, &JsValue::from_str(what));

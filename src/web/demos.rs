@@ -3,7 +3,7 @@
 //! Seeds cross as u32 (a JS number); E8/E9's trained models are handed over as checkpoint bytes
 //! with `demo_set_model` and kept here, so the page's training panel and the demos share nothing else.
 
-use super::{gpu, to_js};
+use super::{device, to_js};
 use crate::demos::{heads, kqv, mask, multi, single};
 use crate::model::{checkpoint, Gpt};
 use std::cell::RefCell;
@@ -28,7 +28,7 @@ pub async fn demo_copying(
     query: Vec<f64>,
     beta: f64,
 ) -> Result<JsValue, JsError> {
-    let g = gpu().await?;
+    let g = device().await?;
     to_js(
         &single::copying(&g, &keys, &values, &query, beta)
             .await
@@ -39,7 +39,7 @@ pub async fn demo_copying(
 /// E2: N orthonormal keys, q = s·(e₀ + e₁), seeded values, and the gap along `grid`.
 #[wasm_bindgen]
 pub async fn demo_average(n: usize, s: f64, seed: u32, grid: Vec<f64>) -> Result<JsValue, JsError> {
-    let g = gpu().await?;
+    let g = device().await?;
     to_js(
         &single::average(&g, n, s, seed as u64, &grid)
             .await
@@ -57,7 +57,7 @@ pub async fn demo_noise(
     var: f64,
     fragile: bool,
 ) -> Result<JsValue, JsError> {
-    let g = gpu().await?;
+    let g = device().await?;
     let sp = heads::NoiseSpec {
         n,
         samples,
@@ -78,7 +78,7 @@ pub async fn demo_separate(
     add_c: f64,
     add_d: f64,
 ) -> Result<JsValue, JsError> {
-    let g = gpu().await?;
+    let g = device().await?;
     to_js(
         &kqv::separate(&g, beta, lambda, with_proj, add_c, add_d)
             .await
@@ -95,7 +95,7 @@ pub async fn demo_temperature(
     beta: f64,
     grid: Vec<f64>,
 ) -> Result<JsValue, JsError> {
-    let g = gpu().await?;
+    let g = device().await?;
     to_js(
         &single::temperature(&g, n, d, seed as u64, beta, &grid)
             .await
@@ -106,14 +106,14 @@ pub async fn demo_temperature(
 /// E7: the masked and unmasked weights and the masked gradient for seeded T×T scores.
 #[wasm_bindgen]
 pub async fn demo_mask(t: usize, seed: u32) -> Result<JsValue, JsError> {
-    let g = gpu().await?;
+    let g = device().await?;
     to_js(&mask::mask_view(&g, t, seed as u64).await.map_err(js)?)
 }
 
 /// E7: train the toy next-token model with or without the mask.
 #[wasm_bindgen]
 pub async fn demo_train_toy(masked: bool, steps: usize, seed: u32) -> Result<JsValue, JsError> {
-    let g = gpu().await?;
+    let g = device().await?;
     to_js(
         &mask::train_toy(&g, masked, steps, seed as u64)
             .await
@@ -124,7 +124,7 @@ pub async fn demo_train_toy(masked: bool, steps: usize, seed: u32) -> Result<JsV
 /// E8: one multi-head layer of width C with H heads over T positions.
 #[wasm_bindgen]
 pub async fn demo_heads(t: usize, c: usize, h: usize, seed: u32) -> Result<JsValue, JsError> {
-    let g = gpu().await?;
+    let g = device().await?;
     to_js(&multi::heads(&g, t, c, h, seed as u64).await.map_err(js)?)
 }
 
@@ -136,7 +136,7 @@ pub async fn demo_synth_vs_dot(
     delta: f64,
     seed: u32,
 ) -> Result<JsValue, JsError> {
-    let g = gpu().await?;
+    let g = device().await?;
     to_js(
         &multi::synth_vs_dot(&g, t, j, delta, seed as u64)
             .await
@@ -164,7 +164,7 @@ pub async fn demo_imitate(
             )))
         }
     };
-    let g = gpu().await?;
+    let g = device().await?;
     to_js(
         &kqv::imitate(&g, k, t, lambda, seed as u64)
             .await
@@ -176,7 +176,8 @@ pub async fn demo_imitate(
 /// variant name, which is also the slot it is kept under.
 #[wasm_bindgen]
 pub async fn demo_set_model(bytes: Vec<u8>) -> Result<String, JsError> {
-    let g = gpu().await?;
+    let g = device().await?;
+    super::page::check_checkpoint_size(&g, bytes.len(), "the model handed to the demos")?;
     let (model, header) =
         checkpoint::from_bytes(&g, &bytes, None, "the model handed to the demos").map_err(js)?;
     let name = model.cfg.variant.name().to_string();
@@ -185,6 +186,11 @@ pub async fn demo_set_model(bytes: Vec<u8>) -> Result<String, JsError> {
             .insert(name.clone(), (Rc::new(model), header.vocab))
     });
     Ok(name)
+}
+
+/// Drop every loaded model (the device they live on is being replaced).
+pub(crate) fn drop_all() {
+    MODELS.with(|m| m.borrow_mut().clear());
 }
 
 /// Forget a loaded model ("vanilla" or "synthesizer").

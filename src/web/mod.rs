@@ -1,23 +1,28 @@
-//! The page's entry points (wasm32 only): thin async wrappers that open one shared `Gpu`, describe
-//! it, and run the self-checks. Values cross to JS as plain objects via serde-wasm-bindgen; every
-//! crate error becomes a JS exception carrying the crate's own message.
+//! The page's entry points (wasm32 only): thin async wrappers over ONE shared device, chosen once
+//! (`open_device`): WebGPU when the browser offers a hardware adapter, else the CPU backend (f32
+//! kernels with wasm SIMD128, one thread); the user can pick either. Values cross to JS as plain
+//! objects via serde-wasm-bindgen; every crate error becomes a JS exception carrying the crate's
+//! own message.
 
 mod bench;
 mod demos;
 mod page;
 
 use crate::checks::{self, CheckResult};
-use crate::gpu::{AdapterSummary, Gpu, GpuLimits};
+use crate::device::{Device, DeviceChoice};
+use crate::gpu::GpuLimits;
 use serde::Serialize;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
 thread_local! {
     /// The page opens one device and keeps it: pipelines and pooled buffers are reused across runs.
-    static GPU: RefCell<Option<Rc<Device>>> = const { RefCell::new(None) };
+    static DEVICE: RefCell<Option<Rc<Device>>> = const { RefCell::new(None) };
+    /// What the page asked for (`open_device`); a device reopened after a loss uses it again.
+    static CHOICE: Cell<DeviceChoice> = const { Cell::new(DeviceChoice::Auto) };
     /// Set when the page destroyed the device itself (the lost callback may come later).
-    static DESTROYED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static DESTROYED: Cell<bool> = const { Cell::new(false) };
     /// The reason of a loss that the page has not acknowledged yet (`page_reset_device`): a demo
     /// may open a new device in between, and the training page must still learn why its run died.
     static UNSEEN_LOSS: RefCell<Option<String>> = const { RefCell::new(None) };
@@ -28,30 +33,30 @@ pub(crate) fn unseen_loss() -> Option<String> {
     lost_reason().or_else(|| UNSEEN_LOSS.with(|u| u.borrow().clone()))
 }
 
-/// Why the shared device was lost, if it was.
+/// Why the shared device was lost, if it was (never on the CPU backend).
 pub(crate) fn lost_reason() -> Option<String> {
     if DESTROYED.with(|d| d.get()) {
         return Some("the device was destroyed".into());
     }
-    GPU.with(|g| g.borrow().as_ref().and_then(|g| g.lost_reason()))
+    DEVICE.with(|g| g.borrow().as_ref().and_then(|g| g.lost_reason()))
 }
 
-/// Destroy the shared device (the page's device-lost test).
+/// Destroy the shared GPU device (the page's device-lost test); nothing to do on the CPU backend.
 pub(crate) fn destroy_device() {
-    GPU.with(|g| {
-        if let Some(g) = g.borrow().as_ref() {
-            g.device.destroy();
+    DEVICE.with(|g| {
+        if let Some(gpu) = g.borrow().as_ref().and_then(|d| d.as_gpu()) {
+            gpu.device.destroy();
             DESTROYED.with(|d| d.set(true));
         }
     });
 }
 
-/// Forget a lost device so that the next `gpu()` opens a new one.
+/// Forget a lost device so that the next `device()` opens a new one.
 pub(crate) fn forget_device() {
     if let Some(why) = lost_reason() {
         UNSEEN_LOSS.with(|u| *u.borrow_mut() = Some(why));
     }
-    GPU.with(|g| *g.borrow_mut() = None);
+    DEVICE.with(|g| *g.borrow_mut() = None);
     DESTROYED.with(|d| d.set(false));
 }
 
@@ -66,19 +71,94 @@ pub fn start() {
     console_error_panic_hook::set_once();
 }
 
-/// The shared device, opened on first use (and again after it was lost).
-async fn gpu() -> Result<Rc<Device>, JsError> {
+/// Whether the browser has the WebGPU API at all (`navigator.gpu`).
+fn has_webgpu_api() -> bool {
+    let nav = js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("navigator"))
+        .unwrap_or(JsValue::UNDEFINED);
+    if nav.is_undefined() || nav.is_null() {
+        return false;
+    }
+    js_sys::Reflect::get(&nav, &JsValue::from_str("gpu"))
+        .map(|g| !g.is_undefined() && !g.is_null())
+        .unwrap_or(false)
+}
+
+/// Open the device for `choice`, with the reason in the page's words.
+async fn open(choice: DeviceChoice) -> Rc<Device> {
+    let with_reason = |mut d: Rc<Device>, reason: String| {
+        if let Some(m) = Rc::get_mut(&mut d) {
+            m.reason = reason;
+        }
+        d
+    };
+    let cpu_because = |why: String| with_reason(Device::cpu(), why);
+    match choice {
+        DeviceChoice::Cpu => cpu_because("you chose the CPU backend (Backend: CPU)".into()),
+        DeviceChoice::Gpu | DeviceChoice::Auto => {
+            if !has_webgpu_api() {
+                return cpu_because(
+                    "no WebGPU in this browser (navigator.gpu is missing), so the page runs on \
+                     the CPU backend"
+                        .into(),
+                );
+            }
+            match Device::gpu().await {
+                Err(e) => {
+                    let why = match e {
+                        crate::Error::NoAdapter(_) => "the browser offers no WebGPU adapter".into(),
+                        e => format!("WebGPU could not be opened ({e})"),
+                    };
+                    cpu_because(format!("{why}, so the page runs on the CPU backend"))
+                }
+                Ok(d) => {
+                    let (name, soft) = d
+                        .as_gpu()
+                        .map(|g| (g.adapter.name.clone(), g.is_software()))
+                        .unwrap_or_default();
+                    if choice == DeviceChoice::Auto && soft {
+                        drop(d);
+                        // The browser often gives a software adapter no name (see Gpu::new).
+                        let named = if name == "WebGPU adapter" {
+                            String::new()
+                        } else {
+                            format!(" ({name})")
+                        };
+                        return cpu_because(format!(
+                            "the browser's only WebGPU adapter{named} is a software fallback, \
+                             slower than the CPU backend; choose WebGPU under Backend to use it anyway"
+                        ));
+                    }
+                    let why = if choice == DeviceChoice::Gpu {
+                        format!(
+                            "you chose WebGPU (Backend: WebGPU){}",
+                            if soft {
+                                "; this adapter is a software fallback"
+                            } else {
+                                ""
+                            }
+                        )
+                    } else {
+                        format!("auto: the browser offers the WebGPU adapter {name}")
+                    };
+                    with_reason(d, why)
+                }
+            }
+        }
+    }
+}
+
+/// The shared device, opened on first use with the page's choice (and again after a loss).
+async fn device() -> Result<Rc<Device>, JsError> {
     if lost_reason().is_some() {
         forget_device();
     }
-    if let Some(g) = GPU.with(|g| g.borrow().clone()) {
+    if let Some(g) = DEVICE.with(|g| g.borrow().clone()) {
         return Ok(g);
     }
-    let g = Device::gpu()
-        .await
-        .map_err(|e| JsError::new(&e.to_string()))?;
-    GPU.with(|slot| *slot.borrow_mut() = Some(g.clone()));
-    Ok(g)
+    let d = open(CHOICE.with(|c| c.get())).await;
+    // Two calls may have opened one each while awaiting: keep the first.
+    let d = DEVICE.with(|slot| slot.borrow_mut().get_or_insert(d).clone());
+    Ok(d)
 }
 
 fn to_js<T: Serialize>(v: &T) -> Result<JsValue, JsError> {
@@ -86,35 +166,112 @@ fn to_js<T: Serialize>(v: &T) -> Result<JsValue, JsError> {
         .map_err(|e| JsError::new(&format!("could not pass the result to JS: {e}")))
 }
 
-/// `{name, backend, device_type, driver, limits: {max_buffer_size, ...}}` for the "GPU" card.
+/// The adapter part of the device card (WebGPU only).
 /// (Spelled out rather than `#[serde(flatten)]`: flatten goes through a map, which arrives in JS as a `Map`.)
 #[derive(Serialize)]
-struct Info<'a> {
+struct AdapterInfo<'a> {
     name: &'a str,
     backend: &'a str,
     device_type: &'a str,
     driver: &'a str,
+    software: bool,
     limits: &'a GpuLimits,
 }
 
-/// Describe the adapter and the limits the device was opened with. Throws if there is no WebGPU adapter.
-#[wasm_bindgen]
-pub async fn adapter_info() -> Result<JsValue, JsError> {
-    let g = gpu().await?;
-    let a: &AdapterSummary = &g.adapter;
-    to_js(&Info {
-        name: &a.name,
-        backend: &a.backend,
-        device_type: &a.device_type,
-        driver: &a.driver,
-        limits: &g.limits,
+/// `{kind, choice, describe, reason, threads, max_tensor_bytes, budget_bytes, adapter}`.
+#[derive(Serialize)]
+struct DeviceInfo<'a> {
+    /// "gpu" or "cpu".
+    kind: &'static str,
+    /// What was asked for: "auto", "webgpu" or "cpu".
+    choice: &'static str,
+    /// One line: the adapter, or "CPU backend (1 thread, wasm SIMD128)".
+    describe: String,
+    /// Why this device runs.
+    reason: &'a str,
+    /// CPU backend threads (1 in the browser); null on WebGPU.
+    threads: Option<usize>,
+    max_tensor_bytes: u64,
+    /// What a training run may use in total on this device (the CPU backend's wasm32 budget), or
+    /// null when only the per-tensor limit is known (WebGPU).
+    budget_bytes: Option<u64>,
+    adapter: Option<AdapterInfo<'a>>,
+}
+
+fn choice_name(c: DeviceChoice) -> &'static str {
+    match c {
+        DeviceChoice::Auto => "auto",
+        DeviceChoice::Gpu => "webgpu",
+        DeviceChoice::Cpu => "cpu",
+    }
+}
+
+fn info_of(d: &Device) -> Result<JsValue, JsError> {
+    let cpu = match d.backend() {
+        crate::device::Backend::Cpu(c) => Some(c.threads()),
+        _ => None,
+    };
+    let lim = crate::model::memory::MemoryLimit::of_device(d);
+    to_js(&DeviceInfo {
+        kind: d.kind(),
+        choice: choice_name(CHOICE.with(|c| c.get())),
+        describe: d.describe(),
+        reason: &d.reason,
+        threads: cpu,
+        max_tensor_bytes: d.max_tensor_bytes(),
+        budget_bytes: lim.device_total.map(|(b, _)| b),
+        adapter: d.as_gpu().map(|g| AdapterInfo {
+            name: &g.adapter.name,
+            backend: &g.adapter.backend,
+            device_type: &g.adapter.device_type,
+            driver: &g.adapter.driver,
+            software: g.is_software(),
+            limits: &g.limits,
+        }),
     })
 }
 
-/// Run every op family's GPU-vs-CPU check; returns an array of `{op, case, max_err, tol, passed}`.
+/// Open the page's device: `choice` is "auto" (a hardware WebGPU adapter, else the CPU backend),
+/// "webgpu" (any WebGPU adapter, software ones included; the CPU backend if there is none) or
+/// "cpu". Called once when the page loads, before anything else; choosing another backend later
+/// reloads the page. Returns the device's description (see `device_info`).
+#[wasm_bindgen]
+pub async fn open_device(choice: String) -> Result<JsValue, JsError> {
+    let c = match choice.as_str() {
+        "auto" => DeviceChoice::Auto,
+        "webgpu" | "gpu" => DeviceChoice::Gpu,
+        "cpu" => DeviceChoice::Cpu,
+        other => {
+            return Err(JsError::new(&format!(
+                "unknown backend '{other}': use auto, webgpu or cpu"
+            )))
+        }
+    };
+    if CHOICE.with(|x| x.get()) != c {
+        // Everything on the old device goes with it (the page reloads on a switch anyway).
+        page::drop_all();
+        demos::drop_all();
+        DEVICE.with(|g| *g.borrow_mut() = None);
+        CHOICE.with(|x| x.set(c));
+    }
+    let d = device().await?;
+    info_of(&d)
+}
+
+/// `{kind, choice, describe, reason, threads, max_tensor_bytes, budget_bytes, adapter: {name,
+/// backend, device_type, driver, software, limits: {max_buffer_size, ...}} | null}` for the page's
+/// device card.
+#[wasm_bindgen]
+pub async fn device_info() -> Result<JsValue, JsError> {
+    let d = device().await?;
+    info_of(&d)
+}
+
+/// Run every op family's kernels against the f64 references; returns an array of
+/// `{op, case, max_err, tol, passed}` (WebGPU kernels, or the CPU backend's f32 kernels).
 #[wasm_bindgen]
 pub async fn run_checks() -> Result<JsValue, JsError> {
-    let g = gpu().await?;
+    let g = device().await?;
     let rows: Vec<CheckResult> = checks::run_all(&g)
         .await
         .map_err(|e| JsError::new(&e.to_string()))?;

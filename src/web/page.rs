@@ -7,12 +7,13 @@
 //! Every input (file text, form values, uploaded checkpoints) is checked here and refused with a
 //! message naming the file, line and fix; nothing the user gives can panic.
 
-use super::{gpu, to_js};
+use super::{device, to_js};
 use crate::autograd::Tape;
 use crate::data::{
     self, london_baseline, parse_tsv_str, prediction_from_completion, prompt_for,
     CharCorruptionDataset, NameDataset, TsvMode, Vocab, MASK_CHAR,
 };
+use crate::model::memory::{self, MemoryLimit};
 use crate::model::{checkpoint, Gpt, GptConfig, Pass, Variant};
 use crate::tensor::Tensor;
 use crate::train::{self, run, Hooks, Progress, TrainConfig, Trainer};
@@ -333,7 +334,7 @@ pub async fn page_start(
         k => return Err(err(format!("unknown run kind '{k}'"))),
     };
     RUN.with(|r| r.borrow_mut().take());
-    let g = gpu().await?;
+    let g = device().await?;
     // The vocabulary: from the saved state when resuming, from the model a finetune starts from,
     // else from the pretraining text (as run.py always does).
     let (base, vocab): (Option<Gpt>, Vocab) = match (&resume, spec.from_model && !pretraining) {
@@ -390,6 +391,10 @@ pub async fn page_start(
     tc.batch_size = spec.batch;
     tc.learning_rate = spec.lr;
     tc.max_steps = spec.max_steps;
+    // Refuse what cannot fit before anything is allocated: in wasm32 running out of memory is a
+    // trap that kills the page. Examples are block_size - 1 tokens long; count the whole block.
+    let est = memory::estimate_training(&cfg, tc.batch_size, cfg.block_size);
+    memory::check_fits(&est, &MemoryLimit::of_device(&g)).map_err(err)?;
     let data = if pretraining {
         RunData::Pretrain(
             CharCorruptionDataset::new(&wiki, &wiki_name, &vocab, spec.seed as u64).map_err(err)?,
@@ -567,6 +572,33 @@ pub async fn page_finish(label: String) -> Result<Vec<u8>, JsError> {
     Ok(bytes)
 }
 
+/// Drop the run and the models (the device they live on is being replaced).
+pub(crate) fn drop_all() {
+    RUN.with(|r| r.borrow_mut().take());
+    MODELS.with(|m| m.borrow_mut().clear());
+}
+
+/// Refuse a checkpoint too big to load next to its own bytes on the CPU backend in wasm32 (the
+/// tensors it becomes are a second copy).
+pub(crate) fn check_checkpoint_size(
+    dev: &crate::device::Device,
+    bytes: usize,
+    what: &str,
+) -> Result<(), JsError> {
+    if let Some((max, name)) = MemoryLimit::of_device(dev).device_total {
+        let need = 2 * bytes as u64;
+        if need > max {
+            return Err(err(format!(
+                "{what} is {}; loading it needs about {}, more than {name} ({})",
+                memory::fmt_bytes(bytes as u64),
+                memory::fmt_bytes(need),
+                memory::fmt_bytes(max)
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Forget the run without keeping its model.
 #[wasm_bindgen]
 pub fn page_drop_run() {
@@ -604,7 +636,8 @@ fn info(l: &Loaded) -> ModelInfo {
 /// model. Returns `{variant, n_layer, n_head, n_embd, params, vocab_size, label}`.
 #[wasm_bindgen]
 pub async fn page_load_model(bytes: Vec<u8>, name: String) -> Result<JsValue, JsError> {
-    let g = gpu().await?;
+    let g = device().await?;
+    check_checkpoint_size(&g, bytes.len(), &name)?;
     let (model, header) = checkpoint::from_bytes(&g, &bytes, None, &name).map_err(err)?;
     let vocab = vocab_from_header(&header.vocab, &name)?;
     let variant = model.cfg.variant.name();
@@ -794,7 +827,7 @@ pub async fn page_ask(variant: String, text: String) -> Result<JsValue, JsError>
     seq.extend_from_slice(&answer_ids[..keep]);
     seq.truncate(max_t);
     let t = seq.len();
-    let g = gpu().await?;
+    let g = device().await?;
     let idx = Tensor::from_u32(&g, &[t], &seq).map_err(err)?;
     let pass = Pass::eval_capturing();
     let tape = Tape::new();
@@ -828,7 +861,8 @@ pub async fn page_ask(variant: String, text: String) -> Result<JsValue, JsError>
 // Faults
 
 /// Destroy the GPU device (for the browser test of the device-lost path). Everything on it is gone:
-/// the run and the models are dropped; the next call opens a new device.
+/// the run and the models are dropped; the next call opens a new device. On the CPU backend there
+/// is no device to lose: only the run and the models are dropped.
 #[wasm_bindgen]
 pub fn page_debug_destroy_device() {
     RUN.with(|r| r.borrow_mut().take());

@@ -3,6 +3,7 @@
 // the kernels, draw(d) onto d.cv, numbers(d) → HTML. d.cpu says whether to show the CPU reference.
 import { C, begin, plane, dot, cross, arrow, bars, heatmap, lines, fmt } from './draw.js';
 import { ITEMS2 } from './items2.js';
+import { L } from './labels.js';
 
 const range = (a, b, step) => Array.from({ length: Math.round((b - a) / step) + 1 }, (_, i) => +(a + i * step).toFixed(6));
 // A small seeded generator (mulberry32) for the positions E1 starts from.
@@ -127,7 +128,7 @@ const E1 = {
   },
   numbers(d) {
     const r = d.res;
-    const head = ['i', 'β·kᵢᵀq', 'αᵢ (GPU)'].concat(d.cpu ? ['αᵢ (CPU)', '|Δ|'] : []);
+    const head = ['i', 'β·kᵢᵀq', `αᵢ (${L.k})`].concat(d.cpu ? [`αᵢ (${L.ref})`, '|Δ|'] : []);
     const rows = r.scores.map((s, i) => [`${i + 1}${i === r.best ? '★' : ''}`, fmt(s, 3), fmt(r.gpu.alpha[i], 6)].concat(d.cpu ? [fmt(r.cpu.alpha[i], 6), fmt(Math.abs(r.gpu.alpha[i] - r.cpu.alpha[i]))] : []));
     return table(head, rows) + `<p class="num-line">c = ${vec(r.gpu.c)}${d.cpu ? ` · CPU ${vec(r.cpu.c)}` : ''}<br>
       margin k★ᵀq − next = <b>${fmt(r.margin, 3)}</b> · ‖c − v★‖ = <b>${fmt(r.dist_to_best)}</b> (max‖v‖ = ${fmt(r.max_v, 2)})<br>
@@ -141,7 +142,7 @@ const E2 = {
   id: 'e2', num: 'E2', short: 'average', title: 'Average of two: q = s·(k_a + k_b)',
   explain: `With orthonormal keys, a query along k_a + k_b scores s on both and 0 elsewhere. As s grows the other
     keys' weights vanish and α_a = α_b → ½, so c approaches the midpoint of v_a and v_b. It never gets there exactly:
-    the gap shrinks like e⁻ˢ (right). The GPU works in 32-bit floats, so its gap stops near 10⁻⁸ while the f64
+    the gap shrinks like e⁻ˢ (right). The kernels work in 32-bit floats, so their gap stops near 10⁻⁸ while the f64
     reference keeps falling.`,
   formula: 'α_a = α_b = eˢ / (2eˢ + N − 2), &nbsp; others 1 / (2eˢ + N − 2), &nbsp; c → ½(v_a + v_b)',
   alt: 'Left: the values, their midpoint and the output c. Right: the gap between c and the midpoint against s, on a log scale.',
@@ -164,8 +165,8 @@ const E2 = {
     cross(ctx, P.map(mid), C.mid);
     dot(ctx, P.map(r.gpu.c), C.out, 'c', 8, true);
     if (d.cpu) cross(ctx, P.map(r.cpu.c), C.cpu, 5);
-    const series = [{ ys: r.grid_gap_gpu, color: C.a, label: 'GPU (f32)' }];
-    if (d.cpu) series.push({ ys: r.grid_gap_cpu, color: C.cpu, dash: [6, 4], label: 'CPU (f64)' });
+    const series = [{ ys: r.grid_gap_gpu, color: C.a, label: L.kf }];
+    if (d.cpu) series.push({ ys: r.grid_gap_cpu, color: C.cpu, dash: [6, 4], label: L.reff });
     lines(ctx, { x: s + 8, y: 0, w: w - s - 8, h }, r.grid, series, { log: true, lo: -14, hi: 1, title: '‖c − ½(v_a+v_b)‖', xlabel: 's', marker: d.snap.s });
   },
   numbers(d) {
@@ -177,7 +178,7 @@ const E2 = {
       ['each other α', fmt(r.gpu.alpha[2], 7), d.cpu ? fmt(r.cpu.alpha[2], 7) : null],
       ['gap ‖c − ½(v_a+v_b)‖', fmt(r.gap_gpu), d.cpu ? fmt(r.gap_cpu) : null],
     ].map((x) => x.filter((y) => y !== null));
-    return table(['', 'GPU'].concat(d.cpu ? ['CPU (f64)'] : []), rows) +
+    return table(['', L.k].concat(d.cpu ? [L.reff] : []), rows) +
       `<p class="num-line">formula: α_a = eˢ/(2eˢ+N−2) = ${fmt(exact, 7)}<br><span class="muted">Check: s = 20, N = 6 gives a gap ≤ 10⁻⁶·max‖v‖.</span></p>`;
   },
 };
@@ -237,11 +238,11 @@ const E3 = {
   },
   numbers(d) {
     const r = d.res;
-    return table(['single head', 'GPU'], [
+    return table(['single head', L.k], [
       ['near v_a or v_b (within 0.1‖v_a−v_b‖)', pct(r.one_near_value)],
       ['near the mean', pct(r.one_near_mean)],
       ['last sample: γ, c', `${fmt(r.gamma[r.gamma.length - 1], 3)}, ${lastSample(r, 'one_gpu')}`],
-    ].concat(d.cpu ? [['last sample c (CPU)', lastSample(r, 'one_cpu')], ['max |GPU − CPU|', fmt(r.max_gpu_cpu)]] : [])) +
+    ].concat(d.cpu ? [[`last sample c (${L.ref})`, lastSample(r, 'one_cpu')], [`max |${L.k} − ${L.ref}|`, fmt(r.max_gpu_cpu)]] : [])) +
       '<p class="num-line muted">Check: 1,000 samples at s = 50 put ≥ 90 % near v_a or v_b (about 95 %: a sample misses only when |γ−1|·s &lt; ln 9).</p>';
   },
 };
@@ -265,12 +266,12 @@ const E4 = {
   },
   numbers(d) {
     const r = d.res;
-    return table(['', 'GPU'], [
+    return table(['', L.k], [
       ['one head near v_a or v_b', pct(r.one_near_value)],
       ['one head near the mean', pct(r.one_near_mean)],
       ['two heads near the mean (γ > 0)', pct(r.two_near_mean)],
       ['last sample, two heads', lastSample(r, 'two_gpu')],
-    ].concat(d.cpu ? [['last sample, two heads (CPU)', lastSample(r, 'two_cpu')], ['max |GPU − CPU|', fmt(r.max_gpu_cpu)]] : [])) +
+    ].concat(d.cpu ? [[`last sample, two heads (${L.ref})`, lastSample(r, 'two_cpu')], [`max |${L.k} − ${L.ref}|`, fmt(r.max_gpu_cpu)]] : [])) +
       '<p class="num-line muted">Check: on 1,000 samples at s = 50, ≥ 95 % of those with γ &gt; 0 lie within 0.1‖v_a−v_b‖ of the mean.</p>';
   },
 };
@@ -313,7 +314,7 @@ const E5 = {
   numbers(d) {
     const r = d.res;
     const rows = [];
-    for (const [src, tag] of [[r.gpu.out, 'GPU'], ...(d.cpu ? [[r.cpu.out, 'CPU']] : [])]) {
+    for (const [src, tag] of [[r.gpu.out, L.k], ...(d.cpu ? [[r.cpu.out, L.ref]] : [])]) {
       for (let i = 0; i < 3; i++) rows.push([`c${'₁₂₃'[i]}/β ${tag}`, ...src.slice(4 * i, 4 * i + 4).map((x) => fmt(x, 3))]);
     }
     return `<div class="demo-matrices">${mat(r.q, 'Q', 4)}${mat(r.k, 'K', 4)}${mat(r.v, 'V', 4)}</div>` +
@@ -348,13 +349,13 @@ const E6 = {
     const r = d.res, n = d.snap.n;
     const bw = w * 0.45;
     bars(ctx, { x: 0, y: 0, w: bw, h }, r.gpu, { colors: C.a, labels: r.gpu.map((_, i) => String(i + 1)), title: `α at β = ${d.snap.beta}`, ref: 1 / n, marks: d.cpu ? r.cpu : null });
-    const series = [{ ys: r.grid_entropy_gpu, color: C.a, label: 'GPU' }];
-    if (d.cpu) series.push({ ys: r.grid_entropy_cpu, color: C.cpu, dash: [6, 4], label: 'CPU' });
+    const series = [{ ys: r.grid_entropy_gpu, color: C.a, label: L.k }];
+    if (d.cpu) series.push({ ys: r.grid_entropy_cpu, color: C.cpu, dash: [6, 4], label: L.ref });
     lines(ctx, { x: bw + 8, y: 0, w: w - bw - 8, h }, r.grid, series, { lo: 0, hi: Math.log(n) * 1.05, title: 'entropy H(α) in nats', xlabel: 'β', marker: d.snap.beta, hlines: [{ y: Math.log(n), label: 'ln N' }] });
   },
   numbers(d) {
     const r = d.res, st = d.snap;
-    return table(['', 'GPU'].concat(d.cpu ? ['CPU'] : []), [
+    return table(['', L.k].concat(d.cpu ? [L.ref] : []), [
       ['H(α)', fmt(r.entropy_gpu), d.cpu ? fmt(r.entropy_cpu) : null],
       ['max α', fmt(Math.max(...r.gpu)), d.cpu ? fmt(Math.max(...r.cpu)) : null],
       ['α at β = 0 (1/N = ' + fmt(1 / st.n, 6) + ')', r.uniform_gpu ? fmt(r.uniform_gpu[0], 8) : '—', d.cpu ? fmt(1 / st.n, 8) : null],

@@ -2,6 +2,7 @@
 // dot-product scores, and the layers one attention layer can imitate. E8/E9 also draw a trained
 // model's maps once one is handed over with window.attnlabDemos.setModel(bytes).
 import { C, OKABE, begin, bars, heatmap, lines, fmt } from './draw.js';
+import { L } from './labels.js';
 
 const table = (head, rows) => `<table class="demo-table"><thead><tr>${head.map((h) => `<th>${h}</th>`).join('')}</tr></thead><tbody>${rows.map((r) => `<tr>${r.map((c, i) => `<td${i ? ' class="num"' : ''}>${c}</td>`).join('')}</tr>`).join('')}</tbody></table>`;
 const maxAbs = (a, b) => a.reduce((m, x, i) => Math.max(m, Math.abs(x - b[i])), 0);
@@ -17,7 +18,13 @@ function drawModelGrid(ctx, box, m, layer, title, headSel = null) {
   const { x, y, w, h } = box;
   if (!m || m.missing || m.error) {
     ctx.fillStyle = '#5b6673'; ctx.textAlign = 'left';
-    ctx.fillText(`${title}: ${m && m.error ? m.error : NO_MODEL}`, x, y + 12);
+    // Wrapped to the box: side by side (E9) the two notes would otherwise run into each other.
+    const words = `${title}: ${m && m.error ? m.error : NO_MODEL}`.split(' ');
+    let line = '', ly = y + 12;
+    for (const word of words) {
+      if (line && ctx.measureText(`${line} ${word}`).width > w) { ctx.fillText(line, x, ly); line = word; ly += 14; } else line = line ? `${line} ${word}` : word;
+    }
+    if (line) ctx.fillText(line, x, ly);
     return;
   }
   const t = m.t, L = Math.min(layer, m.layers - 1);
@@ -81,7 +88,7 @@ const E7 = {
       ], { lo: 0, hi: 2.2, title: 'toy training loss', xlabel: 'step', hlines: [{ y: r.train.masked.floor, label: 'ln V' }] });
     } else {
       ctx.fillStyle = '#5b6673'; ctx.textAlign = 'left';
-      ctx.fillText('Press “train the toy …” to train it twice (80 steps each) on the GPU.', 0, top + 30);
+      ctx.fillText(`Press “train the toy …” to train it twice (80 steps each) on ${L.on}.`, 0, top + 30);
     }
   },
   numbers(d) {
@@ -91,7 +98,7 @@ const E7 = {
       ['largest masked gradient', String(r.max_masked_grad)],
     ];
     if (d.cpu) {
-      rows.push(['max |P_GPU − P_CPU|', fmt(maxAbs(r.masked_gpu, r.masked_cpu))], ['max |dS_GPU − dS_CPU|', fmt(maxAbs(r.grad_gpu, r.grad_cpu))]);
+      rows.push([`max |P_${L.k} − P_${L.ref}|`, fmt(maxAbs(r.masked_gpu, r.masked_cpu))], [`max |dS_${L.k} − dS_${L.ref}|`, fmt(maxAbs(r.grad_gpu, r.grad_cpu))]);
     }
     if (r.train) {
       const last = (l) => l.slice(-10).reduce((a, b) => a + b, 0) / 10;
@@ -143,7 +150,7 @@ const E8 = {
       ['scores per head', `(1, ${toy.h}, ${toy.t}, ${toy.t})`],
       ['merged output', `(1, ${toy.t}, ${toy.c})`],
     ];
-    if (d.cpu) rows.push(['max |maps GPU − CPU|', fmt(maxAbs(toy.maps_gpu, toy.maps_cpu))], ['max |output GPU − CPU|', fmt(maxAbs(toy.out_gpu, toy.out_cpu))]);
+    if (d.cpu) rows.push([`max |maps ${L.k} − ${L.ref}|`, fmt(maxAbs(toy.maps_gpu, toy.maps_cpu))], [`max |output ${L.k} − ${L.ref}|`, fmt(maxAbs(toy.out_gpu, toy.out_cpu))]);
     const m = model.missing ? NO_MODEL : model.error ? model.error : `${model.layers} layers × ${model.heads} heads on “${model.tokens.join('')}” (T = ${model.t})`;
     return table(['step', 'shape'], rows) + `<p class="num-line">Model: ${m}${!model.missing && !model.error && st.layer >= model.layers ? ` (showing its last layer)` : ''}</p>`;
   },
@@ -194,7 +201,7 @@ const E9 = {
     const { toy } = d.res;
     const rows = toy.dot_row_change.map((c, i) => [`row ${i + 1}${i === toy.j ? ' (changed)' : ''}`, fmt(c), fmt(toy.synth_row_change[i])]);
     let extra = '';
-    if (d.cpu) extra = `<p class="num-line">synthesizer scores: max |GPU − CPU| = ${fmt(maxAbs(toy.synth_scores_gpu, toy.synth_scores_cpu))}</p>`;
+    if (d.cpu) extra = `<p class="num-line">synthesizer scores: max |${L.k} − ${L.ref}| = ${fmt(maxAbs(toy.synth_scores_gpu, toy.synth_scores_cpu))}</p>`;
     return table(['max |Δ weight| in', 'dot product', 'synthesizer'], rows) + extra +
       '<p class="num-line muted">Check: every synthesizer row other than j is unchanged to the last bit.</p>';
   },
@@ -235,14 +242,14 @@ const E10 = {
       const tgt = Array.from({ length: t }, (_, i) => (d.cpu ? r.cpu.out : r.target)[i * 2 + c]);
       const lim = Math.max(1, ...inp.map(Math.abs), ...out.map(Math.abs), ...tgt.map(Math.abs));
       bars(ctx, { x: 0, y, w: w / 2 - 8, h: ch - 4 }, inp, { lo: -lim, hi: lim, colors: '#9aa7b8', labels: inp.map((_, i) => String(i + 1)), title: `input, channel ${c + 1}` });
-      bars(ctx, { x: w / 2, y, w: w / 2 - 8, h: ch - 4 }, out, { lo: -lim, hi: lim, colors: OKABE[4 + c * 1], labels: out.map((_, i) => String(i + 1)), title: `output, channel ${c + 1}${d.cpu ? ' (marks: CPU)' : ' (marks: exact layer)'}`, marks: tgt });
+      bars(ctx, { x: w / 2, y, w: w / 2 - 8, h: ch - 4 }, out, { lo: -lim, hi: lim, colors: OKABE[4 + c * 1], labels: out.map((_, i) => String(i + 1)), title: `output, channel ${c + 1}${d.cpu ? ` (marks: ${L.ref})` : ' (marks: exact layer)'}`, marks: tgt });
     }
   },
   numbers(d) {
     const r = d.res;
     const taps = Array.from({ length: r.heads }, (_, k) => `W${r.heads > 1 ? k + 1 : ''} = [${r.w.slice(4 * k, 4 * k + 4).map((x) => x.toFixed(2)).join(', ')}]`);
     const rows = [['max |out − exact|', fmt(maxAbs(r.gpu.out, r.target))], ['heads', String(r.heads)]];
-    if (d.cpu) rows.push(['max |GPU − CPU|', fmt(maxAbs(r.gpu.out, r.cpu.out))]);
+    if (d.cpu) rows.push([`max |${L.k} − ${L.ref}|`, fmt(maxAbs(r.gpu.out, r.cpu.out))]);
     return table(['', 'value'], rows) + `<p class="num-line">value maps W (2×2, row-major):<br><code>${taps.join('<br>')}</code></p>` + '<p class="num-line muted">The width slider only matters for the convolution. Check (native test): at λ = 20 every layer is matched to 10⁻⁴.</p>';
   },
 };

@@ -16,6 +16,7 @@ const LIMITS = { rows: [1, 64], repeats: [1, 20] };
 const B = (window.__bench = { ready: false, running: false, done: false, result: null, error: null, inputError: null, adapter: null });
 
 let wasm = null;
+let kind = null; // 'gpu' or 'cpu' (the CPU backend records no dispatches)
 
 function showError(html) {
   const el = $('bench-error');
@@ -44,7 +45,7 @@ function showResult(r) {
   $('bench-matmul').querySelector('tbody').innerHTML = r.matmul.map((m) => `
     <tr><td>${esc(m.name)}</td><td class="num">${fmtNum(m.gflop, 3)}</td><td class="num">${fmtNum(m.ms, 1)}</td><td class="num">${fmtNum(m.gflops, 2)}</td></tr>`).join('');
   $('bench-steps').querySelector('tbody').innerHTML = r.steps.map((s) => `
-    <tr><td>${esc(s.variant)}</td><td class="num">${s.rows} × ${s.t}</td><td class="num">${fmtNum(s.ms_per_step, 1)}</td><td class="num">${fmtNum(s.tokens_per_s, 0)}</td><td class="num">${s.dispatches_per_step}</td><td class="num">${fmtNum(s.peak_mib, 2)}</td></tr>`).join('');
+    <tr><td>${esc(s.variant)}</td><td class="num">${s.rows} × ${s.t}</td><td class="num">${fmtNum(s.ms_per_step, 1)}</td><td class="num">${fmtNum(s.tokens_per_s, 0)}</td><td class="num">${kind === 'cpu' ? '—' : s.dispatches_per_step}</td><td class="num">${fmtNum(s.peak_mib, 2)}</td></tr>`).join('');
   $('bench-matmul').hidden = false;
   $('bench-steps').hidden = false;
 }
@@ -64,7 +65,7 @@ async function runBench() {
   }
   if (!idle()) {
     B.inputError = 'a training run is going';
-    showError('<p>A training run is going; pause or stop it first, so that the benchmark has the GPU to itself.</p>');
+    showError('<p>A training run is going; pause or stop it first, so that the benchmark has the device to itself.</p>');
     return;
   }
   const quick = $('bench-size').value === 'quick';
@@ -83,7 +84,7 @@ async function runBench() {
     B.result = r;
     showResult(r);
     $('bench-status').textContent = `Done in ${r.seconds.toFixed(1)} s (${rows.value} rows, ${repeats.value} repeat${repeats.value === 1 ? '' : 's'} after a warm-up, ${quick ? 'quick' : 'full'} matmul sizes).`;
-    $('bench-note').innerHTML = `Wall clock (<code>performance.now()</code>) on ${esc(r.adapter)}${B.adapter ? ` — the browser says ${esc(B.adapter)}` : ''}: one warm-up, then the repeats recorded back to back and waited for once. ` +
+    $('bench-note').innerHTML = `Wall clock (<code>performance.now()</code>) on ${esc(r.adapter)}${B.adapter ? ` — the browser says ${esc(B.adapter)}` : ''}: one warm-up, then the repeats ${kind === 'cpu' ? 'run back to back on the page’s thread (no dispatches: the CPU backend runs each op as it is called)' : 'recorded back to back and waited for once'}. ` +
       `Same workloads as the command line's <code>bench ${quick ? '--quick ' : ''}--repeats ${repeats.value}</code> and <code>bench --step ${rows.value} --repeats ${repeats.value}</code>.`;
   } catch (e) {
     B.error = errText(e);
@@ -96,19 +97,20 @@ async function runBench() {
   }
 }
 
-// Called by app.js when there is no usable WebGPU.
+// Called by app.js when the wasm module did not load.
 export function benchUnavailable(message) {
   $('bench-status').textContent = message;
   B.ready = true;
 }
 
-export function startBench(w, info, browserInfo) {
+export function startBench(w, device, browserInfo) {
   wasm = w;
-  if (browserInfo) {
+  kind = device.kind;
+  if (browserInfo && device.kind === 'gpu') {
     const parts = [browserInfo.vendor, browserInfo.architecture].filter(Boolean).join(' / ');
     B.adapter = parts ? parts + (browserInfo.isFallbackAdapter ? ' (software fallback)' : '') : null;
   }
-  $('bench-status').textContent = `Ready on ${info.name} (${info.backend}).`;
+  $('bench-status').textContent = device.kind === 'gpu' ? `Ready on ${device.adapter.name} (${device.adapter.backend}).` : `Ready on the ${device.describe}.`;
   $('btn-bench').addEventListener('click', runBench);
   for (const id of ['bench-rows', 'bench-repeats']) {
     $(id).addEventListener('keydown', (e) => { if (e.key === 'Enter' && !$('btn-bench').disabled) runBench(); });

@@ -7,15 +7,24 @@ import { chromium } from 'playwright-core';
 
 const BROWSERS = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/snap/bin/chromium', '/usr/bin/google-chrome'];
 
+// The page's address with the backend the test runs on: ?backend=webgpu by default (headless
+// Chromium's only adapter is SwiftShader, a software fallback that the page's "auto" would pass
+// over for the CPU backend); ATTNLAB_BACKEND=cpu or auto runs the same test on another backend.
+export function pageUrl(base, query = '') {
+  const backend = process.env.ATTNLAB_BACKEND || 'webgpu';
+  return new URL(`index.html?backend=${backend}${query ? `&${query}` : ''}`, base).href;
+}
+
 // `name` tags the temporary profile folder; returns the context and a close() that also removes it.
-export async function openBrowser(name, viewport) {
+// webgpu: false starts Chromium without --enable-unsafe-webgpu, so the page finds no adapter.
+export async function openBrowser(name, viewport, { webgpu = true } = {}) {
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), `attnlab-${name}-`));
   const ctx = await chromium.launchPersistentContext(profile, {
     executablePath: process.env.CHROMIUM || BROWSERS.find((b) => fs.existsSync(b)) || BROWSERS[0],
     headless: true,
     viewport,
     // --enable-unsafe-webgpu: without it headless Chromium blocklists the CPU (SwiftShader) adapter.
-    args: ['--no-sandbox', '--enable-unsafe-webgpu', '--disable-background-networking',
+    args: ['--no-sandbox', ...(webgpu ? ['--enable-unsafe-webgpu'] : []), '--disable-background-networking',
            '--disable-component-update', '--disable-sync', '--no-first-run'],
   });
   const close = async () => {

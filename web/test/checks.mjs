@@ -5,10 +5,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openBrowser } from './browser.mjs';
+import { openBrowser, pageUrl } from './browser.mjs';
 
 const base = process.argv[2] || 'http://127.0.0.1:8080/';
-const url = new URL('index.html?checks=1', base).href;
+const url = pageUrl(base, 'checks=1');
 const outDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'out');
 const shot = path.join(outDir, 'checks.png');
 const TIMEOUT_MS = 15 * 60 * 1000; // SwiftShader runs the kernels on the CPU at ~1 GFLOP/s

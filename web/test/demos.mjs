@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openBrowser } from './browser.mjs';
+import { openBrowser, pageUrl } from './browser.mjs';
 
 const base = process.argv[2] || 'http://127.0.0.1:8080/';
 const outDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'out');
@@ -26,7 +26,7 @@ async function main() {
     const page = ctx.pages()[0] || (await ctx.newPage());
     page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') console.log(`[page ${m.type()}] ${m.text()}`); });
     page.on('pageerror', (e) => { console.log(`[page error] ${e.message}`); failures.push(`page error: ${e.message}`); });
-    await page.goto(new URL('index.html', base).href);
+    await page.goto(pageUrl(base));
     await page.waitForFunction(() => window.__demos && window.__demos.ready, null, { timeout: 240000, polling: 250 });
     const st0 = await page.evaluate(() => window.__demos);
     check(!st0.error, `demos loaded (${st0.error || 'wasm and WebGPU ready'})`);

@@ -11,10 +11,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openBrowser } from './browser.mjs';
+import { openBrowser, pageUrl } from './browser.mjs';
 
 const base = process.argv[2] || 'http://127.0.0.1:8080/';
-const url = new URL('index.html', base).href;
+const url = pageUrl(base);
 const fixture = process.env.ATTNLAB_FIXTURE;
 const outDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'out');
 const LONG_TASK_MS = 200;

@@ -1,0 +1,69 @@
+// The page's one device, chosen once per page load and shared by every card (app.js, page.js,
+// page/bench.js) and the demos (demos.js): load the wasm module, ask the browser what WebGPU it has,
+// and open the device for the user's choice through the wasm export open_device (src/web/mod.rs):
+//   auto    a hardware WebGPU adapter if the browser has one, else the CPU backend (f32 kernels,
+//           wasm SIMD128, one thread); a software fallback adapter (SwiftShader) is slower than the
+//           CPU backend, so auto does not take it
+//   webgpu  any WebGPU adapter, the software fallback included
+//   cpu     the CPU backend
+// The choice comes from ?backend=auto|webgpu|cpu in the address (tests, shared links), else from
+// localStorage (the Backend selector), else auto. Switching stores it and reloads the page, so every
+// tensor, model and run starts on the new device (a saved run resumes from IndexedDB).
+
+export const KEY = 'attnlab-backend';
+export const CHOICES = ['auto', 'webgpu', 'cpu'];
+
+let ready = null;
+
+// The user's choice and where it came from ('address', 'saved', 'default').
+export function currentChoice() {
+  const q = new URLSearchParams(location.search).get('backend');
+  if (CHOICES.includes(q)) return { choice: q, from: 'address' };
+  let saved = null;
+  try { saved = localStorage.getItem(KEY); } catch { /* storage can be off */ }
+  if (CHOICES.includes(saved)) return { choice: saved, from: 'saved' };
+  return { choice: 'auto', from: 'default' };
+}
+
+// What the browser itself says about WebGPU: {api, adapter, info, fallback, why}.
+async function probeWebGPU() {
+  if (!navigator.gpu) return { api: false, adapter: false, info: null, fallback: false, why: 'navigator.gpu is missing' };
+  try {
+    const a = await navigator.gpu.requestAdapter();
+    if (!a) return { api: true, adapter: false, info: null, fallback: false, why: 'requestAdapter() returned no adapter' };
+    const info = a.info || null;
+    return { api: true, adapter: true, info, fallback: !!(info && info.isFallbackAdapter), why: '' };
+  } catch (e) {
+    return { api: true, adapter: false, info: null, fallback: false, why: `requestAdapter() failed: ${(e && e.message) || e}` };
+  }
+}
+
+// Load the module and open the device once: resolves to {wasm, device, probe, choice, from}, where
+// device is the wasm side's description {kind: 'gpu'|'cpu', choice, describe, reason, threads,
+// max_tensor_bytes, budget_bytes, adapter}. Rejects only when the module itself does not load.
+export function loadDevice() {
+  if (!ready) {
+    ready = (async () => {
+      const wasm = await import('./pkg/attnlab.js');
+      await wasm.default();
+      const probe = await probeWebGPU();
+      const { choice, from } = currentChoice();
+      const device = await wasm.open_device(choice);
+      return { wasm, device, probe, choice, from };
+    })();
+  }
+  return ready;
+}
+
+// Store another choice and reload (dropping ?backend= from the address, which would override it).
+export function switchBackend(choice) {
+  if (!CHOICES.includes(choice)) return;
+  try { localStorage.setItem(KEY, choice); } catch { /* without storage only the address can choose */ }
+  const url = new URL(location.href);
+  if (url.searchParams.has('backend')) {
+    url.searchParams.delete('backend');
+    if (choice !== 'auto') url.searchParams.set('backend', choice);
+  }
+  // Same address (a #demo fragment included): reload; a changed query string navigates anyway.
+  if (url.href === location.href) location.reload(); else location.replace(url.href);
+}

@@ -1,0 +1,343 @@
+// Browser test of the page WITHOUT WebGPU: headless Chromium started without --enable-unsafe-webgpu,
+// so navigator.gpu finds no adapter and the page must run everything on the CPU backend (f32
+// kernels, wasm SIMD128, one thread):
+//   the page says it runs on the CPU backend and why (an informational note, not an error) →
+//   kernel checks (CPU kernels vs f64 references) → all ten demos draw, and a control recomputes →
+//   pretrain a few steps (loss finite and falling, the chart updates) → the quick preset's own
+//   batch for two steps (timed) → evaluate → ask (prediction + attention maps) → width 4096 is
+//   refused before anything starts, with the estimate and the limit, and the page stays usable →
+//   the Benchmark card → the Backend selector (CPU chosen, persisted across a reload) →
+//   with a software WebGPU adapter (SwiftShader), "auto" still picks the CPU backend and says why.
+// Prints each step with its time, saves screenshots to web/test/out/nogpu-*.png, exits 0 only if
+// every step passed. Usage: node web/test/nogpu.mjs [base URL, default http://127.0.0.1:8080/]
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openBrowser } from './browser.mjs';
+
+const base = process.argv[2] || 'http://127.0.0.1:8080/';
+const url = new URL('index.html', base).href;
+const outDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'out');
+const TIMEOUT = 180000;
+const results = [];
+const timings = {};
+let page;
+
+async function step(name, f) {
+  const t0 = Date.now();
+  try {
+    const detail = await f();
+    results.push({ name, ok: true });
+    console.log(`PASS  ${name} (${((Date.now() - t0) / 1000).toFixed(1)} s)${detail ? `: ${detail}` : ''}`);
+  } catch (e) {
+    results.push({ name, ok: false });
+    console.log(`FAIL  ${name} (${((Date.now() - t0) / 1000).toFixed(1)} s): ${e.message || e}`);
+    if (page) await page.screenshot({ path: path.join(outDir, `nogpu-fail-${results.length}.png`), fullPage: true }).catch(() => {});
+    throw e;
+  }
+}
+
+function assert(cond, msg) {
+  if (!cond) throw new Error(msg);
+}
+
+const P = () => page.evaluate(() => {
+  const s = window.__page;
+  return s && { ...s, losses: s.losses ? s.losses.slice() : [], ask: undefined, evalReport: undefined, destroyDevice: undefined };
+});
+
+async function waitPage(pred, what, timeout = TIMEOUT) {
+  const t0 = Date.now();
+  for (;;) {
+    const s = await P();
+    if (s && pred(s)) return s;
+    if (Date.now() - t0 > timeout) throw new Error(`timed out waiting for ${what}; page state: ${JSON.stringify({ status: s && s.status, steps: s && s.steps, error: s && s.error })}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function setField(id, value) {
+  await page.fill(`#${id}`, String(value));
+}
+
+async function run() {
+  fs.mkdirSync(outDir, { recursive: true });
+  const { ctx, close } = await openBrowser('nogpu', { width: 1100, height: 900 }, { webgpu: false });
+  try {
+    page = ctx.pages()[0] || (await ctx.newPage());
+    page.on('console', (m) => { if (m.type() === 'error') console.log(`[page ${m.type()}] ${m.text()}`); });
+    page.on('pageerror', (e) => console.log(`[page error] ${e.message}`));
+    page.on('crash', () => console.log('[page crashed]'));
+
+    await step('open the page without WebGPU: it runs on the CPU backend and says so, and why', async () => {
+      const t0 = Date.now();
+      await page.goto(url);
+      await waitPage((s) => s.ready, 'the page to be ready', 120000);
+      const d = await page.evaluate(() => window.__device);
+      assert(d.kind === 'cpu' && d.choice === 'auto', `device ${JSON.stringify(d)}`);
+      assert(!d.webgpu.adapter, 'the browser found a WebGPU adapter; this test needs Chromium without one');
+      const line = await page.textContent('#device-line');
+      const why = await page.textContent('#device-reason');
+      const note = await page.textContent('#device-note');
+      assert(/CPU backend \(1 thread, wasm SIMD128\)/.test(line), `device line: ${line}`);
+      assert(/no WebGPU/.test(why), `reason: ${why}`);
+      assert(/One thread/.test(note), `note: ${note}`);
+      const notice = await page.evaluate(() => { const n = document.getElementById('nogpu'); return { hidden: n.hidden, cls: n.className, text: n.innerText }; });
+      assert(!notice.hidden && !/error/.test(notice.cls) && /No WebGPU here.*CPU backend/s.test(notice.text), `notice: ${JSON.stringify(notice)}`);
+      assert(await page.isHidden('#gpu-details'), 'the WebGPU adapter details are shown on the CPU backend');
+      assert(await page.isDisabled('select#backend option[value=webgpu]'), 'WebGPU can be chosen although there is no adapter');
+      const s = await P();
+      assert(s.status === 'idle' && s.backend === 'cpu', `training page: ${s.status} on ${s.backend}: ${s.error}`);
+      assert(await page.isEnabled('#btn-pretrain'), 'Pretrain is off');
+      await page.screenshot({ path: path.join(outDir, 'nogpu-top.png') });
+      return `${line.trim()} — ${why.trim()} (${((Date.now() - t0) / 1000).toFixed(1)} s to ready)`;
+    });
+
+    await step('kernel checks on the CPU backend: every op family against its f64 reference', async () => {
+      await page.evaluate(() => { document.getElementById('checks-card').open = true; });
+      const t0 = Date.now();
+      await page.click('#run');
+      await page.waitForFunction(() => window.__checks.done, null, { timeout: TIMEOUT });
+      const c = await page.evaluate(() => window.__checks);
+      assert(!c.error && c.rows.length > 0 && c.failed === 0, `checks: ${c.passed} passed, ${c.failed} failed, error ${c.error}; ${c.rows.filter((r) => !r.passed).map((r) => `${r.op} ${r.case} ${r.max_err}`).join('; ')}`);
+      await page.evaluate(() => { document.getElementById('checks-card').open = false; });
+      return `${c.passed} of ${c.rows.length} passed in ${((Date.now() - t0) / 1000).toFixed(1)} s`;
+    });
+
+    await step('all ten demos draw on the CPU backend, and a control recomputes', async () => {
+      await page.waitForFunction(() => window.__demos && window.__demos.ready, null, { timeout: TIMEOUT });
+      const st = await page.evaluate(() => ({ error: window.__demos.error, backend: window.__demos.backend, runs: window.__demos.runs, errors: window.__demos.errors }));
+      assert(!st.error && st.backend === 'cpu', `demos: ${st.error} on ${st.backend}`);
+      const ids = ['e1', 'e2', 'e3', 'e4', 'e5', 'e6', 'e7', 'e8', 'e9', 'e10'];
+      const missing = ids.filter((id) => !(st.runs[id] >= 1));
+      assert(missing.length === 0, `not rendered: ${missing.join(', ')}`);
+      assert(st.errors.length === 0, `demo errors: ${st.errors.join('; ')}`);
+      // Every demo's canvas has ink on it and its numbers table is filled.
+      const drawn = await page.evaluate((list) => list.map((id) => {
+        const el = document.getElementById(id);
+        const cv = el.querySelector('canvas.demo-canvas');
+        const px = cv.getContext('2d').getImageData(0, 0, cv.width, cv.height).data;
+        let ink = 0;
+        for (let i = 0; i < px.length; i += 4) if (px[i + 3] > 0 && (px[i] < 240 || px[i + 1] < 240 || px[i + 2] < 240)) ink++;
+        return { id, ink, numbers: el.querySelector('.demo-numbers').innerText.length, status: el.querySelector('.demo-status').textContent };
+      }), ids);
+      const blank = drawn.filter((d) => d.ink < 100 || d.numbers < 10 || /Could not/.test(d.status));
+      assert(blank.length === 0, `blank or failed demos: ${JSON.stringify(blank)}`);
+      // The labels name the CPU backend's kernels, not a GPU.
+      const label = await page.textContent('#e1 .demo-cpu');
+      assert(/f32/.test(label) && !/GPU/.test(label), `E1 reference label: ${label}`);
+      // E1: a longer query concentrates α on the best key (as in demos.mjs).
+      const before = await page.evaluate(() => ({ runs: window.__demos.runs.e1, a: Math.max(...window.__demos.results.e1.gpu.alpha) }));
+      await page.evaluate(() => { const el = document.querySelector('#e1 input[id$="-scale"]'); el.value = '8'; el.dispatchEvent(new Event('input', { bubbles: true })); });
+      await page.waitForFunction((b) => window.__demos.runs.e1 > b && document.getElementById('e1').getAttribute('aria-busy') === 'false', before.runs, { timeout: 30000 });
+      const after = await page.evaluate(() => Math.max(...window.__demos.results.e1.gpu.alpha));
+      assert(after > before.a, `E1: max α ${before.a} → ${after}`);
+      // E7: the toy trains with and without the mask on the CPU backend too.
+      const r7 = await page.evaluate(() => window.__demos.runs.e7);
+      await page.click('#e7 button[id$="-trainthetoywithandwithoutthemask"]');
+      await page.waitForFunction((b) => window.__demos.runs.e7 > b && document.getElementById('e7').getAttribute('aria-busy') === 'false', r7, { timeout: TIMEOUT });
+      const t = await page.evaluate(() => window.__demos.results.e7.train);
+      const last = (l) => l.slice(-10).reduce((a, b) => a + b, 0) / 10;
+      assert(t && last(t.open.losses) < 0.5 && last(t.masked.losses) > 0.9 * t.masked.floor, `E7 toy: ${t ? `${last(t.open.losses)} vs ${last(t.masked.losses)}` : 'no result'}`);
+      for (const id of ['e1', 'e3', 'e7', 'e9']) await page.locator(`#${id}`).screenshot({ path: path.join(outDir, `nogpu-demo-${id}.png`) });
+      return `10 of 10 drawn; E1 max α ${before.a.toFixed(3)} → ${after.toFixed(3)}; E7 toy ${last(t.open.losses).toFixed(3)} without the mask vs ${last(t.masked.losses).toFixed(3)} with`;
+    });
+
+    let firstLoss;
+    await step('pretrain a few steps: the loss is finite and falls, the chart updates', async () => {
+      await page.selectOption('#preset', 'quick');
+      await setField('h-pre_batch', 8);
+      await setField('h-max_steps', 16);
+      const chartBefore = await page.evaluate(() => document.getElementById('chart').toDataURL());
+      await page.click('#btn-pretrain');
+      const s = await waitPage((s) => s.finished >= 1 && s.status === 'idle', 'the end of pretraining');
+      assert(!s.error, `error: ${s.error}`);
+      const losses = s.losses.map((l) => l[1]);
+      assert(losses.length >= 3 && losses.every(Number.isFinite), `losses: ${losses}`);
+      firstLoss = losses[0];
+      const tail = losses.slice(-2).reduce((a, b) => a + b, 0) / 2;
+      assert(tail < firstLoss - 0.1, `loss did not fall: ${losses.map((l) => l.toFixed(3)).join(' ')}`);
+      const chartAfter = await page.evaluate(() => document.getElementById('chart').toDataURL());
+      assert(chartAfter !== chartBefore, 'the chart did not change');
+      assert(s.models.some((m) => m.variant === 'vanilla'), 'no vanilla model after pretraining');
+      timings.batch8 = s.msPerStep;
+      await page.locator('#train-card').screenshot({ path: path.join(outDir, 'nogpu-training.png') });
+      return `16 steps at batch 8: loss ${firstLoss.toFixed(3)} → ${tail.toFixed(3)}, ${s.msPerStep.toFixed(0)} ms/step`;
+    });
+
+    await step('the quick preset as it is (batch 128): two steps, timed', async () => {
+      await page.selectOption('#preset', 'quick');
+      await setField('h-max_steps', 2);
+      const batch = await page.inputValue('#h-pre_batch');
+      const t0 = Date.now();
+      await page.click('#btn-pretrain');
+      await waitPage((s) => s.status === 'running', 'the quick preset to start');
+      const started = await page.textContent('#train-status');
+      const s = await waitPage((s) => s.finished >= 2 && s.status === 'idle', 'two steps of the quick preset');
+      assert(!s.error && s.steps === 2, `steps ${s.steps}, error ${s.error}`);
+      const secs = (Date.now() - t0) / 1000;
+      timings.quick = s.msPerStep;
+      const worst = await page.evaluate(() => window.__page.longTasks.reduce((m, t) => Math.max(m, t.ms), 0));
+      const perEpoch = Number((started.match(/(\d+) steps per epoch/) || [])[1]);
+      const epochs = Number(await page.inputValue('#h-pre_epochs'));
+      timings.quickTotal = perEpoch * epochs;
+      return `batch ${batch} × 127 tokens: ${s.msPerStep.toFixed(0)} ms/step (two steps, start and save included: ${secs.toFixed(1)} s), so the whole preset (${perEpoch} steps per epoch × ${epochs} epochs) would take about ${(perEpoch * epochs * s.msPerStep / 60000).toFixed(0)} min; longest main-thread task so far ${worst} ms`;
+    });
+
+    await step('evaluate: accuracy beside the London baseline', async () => {
+      await page.selectOption('#eval-variant', 'vanilla');
+      await page.selectOption('#eval-file', 'dev');
+      await setField('eval-max', 8);
+      await page.click('#btn-eval');
+      await page.waitForFunction(() => window.__page.evalReport || window.__page.evalError, null, { timeout: TIMEOUT });
+      const rep = await page.evaluate(() => window.__page.evalReport);
+      assert(rep, `evaluation failed: ${await page.evaluate(() => window.__page.evalError)}`);
+      assert(rep.rows.length === 8 && rep.score && rep.score[1] === 8 && rep.london, `report: ${JSON.stringify(rep.score)} for ${rep.rows.length} rows`);
+      assert(await page.locator('#eval-table tbody tr').count() === 8, 'table rows');
+      return `${rep.line} (London: ${rep.london_line}) in ${rep.seconds.toFixed(1)} s`;
+    });
+
+    await step('ask a name: a prediction and the attention maps per layer and head', async () => {
+      const q = await page.evaluate(() => window.__page.evalReport.rows[0].question);
+      const name = q.replace(/^Where was /, '').replace(/ born\?$/, '');
+      await page.fill('#ask-text', name);
+      await page.click('#btn-ask');
+      await page.waitForFunction(() => window.__page.ask || window.__page.askError, null, { timeout: TIMEOUT });
+      const a = await page.evaluate(() => {
+        const v = window.__page.ask && window.__page.ask.vanilla;
+        if (!v) return { error: window.__page.askError };
+        const T = v.tokens.length;
+        let worst = 0;
+        for (const m of v.maps) for (let h = 0; h < v.n_head; h++) for (let i = 0; i < T; i++) {
+          let sum = 0;
+          for (let j = 0; j < T; j++) sum += m[h * T * T + i * T + j];
+          worst = Math.max(worst, Math.abs(sum - 1));
+        }
+        return { question: v.question, prediction: v.prediction, T, layers: v.maps.length, heads: v.n_head, worst };
+      });
+      assert(!a.error, `ask failed: ${a.error}`);
+      assert(a.question === q && a.layers === 2 && a.heads === 4 && a.worst < 1e-4, `answer: ${JSON.stringify(a)}`);
+      const thumbs = await page.locator('#ask-result canvas.thumb').count();
+      assert(thumbs === 8, `${thumbs} heatmap thumbnails`);
+      await page.locator('#ask-card').screenshot({ path: path.join(outDir, 'nogpu-ask.png') });
+      return `“${a.question}” → “${a.prediction}”, maps over ${a.T} characters`;
+    });
+
+    await step('width 4096: refused before anything starts, with the estimate and the limit; the page stays usable', async () => {
+      await setField('h-n_embd', 4096);
+      await setField('h-max_steps', 2);
+      const before = await P();
+      await page.click('#btn-pretrain');
+      await page.waitForFunction(() => !document.getElementById('train-error').hidden, null, { timeout: 60000 });
+      const msg = (await page.textContent('#train-error')).trim();
+      const s = await waitPage((s) => s.status === 'idle', 'idle after the refusal', 30000);
+      assert(/does not fit/.test(msg) && /width 4096/.test(msg) && /GiB of weights/.test(msg) && /more than the [\d.]+ GiB the CPU backend may use in this browser/.test(msg), `message: ${msg}`);
+      assert(s.steps === before.steps && s.finished === before.finished, 'something ran');
+      for (const b of ['btn-pretrain', 'btn-finetune', 'btn-eval', 'btn-ask']) assert(await page.isEnabled(`#${b}`), `#${b} is disabled after the refusal`);
+      assert(await page.isEnabled('#btn-bench'), 'the benchmark is disabled after the refusal');
+      await page.locator('#train-card').screenshot({ path: path.join(outDir, 'nogpu-refused.png') });
+      // Still usable: a normal run afterwards trains.
+      await setField('h-n_embd', 64);
+      await setField('h-pre_batch', 4);
+      await page.click('#btn-pretrain');
+      const s2 = await waitPage((x) => x.finished === s.finished + 1 && x.status === 'idle', 'a run after the refusal');
+      assert(!s2.error && s2.steps === 2, `after the refusal: ${s2.steps} steps, error ${s2.error}`);
+      // And questions still work.
+      await page.evaluate(() => { window.__page.ask = null; });
+      await page.click('#btn-ask');
+      await page.waitForFunction(() => window.__page.ask || window.__page.askError, null, { timeout: TIMEOUT });
+      assert(await page.evaluate(() => !!(window.__page.ask && window.__page.ask.vanilla)), 'Ask failed after the refusal');
+      return msg;
+    });
+
+    await step('a batch too big for the CPU backend: refused with the batch that would fit', async () => {
+      await setField('h-n_embd', 256);
+      await setField('h-n_layer', 4);
+      await setField('h-n_head', 8);
+      await setField('h-pre_batch', 512);
+      const before = await P();
+      await page.click('#btn-pretrain');
+      await page.waitForFunction((f) => !document.getElementById('train-error').hidden && window.__page.status === 'idle' && /does not fit/.test(document.getElementById('train-error').textContent), before.finished, { timeout: 60000 });
+      const msg = (await page.textContent('#train-error')).trim();
+      assert(/batch \d+ would fit/.test(msg), `message: ${msg}`);
+      await page.selectOption('#preset', 'quick');
+      return msg;
+    });
+
+    await step('the Benchmark card runs on the CPU backend', async () => {
+      await page.fill('#bench-rows', '2');
+      await page.fill('#bench-repeats', '1');
+      await page.selectOption('#bench-size', 'quick');
+      await page.click('#btn-bench');
+      await page.waitForFunction(() => window.__bench.done, null, { timeout: TIMEOUT });
+      const b = await page.evaluate(() => window.__bench);
+      assert(!b.error && b.result, `benchmark: ${b.error}`);
+      const r = b.result;
+      assert(/CPU backend/.test(r.adapter), `adapter: ${r.adapter}`);
+      assert(r.matmul.every((m) => m.gflops > 0 && Number.isFinite(m.gflops)) && r.steps.every((s) => s.ms_per_step > 0), 'non-positive numbers');
+      timings.bench = r;
+      await page.locator('#bench-card').screenshot({ path: path.join(outDir, 'nogpu-bench.png') });
+      return `${r.adapter}: matmul ${r.matmul.map((m) => m.gflops.toFixed(1)).join(', ')} GFLOP/s; step ${r.steps.map((s) => `${s.variant} ${s.ms_per_step.toFixed(0)} ms`).join(', ')} (2 × 127)`;
+    });
+
+    await step('the Backend selector: CPU chosen, the page reloads on it, and the choice is kept', async () => {
+      await page.screenshot({ path: path.join(outDir, 'nogpu-full.png'), fullPage: true });
+      await Promise.all([page.waitForNavigation({ timeout: 60000 }), page.selectOption('#backend', 'cpu')]);
+      await waitPage((s) => s.ready, 'the page after the switch', 120000);
+      let d = await page.evaluate(() => window.__device);
+      assert(d.kind === 'cpu' && d.choice === 'cpu' && /you chose the CPU/.test(d.reason), `after choosing CPU: ${JSON.stringify(d)}`);
+      assert(await page.evaluate(() => localStorage.getItem('attnlab-backend')) === 'cpu', 'the choice was not stored');
+      assert((await page.inputValue('#backend')) === 'cpu', 'the selector does not show the choice');
+      const models = (await P()).models.map((m) => m.variant);
+      assert(models.includes('vanilla'), `the saved model was not restored after the switch (${models})`);
+      await page.reload();
+      await waitPage((s) => s.ready, 'the page after a reload', 120000);
+      d = await page.evaluate(() => window.__device);
+      assert(d.choice === 'cpu', `the choice did not survive a reload: ${d.choice}`);
+      await Promise.all([page.waitForNavigation({ timeout: 60000 }), page.selectOption('#backend', 'auto')]);
+      await waitPage((s) => s.ready, 'the page after switching back', 120000);
+      d = await page.evaluate(() => window.__device);
+      assert(d.choice === 'auto' && d.kind === 'cpu', `back to auto: ${JSON.stringify(d)}`);
+      return `“${(await page.textContent('#device-reason')).trim()}” after auto; CPU kept across a reload`;
+    });
+  } finally {
+    await close();
+  }
+
+  // With a software WebGPU adapter (SwiftShader, a fallback adapter), "auto" keeps to the CPU
+  // backend and says why; ?backend=webgpu takes the adapter.
+  await step('with only a software WebGPU adapter, auto picks the CPU backend and says why', async () => {
+    const { ctx: ctx2, close: close2 } = await openBrowser('nogpu-swiftshader', { width: 1100, height: 900 });
+    try {
+      page = ctx2.pages()[0] || (await ctx2.newPage());
+      await page.goto(url);
+      await page.waitForFunction(() => window.__device && window.__device.ready && window.__page && window.__page.ready, null, { timeout: 120000 });
+      const d = await page.evaluate(() => window.__device);
+      assert(d.webgpu.adapter && d.webgpu.fallback, `expected SwiftShader as a fallback adapter: ${JSON.stringify(d.webgpu)}`);
+      assert(d.kind === 'cpu' && /software fallback/.test(d.reason), `auto with a fallback adapter: ${JSON.stringify(d)}`);
+      assert(await page.isHidden('#nogpu'), 'the no-WebGPU note is shown although the browser has WebGPU');
+      assert(await page.isEnabled('select#backend option[value=webgpu]'), 'WebGPU cannot be chosen although there is an adapter');
+      await page.goto(new URL('index.html?backend=webgpu', base).href);
+      await page.waitForFunction(() => window.__device && window.__device.ready, null, { timeout: 120000 });
+      const g = await page.evaluate(() => window.__device);
+      assert(g.kind === 'gpu' && /you chose WebGPU/.test(g.reason) && await page.isVisible('#gpu-details'), `?backend=webgpu: ${JSON.stringify(g)}`);
+      return `auto: “${d.reason}”; ?backend=webgpu: “${g.reason}”`;
+    } finally {
+      await close2();
+    }
+  });
+  return 0;
+}
+
+let code = 1;
+const t0 = Date.now();
+try {
+  code = await run();
+} catch (e) {
+  if (!results.some((r) => !r.ok)) console.log(`FAIL  ${e.message || e}`);
+}
+const passed = results.filter((r) => r.ok).length;
+console.log(`${passed} of ${results.length} steps passed in ${((Date.now() - t0) / 1000).toFixed(0)} s; screenshots in ${outDir}`);
+if (timings.quick) console.log(`timing (CPU backend, wasm, 1 thread): quick preset ${timings.quick.toFixed(0)} ms/step at its batch; ${timings.batch8 ? timings.batch8.toFixed(0) : '?'} ms/step at batch 8`);
+console.log(code === 0 ? 'RESULT: ALL NO-WEBGPU STEPS PASSED' : 'RESULT: FAILED');
+process.exit(code);
