@@ -15,7 +15,7 @@ fn main() -> std::process::ExitCode {
 #[cfg(not(target_arch = "wasm32"))]
 mod cli {
     use attnlab::data::{self, parse_tsv, NameDataset, TsvMode, Vocab};
-    use attnlab::model::{checkpoint, Gpt, GptConfig, Variant};
+    use attnlab::model::{checkpoint, memory, Gpt, GptConfig, Variant};
     use attnlab::train::{self, run, Hooks, Progress, TrainConfig, Trainer};
     use attnlab::{Device, DeviceChoice};
     use clap::{Parser, ValueEnum};
@@ -500,6 +500,12 @@ mod cli {
         Ok(())
     }
 
+    /// Refuse a model or batch that does not fit the device before anything is allocated.
+    fn check_memory(dev: &Device, cfg: &GptConfig, tc: &TrainConfig) -> Res<()> {
+        let est = memory::estimate_training(cfg, tc.batch_size, cfg.block_size);
+        memory::check_fits(&est, &memory::MemoryLimit::of_device(dev)).map_err(|e| e.to_string())
+    }
+
     fn pretrain(
         cli: &Cli,
         gpu: &Rc<Device>,
@@ -511,6 +517,7 @@ mod cli {
         let data = data::CharCorruptionDataset::new(text, name, vocab, cli.seed)
             .map_err(|e| e.to_string())?;
         let tc = apply_overrides(cli, TrainConfig::pretrain().with_corpus_docs(data.len()));
+        check_memory(gpu, &cfg, &tc)?;
         let per_epoch = run::steps_per_epoch(data.len(), tc.batch_size);
         let trainer = trainer_for(cli, gpu, &cfg, vocab, tc, || {
             Gpt::new(gpu, cfg.clone(), cli.seed).map_err(|e| e.to_string())
@@ -535,6 +542,7 @@ mod cli {
             None => TrainConfig::finetune_scratch(),
         };
         let tc = apply_overrides(cli, base.with_corpus_docs(corpus_docs));
+        check_memory(gpu, &cfg, &tc)?;
         let per_epoch = run::steps_per_epoch(data.len(), tc.batch_size);
         let trainer = trainer_for(cli, gpu, &cfg, vocab, tc, || {
             match &cli.reading_params_path {

@@ -488,22 +488,29 @@ fn damaged_checkpoints_and_impossible_sizes_are_refused() {
         "but a vanilla model (vocab",
         "pred.txt",
     );
-    // A batch too big for the device: the embedded course-size corpus, the assignment's model,
-    // every document in one batch needs a buffer beyond WebGPU's default binding limit.
-    fails(
-        &dir,
-        &[
-            "pretrain",
-            "vanilla",
-            "--batch_size",
-            "4096",
-            "--max_steps",
-            "1",
-            "--writing_params_path",
+    // A batch too big for the device is refused before anything is allocated: on the GPU a buffer
+    // beyond the binding limit; on the CPU backend an attention map beyond its per-tensor limit.
+    for (device, batch, limit) in [
+        ("gpu", "4096", "max_storage_buffer_binding_size"),
+        ("cpu", "65536", "CPU tensor size limit"),
+    ] {
+        fails(
+            &dir,
+            &[
+                "pretrain",
+                "vanilla",
+                "--device",
+                device,
+                "--batch_size",
+                batch,
+                "--max_steps",
+                "1",
+                "--writing_params_path",
+                "big.st",
+            ],
+            limit,
             "big.st",
-        ],
-        "max_storage_buffer_binding_size",
-        "big.st",
-    );
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

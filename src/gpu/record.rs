@@ -104,6 +104,12 @@ impl Gpu {
         if groups.contains(&0) {
             return Ok(());
         }
+        if let Some(t) = bufs.iter().find(|t| t.device().as_gpu().is_none()) {
+            return Err(Error::Msg(format!(
+                "kernel {}::{}: tensor {t:?} lives on the CPU while the op runs on the GPU; create every tensor of a run on one device",
+                k.family, k.entry
+            )));
+        }
         let pbytes = bytemuck::bytes_of(params);
         if pbytes.len() as u64 > SLOT {
             return Err(Error::Msg(format!(

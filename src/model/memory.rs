@@ -171,6 +171,21 @@ impl MemoryLimit {
             device_total: None,
             host_total: None,
         };
+        #[cfg(not(target_arch = "wasm32"))]
+        if dev.is_cpu() {
+            // Natively the CPU backend's tensors live in the machine's memory: what is available
+            // now (Linux; elsewhere there is no budget, only the per-tensor limit).
+            if let Some(avail) = available_ram() {
+                lim.device_total = Some((
+                    avail,
+                    format!(
+                        "the {} of memory available on this machine now",
+                        fmt_bytes(avail)
+                    ),
+                ));
+                lim.host_total = Some((u64::MAX, String::new()));
+            }
+        }
         if cfg!(target_arch = "wasm32") {
             if dev.is_cpu() {
                 let in_use = dev.stats().bytes_in_use;
@@ -199,6 +214,15 @@ impl MemoryLimit {
         }
         lim
     }
+}
+
+/// `MemAvailable` from /proc/meminfo, in bytes (Linux only).
+#[cfg(not(target_arch = "wasm32"))]
+fn available_ram() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib.saturating_mul(1024))
 }
 
 /// Refuse a run that does not fit `lim`, with the estimate, the limit and what to lower.
