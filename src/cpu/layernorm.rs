@@ -17,7 +17,11 @@ pub fn ln_forward(
     super::for_rows2(y, c, &mut ms, 2, |r, yr, m| {
         let xr = &x[r * c..r * c + c];
         let mu = super::math::sum(xr) / c as f32;
-        let var = xr.iter().map(|v| (v - mu) * (v - mu)).fold(0.0, |a, b| a + b) / c as f32;
+        let var = xr
+            .iter()
+            .map(|v| (v - mu) * (v - mu))
+            .fold(0.0, |a, b| a + b)
+            / c as f32;
         let s = 1.0 / (var + eps).sqrt();
         (m[0], m[1]) = (mu, s);
         for (((y, &x), &w), &b) in yr.iter_mut().zip(xr).zip(w).zip(b) {

@@ -55,7 +55,12 @@ pub fn dot(x: &[f32], y: &[f32]) -> f32 {
     let mut acc = [0.0f32; 8];
     let n = x.len().min(y.len());
     let (xc, yc) = (x[..n].chunks_exact(8), y[..n].chunks_exact(8));
-    let tail: f32 = xc.remainder().iter().zip(yc.remainder()).map(|(a, b)| a * b).sum();
+    let tail: f32 = xc
+        .remainder()
+        .iter()
+        .zip(yc.remainder())
+        .map(|(a, b)| a * b)
+        .sum();
     for (a8, b8) in xc.zip(yc) {
         for ((acc, a), b) in acc.iter_mut().zip(a8).zip(b8) {
             *acc += a * b;
