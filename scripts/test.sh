@@ -44,4 +44,7 @@ echo "   (benchmark card: $((SECONDS - t0)) s)"
 t0=$SECONDS
 node web/test/nogpu.mjs "$url"
 echo "   (without WebGPU, CPU backend: $((SECONDS - t0)) s)"
+t0=$SECONDS
+ATTNLAB_BACKEND=cpu ATTNLAB_FIXTURE="$fixture" node web/test/page.mjs "$url"
+echo "   (the training page again, on the CPU backend: $((SECONDS - t0)) s)"
 echo "== all tests passed"

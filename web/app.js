@@ -80,9 +80,9 @@ function showDevice(d, probe) {
   const gpuOpt = sel.querySelector('option[value=webgpu]');
   if (!probe.adapter) {
     gpuOpt.disabled = true;
-    gpuOpt.textContent = `WebGPU (not available here: ${probe.why})`;
+    gpuOpt.textContent = 'WebGPU (none in this browser)';
   } else if (probe.fallback) {
-    gpuOpt.textContent = 'WebGPU (software fallback adapter: slower than the CPU backend)';
+    gpuOpt.textContent = 'WebGPU (a software fallback: slower than the CPU)';
   }
   sel.value = d.choice;
   sel.disabled = false;

@@ -765,7 +765,7 @@ export async function startPage(w, device, browserInfo) {
   wasm = w;
   S.backend = device.kind;
   if (device.kind === 'cpu') {
-    CHUNK_MS = 150;
+    CHUNK_MS = 100;
     NOTES.quick = 'Tiny model (2 layers, 4 heads, width 64), 40 pretraining epochs: about 12 TFLOP of work. On the CPU backend (one thread) a step of batch 128 took about 2 s on our test machine, so about half an hour in all, and the page answers clicks only between steps (a smaller batch keeps it livelier). Edit anything below.';
   }
   $('gpu-line').textContent = deviceLine(device, browserInfo);

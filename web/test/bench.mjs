@@ -12,7 +12,7 @@ import { openBrowser, pageUrl } from './browser.mjs';
 
 const base = process.argv[2] || 'http://127.0.0.1:8080/';
 const url = pageUrl(base);
-const outDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'out');
+const outDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'out', ...(process.env.ATTNLAB_BACKEND && process.env.ATTNLAB_BACKEND !== 'webgpu' ? [process.env.ATTNLAB_BACKEND] : []));
 const shot = path.join(outDir, 'bench.png');
 const ROWS = process.env.BENCH_ROWS || '2';
 const REPEATS = process.env.BENCH_REPEATS || '1';

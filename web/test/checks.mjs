@@ -9,7 +9,7 @@ import { openBrowser, pageUrl } from './browser.mjs';
 
 const base = process.argv[2] || 'http://127.0.0.1:8080/';
 const url = pageUrl(base, 'checks=1');
-const outDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'out');
+const outDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'out', ...(process.env.ATTNLAB_BACKEND && process.env.ATTNLAB_BACKEND !== 'webgpu' ? [process.env.ATTNLAB_BACKEND] : []));
 const shot = path.join(outDir, 'checks.png');
 const TIMEOUT_MS = 15 * 60 * 1000; // SwiftShader runs the kernels on the CPU at ~1 GFLOP/s
 
@@ -28,7 +28,10 @@ async function run() {
       .catch(() => { throw new Error('the page never set window.__checks (did web/app.js load?)'); });
     await page.waitForFunction(() => window.__checks && window.__checks.done === true, null, { timeout: TIMEOUT_MS, polling: 500 });
     const res = await page.evaluate(() => window.__checks);
-    const adapter = await page.evaluate(() => document.getElementById('gpu-info').innerText.replace(/\n+/g, ' | '));
+    const adapter = await page.evaluate(() => {
+      const d = window.__device || {};
+      return `${d.describe || '?'} (${d.reason || '?'}) | ${document.getElementById('gpu-info').textContent.replace(/\s+/g, ' ').trim()}`;
+    });
     await page.screenshot({ path: shot, fullPage: true });
     console.log(`adapter: ${adapter}`);
     for (const r of res.rows) {

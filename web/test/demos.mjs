@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { openBrowser, pageUrl } from './browser.mjs';
 
 const base = process.argv[2] || 'http://127.0.0.1:8080/';
-const outDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'out');
+const outDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'out', ...(process.env.ATTNLAB_BACKEND && process.env.ATTNLAB_BACKEND !== 'webgpu' ? [process.env.ATTNLAB_BACKEND] : []));
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const failures = [];
 const check = (ok, what) => { console.log(`${ok ? 'PASS' : 'FAIL'}  ${what}`); if (!ok) failures.push(what); };

@@ -280,8 +280,24 @@ async function run() {
       return `${r.adapter}: matmul ${r.matmul.map((m) => m.gflops.toFixed(1)).join(', ')} GFLOP/s; step ${r.steps.map((s) => `${s.variant} ${s.ms_per_step.toFixed(0)} ms`).join(', ')} (2 × 127)`;
     });
 
-    await step('the Backend selector: CPU chosen, the page reloads on it, and the choice is kept', async () => {
+    await step('phone width: nothing is wider than a 390 px screen', async () => {
       await page.screenshot({ path: path.join(outDir, 'nogpu-full.png'), fullPage: true });
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.waitForTimeout(300);
+      const r = await page.evaluate(() => ({
+        width: document.documentElement.scrollWidth,
+        wide: [...document.querySelectorAll('main *, body > *')]
+          .filter((e) => e.getBoundingClientRect().right > 391 && !e.closest('.map-scroll, .table-scroll, .wide-scroll, .demo'))
+          .slice(0, 5).map((e) => `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}`),
+      }));
+      await page.evaluate(() => window.scrollTo(0, 0));
+      await page.screenshot({ path: path.join(outDir, 'nogpu-phone.png') });
+      await page.setViewportSize({ width: 1100, height: 900 });
+      assert(r.width <= 390, `the page is ${r.width} px wide at 390 px; widest: ${r.wide.join(', ')}`);
+      return `${r.width} px`;
+    });
+
+    await step('the Backend selector: CPU chosen, the page reloads on it, and the choice is kept', async () => {
       await Promise.all([page.waitForNavigation({ timeout: 60000 }), page.selectOption('#backend', 'cpu')]);
       await waitPage((s) => s.ready, 'the page after the switch', 120000);
       let d = await page.evaluate(() => window.__device);
