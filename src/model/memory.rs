@@ -280,7 +280,7 @@ pub fn check_fits(est: &MemoryEstimate, lim: &MemoryLimit) -> Result<()> {
         let need = est.saved_state.saturating_mul(2);
         if need > *max {
             return Err(Error::Msg(format!(
-                "{} does not fit: saving its training state (weights and AdamW moments, twice while it is written) needs about {}, more than {name}; {fix}",
+                "{} does not fit: saving its training state (weights and AdamW moments, twice while it is written) needs about {}, more than {name}; lower the width or the number of layers",
                 est.what,
                 fmt_bytes(need),
             )));
