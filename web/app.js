@@ -91,7 +91,14 @@ function showDevice(d, probe) {
     $('device-line').textContent = `Switching to ${sel.options[sel.selectedIndex].textContent}… (the page reloads; a saved run resumes from this browser)`;
     switchBackend(sel.value);
   });
-  $('device-line').textContent = d.kind === 'cpu' ? `Running on the ${d.describe}` : `Running on WebGPU: ${d.adapter.name}`;
+  if (d.kind === 'cpu') {
+    $('device-line').textContent = `Running on the ${d.describe}`;
+  } else {
+    // Browsers often give the adapter no name ("WebGPU adapter"); their vendor/architecture then says more.
+    const i = probe.info;
+    const named = d.adapter.name !== 'WebGPU adapter' ? d.adapter.name : (i && [i.vendor, i.architecture].filter(Boolean).join(' / ')) || d.adapter.name;
+    $('device-line').textContent = `Running on WebGPU: ${named}${d.adapter.software ? ' (software fallback adapter)' : ''}`;
+  }
   $('device-reason').textContent = `Why: ${d.reason}.`;
   if (d.kind === 'cpu') {
     const budget = d.budget_bytes ? ` A training run may use up to ${bytes(d.budget_bytes)} of the module's memory; a larger model or batch is refused before it starts, with the estimate.` : '';

@@ -30,7 +30,8 @@ async function run() {
     const res = await page.evaluate(() => window.__checks);
     const adapter = await page.evaluate(() => {
       const d = window.__device || {};
-      return `${d.describe || '?'} (${d.reason || '?'}) | ${document.getElementById('gpu-info').textContent.replace(/\s+/g, ' ').trim()}`;
+      const limits = [...document.querySelectorAll('#gpu-info dt')].map((dt) => `${dt.textContent}: ${dt.nextElementSibling.textContent}`);
+      return [`${d.describe || '?'} (${d.reason || '?'})`, ...limits].join(' | ');
     });
     await page.screenshot({ path: shot, fullPage: true });
     console.log(`adapter: ${adapter}`);
