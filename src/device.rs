@@ -7,7 +7,8 @@ use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Stats};
 use std::rc::Rc;
 
-/// The two backends.
+/// The two backends. (One per run, so the GPU variant's size does not matter.)
+#[allow(clippy::large_enum_variant)]
 pub enum Backend {
     Gpu(Gpu),
     Cpu(Cpu),

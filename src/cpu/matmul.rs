@@ -64,9 +64,9 @@ pub fn matmul(
             let dst = cp.0.add(cb);
             if let Some(bias) = bias {
                 for i in 0..p.m {
-                    for j in 0..p.n {
+                    for (j, &b) in bias.iter().enumerate().take(p.n) {
                         let d = dst.add(i * p.c.row + j * p.c.col);
-                        *d = if p.accumulate { *d + bias[j] } else { bias[j] };
+                        *d = if p.accumulate { *d + b } else { b };
                     }
                 }
             }
