@@ -1,6 +1,7 @@
 //! The command-line runner, with run.py's positional arguments and flags:
 //! `attnlab pretrain|finetune|evaluate vanilla|synthesizer [pretrain_corpus_path] --flags`, plus
-//! `attnlab london --eval_corpus_path F` for the London baseline. Without a corpus path the
+//! `attnlab london --eval_corpus_path F` for the London baseline, and `attnlab convert` from the
+//! course's `torch.save` .params files to our safetensors. Without a corpus path the
 //! embedded generated corpus is used (its train/dev TSVs become the finetune/eval defaults).
 //! Every user error is one message on stderr and exit code 1; outputs are written atomically.
 
@@ -15,7 +16,7 @@ fn main() -> std::process::ExitCode {
 #[cfg(not(target_arch = "wasm32"))]
 mod cli {
     use attnlab::data::{self, parse_tsv, NameDataset, TsvMode, Vocab};
-    use attnlab::model::{checkpoint, memory, Gpt, GptConfig, Variant};
+    use attnlab::model::{checkpoint, memory, torch_params, Gpt, GptConfig, Variant};
     use attnlab::train::{self, run, Hooks, Progress, TrainConfig, Trainer};
     use attnlab::{Device, DeviceChoice};
     use clap::{Parser, ValueEnum};
@@ -33,6 +34,7 @@ mod cli {
         Evaluate,
         London,
         Corpus,
+        Convert,
     }
 
     #[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
@@ -45,8 +47,9 @@ mod cli {
     #[derive(Parser, Debug)]
     #[command(name = "attnlab", version)]
     struct Cli {
-        /// What to do: pretrain, finetune, evaluate, london (the London baseline), or corpus (write
-        /// the embedded generated corpus's files to --out_dir).
+        /// What to do: pretrain, finetune, evaluate, london (the London baseline), corpus (write
+        /// the embedded generated corpus's files to --out_dir), or convert (a course .params file
+        /// at --reading_params_path to our safetensors at --writing_params_path).
         #[arg(value_enum)]
         function: Function,
         /// Attention variant (not used by london).
@@ -55,7 +58,8 @@ mod cli {
         /// wiki.txt-style corpus (the vocabulary is always built from it); omit to use the
         /// embedded generated corpus, whose train/dev TSVs then are the finetune/eval defaults.
         pretrain_corpus_path: Option<PathBuf>,
-        /// Checkpoint to start from (finetune) or to evaluate.
+        /// Checkpoint to start from (finetune) or to evaluate: ours (safetensors) or the course's
+        /// torch.save(model.state_dict()) .params file (its sizes are read from its shapes).
         #[arg(long = "reading_params_path")]
         reading_params_path: Option<PathBuf>,
         /// Where to save the trained checkpoint (safetensors).
@@ -281,6 +285,13 @@ mod cli {
                 need(&cli.writing_params_path, "writing_params_path", &fname)?,
                 "--writing_params_path",
             )?,
+            Function::Convert => {
+                need(&cli.reading_params_path, "reading_params_path", &fname)?;
+                check_output(
+                    need(&cli.writing_params_path, "writing_params_path", &fname)?,
+                    "--writing_params_path",
+                )?
+            }
             _ => {
                 need(&cli.reading_params_path, "reading_params_path", &fname)?;
                 if let Some(p) = &cli.outputs_path {
@@ -347,6 +358,7 @@ mod cli {
                 finetune(cli, &gpu, cfg, &vocab, inp.finetune, docs)
             }
             Function::Evaluate => evaluate(cli, &gpu, cfg, &vocab, inp.eval),
+            Function::Convert => convert(cli, &gpu, &cfg, &vocab),
             Function::London | Function::Corpus => Err("internal: handled above".into()),
         }
     }
@@ -358,6 +370,9 @@ mod cli {
     /// Load a checkpoint that must match `cfg` and the corpus's vocabulary.
     fn load(gpu: &Rc<Device>, path: &Path, cfg: &GptConfig, vocab: &Vocab) -> Res<Gpt> {
         let input = read(path)?;
+        if torch_params::is_torch_file(&input.bytes) {
+            return load_torch(gpu, &input, cfg, vocab);
+        }
         let (model, header) = checkpoint::from_bytes(gpu, &input.bytes, Some(cfg), &input.name)
             .map_err(|e| {
                 format!("{e}; use the variant (and --tiny or not) the checkpoint was trained with")
@@ -370,6 +385,52 @@ mod cli {
             ));
         }
         Ok(model)
+    }
+
+    /// A course `.params` file (torch.save of a state_dict): it has no config, so the sizes come
+    /// from its shapes; the variant, the vocabulary (its size) and, for vanilla, the head count
+    /// come from the command line; dropout from the flags, for finetuning.
+    fn load_torch(gpu: &Rc<Device>, input: &Input, cfg: &GptConfig, vocab: &Vocab) -> Res<Gpt> {
+        let want = torch_params::Expected {
+            variant: Some(cfg.variant),
+            n_head: Some(cfg.n_head),
+            vocab: Some((vocab.len(), &vocab.source)),
+        };
+        let mut model = torch_params::from_bytes(gpu, &input.bytes, &want, &input.name)
+            .map_err(|e| e.to_string())?;
+        (
+            model.cfg.embd_pdrop,
+            model.cfg.resid_pdrop,
+            model.cfg.attn_pdrop,
+        ) = (cfg.embd_pdrop, cfg.resid_pdrop, cfg.attn_pdrop);
+        let c = &model.cfg;
+        println!(
+            "read {} (PyTorch state_dict): {} model, {} layers, {} heads{}, width {}, block {}",
+            input.name,
+            c.variant.name(),
+            c.n_layer,
+            c.n_head,
+            match c.variant {
+                Variant::Vanilla => " (not stored in the file: --n_head)",
+                Variant::Synthesizer => "",
+            },
+            c.n_embd,
+            c.block_size
+        );
+        Ok(model)
+    }
+
+    /// `convert`: a course .params file (or one of our checkpoints) to our safetensors, with the
+    /// corpus's vocabulary in its metadata.
+    fn convert(cli: &Cli, gpu: &Rc<Device>, cfg: &GptConfig, vocab: &Vocab) -> Res<()> {
+        let from = need(&cli.reading_params_path, "reading_params_path", "convert")?;
+        let to = need(&cli.writing_params_path, "writing_params_path", "convert")?;
+        let model = load(gpu, from, cfg, vocab)?;
+        let bytes = pollster::block_on(checkpoint::to_bytes(&model, &vocab_string(vocab)))
+            .map_err(|e| e.to_string())?;
+        write_atomic(to, &bytes)?;
+        println!("wrote {}", to.display());
+        Ok(())
     }
 
     /// Where a run keeps its resumable training state: `<checkpoint>.resume`.

@@ -235,19 +235,34 @@ pub fn from_bytes(
     if let Some(want) = expect {
         cfg = want.clone();
     }
-    let mut params = vec![];
-    for (name, shape, _) in layout(&cfg) {
+    let model = build(gpu, cfg, what, |name, shape| {
         let t = st
-            .tensor(&name)
+            .tensor(name)
             .map_err(|_| Error::Msg(format!("{what} has no tensor '{name}'")))?;
-        if t.dtype() != Dtype::F32 || t.shape() != shape.as_slice() {
+        if t.dtype() != Dtype::F32 || t.shape() != shape {
             return Err(Error::Msg(format!(
                 "{what}: tensor '{name}' is {:?} {:?}, expected F32 {shape:?}",
                 t.dtype(),
                 t.shape()
             )));
         }
-        let vals: Vec<f32> = bytemuck::pod_collect_to_vec(t.data());
+        Ok(bytemuck::pod_collect_to_vec(t.data()))
+    })?;
+    Ok((model, header))
+}
+
+/// A model of `cfg` whose every parameter (`params::layout` order) comes from `fetch(name, shape)`,
+/// which returns the values after checking the name and shape exist in its source. Non-finite
+/// values are refused. Shared by the safetensors reader above and `torch_params`.
+pub(crate) fn build(
+    gpu: &Rc<Device>,
+    cfg: GptConfig,
+    what: &str,
+    mut fetch: impl FnMut(&str, &[usize]) -> Result<Vec<f32>>,
+) -> Result<Gpt> {
+    let mut params = vec![];
+    for (name, shape, _) in layout(&cfg) {
+        let vals = fetch(&name, &shape)?;
         if let Some(i) = vals.iter().position(|v| !v.is_finite()) {
             return Err(Error::Msg(format!("{what}: tensor '{name}' holds a non-finite value ({}) at element {i}; the checkpoint is unusable", vals[i])));
         }
@@ -258,5 +273,5 @@ pub fn from_bytes(
             var: Var::leaf(value, true),
         });
     }
-    Ok((Gpt::from_params(gpu, cfg, params), header))
+    Ok(Gpt::from_params(gpu, cfg, params))
 }

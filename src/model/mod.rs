@@ -5,6 +5,7 @@ pub mod config;
 pub mod gpt;
 pub mod memory;
 pub mod params;
+pub mod torch_params;
 
 pub use config::{GptConfig, Variant, MAX_BLOCK_SIZE};
 pub use gpt::{Gpt, Pass};
