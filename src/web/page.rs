@@ -170,7 +170,7 @@ pub fn page_check_corpus(name: &str, text: &str) -> Result<JsValue, JsError> {
     to_js(&CorpusInfo {
         chars: text.chars().count(),
         vocab_size: vocab.len(),
-        documents: text.split('\n').count(),
+        documents: data::universal_newlines(text).split('\n').count(),
     })
 }
 
@@ -244,6 +244,8 @@ pub fn page_presets() -> Result<JsValue, JsError> {
         finetune_pretrained: Hyper,
         assignment: Dims,
         tiny: Dims,
+        /// The assignment's dropout probability (every dropout layer; the CLI's `--dropout`).
+        dropout: f64,
     }
     to_js(&Presets {
         pretrain: TrainConfig::pretrain().into(),
@@ -251,6 +253,12 @@ pub fn page_presets() -> Result<JsValue, JsError> {
         finetune_pretrained: TrainConfig::finetune_pretrained().into(),
         assignment: GptConfig::assignment(Variant::Vanilla, 2).into(),
         tiny: GptConfig::tiny(Variant::Vanilla, 2).into(),
+        // Through its shortest decimal form, so the form shows 0.1 rather than f32's 0.100000001.
+        dropout: GptConfig::assignment(Variant::Vanilla, 2)
+            .embd_pdrop
+            .to_string()
+            .parse()
+            .unwrap_or(0.1),
     })
 }
 
@@ -271,6 +279,10 @@ struct StartSpec {
     lr: f64,
     max_steps: Option<u64>,
     seed: u32,
+    /// The probability of every dropout layer (the CLI's `--dropout`); absent in runs saved before
+    /// the form had the field, which then get the assignment's 0.1.
+    #[serde(default)]
+    dropout: Option<f64>,
     /// Finetune only: start from the variant's current model (a pretrained one) instead of scratch.
     from_model: bool,
 }
@@ -283,6 +295,10 @@ struct Started {
     per_epoch: usize,
     lr: f64,
     vocab_size: usize,
+    /// The schedule's end (run.py's 200 · documents of the pretraining corpus · block size).
+    final_tokens: f64,
+    /// The model's dropout probability for this run.
+    dropout: f32,
 }
 
 fn check_spec(s: &StartSpec) -> Result<(), JsError> {
@@ -301,6 +317,14 @@ fn check_spec(s: &StartSpec) -> Result<(), JsError> {
             s.lr
         )));
     }
+    if let Some(p) = s.dropout {
+        if !(p.is_finite() && (0.0..1.0).contains(&p)) {
+            return Err(err(format!(
+                "dropout {p} must be at least 0 and below 1 (0 turns dropout off; the assignment \
+                 uses 0.1)"
+            )));
+        }
+    }
     if s.n_layer == 0 || s.n_layer > 64 || s.n_embd == 0 || s.n_embd > 4096 || s.n_head == 0 {
         return Err(err(format!(
             "model size {} layers × width {} with {} heads is out of range (1–64 layers, width \
@@ -314,7 +338,7 @@ fn check_spec(s: &StartSpec) -> Result<(), JsError> {
 /// Start a run (or continue one): `spec` is the form, `wiki`/`tsv` the pretraining text and the
 /// finetuning TSV with their names; `resume` a saved training state (`Trainer::state_to_bytes`) to
 /// continue exactly. Replaces any run in progress. Returns `{params, steps, total_steps, per_epoch,
-/// lr, vocab_size}`.
+/// lr, vocab_size, final_tokens, dropout}`.
 #[wasm_bindgen]
 pub async fn page_start(
     spec: JsValue,
@@ -337,7 +361,7 @@ pub async fn page_start(
     let g = device().await?;
     // The vocabulary: from the saved state when resuming, from the model a finetune starts from,
     // else from the pretraining text (as run.py always does).
-    let (base, vocab): (Option<Gpt>, Vocab) = match (&resume, spec.from_model && !pretraining) {
+    let (mut base, vocab): (Option<Gpt>, Vocab) = match (&resume, spec.from_model && !pretraining) {
         (Some(bytes), _) => {
             let (_, h) =
                 checkpoint::from_bytes(&g, bytes, None, "the saved training state").map_err(err)?;
@@ -370,7 +394,7 @@ pub async fn page_start(
         }
         (None, false) => (None, Vocab::from_text(&wiki, &wiki_name).map_err(err)?),
     };
-    let cfg = match &base {
+    let mut cfg = match &base {
         Some(m) => m.cfg.clone(),
         None => GptConfig {
             n_layer: spec.n_layer,
@@ -379,6 +403,15 @@ pub async fn page_start(
             ..GptConfig::assignment(variant, vocab.len())
         },
     };
+    // Dropout comes from the form for every run, a finetune of a loaded model included, as the
+    // CLI's --dropout (default: the assignment's) applies to the model it reads.
+    let p = spec
+        .dropout
+        .map_or(GptConfig::assignment(variant, 2).embd_pdrop, |p| p as f32);
+    (cfg.embd_pdrop, cfg.resid_pdrop, cfg.attn_pdrop) = (p, p, p);
+    if let Some(m) = base.as_mut() {
+        m.cfg = cfg.clone();
+    }
     cfg.validate().map_err(err)?;
     let mut tc = if pretraining {
         TrainConfig::pretrain()
@@ -391,6 +424,9 @@ pub async fn page_start(
     tc.batch_size = spec.batch;
     tc.learning_rate = spec.lr;
     tc.max_steps = spec.max_steps;
+    // run.py's final_tokens counts the pretraining corpus's documents, also when finetuning (the
+    // CLI does the same with the corpus it is given).
+    let tc = tc.with_corpus_docs(data::universal_newlines(&wiki).split('\n').count());
     // Refuse what cannot fit before anything is allocated: in wasm32 running out of memory is a
     // trap that kills the page. Examples are block_size - 1 tokens long; count the whole block.
     let est = memory::estimate_training(&cfg, tc.batch_size, cfg.block_size);
@@ -430,6 +466,8 @@ pub async fn page_start(
         per_epoch,
         lr: trainer.lr,
         vocab_size: vocab.len(),
+        final_tokens: tc.final_tokens,
+        dropout: trainer.model.cfg.attn_pdrop,
     };
     RUN.with(|r| {
         *r.borrow_mut() = Some(Run {
