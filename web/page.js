@@ -4,7 +4,10 @@
 // of a few steps (about half a second each), so the page stays responsive and Pause is simply "no
 // next chunk". The run's exact training state is saved to IndexedDB (web/page/store.js) at Pause,
 // every 30 s and on errors, so a reload (or a lost device) resumes where the run was.
-// Test hooks: window.__page (state, losses, results, errors, longTasks, destroyDevice()).
+// A model ships with the page (web/models/builtin-vanilla.safetensors and its facts in
+// builtin-vanilla.json): when this browser has no vanilla model of its own and no saved run, it is
+// loaded at once, so Ask answers on the first visit.
+// Test hooks: window.__page (state, losses, results, errors, longTasks, shipped, destroyDevice()).
 import * as store from './page/store.js';
 import { drawLoss } from './page/chart.js';
 import { drawMap, drawThumb } from './page/heatmap.js';
@@ -22,6 +25,11 @@ const S = (window.__page = {
   chunks: 0, saves: 0, savedStep: null, resumedFrom: null, finished: 0, error: null, deviceLost: null,
   dataSource: null, dataError: null, modelError: null, models: [], evalReport: null, evalError: null,
   ask: null, askError: null, longTasks: [], msPerStep: null, activity: '', backend: null,
+  // The shipped model: state 'none' | 'loading' | 'loaded' (it is the vanilla model now) |
+  // 'replaced' (a model trained or loaded here took its place) | 'skipped' (this browser has its own
+  // model or a saved run) | 'unavailable' (its files are missing or broken; note says why).
+  shipped: { state: 'none', facts: null, note: null, label: null },
+  started: null, // what page_start returned for the latest run
 });
 
 let wasm = null;
@@ -212,17 +220,17 @@ function wireData() {
 // ---------------------------------------------------------------------------------------------
 // Form
 
-const FIELDS = ['n_layer', 'n_head', 'n_embd', 'seed', 'pre_epochs', 'pre_batch', 'pre_lr', 'max_steps', 'ft_epochs', 'ft_batch', 'ft_lr'];
+const FIELDS = ['n_layer', 'n_head', 'n_embd', 'dropout', 'seed', 'pre_epochs', 'pre_batch', 'pre_lr', 'max_steps', 'ft_epochs', 'ft_batch', 'ft_lr'];
 
 function presetValues(name) {
   const p = presets;
   if (name === 'full') {
-    return { ...p.assignment, seed: 0, pre_epochs: p.pretrain.epochs, pre_batch: p.pretrain.batch, pre_lr: p.pretrain.lr,
+    return { ...p.assignment, dropout: p.dropout, seed: 0, pre_epochs: p.pretrain.epochs, pre_batch: p.pretrain.batch, pre_lr: p.pretrain.lr,
       max_steps: '', ft_epochs: $('h-from').value === 'scratch' ? p.finetune_scratch.epochs : p.finetune_pretrained.epochs,
       ft_batch: p.finetune_pretrained.batch, ft_lr: p.finetune_pretrained.lr };
   }
   // Quick demo: the tiny model, enough epochs to see the loss fall and the answers take shape.
-  return { ...p.tiny, seed: 0, pre_epochs: 40, pre_batch: p.pretrain.batch, pre_lr: p.pretrain.lr, max_steps: '',
+  return { ...p.tiny, dropout: p.dropout, seed: 0, pre_epochs: 40, pre_batch: p.pretrain.batch, pre_lr: p.pretrain.lr, max_steps: '',
     ft_epochs: 20, ft_batch: p.finetune_pretrained.batch, ft_lr: p.finetune_pretrained.lr };
 }
 
@@ -249,6 +257,12 @@ function readSpec(kind) {
     }
     return x;
   };
+  // Dropout (the command line's --dropout): 0 turns it off, so 0 is allowed here; 1 would drop everything.
+  const dropRaw = $('h-dropout').value.trim();
+  const dropout = Number(dropRaw);
+  if (dropRaw === '' || !Number.isFinite(dropout) || dropout < 0 || dropout >= 1) {
+    throw new Error(`dropout is “${dropRaw}”; give a probability of at least 0 and below 1 (0 turns dropout off; the assignment uses ${presets.dropout})`);
+  }
   const seedRaw = $('h-seed').value.trim() || '0';
   const seed = Number(seedRaw);
   if (!Number.isInteger(seed) || seed < 0 || seed > 4294967295) throw new Error(`seed is “${seedRaw}”; give a whole number from 0 to 4294967295`);
@@ -262,6 +276,7 @@ function readSpec(kind) {
     lr: num(pre ? 'pre_lr' : 'ft_lr', `${kind} learning rate`, { int: false }),
     max_steps: num('max_steps', 'max steps', { optional: true }),
     seed,
+    dropout,
     from_model: !pre && $('h-from').value === 'model',
   };
   if (spec.n_embd % spec.n_head) throw new Error(`width ${spec.n_embd} is not divisible by heads ${spec.n_head}; pick a width that is a multiple of the head count`);
@@ -359,6 +374,7 @@ async function startRun(kind, record) {
     run = r;
     Object.assign(S, { kind: r.kind, variant: r.variant, steps: st.steps, total: st.total_steps, losses: r.losses, msPerStep: null });
     S.resumedFrom = record ? st.steps : null;
+    S.started = st;
     $('s-lr').textContent = fmt.lr(st.lr);
     const what = `${r.variant} model, ${fmt.int(st.params)} parameters, vocabulary ${st.vocab_size}, ${st.per_epoch} steps per epoch`;
     setStatus('running', record ? `Resumed ${r.kind} at step ${st.steps} (${what}).` : `${r.kind === 'pretrain' ? 'Pretraining' : 'Finetuning'} the ${what}.`);
@@ -531,6 +547,11 @@ function refreshModels() {
   sel.innerHTML = S.models.map((m) => `<option value="${esc(m.variant)}">${esc(m.variant)}</option>`).join('');
   if (S.models.some((m) => m.variant === keep)) sel.value = keep;
   $('h-from').value = S.models.length ? $('h-from').value : 'scratch';
+  // The shipped model is current while the vanilla model is the one loaded under its label.
+  const sh = S.shipped;
+  const current = S.models.some((m) => m.variant === 'vanilla' && m.label === sh.label);
+  if (sh.state === 'loaded' && !current) sh.state = 'replaced';
+  showShipped();
   setStatus(S.status);
 }
 
@@ -567,10 +588,18 @@ async function uploadModel(file) {
   }
 }
 
+// The models kept in this browser; returns the variants it had a model for. A "model:vanilla"
+// record of {shipped: true} means the shipped model (loaded again from the server, not stored).
 async function restoreModels() {
+  const had = [];
   for (const v of ['vanilla', 'synthesizer']) {
     const rec = await store.get(`model:${v}`).catch(() => null);
     if (!rec) continue;
+    had.push(v);
+    if (rec.shipped) {
+      await loadShipped(false);
+      continue;
+    }
     try {
       await job('load_model', () => wasm.page_load_model(rec.bytes, rec.label));
       handToDemos(rec.bytes);
@@ -579,6 +608,160 @@ async function restoreModels() {
     }
   }
   refreshModels();
+  return had;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The shipped model
+
+const SHIPPED_FACTS = 'web/models/builtin-vanilla.json';
+const SHIPPED_MODEL = 'web/models/builtin-vanilla.safetensors';
+const SHIPPED_LABEL = 'shipped model (built-in corpus)';
+
+// The facts file, checked enough that the page can show it: {label, command, dev_accuracy,
+// baseline, no_pretraining, size, trained, stand_in, ...}; throws a message naming the file.
+async function readShippedFacts() {
+  let r;
+  try { r = await fetch(SHIPPED_FACTS, { cache: 'no-cache' }); } catch (e) { throw new Error(`${SHIPPED_FACTS} could not be fetched (${errText(e)})`); }
+  if (!r.ok) throw new Error(`${SHIPPED_FACTS} is not on the server (HTTP ${r.status})`);
+  let f;
+  try { f = await r.json(); } catch { throw new Error(`${SHIPPED_FACTS} is not valid JSON`); }
+  const count = (o) => o && typeof o === 'object' && (o.correct === null || Number.isFinite(o.correct)) && Number.isFinite(o.total);
+  if (!f || typeof f !== 'object' || !count(f.dev_accuracy) || !count(f.baseline) || !count(f.no_pretraining)) {
+    throw new Error(`${SHIPPED_FACTS} lacks dev_accuracy, baseline or no_pretraining as {"correct": c, "total": t}`);
+  }
+  return f;
+}
+
+// Fetch the shipped checkpoint and make it the vanilla model. `remember`: keep it as this browser's
+// choice (the "load the shipped model again" button), so a reload brings it back rather than the
+// model it replaced. Failures are quiet: a note in the Models card, never an error box.
+async function loadShipped(remember) {
+  const sh = S.shipped;
+  sh.state = 'loading';
+  sh.note = null;
+  showShipped();
+  try {
+    if (!sh.facts) {
+      try { sh.facts = await readShippedFacts(); } catch (e) { sh.factsError = errText(e); }
+    }
+    const label = (sh.facts && typeof sh.facts.label === 'string' && sh.facts.label) || SHIPPED_LABEL;
+    let r;
+    try { r = await fetch(SHIPPED_MODEL, { cache: 'no-cache' }); } catch (e) { throw new Error(`${SHIPPED_MODEL} could not be fetched (${errText(e)})`); }
+    if (!r.ok) throw new Error(`${SHIPPED_MODEL} is not on the server (HTTP ${r.status})`);
+    const bytes = new Uint8Array(await r.arrayBuffer());
+    const info = await job('load_model', () => wasm.page_load_model(bytes, label));
+    Object.assign(sh, { label, info, state: 'loaded' });
+    S.loaded = info;
+    refreshModels();
+    // The shipped model is already finetuned: a Finetune pressed next starts from scratch unless
+    // the user pretrains first (which sets "the current model" again).
+    $('h-from').value = 'scratch';
+    handToDemos(bytes);
+    prefillAsk();
+    if (remember) await store.put(`model:${info.variant}`, { shipped: true, label, savedAt: Date.now() }).catch(() => {});
+  } catch (e) {
+    sh.state = 'unavailable';
+    sh.note = `The shipped model could not be loaded: ${errText(e)}. Train a model or load a checkpoint instead.`;
+    refreshModels();
+  }
+}
+
+const pctOf = (o) => (o && Number.isFinite(o.correct) && o.total > 0 ? `${((100 * o.correct) / o.total).toFixed(1)}%` : 'not measured');
+const countOf = (o) => (o && Number.isFinite(o.correct) ? `${o.correct} of ${o.total}` : 'not measured');
+
+// "dev accuracy X% on the built-in corpus (most-common-place baseline London Y%, same size without
+// pretraining Z%)", with the counts in a tooltip.
+function factsLine(f) {
+  const place = (f.baseline && f.baseline.place) || 'London';
+  const title = `dev questions right: ${countOf(f.dev_accuracy)}; ${place} every time: ${countOf(f.baseline)}; without pretraining: ${countOf(f.no_pretraining)}`;
+  return `<span class="facts-line" title="${esc(title)}">dev accuracy <strong>${pctOf(f.dev_accuracy)}</strong> on the built-in corpus ` +
+    `(most-common-place baseline ${esc(place)} ${pctOf(f.baseline)}, same size without pretraining ${pctOf(f.no_pretraining)})</span>`;
+}
+
+function sizeOf(info) {
+  return info ? `${info.n_layer} layers, ${info.n_head} heads, width ${info.n_embd}` : '';
+}
+
+// The shipped model's facts where the user meets them: the Ask card (while it answers) and the
+// Models card (with the command that made it and the button that loads it again).
+function showShipped() {
+  const sh = S.shipped;
+  const f = sh.facts;
+  const ask = $('ask-shipped');
+  const box = $('shipped-box');
+  const standIn = f && f.stand_in === true;
+  const who = standIn ? '<strong class="stand-in">Stand-in model</strong> (placeholder numbers, not a measurement: the real shipped model replaces it)' : '';
+  if (sh.state === 'loaded') {
+    const what = `${esc(sh.info.variant)}, ${sizeOf(sh.info)}`;
+    ask.innerHTML = `<p>${standIn ? `${who}. Answering` : 'Answering'} with the <strong>shipped model</strong> (${what}, trained on the built-in corpus)` +
+      `${f ? `: ${factsLine(f)}` : ''}. Train or load your own model to ask it instead.</p>` +
+      `<p class="ask-examples muted small" id="ask-examples"></p>`;
+    ask.hidden = false;
+    showExamples();
+  } else {
+    ask.hidden = true;
+    ask.innerHTML = '';
+  }
+  const lines = [];
+  if (f) {
+    const cmd = Array.isArray(f.command) ? f.command : f.command ? [f.command] : [];
+    const mismatch = sh.info && f.size && f.size !== sizeOf(sh.info) ? ` (its facts file says ${esc(f.size)}, but the checkpoint is ${sizeOf(sh.info)})` : '';
+    lines.push(`<p>${standIn ? `${who}. ` : ''}<strong>Shipped model</strong>${f.size ? ` (${esc(f.size)})` : ''}${mismatch}: ${factsLine(f)}.` +
+      `${sh.state === 'loaded' ? ' It is the vanilla model now.' : ''}</p>`);
+    if (cmd.length || f.trained) {
+      lines.push(`<details class="shipped-how"><summary>How it was made</summary>${cmd.map((c) => `<pre><code>${esc(c)}</code></pre>`).join('')}` +
+        `${f.trained ? `<p class="muted small">${esc(f.trained)}</p>` : ''}${f.note ? `<p class="muted small">${esc(f.note)}</p>` : ''}</details>`);
+    }
+  } else if (sh.state === 'loaded') {
+    lines.push(`<p><strong>Shipped model</strong> (${sizeOf(sh.info)}). ${sh.factsError ? `Its facts could not be read: ${esc(sh.factsError)}.` : ''}</p>`);
+  }
+  if (sh.note) lines.push(`<p class="muted small" id="shipped-note">${esc(sh.note)}</p>`);
+  $('shipped-facts').innerHTML = lines.join('');
+  // Offered whenever the files are there and the shipped model is not the current one.
+  $('load-shipped').hidden = !(f && ['replaced', 'skipped'].includes(sh.state));
+  $('load-shipped').disabled = sh.state === 'loading';
+  box.hidden = lines.length === 0 && $('load-shipped').hidden;
+}
+
+// A few people of the built-in dev set to ask about (the shipped model was trained on the
+// built-in corpus; it has never seen the dev set's answers).
+function builtinDev() {
+  if (!embedded) embedded = wasm.page_default_corpus();
+  return embedded.dev.split('\n').filter((l) => l.includes('\t')).map((l) => l.split('\t'));
+}
+
+function exampleNames(n) {
+  try {
+    return builtinDev().slice(0, n).map(([q]) => q.replace(/^Where was /, '').replace(/ born\?$/, ''));
+  } catch { return []; }
+}
+
+function showExamples() {
+  const el = $('ask-examples');
+  if (!el) return;
+  const names = exampleNames(3);
+  el.innerHTML = names.length ? `Try people from the built-in dev set: ${names.map((n) => `<button class="secondary small" data-ask="${esc(n)}">${esc(n)}</button>`).join(' ')}` : '';
+}
+
+function prefillAsk() {
+  if ($('ask-text').value.trim()) return;
+  const [first] = exampleNames(1);
+  if (first) $('ask-text').value = first;
+}
+
+// The gold answer of a question that is in the loaded files or the built-in dev set, for the
+// answer's ✓/✗: {answer, file} or null.
+function goldFor(question) {
+  const sources = [data.dev, data.test, data.train].filter(Boolean).map((f) => [f.name, f.text]);
+  try { sources.push(['the built-in dev set', embedded ? embedded.dev : wasm.page_default_corpus().dev]); } catch { /* no wasm */ }
+  for (const [file, text] of sources) {
+    for (const line of text.split('\n')) {
+      const [q, a] = line.replace(/\r$/, '').split('\t');
+      if (q === question && a !== undefined) return { answer: a, file };
+    }
+  }
+  return null;
 }
 
 function wireModels() {
@@ -588,6 +771,7 @@ function wireModels() {
   });
   const input = $('file-model');
   input.addEventListener('change', () => { if (input.files.length) uploadModel(input.files[0]); input.value = ''; });
+  $('load-shipped').addEventListener('click', () => { if (S.shipped.state !== 'loading') loadShipped(true); });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -690,11 +874,13 @@ function showAnswers(out) {
   const root = $('ask-result');
   root.innerHTML = '';
   for (const [variant, a] of Object.entries(out)) {
+    const gold = goldFor(a.question);
     const col = document.createElement('div');
     col.className = 'ask-col';
     col.innerHTML = `<h3>${esc(variant)}</h3>
       <p class="question">${esc(a.question)}</p>
-      <p class="answer">→ <strong>${showPred(a.prediction)}</strong></p>
+      <p class="answer">→ <strong>${showPred(a.prediction)}</strong>${gold ? ` <span class="muted small">(${esc(gold.file)} says ${esc(gold.answer)}` +
+        ` <span class="${gold.answer.trim() === a.prediction ? 'ok' : 'bad'}">${gold.answer.trim() === a.prediction ? '✓' : '✗'}</span>)</span>` : ''}</p>
       <p class="muted small">Attention of layer <select class="pick-layer">${a.maps.map((_, i) => `<option value="${i}">${i + 1}</option>`).join('')}</select>
         head <select class="pick-head">${Array.from({ length: a.n_head }, (_, i) => `<option value="${i}">${i + 1}</option>`).join('')}</select>:
         row = the character reading, column = the character it reads; the red line ends the question.</p>
@@ -730,6 +916,10 @@ function showAnswers(out) {
 
 function wireAsk() {
   $('btn-ask').addEventListener('click', ask);
+  $('ask-shipped').addEventListener('click', (e) => {
+    const b = e.target.closest('button[data-ask]');
+    if (b && !$('btn-ask').disabled) { $('ask-text').value = b.dataset.ask; ask(); }
+  });
   $('ask-text').addEventListener('keydown', (e) => { if (e.key === 'Enter' && !$('btn-ask').disabled) ask(); });
 }
 
@@ -781,9 +971,18 @@ export async function startPage(w, device, browserInfo) {
   } catch (e) {
     showBox('data-error', `<p>${esc(errText(e))}</p>`);
   }
-  await restoreModels();
+  const had = await restoreModels();
   const rec = await offerSaved();
-  setStatus('idle', rec ? 'A saved run can be resumed (see the note at the top), or start a new one.' : 'Ready: press Pretrain to start with the quick preset.');
+  // First visit (no vanilla model of this browser's own, no saved run): the shipped model.
+  if (!had.includes('vanilla') && !rec) {
+    await loadShipped(false);
+  } else if (S.shipped.state === 'none') {
+    S.shipped.state = 'skipped';
+    try { S.shipped.facts = await readShippedFacts(); } catch (e) { S.shipped.factsError = errText(e); }
+    showShipped();
+  }
+  const asks = S.shipped.state === 'loaded' ? ' The shipped model answers in Ask below.' : '';
+  setStatus('idle', rec ? 'A saved run can be resumed (see the note at the top), or start a new one.' : `Ready: press Pretrain to start with the quick preset.${asks}`);
   redrawChart();
   S.ready = true;
 }

@@ -121,7 +121,13 @@ async function main() {
       `E7: toy loss ${r.train ? last(r.train.open.losses).toFixed(3) : '?'} without mask vs ${r.train ? last(r.train.masked.losses).toFixed(3) : '?'} with (ln V ${r.train ? r.train.masked.floor.toFixed(3) : '?'}) in ${((Date.now() - tTrain) / 1000).toFixed(1)} s`);
     await shot('e7');
 
-    // E8: four heads give four maps; without a model the page says how to get one.
+    // E8: four heads give four maps; without a model the page says how to get one. On a first visit
+    // the page hands its shipped model to the demos: wait for it, then take it away again.
+    await page.waitForFunction(() => window.__page && window.__page.ready, null, { timeout: 240000, polling: 250 });
+    if (await page.evaluate(() => window.__page.shipped.state === 'loaded')) {
+      await page.waitForFunction(() => window.attnlabDemos.models().includes('vanilla'), null, { timeout: 120000, polling: 250 });
+      await page.evaluate(() => window.attnlabDemos.clearModel('vanilla'));
+    }
     r = await set('e8', 'select[id$="-h"]', 4);
     check(r.toy.h === 4 && r.toy.maps_gpu.length === 4 * r.toy.t * r.toy.t, 'E8: H = 4 gives four T×T maps');
     check((await page.locator('#e8 .demo-numbers').innerText()).includes('Train or load a model'), 'E8: no model: says how to get one');

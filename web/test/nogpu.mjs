@@ -2,12 +2,17 @@
 // so navigator.gpu finds no adapter and the page must run everything on the CPU backend (f32
 // kernels, wasm SIMD128, one thread):
 //   the page says it runs on the CPU backend and why (an informational note, not an error) →
+//   the shipped model (web/models/) is loaded on this first visit without a click: Ask answers a
+//   name of the built-in dev set with its attention maps, and its facts (dev accuracy, the London
+//   baseline, the same size without pretraining, the command) are on screen →
 //   kernel checks (CPU kernels vs f64 references) → all ten demos draw, and a control recomputes →
 //   pretrain a few steps (loss finite and falling, the chart updates) → the quick preset's own
 //   batch for two steps (timed) → evaluate → ask (prediction + attention maps) → width 4096 is
 //   refused before anything starts, with the estimate and the limit, and the page stays usable →
-//   the Benchmark card → the Backend selector (CPU chosen, persisted across a reload) →
-//   with a software WebGPU adapter (SwiftShader), "auto" still picks the CPU backend and says why.
+//   the Benchmark card → the Backend selector (CPU chosen, persisted across a reload) → "Load the
+//   shipped model again" replaces the trained model and is kept across a reload →
+//   with a software WebGPU adapter (SwiftShader), "auto" still picks the CPU backend and says why,
+//   and a broken shipped model and facts file give a quiet note, not a broken page.
 // Prints each step with its time, saves screenshots to web/test/out/nogpu-*.png, exits 0 only if
 // every step passed. Usage: node web/test/nogpu.mjs [base URL, default http://127.0.0.1:8080/]
 import fs from 'node:fs';
@@ -45,6 +50,22 @@ const P = () => page.evaluate(() => {
   const s = window.__page;
   return s && { ...s, losses: s.losses ? s.losses.slice() : [], ask: undefined, evalReport: undefined, destroyDevice: undefined };
 });
+
+// The Ask answer of the vanilla model: its maps' shape and the worst |row sum − 1|.
+const vanillaAnswer = () => page.evaluate(() => {
+  const v = window.__page.ask && window.__page.ask.vanilla;
+  if (!v) return { error: window.__page.askError };
+  const T = v.tokens.length;
+  let worst = 0;
+  for (const m of v.maps) for (let h = 0; h < v.n_head; h++) for (let i = 0; i < T; i++) {
+    let sum = 0;
+    for (let j = 0; j < T; j++) sum += m[h * T * T + i * T + j];
+    worst = Math.max(worst, Math.abs(sum - 1));
+  }
+  return { question: v.question, prediction: v.prediction, T, layers: v.maps.length, heads: v.n_head, worst };
+});
+
+const pct = (o) => (Number.isFinite(o.correct) && o.total > 0 ? `${((100 * o.correct) / o.total).toFixed(1)}%` : 'not measured');
 
 async function waitPage(pred, what, timeout = TIMEOUT) {
   const t0 = Date.now();
@@ -91,6 +112,58 @@ async function run() {
       assert(await page.isEnabled('#btn-pretrain'), 'Pretrain is off');
       await page.screenshot({ path: path.join(outDir, 'nogpu-top.png') });
       return `${line.trim()} — ${why.trim()} (${((Date.now() - t0) / 1000).toFixed(1)} s to ready)`;
+    });
+
+    await step('first visit: the shipped model answers without a click, with its facts beside it', async () => {
+      const s = await P();
+      const sh = s.shipped;
+      assert(sh.state === 'loaded', `shipped model: ${sh.state}: ${sh.note}`);
+      const m = s.models.find((x) => x.variant === 'vanilla');
+      assert(m && m.label === sh.label && /shipped/.test(m.label), `vanilla model: ${JSON.stringify(m)}`);
+      const facts = await page.evaluate(async () => (await fetch('web/models/builtin-vanilla.json')).json());
+      // The facts file agrees with the checkpoint and with the built-in corpus: its size is the
+      // model's, its baseline is the London count of the built-in dev set (computed here with the
+      // page's own wasm module), and every count is out of that dev set's questions.
+      const size = `${m.n_layer} layers, ${m.n_head} heads, width ${m.n_embd}`;
+      assert(facts.size === size, `the facts say ${facts.size}, the checkpoint is ${size}`);
+      const dev = await page.evaluate(async () => {
+        const w = await import(new URL('web/pkg/attnlab.js', location.href).href);
+        const rows = w.page_default_corpus().dev.split('\n').filter((l) => l.includes('\t')).map((l) => l.split('\t'));
+        return { n: rows.length, london: rows.filter((r) => r[1] === 'London').length, first: rows.slice(0, 3).map((r) => r[0]) };
+      });
+      assert(facts.baseline.place === 'London' && facts.baseline.correct === dev.london && facts.baseline.total === dev.n,
+        `baseline ${JSON.stringify(facts.baseline)}, the built-in dev set has ${dev.london} London of ${dev.n}`);
+      for (const k of ['dev_accuracy', 'no_pretraining']) assert(facts[k].total === dev.n, `${k}: ${JSON.stringify(facts[k])} (dev has ${dev.n})`);
+      // The facts line, in the Ask card and in the Models card.
+      const line = `dev accuracy ${pct(facts.dev_accuracy)} on the built-in corpus (most-common-place baseline London ${pct(facts.baseline)}, same size without pretraining ${pct(facts.no_pretraining)})`;
+      for (const id of ['ask-shipped', 'shipped-facts']) {
+        assert(await page.isVisible(`#${id}`), `#${id} is hidden`);
+        const text = (await page.innerText(`#${id}`)).replace(/\s+/g, ' ');
+        assert(text.includes(line), `#${id} says “${text}”, expected “${line}”`);
+        if (facts.stand_in) assert(/Stand-in model/.test(text) && /placeholder/.test(text), `#${id} does not say it is a stand-in: ${text}`);
+        else assert(!/Stand-in/.test(text), `#${id} calls the real model a stand-in`);
+      }
+      const cmd = [].concat(facts.command)[0];
+      assert(cmd && (await page.textContent('#shipped-facts')).includes(cmd), 'the command that made the model is not in the Models card');
+      assert(await page.isHidden('#load-shipped'), '“Load the shipped model again” is offered while it is loaded');
+      // Ask: the box is filled with a name of the built-in dev set, and the example buttons ask at once.
+      const typed = await page.inputValue('#ask-text');
+      assert(`Where was ${typed} born?` === dev.first[0], `the Ask box holds “${typed}”, not the first dev name (${dev.first[0]})`);
+      assert(await page.isEnabled('#btn-ask'), 'Ask is off');
+      await page.click('#ask-examples button[data-ask]:nth-of-type(2)');
+      await page.waitForFunction(() => window.__page.ask || window.__page.askError, null, { timeout: TIMEOUT });
+      const a = await vanillaAnswer();
+      assert(!a.error, `ask failed: ${a.error}`);
+      assert(a.question === dev.first[1] && typeof a.prediction === 'string', `answer: ${JSON.stringify(a)}`);
+      assert(a.layers === m.n_layer && a.heads === m.n_head && a.worst < 1e-4, `maps: ${JSON.stringify(a)}`);
+      const thumbs = await page.locator('#ask-result canvas.thumb').count();
+      assert(thumbs === m.n_layer * m.n_head, `${thumbs} heatmap thumbnails`);
+      const gold = await page.textContent('#ask-result .answer');
+      assert(/says \S/.test(gold) && /[✓✗]/.test(gold), `no gold answer beside the prediction: ${gold}`);
+      await page.locator('#ask-card').screenshot({ path: path.join(outDir, 'nogpu-shipped-ask.png') });
+      await page.locator('#models-card').screenshot({ path: path.join(outDir, 'nogpu-shipped-models.png') });
+      await page.evaluate(() => { window.__page.ask = null; }); // the later Ask step waits for a new answer
+      return `${m.label} (${size}): “${a.question}” → “${a.prediction}”; ${line}${facts.stand_in ? ' [stand-in]' : ''}`;
     });
 
     await step('kernel checks on the CPU backend: every op family against its f64 reference', async () => {
@@ -161,6 +234,10 @@ async function run() {
       assert(chartAfter !== chartBefore, 'the chart did not change');
       assert(s.models.some((m) => m.variant === 'vanilla'), 'no vanilla model after pretraining');
       timings.batch8 = s.msPerStep;
+      // run.py's schedule ends at 200 · (documents of the pretraining text) · 128 tokens, whatever the corpus.
+      const docs = Number(((await page.textContent('#data-table')).match(/([\d,]+) lines/) || [])[1].replace(/,/g, ''));
+      assert(s.started.final_tokens === 200 * docs * 128, `final_tokens ${s.started.final_tokens} for a corpus of ${docs} lines`);
+      assert(Math.abs(s.started.dropout - 0.1) < 1e-6, `dropout ${s.started.dropout}, expected the assignment's 0.1`);
       await page.locator('#train-card').screenshot({ path: path.join(outDir, 'nogpu-training.png') });
       return `16 steps at batch 8: loss ${firstLoss.toFixed(3)} → ${tail.toFixed(3)}, ${s.msPerStep.toFixed(0)} ms/step`;
     });
@@ -264,6 +341,30 @@ async function run() {
       return msg;
     });
 
+    await step('dropout: 1 and a word are refused with a message; 0 trains without dropout', async () => {
+      await setField('h-max_steps', 2);
+      await setField('h-pre_batch', 4);
+      const msgs = [];
+      for (const bad of ['1', 'lots']) {
+        const before = await P();
+        await setField('h-dropout', bad);
+        await page.click('#btn-pretrain');
+        await page.waitForFunction((b) => !document.getElementById('train-error').hidden && document.getElementById('train-error').textContent.includes(`“${b}”`), bad, { timeout: 30000 });
+        const msg = (await page.textContent('#train-error')).trim();
+        const s = await P();
+        assert(/dropout is “.*”; give a probability of at least 0 and below 1 \(0 turns dropout off/.test(msg) && s.status === 'idle' && s.finished === before.finished, `dropout ${bad}: ${msg} (status ${s.status})`);
+        msgs.push(msg);
+      }
+      const before = await P();
+      await setField('h-dropout', 0);
+      await page.click('#btn-pretrain');
+      const s = await waitPage((x) => x.finished === before.finished + 1 && x.status === 'idle', 'a run without dropout');
+      assert(!s.error && s.started.dropout === 0 && s.steps === 2, `dropout 0: ${JSON.stringify(s.started)}, error ${s.error}`);
+      await page.selectOption('#preset', 'quick');
+      assert((await page.inputValue('#h-dropout')) === '0.1', `the preset's dropout is ${await page.inputValue('#h-dropout')}`);
+      return `${msgs.map((m) => `“${m}”`).join('; ')}; 0 trained 2 steps with dropout ${s.started.dropout}`;
+    });
+
     await step('the Benchmark card runs on the CPU backend', async () => {
       await page.fill('#bench-rows', '2');
       await page.fill('#bench-repeats', '1');
@@ -316,6 +417,19 @@ async function run() {
       assert(d.choice === 'auto' && d.kind === 'cpu', `back to auto: ${JSON.stringify(d)}`);
       return `“${(await page.textContent('#device-reason')).trim()}” after auto; CPU kept across a reload`;
     });
+
+    await step('“Load the shipped model again”: it replaces the trained model and stays across a reload', async () => {
+      let s = await P();
+      assert(s.shipped.state === 'skipped' && !s.models.find((m) => m.variant === 'vanilla').label.includes('shipped'), `before: ${s.shipped.state}, ${JSON.stringify(s.models)}`);
+      assert(await page.isVisible('#load-shipped'), 'the button is not offered while a trained model is loaded');
+      await page.click('#load-shipped');
+      s = await waitPage((x) => x.shipped.state === 'loaded', 'the shipped model', 60000);
+      assert(s.models.find((m) => m.variant === 'vanilla').label === s.shipped.label && await page.isHidden('#load-shipped'), `after the click: ${JSON.stringify(s.models)}`);
+      await page.reload();
+      s = await waitPage((x) => x.ready, 'the page after a reload', 120000);
+      assert(s.shipped.state === 'loaded' && s.models.find((m) => m.variant === 'vanilla').label === s.shipped.label, `after a reload: ${s.shipped.state}`);
+      return s.shipped.label;
+    });
   } finally {
     await close();
   }
@@ -326,8 +440,15 @@ async function run() {
     const { ctx: ctx2, close: close2 } = await openBrowser('nogpu-swiftshader', { width: 1100, height: 900 });
     try {
       page = ctx2.pages()[0] || (await ctx2.newPage());
+      // A broken shipped model (half a checkpoint) and a missing facts file: a quiet note, nothing more.
+      const shipped = fs.readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'models', 'builtin-vanilla.safetensors'));
+      await ctx2.route('**/web/models/builtin-vanilla.safetensors', (r) => r.fulfill({ status: 200, contentType: 'application/octet-stream', body: shipped.subarray(0, shipped.length >> 1) }));
+      await ctx2.route('**/web/models/builtin-vanilla.json', (r) => r.fulfill({ status: 404, body: 'not found' }));
       await page.goto(url);
       await page.waitForFunction(() => window.__device && window.__device.ready && window.__page && window.__page.ready, null, { timeout: 120000 });
+      const p = await P();
+      assert(p.shipped.state === 'unavailable' && /could not be loaded/.test(p.shipped.note) && p.status === 'idle' && !p.error && !p.modelError, `broken shipped model: ${JSON.stringify(p.shipped)}, status ${p.status}, error ${p.error}`);
+      assert(await page.isVisible('#shipped-note') && await page.isHidden('#model-error') && await page.isHidden('#ask-shipped') && await page.isEnabled('#btn-pretrain'), 'the broken shipped model is not a quiet note');
       const d = await page.evaluate(() => window.__device);
       assert(d.webgpu.adapter && d.webgpu.fallback, `expected SwiftShader as a fallback adapter: ${JSON.stringify(d.webgpu)}`);
       assert(d.kind === 'cpu' && /software fallback/.test(d.reason), `auto with a fallback adapter: ${JSON.stringify(d)}`);
@@ -337,7 +458,7 @@ async function run() {
       await page.waitForFunction(() => window.__device && window.__device.ready, null, { timeout: 120000 });
       const g = await page.evaluate(() => window.__device);
       assert(g.kind === 'gpu' && /you chose WebGPU/.test(g.reason) && await page.isVisible('#gpu-details'), `?backend=webgpu: ${JSON.stringify(g)}`);
-      return `auto: “${d.reason}”; ?backend=webgpu: “${g.reason}”`;
+      return `auto: “${d.reason}”; ?backend=webgpu: “${g.reason}”; broken shipped files: “${p.shipped.note}”`;
     } finally {
       await close2();
     }
