@@ -5,25 +5,10 @@
 use crate::cpu::CpuBuf;
 use crate::device::{Backend, Device};
 use crate::error::{Error, Result};
-use std::cell::{Ref, RefCell, RefMut};
+use crate::gpu::PoolBuf;
+use std::cell::{Ref, RefMut};
 use std::fmt;
-use std::rc::{Rc, Weak};
-
-pub(crate) struct PoolBuf {
-    id: u64,
-    buffer: Option<wgpu::Buffer>,
-    pool: Weak<RefCell<crate::gpu::PoolHandle>>,
-}
-
-impl Drop for PoolBuf {
-    fn drop(&mut self) {
-        if let (Some(pool), Some(buf)) = (self.pool.upgrade(), self.buffer.take()) {
-            if let Ok(mut p) = pool.try_borrow_mut() {
-                p.give_back(self.id, buf);
-            }
-        }
-    }
-}
+use std::rc::Rc;
 
 enum Storage {
     Gpu(PoolBuf),
@@ -67,14 +52,7 @@ impl Tensor {
             });
         }
         let buf = match dev.backend() {
-            Backend::Gpu(gpu) => {
-                let (id, buffer) = gpu.pool.borrow_mut().take(&gpu.device, bytes);
-                Storage::Gpu(PoolBuf {
-                    id,
-                    buffer: Some(buffer),
-                    pool: Rc::downgrade(&gpu.pool),
-                })
-            }
+            Backend::Gpu(gpu) => Storage::Gpu(gpu.alloc(bytes)),
             Backend::Cpu(cpu) => Storage::Cpu(cpu.alloc(n)),
         };
         Ok(Tensor {
@@ -213,10 +191,7 @@ impl Tensor {
     /// The GPU buffer (GPU tensors only; the op files call this in their GPU branch).
     pub(crate) fn buffer(&self) -> &wgpu::Buffer {
         match &*self.buf {
-            Storage::Gpu(b) => b
-                .buffer
-                .as_ref()
-                .expect("a live tensor always holds its buffer"),
+            Storage::Gpu(b) => b.buffer(),
             Storage::Cpu(_) => {
                 unreachable!("buffer() of a CPU tensor: the op files check the backend first")
             }

@@ -11,7 +11,7 @@ mod record;
 pub(crate) use fill::fill;
 pub(crate) use pool::bucket;
 
-pub(crate) use pool::Pool as PoolHandle;
+pub(crate) use pool::PoolBuf;
 pub use pool::PoolStats;
 pub use record::{grid_1d, Kernel};
 
@@ -177,6 +177,16 @@ impl Gpu {
             queue,
         };
         Ok(gpu)
+    }
+
+    /// A storage buffer of at least `bytes` from the pool, returned to it when dropped.
+    pub(crate) fn alloc(&self, bytes: u64) -> PoolBuf {
+        let (id, buffer) = self.pool.borrow_mut().take(&self.device, bytes);
+        PoolBuf {
+            id,
+            buffer: Some(buffer),
+            pool: Rc::downgrade(&self.pool),
+        }
     }
 
     /// Whether the adapter is a software rasteriser on the CPU (lavapipe, SwiftShader).

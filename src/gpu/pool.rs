@@ -1,7 +1,34 @@
 //! The buffer pool: storage buffers are handed out by size bucket and come back when the last
 //! tensor using them is dropped, so a repeated training step allocates nothing after its first.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Weak;
+
+/// A tensor's GPU buffer: goes back to its pool when the last clone of the tensor drops.
+pub(crate) struct PoolBuf {
+    pub id: u64,
+    pub(super) buffer: Option<wgpu::Buffer>,
+    pub(super) pool: Weak<RefCell<Pool>>,
+}
+
+impl PoolBuf {
+    pub fn buffer(&self) -> &wgpu::Buffer {
+        self.buffer
+            .as_ref()
+            .expect("a live tensor always holds its buffer")
+    }
+}
+
+impl Drop for PoolBuf {
+    fn drop(&mut self) {
+        if let (Some(pool), Some(buf)) = (self.pool.upgrade(), self.buffer.take()) {
+            if let Ok(mut p) = pool.try_borrow_mut() {
+                p.give_back(self.id, buf);
+            }
+        }
+    }
+}
 
 /// Storage buffers of one size bucket that nobody uses right now.
 #[derive(Default)]
