@@ -571,12 +571,26 @@ async function download(variant) {
   }
 }
 
+// A torch.save file is a zip (PK\x03\x04) or the pre-1.6 pickle (0x80 0x02); anything else goes
+// to the safetensors reader, which names what is wrong.
+function isSafetensors(bytes) {
+  return !(bytes.length >= 2 && ((bytes[0] === 0x50 && bytes[1] === 0x4b) || (bytes[0] === 0x80 && bytes[1] === 0x02)));
+}
+
 async function uploadModel(file) {
   showBox('model-error', null);
   S.modelError = null;
   try {
-    const bytes = new Uint8Array(await file.arrayBuffer());
-    const info = await job('load_model', () => wasm.page_load_model(bytes, file.name));
+    let bytes = new Uint8Array(await file.arrayBuffer());
+    // A course .params file holds no vocabulary (it comes from the pretraining corpus selected
+    // above, as run.py builds it) and, for vanilla, no head count (the form's).
+    const heads = Number($('h-n_head').value);
+    const corpus = data.wiki;
+    const info = await job('load_model', () => wasm.page_load_model(bytes, file.name,
+      corpus ? corpus.name : undefined, corpus ? corpus.text : undefined,
+      Number.isInteger(heads) && heads > 0 ? heads : undefined));
+    // Kept (and handed to the demos) as our safetensors, which carries its vocabulary.
+    if (!isSafetensors(bytes)) bytes = await job('model_bytes', () => wasm.page_model_bytes(info.variant));
     await store.put(`model:${info.variant}`, { bytes, label: file.name, savedAt: Date.now() }).catch(() => {});
     S.loaded = info;
     refreshModels();
@@ -584,7 +598,7 @@ async function uploadModel(file) {
     $('eval-variant').value = info.variant;
   } catch (e) {
     S.modelError = errText(e);
-    showBox('model-error', `<p>${esc(S.modelError)}</p><p>Load a <code>.safetensors</code> checkpoint written by <code>attnlab</code> (the command line or this page).</p>`);
+    showBox('model-error', `<p>${esc(S.modelError)}</p><p>Load a <code>.safetensors</code> checkpoint from <code>attnlab</code> (the command line or this page) or a <code>.params</code> file saved by the course’s <code>run.py</code> (with the pretraining corpus it was trained with selected above, and for vanilla its head count in the form).</p>`);
   }
 }
 

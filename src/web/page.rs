@@ -14,7 +14,7 @@ use crate::data::{
     CharCorruptionDataset, NameDataset, TsvMode, Vocab, MASK_CHAR,
 };
 use crate::model::memory::{self, MemoryLimit};
-use crate::model::{checkpoint, Gpt, GptConfig, Pass, Variant};
+use crate::model::{checkpoint, torch_params, Gpt, GptConfig, Pass, Variant};
 use crate::tensor::Tensor;
 use crate::train::{self, run, Hooks, Progress, TrainConfig, Trainer};
 use serde::{Deserialize, Serialize};
@@ -672,12 +672,42 @@ fn info(l: &Loaded) -> ModelInfo {
 
 /// Load a checkpoint (the CLI's safetensors file, or one the page saved) as its variant's current
 /// model. Returns `{variant, n_layer, n_head, n_embd, params, vocab_size, label}`.
+///
+/// A course `.params` file (`torch.save(model.state_dict())` from run.py) is accepted too: it
+/// holds no vocabulary, so the vocabulary is built from `corpus` (the pretraining text the page
+/// has selected, named `corpus_name` in messages) as run.py builds it, and a vanilla model's head
+/// count (not visible in its shapes) is `n_head` (the form's; `None`: the assignment's 8). A
+/// refused file changes nothing already loaded.
 #[wasm_bindgen]
-pub async fn page_load_model(bytes: Vec<u8>, name: String) -> Result<JsValue, JsError> {
+pub async fn page_load_model(
+    bytes: Vec<u8>,
+    name: String,
+    corpus_name: Option<String>,
+    corpus: Option<String>,
+    n_head: Option<u32>,
+) -> Result<JsValue, JsError> {
     let g = device().await?;
     check_checkpoint_size(&g, bytes.len(), &name)?;
-    let (model, header) = checkpoint::from_bytes(&g, &bytes, None, &name).map_err(err)?;
-    let vocab = vocab_from_header(&header.vocab, &name)?;
+    let (model, vocab) = if torch_params::is_torch_file(&bytes) {
+        let corpus_name = corpus_name.unwrap_or_else(|| "wiki.txt".into());
+        let text = corpus.ok_or_else(|| {
+            err(format!(
+                "{name} is a PyTorch .params file, which holds no vocabulary; load the \
+                 pretraining corpus it was trained with (wiki.txt) or use the built-in corpus"
+            ))
+        })?;
+        let vocab = Vocab::from_text(&text, &corpus_name).map_err(err)?;
+        let want = torch_params::Expected {
+            variant: None,
+            n_head: n_head.map(|h| h as usize),
+            vocab: Some((vocab.len(), &corpus_name)),
+        };
+        let model = torch_params::from_bytes(&g, &bytes, &want, &name).map_err(err)?;
+        (model, vocab)
+    } else {
+        let (model, header) = checkpoint::from_bytes(&g, &bytes, None, &name).map_err(err)?;
+        (model, vocab_from_header(&header.vocab, &name)?)
+    };
     let variant = model.cfg.variant.name();
     let loaded = Loaded {
         model: Rc::new(model),

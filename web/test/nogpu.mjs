@@ -300,6 +300,48 @@ async function run() {
       return `“${a.question}” → “${a.prediction}”, maps over ${a.T} characters`;
     });
 
+    await step('a course .params file (torch.save of a state_dict) loads with the selected corpus and answers as PyTorch does', async () => {
+      // tests/fixtures/torch/vanilla.params: 2 layers, 2 heads (not in the file: the form's), vocab 20.
+      // The corpus "abcdefghijklmnopq?" gives that vocabulary (PAD, MASK and 18 characters). The
+      // expected answer is PyTorch's greedy decoding of "qpo?⁇" (32 steps, float64, smallest top-2
+      // gap 0.031), computed with scripts/parity.py's GPT as make_torch_fixture.py does.
+      const torchDir = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'tests', 'fixtures', 'torch');
+      const params = fs.readFileSync(path.join(torchDir, 'vanilla.params'));
+      const heads = await page.inputValue('#h-n_head');
+      const asked = await page.inputValue('#ask-text');
+      await setField('h-n_head', 2);
+      await page.setInputFiles('#file-wiki', { name: 'wiki.txt', mimeType: 'text/plain', buffer: Buffer.from('abcdefghijklmnopq?') });
+      await page.waitForFunction(() => document.getElementById('data-table').textContent.includes('vocabulary 20'), null, { timeout: 30000 });
+      await page.evaluate(() => { window.__page.modelError = null; });
+      await page.setInputFiles('#file-model', { name: 'vanilla.params', mimeType: 'application/octet-stream', buffer: params });
+      await page.waitForFunction(() => (window.__page.loaded && window.__page.loaded.label === 'vanilla.params') || window.__page.modelError, null, { timeout: 60000 });
+      const err = await page.evaluate(() => window.__page.modelError);
+      assert(!err, `upload failed: ${err}`);
+      const card = await page.textContent('#models');
+      assert(/vanilla\.params/.test(card) && /2 layers × 2 heads × width 16/.test(card) && /vocabulary 20/.test(card), `model card: ${card}`);
+      await page.evaluate(() => { window.__page.ask = null; window.__page.askError = null; });
+      await page.fill('#ask-text', 'qpo?');
+      await page.click('#btn-ask');
+      await page.waitForFunction(() => window.__page.ask || window.__page.askError, null, { timeout: TIMEOUT });
+      const a = await vanillaAnswer();
+      const want = 'oknokokkkopppp?kooookppppp?okkof';
+      assert(!a.error && a.prediction === want && a.heads === 2, `answer: ${JSON.stringify(a)}, PyTorch's: ${want}`);
+      // truncated: a message naming the file, and the .params model stays loaded
+      const before = (await P()).models.map((m) => `${m.variant}:${m.label}`).join();
+      await page.evaluate(() => { window.__page.modelError = null; });
+      await page.setInputFiles('#file-model', { name: 'cut.params', mimeType: 'application/octet-stream', buffer: params.subarray(0, Math.floor(params.length / 2)) });
+      await page.waitForFunction(() => window.__page.modelError, null, { timeout: 60000 });
+      const msg = (await page.textContent('#model-error')).trim();
+      assert(await page.isVisible('#model-error') && /cut\.params/.test(msg), `truncated .params message: ${msg}`);
+      const after = (await P()).models.map((m) => `${m.variant}:${m.label}`).join();
+      assert(after === before && /vanilla:vanilla\.params/.test(after), `models changed after a failed upload: ${before} → ${after}`);
+      // back to the built-in corpus and the form's heads for the steps after this one
+      await page.click('#use-embedded');
+      await setField('h-n_head', heads);
+      await page.fill('#ask-text', asked);
+      return `“qpo?” → “${a.prediction}” (PyTorch's); truncated: “${msg.slice(0, 140)}”`;
+    });
+
     await step('width 4096: refused before anything starts, with the estimate and the limit; the page stays usable', async () => {
       await setField('h-n_embd', 4096);
       await setField('h-max_steps', 2);
@@ -323,7 +365,7 @@ async function run() {
       await page.evaluate(() => { window.__page.ask = null; });
       await page.click('#btn-ask');
       await page.waitForFunction(() => window.__page.ask || window.__page.askError, null, { timeout: TIMEOUT });
-      assert(await page.evaluate(() => !!(window.__page.ask && window.__page.ask.vanilla)), 'Ask failed after the refusal');
+      assert(await page.evaluate(() => !!(window.__page.ask && window.__page.ask.vanilla)), `Ask failed after the refusal: ${await page.evaluate(() => window.__page.askError)}`);
       return msg;
     });
 
