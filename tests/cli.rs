@@ -114,7 +114,7 @@ fn london_prints_the_baseline() {
     let (c, t) = data::london_baseline(&rows).expect("score");
     assert_eq!(stdout(&o).trim(), data::format_accuracy(c, t));
     let preds = std::fs::read_to_string(dir.join("london.txt")).expect("predictions");
-    assert_eq!(preds.lines().count(), 500);
+    assert_eq!(preds.lines().count(), CorpusSizes::DEFAULT.dev);
     assert!(preds.lines().all(|l| l == "London"));
     // A file, and one without answers.
     std::fs::write(

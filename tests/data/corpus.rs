@@ -15,7 +15,8 @@ fn corpus_should_be_deterministic_and_fast() {
     println!("generated 2937 people in {:?}", t0.elapsed());
     assert_eq!(a, generate(42, 2937));
     assert_ne!(a.wiki, generate(43, 2937).wiki);
-    assert_eq!(CorpusSizes::from_total(2937), CorpusSizes::DEFAULT);
+    assert_eq!(CorpusSizes::from_total(2937), CorpusSizes::COURSE);
+    assert_eq!(CorpusSizes::from_total(800), CorpusSizes::DEFAULT);
     for line in a.wiki.lines().take(5) {
         println!("{line}");
     }
@@ -23,7 +24,7 @@ fn corpus_should_be_deterministic_and_fast() {
 
 #[test]
 fn corpus_should_have_course_shapes_and_contain_each_birthplace() {
-    for sizes in [CorpusSizes::DEFAULT, CorpusSizes::TINY] {
+    for sizes in [CorpusSizes::DEFAULT, CorpusSizes::COURSE, CorpusSizes::TINY] {
         let c = generate_sized(7, sizes);
         let (train, dev, test) = (
             parse(&c.train_tsv, "train"),
@@ -65,7 +66,7 @@ fn corpus_should_have_course_shapes_and_contain_each_birthplace() {
 
 #[test]
 fn corpus_should_have_a_most_common_place_baseline() {
-    let c = generate_sized(3, CorpusSizes::DEFAULT);
+    let c = generate_sized(3, CorpusSizes::COURSE);
     let dev = parse(&c.dev_tsv, "dev");
     let (hit, total) = london_baseline(&dev).expect("baseline");
     let share = hit as f64 / total as f64;
