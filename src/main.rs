@@ -102,7 +102,7 @@ mod cli {
         #[arg(long = "out_dir")]
         out_dir: Option<PathBuf>,
         /// corpus: the number of people (split 2000:500:437 like the course); default the
-        /// embedded corpus's size (2937, or 270 with --tiny).
+        /// embedded corpus's size (800, or 270 with --tiny).
         #[arg(long)]
         people: Option<usize>,
         /// Seed for initialisation, dropout and the corruption draws.
