@@ -1,5 +1,7 @@
-//! attnlab: the CS224N transformer assignment on WebGPU. WGSL kernels under a small reverse-mode
-//! autograd, compiled natively (tests, benchmarks, CLI) and to wasm32 (the page).
+//! attnlab: the CS224N transformer assignment on WebGPU. WGSL kernels and their f32 CPU twins under
+//! a small reverse-mode autograd, compiled natively (tests, benchmarks, CLI) and to wasm32 (the
+//! page). The modules form one-way layers: gpu, cpu → device → tensor → autograd → ops → model →
+//! train → front ends (ARCHITECTURE.md).
 
 pub mod autograd;
 pub mod bench;

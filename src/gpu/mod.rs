@@ -8,12 +8,11 @@ mod fill;
 mod pool;
 mod record;
 
-pub(crate) use fill::fill;
 pub(crate) use pool::bucket;
 
 pub(crate) use pool::PoolBuf;
 pub use pool::PoolStats;
-pub use record::{grid_1d, Kernel};
+pub use record::{grid_1d, Bind, Binding, Kernel};
 
 use crate::error::{Error, Result};
 use std::cell::{Cell, RefCell};
