@@ -35,8 +35,10 @@ pub struct Product {
 
 #[derive(Clone, Copy)]
 struct Ptr(*mut f32);
-// SAFETY: batches write disjoint parts of C (checked by `disjoint_batches`); the pointer is only
-// shared to hand each thread its own batches.
+// SAFETY: batches run in parallel only when they write disjoint parts of C; batches that all add
+// into one C (`shared_c` below) run in order. Every view the crate builds (heads, per-batch
+// products) is disjoint, but `Spec::check` checks bounds only: a hand-made C view whose batches
+// partly overlap is not refused yet. The pointer is only shared to hand each thread its batches.
 unsafe impl Send for Ptr {}
 unsafe impl Sync for Ptr {}
 
