@@ -33,7 +33,7 @@ struct Params {
 @group(0) @binding(5) var<storage, read> norm: array<f32>;
 
 @compute @workgroup_size(WG)
-fn adamw(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+fn adamw_step(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let i = (wid.x + wid.y * nwg.x) * WG + li;
     if (i >= p.n) {
         return;

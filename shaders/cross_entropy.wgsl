@@ -4,7 +4,7 @@
 // stats layout (3N + 1): [0, N) row lse, [N, 2N) row loss, [2N, 3N) row valid (0/1), [3N] count.
 
 const WG: u32 = 256u;
-// Threads per row for ce_rows and ce_reduce: a short tree keeps software GPUs fast.
+// Threads per row for cross_entropy_rows and cross_entropy_reduce: a short tree keeps software GPUs fast.
 const RW: u32 = 32u;
 
 struct Params {
@@ -41,7 +41,7 @@ fn tree(li: u32, v: f32, is_max: bool) -> f32 {
 
 // One workgroup per row: stable log-sum-exp and the row's loss.
 @compute @workgroup_size(RW)
-fn ce_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+fn cross_entropy_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(local_invocation_index) li: u32) {
     let row = wid.x + wid.y * nwg.x;
     if (row >= p.n) {
@@ -77,7 +77,7 @@ fn ce_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
 @group(0) @binding(2) var<storage, read_write> loss_out: array<f32>;
 
 @compute @workgroup_size(RW)
-fn ce_reduce(@builtin(local_invocation_index) li: u32) {
+fn cross_entropy_reduce(@builtin(local_invocation_index) li: u32) {
     var s = 0.0;
     var c = 0.0;
     for (var r = li; r < p.n; r += RW) {
@@ -101,7 +101,7 @@ fn ce_reduce(@builtin(local_invocation_index) li: u32) {
 @group(0) @binding(5) var<storage, read_write> dlogits: array<f32>;
 
 @compute @workgroup_size(WG)
-fn ce_bwd(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+fn cross_entropy_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
           @builtin(local_invocation_index) li: u32) {
     let e = (wid.x + wid.y * nwg.x) * WG + li;
     if (e >= p.n * p.v) {

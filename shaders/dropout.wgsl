@@ -1,6 +1,6 @@
 // Inverted dropout with a counter-based mask: element i is kept when u(seed, i) >= p, where u is
 // a PCG-style integer hash of (seed, i) mapped to [0, 1) with 24 bits. The backward recomputes the
-// same mask from (seed, i), so nothing is stored. src/ops/dropout.rs has the bit-identical Rust twin.
+// same mask from (seed, i), so nothing is stored. src/cpu/dropout.rs has the bit-identical Rust twin.
 
 const WG: u32 = 256u;
 
@@ -36,7 +36,7 @@ fn index(wid: vec3<u32>, nwg: vec3<u32>, li: u32) -> u32 {
 }
 
 @compute @workgroup_size(WG)
-fn dropout_fwd(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+fn dropout(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                @builtin(local_invocation_index) li: u32) {
     let i = index(wid, nwg, li);
     if (i < p.n) {
@@ -49,7 +49,7 @@ fn dropout_fwd(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
 @group(0) @binding(2) var<storage, read_write> dx: array<f32>;
 
 @compute @workgroup_size(WG)
-fn dropout_bwd(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+fn dropout_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                @builtin(local_invocation_index) li: u32) {
     let i = index(wid, nwg, li);
     if (i < p.n && keep(i)) {

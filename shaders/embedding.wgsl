@@ -17,7 +17,7 @@ struct Params {
 
 // One thread per output element.
 @compute @workgroup_size(WG)
-fn emb_fwd(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+fn embedding(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(local_invocation_index) li: u32) {
     let e = (wid.x + wid.y * nwg.x) * WG + li;
     if (e >= p.n * p.c) {
@@ -38,7 +38,7 @@ fn emb_fwd(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
 @group(0) @binding(3) var<storage, read_write> dtable: array<f32>;
 
 @compute @workgroup_size(WG)
-fn emb_bwd(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+fn embedding_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(local_invocation_index) li: u32) {
     let c = (wid.x + wid.y * nwg.x) * WG + li;
     if (c >= p.c) {

@@ -21,23 +21,18 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
-// One set of slots for every entry point (each says what it binds where), all read_write so that
-// each kernel can take its bindings 1..k in its own order; the Rust side checks that no two slots
-// share a buffer.
-@group(0) @binding(1) var<storage, read_write> s1: array<f32>;
-@group(0) @binding(2) var<storage, read_write> s2: array<f32>;
-@group(0) @binding(3) var<storage, read_write> s3: array<f32>;
-@group(0) @binding(4) var<storage, read_write> s4: array<f32>;
-@group(0) @binding(5) var<storage, read_write> s5: array<f32>;
-@group(0) @binding(6) var<storage, read_write> s6: array<f32>;
+// Each entry point declares the buffers it binds, in the order the Rust wrapper passes them; entry
+// points share a binding number but not a variable, so every buffer can say what it holds and be
+// read-only where it is only read. The Rust side checks that no two bindings share a buffer.
+@group(0) @binding(1) var<storage, read> x: array<f32>; // (rows, C): forward, backward_dx, dwdb_partial
 
 var<workgroup> sa: array<f32, RW>;
 var<workgroup> sb: array<f32, RW>;
 
 // Tree-sum sa and sb across the workgroup; every thread gets both totals.
-fn wg_sum2(li: u32, a: f32, b: f32) -> vec2<f32> {
-    sa[li] = a;
-    sb[li] = b;
+fn wg_sum2(li: u32, first: f32, second: f32) -> vec2<f32> {
+    sa[li] = first;
+    sb[li] = second;
     workgroupBarrier();
     for (var h = RW / 2u; h > 0u; h /= 2u) {
         if (li < h) {
@@ -51,9 +46,14 @@ fn wg_sum2(li: u32, a: f32, b: f32) -> vec2<f32> {
     return r;
 }
 
-// s1 = x (rows, C), s2 = w (C), s3 = b (C); s4 = y (rows, C), s5 = mean (rows), s6 = rstd (rows).
+@group(0) @binding(2) var<storage, read> w: array<f32>;             // (C)
+@group(0) @binding(3) var<storage, read> b: array<f32>;             // (C)
+@group(0) @binding(4) var<storage, read_write> y: array<f32>;       // (rows, C)
+@group(0) @binding(5) var<storage, read_write> mean_out: array<f32>; // (rows)
+@group(0) @binding(6) var<storage, read_write> rstd_out: array<f32>; // (rows)
+
 @compute @workgroup_size(RW)
-fn ln_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+fn layernorm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
               @builtin(local_invocation_index) li: u32) {
     let row = wid.x + wid.y * nwg.x;
     if (row >= p.rows) {
@@ -62,58 +62,66 @@ fn ln_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     let o = row * p.c;
     var s = 0.0;
     for (var j = li; j < p.c; j += RW) {
-        s += s1[o + j];
+        s += x[o + j];
     }
     let mean = wg_sum2(li, s, 0.0).x / f32(p.c);
     // Two passes (mean, then squared deviations) avoid the cancellation of E[x^2] - E[x]^2.
     var v = 0.0;
     for (var j = li; j < p.c; j += RW) {
-        let d = s1[o + j] - mean;
+        let d = x[o + j] - mean;
         v += d * d;
     }
     let rstd = inverseSqrt(wg_sum2(li, v, 0.0).x / f32(p.c) + p.eps);
     for (var j = li; j < p.c; j += RW) {
-        s4[o + j] = (s1[o + j] - mean) * rstd * s2[j] + s3[j];
+        y[o + j] = (x[o + j] - mean) * rstd * w[j] + b[j];
     }
     if (li == 0u) {
-        s5[row] = mean;
-        s6[row] = rstd;
+        mean_out[row] = mean;
+        rstd_out[row] = rstd;
     }
 }
 
-// s1 = x, s2 = w, s3 = dy; s4 = dx (accumulated), s5 = mean, s6 = rstd (read here).
+@group(0) @binding(3) var<storage, read> dy: array<f32>;           // (rows, C), with x and w above
+@group(0) @binding(4) var<storage, read_write> dx: array<f32>;     // (rows, C), accumulated
+@group(0) @binding(5) var<storage, read> saved_mean: array<f32>;   // (rows), from the forward
+@group(0) @binding(6) var<storage, read> saved_rstd: array<f32>;   // (rows), from the forward
+
 // With g = dy * w and xhat = (x - mean) * rstd:
 //   dx += rstd * (g - mean_j(g) - xhat * mean_j(g * xhat)).
 @compute @workgroup_size(RW)
-fn ln_backward_dx(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+fn layernorm_backward_dx(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                   @builtin(local_invocation_index) li: u32) {
     let row = wid.x + wid.y * nwg.x;
     if (row >= p.rows) {
         return;
     }
     let o = row * p.c;
-    let mean = s5[row];
-    let rstd = s6[row];
+    let mean = saved_mean[row];
+    let rstd = saved_rstd[row];
     var sg = 0.0;
     var sgx = 0.0;
     for (var j = li; j < p.c; j += RW) {
-        let g = s3[o + j] * s2[j];
+        let g = dy[o + j] * w[j];
         sg += g;
-        sgx += g * (s1[o + j] - mean) * rstd;
+        sgx += g * (x[o + j] - mean) * rstd;
     }
     let t = wg_sum2(li, sg, sgx) / f32(p.c);
     for (var j = li; j < p.c; j += RW) {
-        let xhat = (s1[o + j] - mean) * rstd;
-        let g = s3[o + j] * s2[j];
-        s4[o + j] += rstd * (g - t.x - xhat * t.y);
+        let xhat = (x[o + j] - mean) * rstd;
+        let g = dy[o + j] * w[j];
+        dx[o + j] += rstd * (g - t.x - xhat * t.y);
     }
 }
 
-// s1 = x, s2 = dy, s3 = mean, s4 = rstd; s5 = partials (2, nblocks, C).
+@group(0) @binding(2) var<storage, read> part_dy: array<f32>;             // (rows, C), with x above
+@group(0) @binding(3) var<storage, read> part_mean: array<f32>;           // (rows)
+@group(0) @binding(4) var<storage, read> part_rstd: array<f32>;           // (rows)
+@group(0) @binding(5) var<storage, read_write> partials: array<f32>;      // (2, nblocks, C): dw, then db
+
 // Workgroup (x = channel tile, y = row block): each thread owns one channel of one block and adds
 // dy * xhat (dw) and dy (db) over the block's rows in order.
 @compute @workgroup_size(WG)
-fn ln_backward_dwdb_partial(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+fn layernorm_backward_dwdb_partial(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let j = wid.x * WG + li;
     let blk = wid.y;
     if (j >= p.c) {
@@ -121,31 +129,35 @@ fn ln_backward_dwdb_partial(@builtin(workgroup_id) wid: vec3<u32>, @builtin(loca
     }
     let r0 = blk * p.block_rows;
     let r1_end = min(r0 + p.block_rows, p.rows);
-    var dw = 0.0;
-    var db = 0.0;
+    var dw_blk = 0.0;
+    var db_blk = 0.0;
     for (var r = r0; r < r1_end; r++) {
-        let dy = s2[r * p.c + j];
-        dw += dy * (s1[r * p.c + j] - s3[r]) * s4[r];
-        db += dy;
+        let g = part_dy[r * p.c + j];
+        dw_blk += g * (x[r * p.c + j] - part_mean[r]) * part_rstd[r];
+        db_blk += g;
     }
-    s5[blk * p.c + j] = dw;
-    s5[(p.nblocks + blk) * p.c + j] = db;
+    partials[blk * p.c + j] = dw_blk;
+    partials[(p.nblocks + blk) * p.c + j] = db_blk;
 }
 
-// s1 = partials (2, nblocks, C); s2 = dw (C), s3 = db (C), both accumulated. One thread per channel.
+@group(0) @binding(1) var<storage, read> sum_partials: array<f32>;       // (2, nblocks, C)
+@group(0) @binding(2) var<storage, read_write> dw: array<f32>;            // (C), accumulated
+@group(0) @binding(3) var<storage, read_write> db: array<f32>;            // (C), accumulated
+
+// dw and db: the blocks' partials added in order. One thread per channel.
 @compute @workgroup_size(WG)
-fn ln_backward_dwdb_sum(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+fn layernorm_backward_dwdb_sum(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                         @builtin(local_invocation_index) li: u32) {
     let j = (wid.x + wid.y * nwg.x) * WG + li;
     if (j >= p.c) {
         return;
     }
-    var dw = 0.0;
-    var db = 0.0;
+    var dw_j = 0.0;
+    var db_j = 0.0;
     for (var k = 0u; k < p.nblocks; k++) {
-        dw += s1[k * p.c + j];
-        db += s1[(p.nblocks + k) * p.c + j];
+        dw_j += sum_partials[k * p.c + j];
+        db_j += sum_partials[(p.nblocks + k) * p.c + j];
     }
-    s2[j] += dw;
-    s3[j] += db;
+    dw[j] += dw_j;
+    db[j] += db_j;
 }

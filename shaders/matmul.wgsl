@@ -248,7 +248,7 @@ fn store_reg(c0: u32, r: u32, col: u32, step: u32, lo: vec4<f32>, hi: vec4<f32>)
 // dst is itself a view: column j lands at (j / dn) * d_row + (j % dn) * d_col.
 struct SumParams {
     m: u32, n: u32, nb_outer: u32, nb_inner: u32,
-    outer: u32, inner: u32, row: u32, col: u32,
+    src_outer: u32, src_inner: u32, src_row: u32, src_col: u32,
     accumulate: u32, dn: u32, d_row: u32, d_col: u32,
 }
 
@@ -266,9 +266,9 @@ fn sum_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
     var s = 0.0;
     for (var z1 = 0u; z1 < q.nb_outer; z1++) {
         for (var z2 = 0u; z2 < q.nb_inner; z2++) {
-            let base = z1 * q.outer + z2 * q.inner + j * q.col;
+            let base = z1 * q.src_outer + z2 * q.src_inner + j * q.src_col;
             for (var i = 0u; i < q.m; i++) {
-                s += src[base + i * q.row];
+                s += src[base + i * q.src_row];
             }
         }
     }

@@ -27,7 +27,7 @@ struct Params {
 var<workgroup> part: array<f32, WG>;
 
 @compute @workgroup_size(WG)
-fn reduce_pass(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+fn reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                @builtin(local_invocation_index) li: u32) {
     let g = wid.x + wid.y * nwg.x;
     let base = g * CHUNK;
@@ -60,7 +60,7 @@ fn reduce_pass(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
 
 // out[i] += scale * x[0] (x = dy, out = dx): the gradient of a sum (scale 1) or a mean (scale 1/n).
 @compute @workgroup_size(WG)
-fn broadcast_add(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+fn sum_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                  @builtin(local_invocation_index) li: u32) {
     let i = (wid.x + wid.y * nwg.x) * WG + li;
     if (i < p.n) {

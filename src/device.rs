@@ -4,7 +4,8 @@
 
 use crate::cpu::Cpu;
 use crate::error::{Error, Result};
-use crate::gpu::{Gpu, Stats};
+use crate::gpu::Gpu;
+use crate::storage::Stats;
 use std::rc::Rc;
 
 /// The two backends. (One per run, so the GPU variant's size does not matter.)

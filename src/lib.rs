@@ -1,5 +1,7 @@
-//! attnlab: the CS224N transformer assignment on WebGPU. WGSL kernels under a small reverse-mode
-//! autograd, compiled natively (tests, benchmarks, CLI) and to wasm32 (the page).
+//! attnlab: the CS224N transformer assignment on WebGPU. WGSL kernels and their f32 CPU twins under
+//! a small reverse-mode autograd, compiled natively (tests, benchmarks, CLI) and to wasm32 (the
+//! page). The modules form one-way layers: storage → gpu, cpu → device → tensor → autograd → ops →
+//! model → train → front ends (ARCHITECTURE.md).
 
 pub mod autograd;
 pub mod bench;
@@ -12,6 +14,7 @@ pub mod error;
 pub mod gpu;
 pub mod model;
 pub mod ops;
+pub mod storage;
 pub mod tensor;
 pub mod train;
 #[cfg(target_arch = "wasm32")]

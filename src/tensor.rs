@@ -5,7 +5,7 @@
 use crate::cpu::CpuBuf;
 use crate::device::{Backend, Device};
 use crate::error::{Error, Result};
-use crate::gpu::PoolBuf;
+use crate::gpu::{Bind, Binding, PoolBuf};
 use std::cell::{Ref, RefMut};
 use std::fmt;
 use std::rc::Rc;
@@ -100,8 +100,8 @@ impl Tensor {
 
     fn write_bytes(&self, bytes: &[u8]) -> Result<()> {
         match (&*self.buf, self.dev.backend()) {
-            (Storage::Gpu(_), Backend::Gpu(gpu)) => {
-                gpu.upload(self, bytes);
+            (Storage::Gpu(b), Backend::Gpu(gpu)) => {
+                gpu.upload(b.buffer(), bytes);
                 Ok(())
             }
             _ => {
@@ -114,18 +114,27 @@ impl Tensor {
 
     /// Set every element to `value`.
     pub fn fill(&self, value: f32) -> Result<()> {
-        if self.dev.is_cpu() {
-            self.f32s_mut()?.fill(value);
-            Ok(())
-        } else {
-            crate::gpu::fill(self, value)
+        match self.dev.backend() {
+            Backend::Gpu(gpu) => {
+                let n = u32::try_from(self.numel()).map_err(|_| {
+                    Error::Msg(format!(
+                        "fill: {} elements do not fit in 32 bits",
+                        self.numel()
+                    ))
+                })?;
+                gpu.fill(self, n, value)
+            }
+            Backend::Cpu(_) => {
+                self.f32s_mut()?.fill(value);
+                Ok(())
+            }
         }
     }
 
     pub async fn to_vec_f32(&self) -> Result<Vec<f32>> {
         match (&*self.buf, self.dev.backend()) {
-            (Storage::Gpu(_), Backend::Gpu(gpu)) => {
-                let b = gpu.read_bytes(self).await?;
+            (Storage::Gpu(b), Backend::Gpu(gpu)) => {
+                let b = gpu.read_bytes(b.buffer(), self.nbytes()).await?;
                 Ok(bytemuck::pod_collect_to_vec(&b))
             }
             _ => Ok(self.f32s()?.to_vec()),
@@ -176,25 +185,10 @@ impl Tensor {
         (self.numel() * 4) as u64
     }
 
-    /// Bytes bound for this tensor: its elements, at least one.
-    pub(crate) fn bind_size(&self) -> u64 {
-        self.nbytes().max(4)
-    }
-
     pub(crate) fn buf_id(&self) -> u64 {
         match &*self.buf {
             Storage::Gpu(b) => b.id,
             Storage::Cpu(b) => b.id,
-        }
-    }
-
-    /// The GPU buffer (GPU tensors only; the op files call this in their GPU branch).
-    pub(crate) fn buffer(&self) -> &wgpu::Buffer {
-        match &*self.buf {
-            Storage::Gpu(b) => b.buffer(),
-            Storage::Cpu(_) => {
-                unreachable!("buffer() of a CPU tensor: the op files check the backend first")
-            }
         }
     }
 
@@ -238,6 +232,20 @@ impl Tensor {
     /// Whether two tensors live on the same device.
     pub fn same_device(&self, other: &Tensor) -> bool {
         Rc::ptr_eq(&self.dev, &other.dev)
+    }
+}
+
+/// A kernel binds a tensor's buffer and its elements (at least one, as WebGPU requires).
+impl Bind for Tensor {
+    fn gpu_binding(&self) -> Option<Binding<'_>> {
+        match &*self.buf {
+            Storage::Gpu(b) => Some(Binding {
+                buffer: b.buffer(),
+                id: b.id,
+                size: self.nbytes().max(4),
+            }),
+            Storage::Cpu(_) => None,
+        }
     }
 }
 

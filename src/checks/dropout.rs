@@ -4,7 +4,7 @@ use super::{f32s, rand_vec, CheckResult};
 use crate::device::Device;
 use crate::error::Result;
 use crate::ops::dropout::{
-    dropout_backward_into, dropout_backward_ref, dropout_hash, dropout_hash_into, dropout_into,
+    dropout_backward_into, dropout_backward_ref, dropout_bits_into, dropout_hash, dropout_into,
     dropout_ref,
 };
 use crate::tensor::Tensor;
@@ -14,7 +14,7 @@ pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
     let mut out = vec![];
     let (n, seed) = (20_000usize, 1234u32);
     let th = Tensor::uninit(gpu, &[n])?;
-    dropout_hash_into(&th, seed)?;
+    dropout_bits_into(&th, seed)?;
     let same = th
         .to_vec_u32()
         .await?

@@ -1,4 +1,4 @@
-//! The AdamW update on the CPU (`adamw` of `shaders/adamw.wgsl`), clipping folded in; the scalars
+//! The AdamW update on the CPU (`adamw_step` of `shaders/adamw.wgsl`), clipping folded in; the scalars
 //! come from the op file exactly as the GPU's params do.
 
 /// Step-dependent scalars of one update (see `ops::adamw`).
@@ -13,7 +13,7 @@ pub struct AdamScalars {
     pub clip: f32,
 }
 
-pub fn adamw(w: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32], s: &AdamScalars) {
+pub fn adamw_step(w: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32], s: &AdamScalars) {
     for (((w, &g), m), v) in w.iter_mut().zip(g).zip(m.iter_mut()).zip(v.iter_mut()) {
         let g = g * s.clip;
         let mi = s.beta1 * *m + (1.0 - s.beta1) * g;

@@ -1,10 +1,17 @@
-//! Cross-entropy on the CPU (`ce_rows`, `ce_reduce`, `ce_bwd` of `shaders/cross_entropy.wgsl`), with
-//! the same statistics layout: row lse [0, N), row loss [N, 2N), row valid [2N, 3N), count [3N].
+//! Cross-entropy on the CPU (`cross_entropy` does what `cross_entropy_rows` and
+//! `cross_entropy_reduce` of `shaders/cross_entropy.wgsl` do; `cross_entropy_backward`), with the
+//! same statistics layout: row lse [0, N), row loss [N, 2N), row valid [2N, 3N), count [3N].
 
 use super::for_rows;
 
 /// Per-row statistics, then the mean loss over valid rows (0 when none is valid).
-pub fn ce_forward(logits: &[f32], targets: &[u32], stats: &mut [f32], n: usize, v: usize) -> f32 {
+pub fn cross_entropy(
+    logits: &[f32],
+    targets: &[u32],
+    stats: &mut [f32],
+    n: usize,
+    v: usize,
+) -> f32 {
     let (lse, rest) = stats.split_at_mut(n);
     let (loss, rest) = rest.split_at_mut(n);
     let valid = &mut rest[..n];
@@ -34,7 +41,7 @@ pub fn ce_forward(logits: &[f32], targets: &[u32], stats: &mut [f32], n: usize, 
 }
 
 /// `dlogits += dloss · (softmax − onehot) / count` on rows with a valid target.
-pub fn ce_bwd(
+pub fn cross_entropy_backward(
     logits: &[f32],
     targets: &[u32],
     stats: &[f32],

@@ -21,7 +21,7 @@ pub fn dropout_keep(seed: u32, i: u32, p: f32) -> bool {
 const BLOCK: usize = 4096;
 
 /// `y = x · mask · scale`.
-pub fn dropout_fwd(x: &[f32], y: &mut [f32], p: f32, seed: u32, scale: f32) {
+pub fn dropout(x: &[f32], y: &mut [f32], p: f32, seed: u32, scale: f32) {
     super::for_rows(y, BLOCK, |b, out| {
         let o = b * BLOCK;
         for (k, (y, &x)) in out.iter_mut().zip(&x[o..]).enumerate() {
@@ -35,7 +35,7 @@ pub fn dropout_fwd(x: &[f32], y: &mut [f32], p: f32, seed: u32, scale: f32) {
 }
 
 /// `dx += dy · mask · scale`.
-pub fn dropout_bwd(dy: &[f32], dx: &mut [f32], p: f32, seed: u32, scale: f32) {
+pub fn dropout_backward(dy: &[f32], dx: &mut [f32], p: f32, seed: u32, scale: f32) {
     super::for_rows(dx, BLOCK, |b, out| {
         let o = b * BLOCK;
         for (k, (d, &g)) in out.iter_mut().zip(&dy[o..]).enumerate() {

@@ -1,9 +1,9 @@
-//! LayerNorm on the CPU (`ln_*` of `shaders/layernorm.wgsl`): rows split over the threads; dw and db
+//! LayerNorm on the CPU (`layernorm*` of `shaders/layernorm.wgsl`): rows split over the threads; dw and db
 //! summed over rows in order, so they do not depend on the thread count.
 
 /// `y = (x − mean)·rstd·w + b` per row of `c`, saving mean and rstd.
 #[allow(clippy::too_many_arguments)]
-pub fn ln_forward(
+pub fn layernorm(
     x: &[f32],
     w: &[f32],
     b: &[f32],
@@ -34,7 +34,7 @@ pub fn ln_forward(
 }
 
 /// `dx += rstd·(g − mean(g) − x̂·mean(g·x̂))` with `g = dy·w`.
-pub fn ln_backward_dx(
+pub fn layernorm_backward_dx(
     x: &[f32],
     w: &[f32],
     dy: &[f32],
@@ -61,7 +61,7 @@ pub fn ln_backward_dx(
 }
 
 /// `dw += Σ_rows dy·x̂`, `db += Σ_rows dy`.
-pub fn ln_backward_dwdb(
+pub fn layernorm_backward_dwdb(
     x: &[f32],
     dy: &[f32],
     mean: &[f32],

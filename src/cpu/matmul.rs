@@ -18,6 +18,32 @@ impl Strides {
     fn base(&self, z1: usize, z2: usize) -> usize {
         z1 * self.outer + z2 * self.inner
     }
+
+    /// Whether every element of a (z.0, z.1, rows, cols) view has its own offset. Sufficient test:
+    /// taken by increasing stride, each dimension of extent > 1 must step past everything the
+    /// smaller ones reach. Contiguous batches and the attention heads' interleaved column blocks
+    /// pass; a stride of 0 or a partial overlap fails.
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))] // wasm32 runs batches on one thread
+    fn disjoint(&self, z: (usize, usize), rows: usize, cols: usize) -> bool {
+        let mut dims = [
+            (self.col, cols),
+            (self.row, rows),
+            (self.inner, z.1),
+            (self.outer, z.0),
+        ];
+        dims.sort_unstable();
+        let mut reach = 0usize;
+        for (stride, extent) in dims {
+            if extent <= 1 {
+                continue;
+            }
+            if stride <= reach {
+                return false;
+            }
+            reach = reach.saturating_add(stride.saturating_mul(extent - 1));
+        }
+        true
+    }
 }
 
 /// A batched product `C[z] (+)= alpha·A[z]·B[z]`; the caller checked every view stays in bounds.
@@ -35,8 +61,9 @@ pub struct Product {
 
 #[derive(Clone, Copy)]
 struct Ptr(*mut f32);
-// SAFETY: batches write disjoint parts of C (checked by `disjoint_batches`); the pointer is only
-// shared to hand each thread its own batches.
+// SAFETY: batches run on several threads only when C's view gives every element its own offset
+// (`Strides::disjoint`), so no two threads write one element; any other C runs its batches in
+// order. The pointer is only shared to hand each thread its own batches.
 unsafe impl Send for Ptr {}
 unsafe impl Sync for Ptr {}
 
@@ -107,13 +134,14 @@ pub fn matmul(
         return;
     }
     #[cfg(not(target_arch = "wasm32"))]
-    {
+    if p.c.disjoint(p.z, p.m, p.n) {
         use rayon::prelude::*;
         (0..batches)
             .into_par_iter()
             .for_each(|z| one(z, Parallelism::None));
+        return;
     }
-    #[cfg(target_arch = "wasm32")]
+    // One thread (wasm32), or batches whose parts of C overlap: the same per-batch work, in order.
     for z in 0..batches {
         one(z, Parallelism::None);
     }
@@ -155,5 +183,33 @@ pub fn sum_rows(
     for (j, s) in acc.into_iter().enumerate() {
         let d = &mut dst[(j / dn) * d_row + (j % dn) * d_col];
         *d = if accumulate { *d + s } else { s };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Strides;
+
+    fn s(outer: usize, inner: usize, row: usize, col: usize) -> Strides {
+        Strides {
+            outer,
+            inner,
+            row,
+            col,
+        }
+    }
+
+    #[test]
+    fn disjoint_views_are_told_from_overlapping_ones() {
+        // Contiguous (2, 3) batches of (4, 5) matrices, and their transpose.
+        assert!(s(60, 20, 5, 1).disjoint((2, 3), 4, 5));
+        assert!(s(60, 20, 1, 4).disjoint((2, 3), 4, 5));
+        // Attention heads written into (B·T, C): B = 2, NH = 4, T = 7, HS = 8, C = 32.
+        assert!(s(7 * 32, 8, 32, 1).disjoint((2, 4), 7, 8));
+        // Heads one column too wide overlap their neighbours; a zero batch stride shares C.
+        assert!(!s(7 * 32, 8, 32, 1).disjoint((2, 4), 7, 9));
+        assert!(!s(0, 20, 5, 1).disjoint((2, 3), 4, 5));
+        // Extents of 1 do not matter, whatever their stride.
+        assert!(s(0, 0, 5, 1).disjoint((1, 1), 4, 5));
     }
 }

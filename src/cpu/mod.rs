@@ -14,7 +14,7 @@ pub mod matmul;
 pub mod reduce;
 pub mod softmax;
 
-use crate::gpu::Stats;
+use crate::storage::{bucket, Stats};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -33,7 +33,7 @@ pub(crate) struct CpuPool {
 impl CpuPool {
     /// A buffer of at least `n` elements (its contents are whatever it held before) and its id.
     pub fn take(&mut self, n: usize) -> (u64, Vec<f32>) {
-        let len = (crate::gpu::bucket((n.max(1) * 4) as u64) / 4) as usize;
+        let len = (bucket((n.max(1) * 4) as u64) / 4) as usize;
         self.in_use += (len * 4) as u64;
         self.peak_in_use = self.peak_in_use.max(self.in_use);
         self.next_id += 1;

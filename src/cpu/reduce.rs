@@ -16,7 +16,7 @@ pub fn reduce(x: &[f32], square: bool, scale: f32, take_sqrt: bool) -> f32 {
 }
 
 /// `dx += scale · dy` for every element (the backward of a sum).
-pub fn broadcast_add(dy: f32, scale: f32, dx: &mut [f32]) {
+pub fn sum_backward(dy: f32, scale: f32, dx: &mut [f32]) {
     let v = scale * dy;
     dx.iter_mut().for_each(|d| *d += v);
 }

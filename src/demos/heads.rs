@@ -2,6 +2,7 @@
 //! average of v_a and v_b with q = s·(μ_a + μ_b); two heads ask q₁ = s·μ_a and q₂ = s·μ_b and
 //! average their outputs. When k_a's length varies (Σ_a = αI + ½μ_aμ_aᵀ, so k_a ≈ γμ_a with
 //! γ ~ N(1, ½)) the single head copies v_a or v_b depending on γ; the two heads stay at the mean.
+//! See docs/attention-exercises.md, E3 and E4.
 
 use super::{attend_cpu, attend_values, dist, DemoRng, Dims};
 use crate::device::Device;

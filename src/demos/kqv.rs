@@ -1,6 +1,7 @@
 //! E5 (why keys, queries and values are separate) and E10 (what one self-attention layer can
 //! imitate): hand-built K, Q, V matrices applied with the matmul, then attention as in the module
-//! root. Both work in coordinates where the inputs are sums of basis vectors.
+//! root. Both work in coordinates where the inputs are sums of basis vectors. See
+//! docs/attention-exercises.md, E5 and E10.
 
 use super::{attend_cpu, attend_values, DemoRng, Dims};
 use crate::device::Device;

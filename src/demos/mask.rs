@@ -1,6 +1,7 @@
 //! E7, the causal mask: the T×T weights with and without it, the gradient through the masked
 //! softmax (exactly 0 above the diagonal), and a toy next-token model trained with and without the
-//! mask, whose loss collapses when it may read the answer at position t + 1.
+//! mask, whose loss collapses when it may read the answer at position t + 1. See
+//! docs/attention-exercises.md, E7.
 
 use super::{fetch, konst, softmax_cpu, softmax_rows, DemoRng};
 use crate::autograd::{Tape, Var};

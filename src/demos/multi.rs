@@ -1,6 +1,6 @@
 //! E8 (multi-head shapes) and E9 (synthesizer vs dot-product scores): small seeded examples built
 //! exactly as the GPT builds its attention (strided head views, causal softmax), and the attention
-//! maps of a loaded model for a question the user types.
+//! maps of a loaded model for a question the user types. See docs/attention-exercises.md, E8 and E9.
 
 use super::{fetch, konst, DemoRng};
 use crate::autograd::Tape;

@@ -1,6 +1,6 @@
 //! One query against a handful of keys: E1 copying (a dominant score copies one value), E2 the
 //! average of two orthogonal keys (q = s·(k_a + k_b)), E6 temperature (softmax_β from uniform to
-//! one-hot, and the entropy of α along the way).
+//! one-hot, and the entropy of α along the way). See docs/attention-exercises.md, E1, E2 and E6.
 
 use super::{attend_cpu, attend_values, dist, entropy, fetch, konst, softmax_cpu, softmax_rows};
 use super::{DemoRng, Dims};

@@ -1,8 +1,7 @@
-//! Fill a GPU tensor with one value (zeroing gradients and accumulators); `Tensor::fill` calls it.
+//! Fill a GPU buffer with one value (zeroing gradients and accumulators); `Tensor::fill` calls it.
 
-use super::{grid_1d, Kernel};
+use super::{grid_1d, Bind, Gpu, Kernel};
 use crate::error::Result;
-use crate::tensor::Tensor;
 
 const FILL: Kernel = Kernel {
     family: "fill",
@@ -19,24 +18,22 @@ struct Params {
     _pad: [u32; 2],
 }
 
-/// Set every element of `t` to `value`.
-pub(crate) fn fill(t: &Tensor, value: f32) -> Result<()> {
-    let Some(gpu) = t.device().as_gpu() else {
-        return t.fill(value);
-    };
-    let n = t.numel() as u32;
-    let groups = grid_1d(
-        n.div_ceil(WG),
-        gpu.limits.max_compute_workgroups_per_dimension,
-    );
-    gpu.dispatch(
-        &FILL,
-        &Params {
-            n,
-            value,
-            _pad: [0; 2],
-        },
-        &[t],
-        groups,
-    )
+impl Gpu {
+    /// Set the first `n` elements of `t` to `value`.
+    pub(crate) fn fill<B: Bind + ?Sized>(&self, t: &B, n: u32, value: f32) -> Result<()> {
+        let groups = grid_1d(
+            n.div_ceil(WG),
+            self.limits.max_compute_workgroups_per_dimension,
+        );
+        self.dispatch(
+            &FILL,
+            &Params {
+                n,
+                value,
+                _pad: [0; 2],
+            },
+            &[t],
+            groups,
+        )
+    }
 }

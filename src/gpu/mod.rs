@@ -8,12 +8,11 @@ mod fill;
 mod pool;
 mod record;
 
-pub(crate) use fill::fill;
-pub(crate) use pool::bucket;
-
 pub(crate) use pool::PoolBuf;
 pub use pool::PoolStats;
-pub use record::{grid_1d, Kernel};
+pub use record::{grid_1d, Bind, Binding, Kernel};
+// The counters live with the code both backends share; this path stays for callers.
+pub use crate::storage::Stats;
 
 use crate::error::{Error, Result};
 use std::cell::{Cell, RefCell};
@@ -39,22 +38,6 @@ pub struct GpuLimits {
     pub max_compute_workgroups_per_dimension: u32,
     pub max_storage_buffers_per_shader_stage: u32,
     pub min_uniform_buffer_offset_alignment: u32,
-}
-
-/// Counters that tests and benchmarks read to prove the step does no hidden work.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Stats {
-    pub buffers_created: u64,
-    pub bytes_created: u64,
-    pub staging_created: u64,
-    /// Bytes of the pool's storage buffers that live tensors hold now, and the most since
-    /// `reset_peak_memory` (bucket sizes; staging and uniform buffers not counted).
-    pub bytes_in_use: u64,
-    pub peak_bytes_in_use: u64,
-    pub pipelines_created: u64,
-    pub bind_groups_created: u64,
-    pub dispatches: u64,
-    pub submits: u64,
 }
 
 /// One GPU device with its caches. Cheap to share as `Rc<Gpu>`.

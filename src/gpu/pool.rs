@@ -1,6 +1,7 @@
 //! The buffer pool: storage buffers are handed out by size bucket and come back when the last
 //! tensor using them is dropped, so a repeated training step allocates nothing after its first.
 
+use crate::storage::bucket;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Weak;
@@ -52,18 +53,6 @@ pub struct PoolStats {
     pub staging_created: u64,
     pub in_use: u64,
     pub peak_in_use: u64,
-}
-
-/// Round a byte size up to its bucket: multiples of 256 below 4 KiB, then sizes of the form
-/// m·2^k with 8 ≤ m < 16, so that no bucket wastes more than 1/8 of its size.
-pub(crate) fn bucket(bytes: u64) -> u64 {
-    let b = bytes.max(16);
-    if b <= 4096 {
-        return b.div_ceil(256) * 256;
-    }
-    let k = 63 - b.leading_zeros() as u64; // 2^k <= b < 2^(k+1)
-    let step = 1u64 << (k - 3);
-    b.div_ceil(step) * step
 }
 
 impl Pool {
@@ -148,31 +137,5 @@ impl Pool {
     /// Start a new peak from what is in use now.
     pub fn reset_peak(&mut self) {
         self.peak_in_use = self.in_use;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::bucket;
-
-    #[test]
-    fn buckets_cover_and_waste_little() {
-        for bytes in [
-            1u64,
-            4,
-            255,
-            256,
-            257,
-            4096,
-            4097,
-            65536,
-            1_000_000,
-            16256 * 256 * 4,
-        ] {
-            let b = bucket(bytes);
-            assert!(b >= bytes && b.is_multiple_of(4), "{bytes} -> {b}");
-            assert!(bytes < 4096 || (b - bytes) * 8 <= b, "{bytes} -> {b}");
-        }
-        assert_eq!(bucket(5000), bucket(5000));
     }
 }

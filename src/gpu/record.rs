@@ -4,7 +4,6 @@
 
 use super::Gpu;
 use crate::error::{Error, Result};
-use crate::tensor::Tensor;
 use std::collections::HashMap;
 
 /// One WGSL entry point: the family file it lives in and its name there.
@@ -14,6 +13,22 @@ pub struct Kernel {
     pub family: &'static str,
     pub src: &'static str,
     pub entry: &'static str,
+}
+
+/// One storage buffer as a dispatch binds it.
+pub struct Binding<'a> {
+    pub buffer: &'a wgpu::Buffer,
+    /// The pool's id for the buffer: part of the bind-group cache key.
+    pub id: u64,
+    /// Bytes bound from offset 0 (at least 4).
+    pub size: u64,
+}
+
+/// Anything a kernel can bind at a storage slot. `Tensor` implements it (src/tensor.rs), so the
+/// runtime knows nothing of the layers above it.
+pub trait Bind: std::fmt::Debug {
+    /// The GPU buffer behind this value, or `None` when its storage is CPU memory.
+    fn gpu_binding(&self) -> Option<Binding<'_>>;
 }
 
 /// Bytes reserved per dispatch in the uniform arena (also WebGPU's offset alignment).
@@ -85,11 +100,11 @@ pub fn grid_1d(groups: u32, max_per_dim: u32) -> [u32; 3] {
 
 impl Gpu {
     /// Record one dispatch of `k` with `params` at binding 0 and `bufs` at bindings 1.. .
-    pub fn dispatch<P: bytemuck::Pod>(
+    pub fn dispatch<P: bytemuck::Pod, B: Bind + ?Sized>(
         &self,
         k: &Kernel,
         params: &P,
-        bufs: &[&Tensor],
+        bufs: &[&B],
         groups: [u32; 3],
     ) -> Result<()> {
         let maxd = self.limits.max_compute_workgroups_per_dimension;
@@ -104,12 +119,15 @@ impl Gpu {
         if groups.contains(&0) {
             return Ok(());
         }
-        if let Some(t) = bufs.iter().find(|t| t.device().as_gpu().is_none()) {
-            return Err(Error::Msg(format!(
-                "kernel {}::{}: tensor {t:?} lives on the CPU while the op runs on the GPU; create every tensor of a run on one device",
-                k.family, k.entry
-            )));
-        }
+        let bufs = bufs
+            .iter()
+            .map(|t| {
+                t.gpu_binding().ok_or_else(|| Error::Msg(format!(
+                    "kernel {}::{}: tensor {t:?} lives on the CPU while the op runs on the GPU; create every tensor of a run on one device",
+                    k.family, k.entry
+                )))
+            })
+            .collect::<Result<Vec<Binding>>>()?;
         let pbytes = bytemuck::bytes_of(params);
         if pbytes.len() as u64 > SLOT {
             return Err(Error::Msg(format!(
@@ -165,9 +183,9 @@ impl Gpu {
         let mut key = Vec::with_capacity(2 + 2 * bufs.len());
         key.push(p.id);
         key.push(offset);
-        for t in bufs {
-            key.push(t.buf_id());
-            key.push(t.bind_size());
+        for b in &bufs {
+            key.push(b.id);
+            key.push(b.size);
         }
         if !r.bind_groups.contains_key(&key) {
             if r.bind_groups.len() >= MAX_BIND_GROUPS {
@@ -181,13 +199,13 @@ impl Gpu {
                     size: std::num::NonZeroU64::new(r.slot),
                 }),
             }];
-            for (i, t) in bufs.iter().enumerate() {
+            for (i, b) in bufs.iter().enumerate() {
                 entries.push(wgpu::BindGroupEntry {
                     binding: i as u32 + 1,
                     resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                        buffer: t.buffer(),
+                        buffer: b.buffer,
                         offset: 0,
-                        size: std::num::NonZeroU64::new(t.bind_size()),
+                        size: std::num::NonZeroU64::new(b.size),
                     }),
                 });
             }
@@ -279,31 +297,32 @@ impl Gpu {
         }
     }
 
-    /// Write bytes into a tensor's buffer. Work already recorded is submitted first, because a
-    /// queue write lands before the next submit's commands and the buffer may be a recycled one
-    /// that those commands still read.
-    pub fn upload(&self, t: &Tensor, bytes: &[u8]) {
+    /// Write bytes into a buffer. Work already recorded is submitted first, because a queue
+    /// write lands before the next submit's commands and the buffer may be a recycled one that
+    /// those commands still read.
+    pub fn upload(&self, buffer: &wgpu::Buffer, bytes: &[u8]) {
         if self.rec.borrow().encoder.is_some() {
             self.flush();
         }
         let n = bytes.len() & !3;
-        self.queue.write_buffer(t.buffer(), 0, &bytes[..n]);
+        self.queue.write_buffer(buffer, 0, &bytes[..n]);
         if n < bytes.len() {
             let mut tail = [0u8; 4];
             tail[..bytes.len() - n].copy_from_slice(&bytes[n..]);
-            self.queue.write_buffer(t.buffer(), n as u64, &tail);
+            self.queue.write_buffer(buffer, n as u64, &tail);
         }
     }
 
-    /// Copy a tensor's bytes back to the CPU. Works the same natively and in the browser.
-    pub async fn read_bytes(&self, t: &Tensor) -> Result<Vec<u8>> {
-        let bytes = t.nbytes().max(4).next_multiple_of(4);
+    /// Copy the first `len` bytes of a buffer back to the CPU. Works the same natively and in
+    /// the browser.
+    pub async fn read_bytes(&self, buffer: &wgpu::Buffer, len: u64) -> Result<Vec<u8>> {
+        let bytes = len.max(4).next_multiple_of(4);
         let staging = self.pool.borrow_mut().take_staging(&self.device, bytes);
         {
             let mut r = self.rec.borrow_mut();
             r.pass = None;
             r.encoder(&self.device)
-                .copy_buffer_to_buffer(t.buffer(), 0, &staging, 0, bytes);
+                .copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes);
         }
         self.flush();
         let (tx, rx) = futures_channel::oneshot::channel();
@@ -324,7 +343,7 @@ impl Gpu {
                 .slice(0..bytes)
                 .get_mapped_range()
                 .map_err(|e| Error::Device(format!("mapping a readback buffer failed: {e}")))?;
-            view[..t.nbytes() as usize].to_vec()
+            view[..len as usize].to_vec()
         };
         staging.unmap();
         self.pool.borrow_mut().give_back_staging(staging);

@@ -13,7 +13,7 @@ use std::rc::Rc;
 const ADAMW: Kernel = Kernel {
     family: "adamw",
     src: include_str!("../../shaders/adamw.wgsl"),
-    entry: "adamw",
+    entry: "adamw_step",
 };
 const WG: u32 = 256;
 
@@ -195,7 +195,7 @@ pub fn adamw_step_into(
             },
         };
         let (mut m, mut v) = (state.m.f32s_mut()?, state.v.f32s_mut()?);
-        crate::cpu::adamw::adamw(&mut param.f32s_mut()?, &grad.f32s()?, &mut m, &mut v, &s);
+        crate::cpu::adamw::adamw_step(&mut param.f32s_mut()?, &grad.f32s()?, &mut m, &mut v, &s);
         drop((m, v));
         state.step = t;
         return Ok(());

@@ -12,17 +12,17 @@ const SRC: &str = include_str!("../../shaders/cross_entropy.wgsl");
 const ROWS: Kernel = Kernel {
     family: "cross_entropy",
     src: SRC,
-    entry: "ce_rows",
+    entry: "cross_entropy_rows",
 };
 const REDUCE: Kernel = Kernel {
     family: "cross_entropy",
     src: SRC,
-    entry: "ce_reduce",
+    entry: "cross_entropy_reduce",
 };
 const BWD: Kernel = Kernel {
     family: "cross_entropy",
     src: SRC,
-    entry: "ce_bwd",
+    entry: "cross_entropy_backward",
 };
 const WG: u32 = 256;
 
@@ -92,7 +92,7 @@ pub fn cross_entropy_into(
     }
     let Some(gpu) = logits.device().as_gpu() else {
         let (v, t) = (p.v as usize, targets.u32s()?);
-        let l = crate::cpu::cross_entropy::ce_forward(
+        let l = crate::cpu::cross_entropy::cross_entropy(
             &logits.f32s()?,
             &t,
             &mut stats.f32s_mut()?,
@@ -135,7 +135,15 @@ pub fn cross_entropy_backward_into(
             .f32s()?
             .first()
             .ok_or_else(|| Error::Shape("cross_entropy backward: empty dloss".into()))?;
-        crate::cpu::cross_entropy::ce_bwd(&l, &t, &st, d, &mut dlogits.f32s_mut()?, n, v);
+        crate::cpu::cross_entropy::cross_entropy_backward(
+            &l,
+            &t,
+            &st,
+            d,
+            &mut dlogits.f32s_mut()?,
+            n,
+            v,
+        );
         return Ok(());
     };
     let groups = grid_1d(

@@ -11,12 +11,12 @@ const SRC: &str = include_str!("../../shaders/dropout.wgsl");
 const FWD: Kernel = Kernel {
     family: "dropout",
     src: SRC,
-    entry: "dropout_fwd",
+    entry: "dropout",
 };
 const BWD: Kernel = Kernel {
     family: "dropout",
     src: SRC,
-    entry: "dropout_bwd",
+    entry: "dropout_backward",
 };
 const BITS: Kernel = Kernel {
     family: "dropout",
@@ -73,7 +73,7 @@ pub fn dropout_into(x: &Tensor, y: &Tensor, p: f32, seed: u32) -> Result<()> {
     }
     let pr = params(x.numel(), p, seed)?;
     let Some(gpu) = x.device().as_gpu() else {
-        crate::cpu::dropout::dropout_fwd(&x.f32s()?, &mut y.f32s_mut()?, p, seed, pr.scale);
+        crate::cpu::dropout::dropout(&x.f32s()?, &mut y.f32s_mut()?, p, seed, pr.scale);
         return Ok(());
     };
     gpu.dispatch(
@@ -99,7 +99,7 @@ pub fn dropout_backward_into(dy: &Tensor, dx: &Tensor, p: f32, seed: u32) -> Res
     }
     let pr = params(dy.numel(), p, seed)?;
     let Some(gpu) = dy.device().as_gpu() else {
-        crate::cpu::dropout::dropout_bwd(&dy.f32s()?, &mut dx.f32s_mut()?, p, seed, pr.scale);
+        crate::cpu::dropout::dropout_backward(&dy.f32s()?, &mut dx.f32s_mut()?, p, seed, pr.scale);
         return Ok(());
     };
     gpu.dispatch(
@@ -114,7 +114,7 @@ pub fn dropout_backward_into(dy: &Tensor, dx: &Tensor, p: f32, seed: u32) -> Res
 }
 
 /// The raw hashes of indices 0..len(out) (a u32 tensor), to test the two hash twins agree.
-pub fn dropout_hash_into(out: &Tensor, seed: u32) -> Result<()> {
+pub fn dropout_bits_into(out: &Tensor, seed: u32) -> Result<()> {
     let pr = params(out.numel(), 0.0, seed)?;
     let Some(gpu) = out.device().as_gpu() else {
         let mut o = out.f32s_mut()?;

@@ -11,12 +11,12 @@ const SRC: &str = include_str!("../../shaders/embedding.wgsl");
 const FWD: Kernel = Kernel {
     family: "embedding",
     src: SRC,
-    entry: "emb_fwd",
+    entry: "embedding",
 };
 const BWD: Kernel = Kernel {
     family: "embedding",
     src: SRC,
-    entry: "emb_bwd",
+    entry: "embedding_backward",
 };
 const WG: u32 = 256;
 
@@ -79,7 +79,7 @@ pub fn embedding_into(ids: &Tensor, table: &Tensor, out: &Tensor) -> Result<()> 
     }
     let Some(gpu) = ids.device().as_gpu() else {
         let (v, c) = (p.v as usize, p.c as usize);
-        crate::cpu::embedding::gather(&ids.u32s()?, &table.f32s()?, &mut out.f32s_mut()?, v, c);
+        crate::cpu::embedding::embedding(&ids.u32s()?, &table.f32s()?, &mut out.f32s_mut()?, v, c);
         return Ok(());
     };
     gpu.dispatch(
@@ -106,7 +106,7 @@ pub fn embedding_backward_into(ids: &Tensor, dout: &Tensor, dtable: &Tensor) -> 
     }
     let Some(gpu) = ids.device().as_gpu() else {
         let (v, c) = (p.v as usize, p.c as usize);
-        crate::cpu::embedding::scatter_add(
+        crate::cpu::embedding::embedding_backward(
             &ids.u32s()?,
             &dout.f32s()?,
             &mut dtable.f32s_mut()?,

@@ -11,22 +11,22 @@ const SRC: &str = include_str!("../../shaders/layernorm.wgsl");
 const FORWARD: Kernel = Kernel {
     family: "layernorm",
     src: SRC,
-    entry: "ln_forward",
+    entry: "layernorm",
 };
 const BACKWARD_DX: Kernel = Kernel {
     family: "layernorm",
     src: SRC,
-    entry: "ln_backward_dx",
+    entry: "layernorm_backward_dx",
 };
 const DWDB_PARTIAL: Kernel = Kernel {
     family: "layernorm",
     src: SRC,
-    entry: "ln_backward_dwdb_partial",
+    entry: "layernorm_backward_dwdb_partial",
 };
 const DWDB_SUM: Kernel = Kernel {
     family: "layernorm",
     src: SRC,
-    entry: "ln_backward_dwdb_sum",
+    entry: "layernorm_backward_dwdb_sum",
 };
 /// Threads per workgroup (`WG` in the shader).
 const WG: u32 = 256;
@@ -74,7 +74,8 @@ fn params(rows: usize, c: usize, block_rows: u32, nblocks: u32) -> Result<Params
     })
 }
 
-/// Every slot of a layernorm dispatch is read_write, so no two may be one buffer.
+/// No buffer may fill two slots of a layernorm dispatch: a written slot must not alias any other
+/// (WebGPU refuses it), and one rule for all slots gives one clear message on both backends.
 fn distinct(ts: &[&Tensor]) -> Result<()> {
     for (i, a) in ts.iter().enumerate() {
         if ts[i + 1..].iter().any(|b| a.same_buffer(b)) {
@@ -109,7 +110,7 @@ pub fn layernorm_into(
     let Some(gpu) = x.device().as_gpu() else {
         let (mut m, mut s) = (mean.f32s_mut()?, rstd.f32s_mut()?);
         let (xs, ws, bs) = (x.f32s()?, w.f32s()?, b.f32s()?);
-        crate::cpu::layernorm::ln_forward(
+        crate::cpu::layernorm::layernorm(
             &xs,
             &ws,
             &bs,
@@ -244,7 +245,7 @@ fn layernorm_backward_cpu(
                 dx.shape(),
             ));
         }
-        crate::cpu::layernorm::ln_backward_dx(
+        crate::cpu::layernorm::layernorm_backward_dx(
             &xs,
             &w.f32s()?,
             &dys,
@@ -282,7 +283,7 @@ fn layernorm_backward_cpu(
     if dwm.is_some() || dbm.is_some() {
         let dwr: &mut [f32] = dwm.as_deref_mut().unwrap_or(&mut scratch.0);
         let dbr: &mut [f32] = dbm.as_deref_mut().unwrap_or(&mut scratch.1);
-        crate::cpu::layernorm::ln_backward_dwdb(&xs, &dys, &m, &s, dwr, dbr, c);
+        crate::cpu::layernorm::layernorm_backward_dwdb(&xs, &dys, &m, &s, dwr, dbr, c);
     }
     Ok(())
 }

@@ -1,5 +1,6 @@
-//! The op families: one file each, holding the CPU reference, the GPU forward and backward, and the
-//! autograd glue. The WGSL lives in `shaders/<family>.wgsl`.
+//! The op families: one file each, holding the shape checks, the forward and backward on the
+//! tensors' device (a dispatch of `shaders/<family>.wgsl` on the GPU, the kernel of the same name in
+//! `src/cpu/<family>.rs` on the CPU), the f64 reference and the autograd glue.
 
 pub mod adamw;
 pub mod cross_entropy;

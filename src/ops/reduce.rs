@@ -9,15 +9,15 @@ use crate::gpu::{grid_1d, Kernel};
 use crate::tensor::Tensor;
 
 const SRC: &str = include_str!("../../shaders/reduce.wgsl");
-const REDUCE_PASS: Kernel = Kernel {
+const REDUCE: Kernel = Kernel {
     family: "reduce",
     src: SRC,
-    entry: "reduce_pass",
+    entry: "reduce",
 };
-const BROADCAST_ADD: Kernel = Kernel {
+const SUM_BACKWARD: Kernel = Kernel {
     family: "reduce",
     src: SRC,
-    entry: "broadcast_add",
+    entry: "sum_backward",
 };
 /// Threads per workgroup, and values each workgroup folds into one (`WG`, `CHUNK` in the shader).
 const WG: u32 = 256;
@@ -75,10 +75,10 @@ fn reduce_into(x: &Tensor, out: &Tensor, f: Finish) -> Result<()> {
             _pad: [0; 3],
         };
         if last {
-            return gpu.dispatch(&REDUCE_PASS, &p, &[&src, out], grid_1d(groups, maxd));
+            return gpu.dispatch(&REDUCE, &p, &[&src, out], grid_1d(groups, maxd));
         }
         let partial = Tensor::uninit(x.device(), &[groups as usize])?;
-        gpu.dispatch(&REDUCE_PASS, &p, &[&src, &partial], grid_1d(groups, maxd))?;
+        gpu.dispatch(&REDUCE, &p, &[&src, &partial], grid_1d(groups, maxd))?;
         src = partial;
         n = groups;
         first = false;
@@ -115,7 +115,7 @@ pub fn sum_backward_into(dy: &Tensor, scale: f32, dx: &Tensor) -> Result<()> {
             .f32s()?
             .first()
             .ok_or_else(|| Error::Shape("sum backward: empty dy".into()))?;
-        crate::cpu::reduce::broadcast_add(d, scale, &mut dx.f32s_mut()?);
+        crate::cpu::reduce::sum_backward(d, scale, &mut dx.f32s_mut()?);
         return Ok(());
     };
     let n = n32(dx.numel())?;
@@ -128,7 +128,7 @@ pub fn sum_backward_into(dy: &Tensor, scale: f32, dx: &Tensor) -> Result<()> {
         _pad: [0; 3],
     };
     gpu.dispatch(
-        &BROADCAST_ADD,
+        &SUM_BACKWARD,
         &p,
         &[dy, dx],
         grid_1d(

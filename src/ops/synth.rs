@@ -6,7 +6,7 @@
 
 use crate::autograd::{Tape, Var};
 use crate::error::{shape_err, Error, Result};
-use crate::ops::elementwise::relu;
+use crate::ops::elementwise::{relu, relu_backward_ref, relu_ref};
 use crate::ops::matmul::{linear, matmul, Spec, View};
 
 /// The sizes of one synthesizer projection.
@@ -98,10 +98,7 @@ pub fn synth_scores_ref(
     b2: &[f64],
     d: &SynthDims,
 ) -> Vec<f64> {
-    let a: Vec<f64> = hidden_cpu(x, w1, b1, d)
-        .iter()
-        .map(|v| v.max(0.0))
-        .collect();
+    let a = relu_ref(&hidden_cpu(x, w1, b1, d));
     let (t, c, hs) = (d.t, d.c, d.hs());
     let mut s = vec![0.0; d.b * d.n_head * t * t];
     for b in 0..d.b {
@@ -132,8 +129,9 @@ pub fn synth_scores_backward_ref(
 ) {
     let [dx, dw1, db1, dw2, db2] = grads;
     let hpre = hidden_cpu(x, w1, b1, d);
+    let a = relu_ref(&hpre);
     let (t, c, hs) = (d.t, d.c, d.hs());
-    let mut dh = vec![0.0; hpre.len()];
+    let mut da = vec![0.0; hpre.len()];
     for b in 0..d.b {
         for h in 0..d.n_head {
             for i in 0..t {
@@ -142,20 +140,18 @@ pub fn synth_scores_backward_ref(
                     db2[j] += g;
                     for k in 0..hs {
                         let ai = (b * t + i) * c + h * hs + k;
-                        dh[ai] += g * w2[k * d.l + j];
-                        dw2[k * d.l + j] += g * hpre[ai].max(0.0);
+                        da[ai] += g * w2[k * d.l + j];
+                        dw2[k * d.l + j] += g * a[ai];
                     }
                 }
             }
         }
     }
+    let mut dh = vec![0.0; hpre.len()];
+    relu_backward_ref(&hpre, &da, &mut dh);
     for r in 0..d.b * t {
         for o in 0..c {
-            let g = if hpre[r * c + o] > 0.0 {
-                dh[r * c + o]
-            } else {
-                0.0
-            };
+            let g = dh[r * c + o];
             db1[o] += g;
             for k in 0..c {
                 dx[r * c + k] += g * w1[o * c + k];

@@ -132,7 +132,7 @@ fn adamw_forward_should_match_reference() {
             for (ci, &(nv, max_norm)) in clips.iter().enumerate() {
                 for decay in [false, true] {
                     let seed = (n * 10 + ci * 2 + decay as usize) as u64;
-                    let p0 = to_f64(&to_f32(&randn(seed, n)));
+                    let p0 = to_f64(&to_f32(&uniform(seed, n)));
                     let param = upload(&g, &[n], &p0);
                     let norm = Tensor::from_f32(&g, &[1], &[nv as f32]).unwrap();
                     let mut state = AdamState::new(&g, &[n]).unwrap();
@@ -144,7 +144,7 @@ fn adamw_forward_should_match_reference() {
                             lr: 3e-3 * (t + 1) as f32,
                             ..opt
                         };
-                        let gr = to_f64(&to_f32(&randn(1000 + seed * 7 + t, n)));
+                        let gr = to_f64(&to_f32(&uniform(1000 + seed * 7 + t, n)));
                         adamw::adamw_step_into(
                             &o,
                             &param,

@@ -23,9 +23,15 @@ pub fn devices() -> Vec<Rc<Device>> {
 }
 
 /// `n` values uniform in [-1, 1), seeded.
-pub fn randn(seed: u64, n: usize) -> Vec<f64> {
+pub fn uniform(seed: u64, n: usize) -> Vec<f64> {
     let mut r = SmallRng::seed_from_u64(seed);
     (0..n).map(|_| r.gen_range(-1.0..1.0)).collect()
+}
+
+/// The old name of [`uniform`] (it never drew normals), kept only until tests/ops/softmax.rs
+/// moves to `uniform`.
+pub fn randn(seed: u64, n: usize) -> Vec<f64> {
+    uniform(seed, n)
 }
 
 pub fn to_f32(x: &[f64]) -> Vec<f32> {

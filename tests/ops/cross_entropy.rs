@@ -24,7 +24,7 @@ fn targets(seed: u64, n: usize, v: usize) -> Vec<u32> {
 }
 
 fn logits(seed: u64, n: usize) -> Vec<f64> {
-    randn(seed, n).iter().map(|x| 6.0 * x).collect()
+    uniform(seed, n).iter().map(|x| 6.0 * x).collect()
 }
 
 /// Runs forward then backward on `g0` through the tape (upstream gradient 1), accumulating
@@ -82,7 +82,7 @@ fn cross_entropy_backward_should_match_reference() {
             let (x, t, pre) = (
                 logits(3 + n as u64, n * v),
                 targets(4 + v as u64, n, v),
-                randn(5, n * v),
+                uniform(5, n * v),
             );
             let dloss = -0.7;
             let mut want = pre.clone();

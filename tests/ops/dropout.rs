@@ -18,7 +18,7 @@ fn dropout_hash_should_agree_bit_for_bit_on_both_backends() {
         for seed in [0u32, 1, 12345, u32::MAX] {
             let n = 100_003;
             let t = Tensor::uninit(&g, &[n]).unwrap();
-            dr::dropout_hash_into(&t, seed).unwrap();
+            dr::dropout_bits_into(&t, seed).unwrap();
             let got = pollster::block_on(t.to_vec_u32()).unwrap();
             let want: Vec<u32> = (0..n as u32).map(|i| dr::dropout_hash(seed, i)).collect();
             assert!(got == want, "{kind} seed {seed}: hashes differ");
@@ -32,7 +32,7 @@ fn dropout_forward_should_match_reference() {
         let kind = g.kind();
         for &n in SIZES {
             for (p, seed) in [(0.1f32, 7u32), (0.5, 8)] {
-                let x = randn(1, n);
+                let x = uniform(1, n);
                 let y = Tensor::uninit(&g, &[n]).unwrap();
                 dr::dropout_into(&upload(&g, &[n], &x), &y, p, seed).unwrap();
                 let got = y.read().unwrap();
@@ -68,7 +68,7 @@ fn dropout_backward_should_match_reference() {
         let kind = g.kind();
         for &n in SIZES {
             let (p, seed) = (0.3f32, 99u32);
-            let (x, dy, pre) = (randn(2, n), randn(3, n), randn(4, n));
+            let (x, dy, pre) = (uniform(2, n), uniform(3, n), uniform(4, n));
             let mut want = pre.clone();
             dr::dropout_backward_ref(&dy, p, seed, &mut want);
             let tape = Tape::new();
@@ -95,7 +95,7 @@ fn dropout_backward_should_match_reference() {
 #[test]
 fn dropout_backward_should_match_finite_differences() {
     for &n in &SIZES[..5] {
-        let (x, dy) = (randn(5, n), randn(6, n));
+        let (x, dy) = (uniform(5, n), uniform(6, n));
         let mut dx = vec![0.0; n];
         dr::dropout_backward_ref(&dy, 0.25, 3, &mut dx);
         check_fd(
@@ -114,7 +114,7 @@ fn dropout_rate_scaling_mask_and_seeds() {
         let kind = g.kind();
         let n = 100_000;
         // Inputs bounded away from 0 so "output is 0" means "dropped".
-        let x: Vec<f64> = randn(7, n)
+        let x: Vec<f64> = uniform(7, n)
             .iter()
             .map(|v| if *v >= 0.0 { v + 0.5 } else { v - 0.5 })
             .collect();
@@ -165,7 +165,7 @@ fn dropout_rate_scaling_mask_and_seeds() {
 fn dropout_p_zero_is_identity_and_bad_p_is_an_error() {
     for g in devices() {
         let kind = g.kind();
-        let x = randn(8, 127);
+        let x = uniform(8, 127);
         let tape = Tape::new();
         let vx = Var::leaf(upload(&g, &[127], &x), true);
         let y = dr::dropout(&tape, &vx, 0.0, 1).unwrap();

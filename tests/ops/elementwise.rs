@@ -12,7 +12,7 @@ const SIZES: &[usize] = &[1, 3, 17, 127, 256, 1000, 70_001];
 
 /// Inputs spread over [-4, 4) so GELU's tails and ReLU's kink are both exercised.
 fn wide(seed: u64, n: usize) -> Vec<f64> {
-    randn(seed, n).iter().map(|v| 4.0 * v).collect()
+    uniform(seed, n).iter().map(|v| 4.0 * v).collect()
 }
 
 #[test]
@@ -53,7 +53,7 @@ fn add_forward_should_match_reference() {
     for g in devices() {
         let kind = g.kind();
         for &n in SIZES {
-            let (a, b) = (randn(1, n), randn(2, n));
+            let (a, b) = (uniform(1, n), uniform(2, n));
             let out = Tensor::uninit(&g, &[n]).unwrap();
             ew::add_into(&upload(&g, &[n], &a), &upload(&g, &[n], &b), &out).unwrap();
             assert_close(
@@ -72,7 +72,7 @@ fn scale_and_axpy_forward_should_match_reference() {
     for g in devices() {
         let kind = g.kind();
         for &n in SIZES {
-            let (a, y) = (randn(3, n), randn(4, n));
+            let (a, y) = (uniform(3, n), uniform(4, n));
             let out = Tensor::uninit(&g, &[n]).unwrap();
             ew::scale_into(&upload(&g, &[n], &a), -0.75, &out).unwrap();
             assert_close(
@@ -153,7 +153,7 @@ fn relu_backward_should_match_reference() {
         for &n in SIZES {
             let mut x = wide(7, n);
             x[0] = 0.0;
-            let (dout, mut dx) = (randn(8, n), randn(9, n));
+            let (dout, mut dx) = (uniform(8, n), uniform(9, n));
             let tdx = upload(&g, &[n], &dx);
             ew::relu_backward_into(&upload(&g, &[n], &x), &upload(&g, &[n], &dout), &tdx).unwrap();
             ew::relu_backward_ref(&x, &dout, &mut dx);
@@ -174,7 +174,7 @@ fn gelu_backward_should_match_reference() {
         let kind = g.kind();
         for &n in SIZES {
             let x = to_f64(&to_f32(&wide(10, n)));
-            let (dout, mut dx) = (randn(11, n), randn(12, n));
+            let (dout, mut dx) = (uniform(11, n), uniform(12, n));
             let tdx = upload(&g, &[n], &dx);
             ew::gelu_backward_into(&upload(&g, &[n], &x), &upload(&g, &[n], &dout), &tdx).unwrap();
             ew::gelu_backward_ref(&x, &dout, &mut dx);
@@ -196,7 +196,7 @@ fn relu_backward_should_match_finite_differences() {
         .iter()
         .map(|v| if v.abs() < 0.01 { 0.5 } else { *v })
         .collect();
-    let dout = randn(14, 127);
+    let dout = uniform(14, 127);
     let mut dx = vec![0.0; 127];
     ew::relu_backward_ref(&x, &dout, &mut dx);
     check_fd("relu", &x, &dx, |x| dot(&ew::relu_ref(x), &dout), 127);
@@ -204,7 +204,7 @@ fn relu_backward_should_match_finite_differences() {
 
 #[test]
 fn gelu_backward_should_match_finite_differences() {
-    let (x, dout) = (wide(15, 127), randn(16, 127));
+    let (x, dout) = (wide(15, 127), uniform(16, 127));
     let mut dx = vec![0.0; 127];
     ew::gelu_backward_ref(&x, &dout, &mut dx);
     check_fd("gelu", &x, &dx, |x| dot(&ew::gelu_ref(x), &dout), 127);
@@ -231,7 +231,12 @@ fn add_and_scale_backward_should_match_reference() {
     for g in devices() {
         let kind = g.kind();
         for &n in &[1, 17, 1000] {
-            let (a, b, u, da0) = (randn(17, n), randn(18, n), randn(19, n), randn(20, n));
+            let (a, b, u, da0) = (
+                uniform(17, n),
+                uniform(18, n),
+                uniform(19, n),
+                uniform(20, n),
+            );
             let tape = Tape::new();
             let (va, vb) = (
                 Var::leaf(upload(&g, &[n], &a), true),
@@ -271,7 +276,7 @@ fn add_and_scale_backward_should_match_reference() {
 
 #[test]
 fn add_backward_should_match_finite_differences() {
-    let (a, b, u) = (randn(21, 17), randn(22, 17), randn(23, 17));
+    let (a, b, u) = (uniform(21, 17), uniform(22, 17), uniform(23, 17));
     // d/da Σ (a+b)·u = u.
     check_fd("add", &a, &u, |a| dot(&ew::add_ref(a, &b), &u), 17);
     check_fd(
@@ -289,7 +294,7 @@ fn a_var_used_twice_gets_the_summed_gradient() {
     for g in devices() {
         let kind = g.kind();
         let n = 33;
-        let (x, u) = (wide(24, n), randn(25, n));
+        let (x, u) = (wide(24, n), uniform(25, n));
         let tape = Tape::new();
         let vx = Var::leaf(upload(&g, &[n], &x), true);
         let y = ew::add(&tape, &vx, &vx).unwrap();

@@ -35,7 +35,7 @@ fn embedding_forward_should_match_reference() {
     for g in devices() {
         let kind = g.kind();
         for &(n, v, c, pattern) in CASES {
-            let (id, table) = (ids(1, n, v, pattern), randn(2, v * c));
+            let (id, table) = (ids(1, n, v, pattern), uniform(2, v * c));
             let out = Tensor::uninit(&g, &[n, c]).unwrap();
             emb::embedding_into(
                 &Tensor::from_u32(&g, &[n], &id).unwrap(),
@@ -62,9 +62,9 @@ fn embedding_backward_should_match_reference() {
         for &(n, v, c, pattern) in CASES {
             let (id, table, dout, pre) = (
                 ids(3, n, v, pattern),
-                randn(4, v * c),
-                randn(5, n * c),
-                randn(6, v * c),
+                uniform(4, v * c),
+                uniform(5, n * c),
+                uniform(6, v * c),
             );
             let mut want = pre.clone();
             emb::embedding_backward_ref(&id, &dout, c, &mut want);
@@ -97,7 +97,7 @@ fn embedding_backward_should_match_reference() {
 #[test]
 fn embedding_backward_should_match_finite_differences() {
     for &(n, v, c, pattern) in &CASES[..5] {
-        let (id, table, dout) = (ids(7, n, v, pattern), randn(8, v * c), randn(9, n * c));
+        let (id, table, dout) = (ids(7, n, v, pattern), uniform(8, v * c), uniform(9, n * c));
         let mut d = vec![0.0; v * c];
         emb::embedding_backward_ref(&id, &dout, c, &mut d);
         check_fd(
@@ -115,7 +115,7 @@ fn embedding_backward_is_deterministic_under_repetition() {
     for g in devices() {
         let kind = g.kind();
         let (n, v, c) = (2000, 3, 64);
-        let (id, dout) = (ids(10, n, v, 0), randn(11, n * c));
+        let (id, dout) = (ids(10, n, v, 0), uniform(11, n * c));
         let (tid, tdout) = (
             Tensor::from_u32(&g, &[n], &id).unwrap(),
             upload(&g, &[n, c], &dout),
@@ -140,7 +140,7 @@ fn embedding_backward_is_deterministic_under_repetition() {
 fn embedding_out_of_range_ids_read_nothing_and_are_rejected_by_check_ids() {
     let (v, c) = (3, 5);
     let id = [1u32, 3, 4000000];
-    let table = randn(12, v * c);
+    let table = uniform(12, v * c);
     for g in devices() {
         let kind = g.kind();
         let out = Tensor::uninit(&g, &[3, c]).unwrap();

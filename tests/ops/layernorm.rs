@@ -11,7 +11,7 @@ const ROWS: &[usize] = &[1, 5, 33];
 
 /// Rows with an offset and a spread, so the mean and variance are not trivially 0 and 1/3.
 fn data(seed: u64, rows: usize, c: usize) -> Vec<f64> {
-    randn(seed, rows * c)
+    uniform(seed, rows * c)
         .iter()
         .enumerate()
         .map(|(i, v)| 0.5 + 2.0 * v + (i / c.max(1)) as f64 * 0.1)
@@ -25,7 +25,7 @@ fn layernorm_forward_should_match_reference() {
         for &c in CS {
             for &rows in ROWS {
                 let x = to_f64(&to_f32(&data(1, rows, c)));
-                let (w, b) = (randn(2, c), randn(3, c));
+                let (w, b) = (uniform(2, c), uniform(3, c));
                 let (ty, tm, ts) = (
                     Tensor::uninit(&g, &[rows, c]).unwrap(),
                     Tensor::uninit(&g, &[rows]).unwrap(),
@@ -71,11 +71,12 @@ fn layernorm_backward_should_match_reference() {
             for &rows in ROWS {
                 let x = to_f64(&to_f32(&data(4, rows, c)));
                 let (w, b, dy) = (
-                    to_f64(&to_f32(&randn(5, c))),
-                    randn(6, c),
-                    randn(7, rows * c),
+                    to_f64(&to_f32(&uniform(5, c))),
+                    uniform(6, c),
+                    uniform(7, rows * c),
                 );
-                let (mut dx, mut dw, mut db) = (randn(8, rows * c), randn(9, c), randn(10, c));
+                let (mut dx, mut dw, mut db) =
+                    (uniform(8, rows * c), uniform(9, c), uniform(10, c));
                 let (tdx, tdw, tdb) = (
                     upload(&g, &[rows, c], &dx),
                     upload(&g, &[c], &dw),
@@ -134,9 +135,9 @@ fn layernorm_backward_should_match_finite_differences() {
         for &rows in &[1, 5] {
             let (x, w, b, dy) = (
                 data(11, rows, c),
-                randn(12, c),
-                randn(13, c),
-                randn(14, rows * c),
+                uniform(12, c),
+                uniform(13, c),
+                uniform(14, rows * c),
             );
             let (mut dx, mut dw, mut db) = (vec![0.0; rows * c], vec![0.0; c], vec![0.0; c]);
             ln::layernorm_backward_ref(&x, &w, &dy, c, &mut dx, &mut dw, &mut db);
@@ -155,7 +156,7 @@ fn layernorm_many_rows_use_several_partial_blocks() {
         let kind = g.kind();
         let (rows, c) = (1000, 65);
         let x = to_f64(&to_f32(&data(15, rows, c)));
-        let (w, dy) = (to_f64(&to_f32(&randn(16, c))), randn(17, rows * c));
+        let (w, dy) = (to_f64(&to_f32(&uniform(16, c))), uniform(17, rows * c));
         let tape = Tape::new();
         let (vx, vw, vb) = (
             Var::leaf(upload(&g, &[10, 100, c], &x), false),
@@ -203,9 +204,9 @@ fn layernorm_used_twice_sums_gradients_and_rejects_bad_shapes() {
         let (rows, c) = (5, 17);
         let (x, w, b, u) = (
             to_f64(&to_f32(&data(18, rows, c))),
-            to_f64(&to_f32(&randn(19, c))),
-            randn(20, c),
-            randn(21, rows * c),
+            to_f64(&to_f32(&uniform(19, c))),
+            uniform(20, c),
+            uniform(21, rows * c),
         );
         let tape = Tape::new();
         let (vx, vw, vb) = (

@@ -116,10 +116,10 @@ fn matmul_forward_should_match_reference() {
         for &(z1, z2, m, n, k) in SHAPES {
             for (s, alen, blen) in specs((z1, z2), m, n, k) {
                 let (a, b, bias, c0) = (
-                    randn(1, alen),
-                    randn(2, blen),
-                    randn(3, n),
-                    randn(4, z1 * z2 * m * n),
+                    uniform(1, alen),
+                    uniform(2, blen),
+                    uniform(3, n),
+                    uniform(4, z1 * z2 * m * n),
                 );
                 for (with_bias, acc) in [(false, false), (true, false), (true, true)] {
                     let mut want = c0.clone();
@@ -150,8 +150,13 @@ fn matmul_backward_should_match_reference() {
     each_kernel(|g, kernel| {
         for &(z1, z2, m, n, k) in SHAPES {
             for (s, alen, blen) in specs((z1, z2), m, n, k) {
-                let (a, b, dc) = (randn(5, alen), randn(6, blen), randn(7, z1 * z2 * m * n));
-                let (mut da, mut db, mut dbias) = (randn(8, alen), randn(9, blen), randn(10, n));
+                let (a, b, dc) = (
+                    uniform(5, alen),
+                    uniform(6, blen),
+                    uniform(7, z1 * z2 * m * n),
+                );
+                let (mut da, mut db, mut dbias) =
+                    (uniform(8, alen), uniform(9, blen), uniform(10, n));
                 let (da0, db0, dbias0) = (da.clone(), db.clone(), dbias.clone());
                 matmul::matmul_backward_ref(&a, &b, &dc, &s, &mut da, &mut db, Some(&mut dbias));
                 let (ta, tb, tdc) = (
@@ -194,10 +199,10 @@ fn matmul_backward_should_match_finite_differences() {
     for &(z1, z2, m, n, k) in &SHAPES[..4] {
         for (s, alen, blen) in specs((z1, z2), m, n, k) {
             let (a, b, bias, dc) = (
-                randn(11, alen),
-                randn(12, blen),
-                randn(13, n),
-                randn(14, z1 * z2 * m * n),
+                uniform(11, alen),
+                uniform(12, blen),
+                uniform(13, n),
+                uniform(14, z1 * z2 * m * n),
             );
             let loss = |a: &[f64], b: &[f64], bias: &[f64]| {
                 let mut c = vec![0.0; dc.len()];
@@ -242,7 +247,7 @@ fn linear_gradients_flow_through_the_tape() {
     for g in devices() {
         let kind = g.kind();
         let (n, k, o) = (5, 7, 3);
-        let (x, w, b) = (randn(20, n * k), randn(21, o * k), randn(22, o));
+        let (x, w, b) = (uniform(20, n * k), uniform(21, o * k), uniform(22, o));
         let tape = Tape::new();
         let (vx, vw, vb) = (
             Var::leaf(upload(&g, &[n, k], &x), true),
@@ -253,7 +258,7 @@ fn linear_gradients_flow_through_the_tape() {
         assert_eq!(y.shape(), &[n, o], "{kind}");
         // L = Σ_n (y·u)[n], so dL/dy[n, o] = u[o].
         let ones = Var::leaf(Tensor::full(&g, &[1, n], 1.0).unwrap(), false);
-        let u = randn(23, o);
+        let u = uniform(23, o);
         let vu = Var::leaf(upload(&g, &[o, 1], &u), false);
         let yu = matmul::matmul(&tape, &y, &vu, None, Spec::plain(n, o, 1), &[n, 1]).unwrap();
         let l1 = matmul::matmul(&tape, &ones, &yu, None, Spec::plain(1, n, 1), &[1, 1]).unwrap();

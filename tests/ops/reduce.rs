@@ -14,7 +14,7 @@ fn sum_forward_should_match_reference() {
     for g in devices() {
         let kind = g.kind();
         for &n in SIZES {
-            let x = randn(1, n);
+            let x = uniform(1, n);
             let tx = upload(&g, &[n], &x);
             let out = Tensor::uninit(&g, &[1]).unwrap();
             reduce::sum_into(&tx, 1.0, &out).unwrap();
@@ -56,7 +56,7 @@ fn sum_backward_should_match_reference() {
         let kind = g.kind();
         for &n in SIZES {
             for (name, scale) in [("sum", 1.0), ("mean", 1.0 / n as f64)] {
-                let dx0 = randn(2, n);
+                let dx0 = uniform(2, n);
                 let tdx = upload(&g, &[n], &dx0);
                 let tdy = upload(&g, &[1], &[0.75]);
                 reduce::sum_backward_into(&tdy, scale as f32, &tdx).unwrap();
@@ -76,7 +76,7 @@ fn sum_backward_should_match_reference() {
 
 #[test]
 fn sum_backward_should_match_finite_differences() {
-    let x = randn(3, 17);
+    let x = uniform(3, 17);
     let mut dx = vec![0.0; 17];
     reduce::sum_backward_ref(1.0, 1.0, &mut dx);
     check_fd("sum", &x, &dx, reduce::sum_ref, 17);
@@ -91,8 +91,8 @@ fn sum_and_mean_gradients_through_the_tape() {
     for g in devices() {
         let kind = g.kind();
         for &n in &[1, 127, 70_000] {
-            let x = randn(4, n);
-            let dx0 = randn(5, n);
+            let x = uniform(4, n);
+            let dx0 = uniform(5, n);
             let tape = Tape::new();
             let vx = Var::leaf(upload(&g, &[n], &x), true);
             vx.grad_or_zeros()
@@ -124,7 +124,7 @@ fn global_norm_should_match_reference() {
         let xs: Vec<Vec<f64>> = sizes
             .iter()
             .enumerate()
-            .map(|(i, &n)| randn(10 + i as u64, n))
+            .map(|(i, &n)| uniform(10 + i as u64, n))
             .collect();
         let ts: Vec<Tensor> = xs.iter().map(|x| upload(&g, &[x.len()], x)).collect();
         let out = Tensor::uninit(&g, &[1]).unwrap();

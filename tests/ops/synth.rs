@@ -47,11 +47,11 @@ struct Inputs {
 
 fn inputs(seed: u64, d: &SynthDims) -> Inputs {
     Inputs {
-        x: randn(seed, d.b * d.t * d.c),
-        w1: randn(seed + 1, d.c * d.c),
-        b1: randn(seed + 2, d.c),
-        w2: randn(seed + 3, d.hs() * d.l),
-        b2: randn(seed + 4, d.l),
+        x: uniform(seed, d.b * d.t * d.c),
+        w1: uniform(seed + 1, d.c * d.c),
+        b1: uniform(seed + 2, d.c),
+        w2: uniform(seed + 3, d.hs() * d.l),
+        b2: uniform(seed + 4, d.l),
     }
 }
 
@@ -101,12 +101,12 @@ fn synth_scores_backward_should_match_reference() {
         for d in DIMS {
             let i = inputs(2, d);
             let sh = shapes(d);
-            let ds = randn(9, d.b * d.n_head * d.t * d.t);
+            let ds = uniform(9, d.b * d.n_head * d.t * d.t);
             let vals = [&i.x, &i.w1, &i.b1, &i.w2, &i.b2];
             let pre: Vec<Vec<f64>> = vals
                 .iter()
                 .enumerate()
-                .map(|(k, v)| randn(20 + k as u64, v.len()))
+                .map(|(k, v)| uniform(20 + k as u64, v.len()))
                 .collect();
             let mut want = pre.clone();
             {
@@ -156,7 +156,7 @@ fn synth_scores_backward_should_match_reference() {
 fn synth_scores_backward_should_match_finite_differences() {
     for d in &DIMS[..3] {
         let i = inputs(3, d);
-        let ds = randn(10, d.b * d.n_head * d.t * d.t);
+        let ds = uniform(10, d.b * d.n_head * d.t * d.t);
         let mut g: Vec<Vec<f64>> = [&i.x, &i.w1, &i.b1, &i.w2, &i.b2]
             .iter()
             .map(|v| vec![0.0; v.len()])

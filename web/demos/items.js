@@ -1,4 +1,5 @@
-// E1–E6: one query against a few keys, and the one-head / two-head noise experiment.
+// E1–E6: one query against a few keys, and the one-head / two-head noise experiment. The exercises
+// are stated in docs/attention-exercises.md; the numbers come from src/demos/.
 // Each item: defaults (also the URL-fragment keys), controls, compute(wasm, settings) → result from
 // the kernels, draw(d) onto d.cv, numbers(d) → HTML. d.cpu says whether to show the CPU reference.
 import { C, begin, plane, dot, cross, arrow, bars, heatmap, lines, fmt } from './draw.js';

@@ -1,6 +1,7 @@
 // E7–E10: the causal mask (with a toy trained with and without it), multi-head shapes, synthesizer vs
 // dot-product scores, and the layers one attention layer can imitate. E8/E9 also draw a trained
-// model's maps once one is handed over with window.attnlabDemos.setModel(bytes).
+// model's maps once one is handed over with window.attnlabDemos.setModel(bytes). The exercises are
+// stated in docs/attention-exercises.md; the numbers come from src/demos/.
 import { C, OKABE, begin, bars, heatmap, lines, fmt } from './draw.js';
 import { L } from './labels.js';
 
