@@ -46,6 +46,12 @@ pub fn line_col(text: &str, byte_offset: usize) -> (usize, usize) {
     (line, before[line_start..].chars().count() + 1)
 }
 
+/// The documents (lines) of a pretraining text as run.py counts them: `text.split('\n')`, the
+/// empty one after a final newline included (2938 on wiki.txt).
+pub fn documents(text: &str) -> usize {
+    universal_newlines(text).split('\n').count()
+}
+
 /// Line ends as Python's text mode reads them (the reference opens every file that way): `\r\n`
 /// and a lone `\r` become `\n`. So a corpus saved with Windows line ends gives the same
 /// vocabulary and documents as the original.

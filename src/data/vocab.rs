@@ -57,6 +57,38 @@ impl Vocab {
         })
     }
 
+    /// The vocabulary a checkpoint keeps in its metadata (`itos` as one string), checked to start
+    /// with PAD and MASK and to repeat no character; `what` names the file in messages.
+    pub fn from_itos(itos: &str, what: &str) -> Result<Vocab> {
+        let itos: Vec<char> = itos.chars().collect();
+        if itos.len() < 2 || itos[0] != PAD_CHAR || itos[1] != MASK_CHAR {
+            return Err(Error::Msg(format!(
+                "{what}: the vocabulary in its metadata does not start with PAD and MASK; not a \
+                 checkpoint written by attnlab"
+            )));
+        }
+        let stoi: HashMap<char, u32> = itos
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| (c, i as u32))
+            .collect();
+        if stoi.len() != itos.len() {
+            return Err(Error::Msg(format!(
+                "{what}: the vocabulary in its metadata repeats a character"
+            )));
+        }
+        Ok(Vocab {
+            stoi,
+            itos,
+            source: format!("the vocabulary of {what}"),
+        })
+    }
+
+    /// `itos` as one string, as checkpoints keep it (the inverse of `from_itos`).
+    pub fn itos_string(&self) -> String {
+        self.itos.iter().collect()
+    }
+
     /// Number of tokens (distinct characters + 2).
     pub fn len(&self) -> usize {
         self.itos.len()

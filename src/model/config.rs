@@ -16,6 +16,17 @@ impl Variant {
             Variant::Synthesizer => "synthesizer",
         }
     }
+
+    /// The variant a user named ("vanilla" or "synthesizer").
+    pub fn from_name(name: &str) -> crate::Result<Variant> {
+        match name {
+            "vanilla" => Ok(Variant::Vanilla),
+            "synthesizer" => Ok(Variant::Synthesizer),
+            v => Err(crate::Error::Msg(format!(
+                "unknown attention variant '{v}'; choose vanilla or synthesizer"
+            ))),
+        }
+    }
 }
 
 /// The longest block a model may have: attention keeps (B, heads, T, T) scores, so memory grows

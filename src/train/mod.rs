@@ -1,11 +1,17 @@
-//! Training: the reference's schedule and trainer, the epoch loops, greedy decoding and evaluation.
+//! Training: the reference's schedule and trainer, the epoch loops, greedy decoding and evaluation,
+//! and the run API both front ends use: a `RunSpec` (presets, overrides, validation) and a
+//! `Session` (a run driven `n` steps at a time).
 
 pub mod run;
 pub mod sample;
 pub mod schedule;
+pub mod session;
+pub mod spec;
 pub mod trainer;
 
 pub use run::{evaluate, finetune, pretrain, Evaluation, Hooks, Progress};
 pub use sample::{sample_greedy, sample_greedy_batch};
 pub use schedule::TrainConfig;
+pub use session::{vocab_of_checkpoint, Begin, RunData, Session};
+pub use spec::{validate_model, Overrides, RunKind, RunSpec, Words};
 pub use trainer::Trainer;

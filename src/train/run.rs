@@ -1,5 +1,5 @@
-//! The reference's runs as library functions (the CLI uses them, the page will too): the epoch
-//! loops of pretraining and finetuning, and evaluation by greedy decoding.
+//! The reference's runs as library functions: the epoch loops of pretraining and finetuning (which
+//! `Session` drives for the CLI and the page), and evaluation by greedy decoding.
 //!
 //! The loops follow torch's DataLoader as run.py sets it up: no shuffle, `drop_last = False` (the
 //! last batch of an epoch may be short), examples 127 tokens long, one `Trainer::step` per batch.
@@ -57,6 +57,12 @@ pub fn steps_per_epoch(examples: usize, batch_size: usize) -> usize {
     examples.div_ceil(batch_size.max(1))
 }
 
+/// The steps of a whole run on `examples` examples: every epoch's, or `max_steps` if fewer.
+pub fn total_steps(cfg: &super::TrainConfig, examples: usize) -> u64 {
+    let per_epoch = steps_per_epoch(examples, cfg.batch_size) as u64;
+    (per_epoch * cfg.max_epochs as u64).min(cfg.max_steps.unwrap_or(u64::MAX).max(1))
+}
+
 /// Lengths a trimmed batch is rounded up to, so that a run sees at most a handful of shapes (and
 /// the buffer pool keeps a handful of sizes).
 pub const TRIM_MULTIPLE: usize = 8;
@@ -85,12 +91,16 @@ pub fn trim_batch(x: &[u32], y: &[u32], rows: usize, t: usize) -> (Vec<u32>, Vec
 }
 
 /// The shared epoch loop; `get(idx, epoch)` builds one (x, y) example of BLOCK_SIZE − 1 tokens.
-/// Returns the last loss read back.
-async fn train_epochs(
+/// Runs from the trainer's step count to the run's end, or only up to step `until` when given (a
+/// chunk of the run: the loss is also read back there, but `Progress::epoch_end` and
+/// `Hooks::on_epoch_end` still mean the end of an epoch or of the whole run). Returns the last
+/// loss read back (NaN when no step was taken).
+pub(super) async fn train_epochs(
     trainer: &mut Trainer,
     n: usize,
     get: &dyn Fn(usize, u64) -> Result<(Vec<u32>, Vec<u32>)>,
     hooks: &mut Hooks<'_>,
+    until: Option<u64>,
 ) -> Result<f32> {
     let t = BLOCK_SIZE - 1;
     let bs = trainer.cfg.batch_size;
@@ -106,14 +116,14 @@ async fn train_epochs(
         )));
     }
     let per_epoch = steps_per_epoch(n, bs);
-    let max_steps = trainer.cfg.max_steps.unwrap_or(u64::MAX).max(1);
-    let total = ((per_epoch * epochs) as u64).min(max_steps);
+    let total = total_steps(&trainer.cfg, n);
+    let stop = until.map_or(total, |u| u.min(total));
     let (t0, tokens0) = ((hooks.clock)(), trainer.tokens);
     // A resumed trainer continues where its step count says (see `Trainer::state_to_bytes`).
     let done = trainer.steps.min(total);
     let mut step = done;
     let mut last = f32::NAN;
-    if done == total {
+    if done >= stop {
         return Ok(last);
     }
     let first_epoch = (done / per_epoch as u64) as usize;
@@ -144,9 +154,9 @@ async fn train_epochs(
             let (tx, ty, tt) = trim_batch(&x, &y, rows, t);
             let loss = trainer.step_counting(&tx, &ty, rows, tt, rows * t)?;
             step += 1;
-            let last_step = step == total;
-            let epoch_end = s + 1 == per_epoch || last_step;
-            if !step.is_multiple_of(hooks.every.max(1)) && !epoch_end {
+            let last_step = step == stop;
+            let epoch_end = s + 1 == per_epoch || step == total;
+            if !step.is_multiple_of(hooks.every.max(1)) && !epoch_end && !last_step {
                 continue;
             }
             let l = loss
@@ -195,7 +205,7 @@ pub async fn pretrain(
     data: &CharCorruptionDataset,
     hooks: &mut Hooks<'_>,
 ) -> Result<f32> {
-    train_epochs(trainer, data.len(), &|i, e| data.get(i, e), hooks).await
+    train_epochs(trainer, data.len(), &|i, e| data.get(i, e), hooks, None).await
 }
 
 /// Finetuning on the birth-place questions (the same examples every epoch).
@@ -204,7 +214,7 @@ pub async fn finetune(
     data: &NameDataset,
     hooks: &mut Hooks<'_>,
 ) -> Result<f32> {
-    train_epochs(trainer, data.len(), &|i, _| data.get(i), hooks).await
+    train_epochs(trainer, data.len(), &|i, _| data.get(i), hooks, None).await
 }
 
 /// Predictions for an eval file, and the score when the file has answers.

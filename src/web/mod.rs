@@ -4,8 +4,11 @@
 //! objects via serde-wasm-bindgen; every crate error becomes a JS exception carrying the crate's
 //! own message.
 
+mod ask;
 mod bench;
 mod demos;
+mod inputs;
+mod models;
 mod page;
 
 use crate::checks::{self, CheckResult};

@@ -1,0 +1,270 @@
+//! The command line: run.py's arguments, the checks made before any work, and the dispatch to the
+//! functions (`train.rs`: pretrain and finetune; `model.rs`: evaluate, convert, london, corpus).
+
+mod files;
+mod model;
+mod train;
+
+use attnlab::data::{self, Vocab};
+use attnlab::model::Variant;
+use attnlab::train::{validate_model, Overrides, RunKind, RunSpec, Words};
+use attnlab::{Device, DeviceChoice};
+use clap::{Parser, ValueEnum};
+use files::{check_output, inputs, need};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
+enum Function {
+    Pretrain,
+    Finetune,
+    Evaluate,
+    London,
+    Corpus,
+    Convert,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
+enum VariantArg {
+    Vanilla,
+    Synthesizer,
+}
+
+/// Train and evaluate the CS224N A5 GPT on the GPU (run.py's interface).
+#[derive(Parser, Debug)]
+#[command(name = "attnlab", version)]
+struct Cli {
+    /// What to do: pretrain, finetune, evaluate, london (the London baseline), corpus (write
+    /// the embedded generated corpus's files to --out_dir), or convert (a course .params file
+    /// at --reading_params_path to our safetensors at --writing_params_path).
+    #[arg(value_enum)]
+    function: Function,
+    /// Attention variant (not used by london).
+    #[arg(value_enum)]
+    variant: Option<VariantArg>,
+    /// wiki.txt-style corpus (the vocabulary is always built from it); omit to use the
+    /// embedded generated corpus, whose train/dev TSVs then are the finetune/eval defaults.
+    pretrain_corpus_path: Option<PathBuf>,
+    /// Checkpoint to start from (finetune) or to evaluate: ours (safetensors) or the course's
+    /// torch.save(model.state_dict()) .params file (its sizes are read from its shapes).
+    #[arg(long = "reading_params_path")]
+    reading_params_path: Option<PathBuf>,
+    /// Where to save the trained checkpoint (safetensors).
+    #[arg(long = "writing_params_path")]
+    writing_params_path: Option<PathBuf>,
+    /// Birth-place TSV to finetune on.
+    #[arg(long = "finetune_corpus_path")]
+    finetune_corpus_path: Option<PathBuf>,
+    /// TSV of questions (answers optional) to evaluate on.
+    #[arg(long = "eval_corpus_path")]
+    eval_corpus_path: Option<PathBuf>,
+    /// Where to write the predictions, one per line.
+    #[arg(long = "outputs_path")]
+    outputs_path: Option<PathBuf>,
+    /// Override the number of epochs (650 pretrain, 75 finetune, 10 after pretraining).
+    #[arg(long = "max_epochs")]
+    max_epochs: Option<usize>,
+    /// Override the batch size (128 pretrain, 256 finetune).
+    #[arg(long = "batch_size")]
+    batch_size: Option<usize>,
+    /// Override the peak learning rate (6e-3 pretrain, 6e-4 finetune).
+    #[arg(long = "learning_rate")]
+    learning_rate: Option<f64>,
+    /// Stop training after this many optimizer steps (smoke tests and CI; run.py has no such
+    /// flag). The learning-rate schedule is the full run's.
+    #[arg(long = "max_steps")]
+    max_steps: Option<u64>,
+    /// pretrain/finetune: continue the run saved in this training state (the `.resume` file a
+    /// run writes beside --writing_params_path), with the same other flags as that run.
+    #[arg(long)]
+    resume: Option<PathBuf>,
+    /// evaluate: only the first N questions of the eval file (smoke tests and CI).
+    #[arg(long = "max_questions")]
+    max_questions: Option<usize>,
+    /// Tiny model (2 layers, 4 heads, width 64); with no corpus path, also the tiny corpus.
+    #[arg(long)]
+    tiny: bool,
+    /// corpus: the folder to write wiki.txt, birth_places_train.tsv, birth_dev.tsv and
+    /// birth_test.tsv into (created if missing; existing files are replaced).
+    #[arg(long = "out_dir")]
+    out_dir: Option<PathBuf>,
+    /// corpus: the number of people (split 2000:500:437 like the course); default the
+    /// embedded corpus's size (800, or 270 with --tiny).
+    #[arg(long)]
+    people: Option<usize>,
+    /// Seed for initialisation, dropout and the corruption draws.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Where to run: auto (a hardware GPU if there is one, else the CPU backend; never a
+    /// software GPU adapter), gpu (any wgpu adapter, software ones included) or cpu.
+    #[arg(long, value_enum, default_value_t = DeviceArg::Auto)]
+    device: DeviceArg,
+    /// Override the number of layers (4 in the assignment; 2 with --tiny).
+    #[arg(long = "n_layer")]
+    n_layer: Option<usize>,
+    /// Override the number of attention heads (8; 4 with --tiny).
+    #[arg(long = "n_head")]
+    n_head: Option<usize>,
+    /// Override the width (256; 64 with --tiny).
+    #[arg(long = "n_embd")]
+    n_embd: Option<usize>,
+    /// Override the dropout probability of every dropout layer (0.1 in the assignment; 0
+    /// turns dropout off).
+    #[arg(long)]
+    dropout: Option<f32>,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum DeviceArg {
+    Auto,
+    Gpu,
+    Cpu,
+}
+
+type Res<T> = Result<T, String>;
+
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+                let _ = e.print();
+                return ExitCode::SUCCESS;
+            }
+            let _ = e.print();
+            return ExitCode::from(1);
+        }
+    };
+    match run_cli(&cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(m) => {
+            eprintln!("error: {m}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// The flags' names in messages about their values.
+const WORDS: Words = Words {
+    epochs: "--max_epochs",
+    batch: "--batch_size",
+    lr: "--learning_rate",
+    max_steps: "--max_steps",
+    dropout: "--dropout",
+    model: "--n_layer, --n_head, --n_embd or --dropout",
+};
+
+fn variant(cli: &Cli) -> Res<Variant> {
+    match cli.variant {
+        Some(VariantArg::Vanilla) => Ok(Variant::Vanilla),
+        Some(VariantArg::Synthesizer) => Ok(Variant::Synthesizer),
+        None => Err("give the variant after the function: vanilla or synthesizer".into()),
+    }
+}
+
+/// The run the flags describe (evaluate and convert use only its model configuration).
+fn spec(cli: &Cli, variant: Variant) -> RunSpec {
+    RunSpec {
+        kind: match cli.function {
+            Function::Finetune => RunKind::Finetune,
+            _ => RunKind::Pretrain,
+        },
+        variant,
+        tiny: cli.tiny,
+        pretrained: cli.reading_params_path.is_some(),
+        overrides: Overrides {
+            epochs: cli.max_epochs,
+            batch: cli.batch_size,
+            lr: cli.learning_rate,
+            max_steps: cli.max_steps,
+            n_layer: cli.n_layer,
+            n_head: cli.n_head,
+            n_embd: cli.n_embd,
+            dropout: cli.dropout.map(f64::from),
+        },
+        seed: cli.seed,
+    }
+}
+
+/// Check every output location and flag before the device opens or any input is read.
+fn check_flags(cli: &Cli, spec: &RunSpec) -> Res<()> {
+    let fname = format!("{:?}", cli.function).to_lowercase();
+    match cli.function {
+        Function::Pretrain | Function::Finetune => check_output(
+            need(&cli.writing_params_path, "writing_params_path", &fname)?,
+            "--writing_params_path",
+        )?,
+        Function::Convert => {
+            need(&cli.reading_params_path, "reading_params_path", &fname)?;
+            check_output(
+                need(&cli.writing_params_path, "writing_params_path", &fname)?,
+                "--writing_params_path",
+            )?
+        }
+        _ => {
+            need(&cli.reading_params_path, "reading_params_path", &fname)?;
+            if let Some(p) = &cli.outputs_path {
+                check_output(p, "--outputs_path")?;
+            }
+        }
+    }
+    if cli.pretrain_corpus_path.is_some() {
+        match cli.function {
+            Function::Finetune => {
+                need(&cli.finetune_corpus_path, "finetune_corpus_path", &fname)?;
+            }
+            Function::Evaluate => {
+                need(&cli.eval_corpus_path, "eval_corpus_path", &fname)?;
+            }
+            _ => {}
+        }
+    }
+    spec.check(&WORDS).map_err(|e| e.to_string())?;
+    if cli.max_questions == Some(0) {
+        return Err("--max_questions must be at least 1".into());
+    }
+    Ok(())
+}
+
+fn run_cli(cli: &Cli) -> Res<()> {
+    if cli.function == Function::London {
+        return model::london(cli);
+    }
+    if cli.function == Function::Corpus {
+        return model::corpus(cli);
+    }
+    let spec = spec(cli, variant(cli)?);
+    check_flags(cli, &spec)?;
+    let inp = inputs(cli)?;
+    let text =
+        data::text_from_bytes(&inp.corpus.bytes, &inp.corpus.name).map_err(|e| e.to_string())?;
+    let vocab = Vocab::from_text(text, &inp.corpus.name).map_err(|e| e.to_string())?;
+    println!(
+        "data has {} characters, {} unique.",
+        text.chars().count(),
+        vocab.len()
+    );
+    let cfg = spec.model_config(vocab.len());
+    validate_model(&cfg, &WORDS).map_err(|e| e.to_string())?;
+    let choice = match cli.device {
+        DeviceArg::Auto => DeviceChoice::Auto,
+        DeviceArg::Gpu => DeviceChoice::Gpu,
+        DeviceArg::Cpu => DeviceChoice::Cpu,
+    };
+    let gpu = Device::open_blocking(choice).map_err(|e| e.to_string())?;
+    println!("device: {} ({})", gpu.describe(), gpu.reason);
+    let run = train::Run {
+        cli,
+        gpu: &gpu,
+        spec: &spec,
+        cfg,
+        vocab,
+    };
+    match cli.function {
+        Function::Pretrain | Function::Finetune => run.train(text, &inp.corpus.name, inp.finetune),
+        Function::Evaluate => model::evaluate(cli, &gpu, &run.cfg, &run.vocab, inp.eval),
+        Function::Convert => model::convert(cli, &gpu, &run.cfg, &run.vocab),
+        Function::London | Function::Corpus => Err("internal: handled above".into()),
+    }
+}

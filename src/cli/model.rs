@@ -1,0 +1,180 @@
+//! The CLI's functions around a model and the corpus: reading checkpoints (ours or the course's
+//! .params), convert, evaluate, the London baseline, and writing the embedded corpus.
+
+use super::files::{check_output, embedded, lines, need, read, write_atomic, Input};
+use super::{Cli, Res};
+use attnlab::data::{self, parse_tsv, TsvMode, Vocab};
+use attnlab::model::{checkpoint, torch_params, Gpt, GptConfig, Variant};
+use attnlab::train::run;
+use attnlab::Device;
+use std::path::Path;
+use std::rc::Rc;
+
+/// Load a checkpoint that must match `cfg` and the corpus's vocabulary.
+pub fn load(gpu: &Rc<Device>, path: &Path, cfg: &GptConfig, vocab: &Vocab) -> Res<Gpt> {
+    load_input(gpu, &read(path)?, cfg, vocab)
+}
+
+/// `load` of a file already read.
+pub fn load_input(gpu: &Rc<Device>, input: &Input, cfg: &GptConfig, vocab: &Vocab) -> Res<Gpt> {
+    if torch_params::is_torch_file(&input.bytes) {
+        return load_torch(gpu, input, cfg, vocab);
+    }
+    let (model, header) = checkpoint::from_bytes(gpu, &input.bytes, Some(cfg), &input.name)
+        .map_err(|e| {
+            format!("{e}; use the variant (and --tiny or not) the checkpoint was trained with")
+        })?;
+    if header.vocab != vocab.itos_string() {
+        return Err(format!(
+            "{} was trained with another vocabulary than the one built from {}; pass the \
+             pretrain_corpus_path it was trained with",
+            input.name, vocab.source
+        ));
+    }
+    Ok(model)
+}
+
+/// A course `.params` file (torch.save of a state_dict): it has no config, so the sizes come
+/// from its shapes; the variant, the vocabulary (its size) and, for vanilla, the head count
+/// come from the command line; dropout from the flags, for finetuning.
+fn load_torch(gpu: &Rc<Device>, input: &Input, cfg: &GptConfig, vocab: &Vocab) -> Res<Gpt> {
+    let want = torch_params::Expected {
+        variant: Some(cfg.variant),
+        n_head: Some(cfg.n_head),
+        vocab: Some((vocab.len(), &vocab.source)),
+    };
+    let mut model = torch_params::from_bytes(gpu, &input.bytes, &want, &input.name)
+        .map_err(|e| e.to_string())?;
+    (
+        model.cfg.embd_pdrop,
+        model.cfg.resid_pdrop,
+        model.cfg.attn_pdrop,
+    ) = (cfg.embd_pdrop, cfg.resid_pdrop, cfg.attn_pdrop);
+    let c = &model.cfg;
+    println!(
+        "read {} (PyTorch state_dict): {} model, {} layers, {} heads{}, width {}, block {}",
+        input.name,
+        c.variant.name(),
+        c.n_layer,
+        c.n_head,
+        match c.variant {
+            Variant::Vanilla => " (not stored in the file: --n_head)",
+            Variant::Synthesizer => "",
+        },
+        c.n_embd,
+        c.block_size
+    );
+    Ok(model)
+}
+
+/// `convert`: a course .params file (or one of our checkpoints) to our safetensors, with the
+/// corpus's vocabulary in its metadata.
+pub fn convert(cli: &Cli, gpu: &Rc<Device>, cfg: &GptConfig, vocab: &Vocab) -> Res<()> {
+    let from = need(&cli.reading_params_path, "reading_params_path", "convert")?;
+    let to = need(&cli.writing_params_path, "writing_params_path", "convert")?;
+    let model = load(gpu, from, cfg, vocab)?;
+    let bytes = pollster::block_on(checkpoint::to_bytes(&model, &vocab.itos_string()))
+        .map_err(|e| e.to_string())?;
+    write_atomic(to, &bytes)?;
+    println!("wrote {}", to.display());
+    Ok(())
+}
+
+pub fn evaluate(
+    cli: &Cli,
+    gpu: &Rc<Device>,
+    cfg: &GptConfig,
+    vocab: &Vocab,
+    tsv: Option<Input>,
+) -> Res<()> {
+    let tsv = tsv.ok_or("evaluate needs --eval_corpus_path PATH")?;
+    let mut rows =
+        parse_tsv(&tsv.bytes, &tsv.name, TsvMode::AnswersOptional).map_err(|e| e.to_string())?;
+    if let Some(n) = cli.max_questions {
+        rows.truncate(n);
+    }
+    let path = need(&cli.reading_params_path, "reading_params_path", "evaluate")?;
+    let model = load(gpu, path, cfg, vocab)?;
+    println!("number of parameters: {}", model.num_params());
+    let pb = super::train::bar(
+        rows.len() as u64,
+        "evaluating [{bar:30}] {pos}/{len} questions, ETA {eta}",
+    );
+    let mut progress = |done: usize, _total: usize| pb.set_position(done as u64);
+    let ev = pollster::block_on(run::evaluate(
+        &model,
+        vocab,
+        &rows,
+        &tsv.name,
+        &mut progress,
+    ))
+    .map_err(|e| e.to_string())?;
+    pb.finish_and_clear();
+    if let Some(out) = &cli.outputs_path {
+        write_atomic(out, lines(&ev.predictions).as_bytes())?;
+        println!(
+            "wrote {} predictions to {}",
+            ev.predictions.len(),
+            out.display()
+        );
+    }
+    let (c, t) = ev.score.unwrap_or((0, 0));
+    println!("{}", data::format_accuracy(c, t));
+    Ok(())
+}
+
+/// The London baseline: "London" for every question; no GPU needed.
+pub fn london(cli: &Cli) -> Res<()> {
+    if let Some(p) = &cli.outputs_path {
+        check_output(p, "--outputs_path")?;
+    }
+    let tsv = match (&cli.eval_corpus_path, &cli.pretrain_corpus_path) {
+        (Some(p), _) => read(p)?,
+        (None, None) => embedded("dev.tsv", &run::default_corpus(cli.tiny).dev_tsv),
+        (None, Some(_)) => return Err("london needs --eval_corpus_path PATH".into()),
+    };
+    let rows =
+        parse_tsv(&tsv.bytes, &tsv.name, TsvMode::AnswersOptional).map_err(|e| e.to_string())?;
+    let (c, t) = data::london_baseline(&rows).map_err(|e| e.to_string())?;
+    if let Some(out) = &cli.outputs_path {
+        write_atomic(
+            out,
+            lines(&vec!["London".to_string(); rows.len()]).as_bytes(),
+        )?;
+    }
+    println!("{}", data::format_accuracy(c, t));
+    Ok(())
+}
+
+/// Write the embedded corpus (or one of `--people` people) as the course's four files.
+pub fn corpus(cli: &Cli) -> Res<()> {
+    let dir = need(&cli.out_dir, "out_dir", "corpus")?;
+    let c = match cli.people {
+        Some(n) if n < 3 => {
+            return Err(format!(
+                "--people {n} must be at least 3 (so that train and dev get one each)"
+            ))
+        }
+        Some(n) => data::generate(run::DEFAULT_CORPUS_SEED, n),
+        None => run::default_corpus(cli.tiny),
+    };
+    std::fs::create_dir_all(dir)
+        .map_err(|e| format!("could not create the folder {}: {e}", dir.display()))?;
+    for (name, text) in [
+        ("wiki.txt", &c.wiki),
+        ("birth_places_train.tsv", &c.train_tsv),
+        ("birth_dev.tsv", &c.dev_tsv),
+        ("birth_test.tsv", &c.test_tsv),
+    ] {
+        write_atomic(&dir.join(name), text.as_bytes())?;
+    }
+    println!(
+        "wrote wiki.txt ({} lines), birth_places_train.tsv ({}), birth_dev.tsv ({}), birth_test.tsv ({}) to {}",
+        c.wiki.lines().count(),
+        c.train_tsv.lines().count(),
+        c.dev_tsv.lines().count(),
+        c.test_tsv.lines().count(),
+        dir.display()
+    );
+    Ok(())
+}

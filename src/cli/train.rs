@@ -1,0 +1,152 @@
+//! `pretrain` and `finetune`: a library `Session` from the flags (fresh, from
+//! --reading_params_path, or continued from --resume), run to its end behind a progress bar, with
+//! the resumable state kept beside the checkpoint.
+
+use super::files::{need, read, write_atomic, Input};
+use super::model::{load, load_input};
+use super::{Cli, Res};
+use attnlab::data::{self, Vocab};
+use attnlab::model::GptConfig;
+use attnlab::train::{Begin, Hooks, Progress, RunData, RunKind, RunSpec, Session, Trainer};
+use attnlab::{Device, Error};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::time::Instant;
+
+/// What every training function shares once the device is open.
+pub struct Run<'a> {
+    pub cli: &'a Cli,
+    pub gpu: &'a Rc<Device>,
+    pub spec: &'a RunSpec,
+    /// The model the flags describe (a checkpoint read must match it).
+    pub cfg: GptConfig,
+    /// Built from the pretraining corpus, as run.py always does.
+    pub vocab: Vocab,
+}
+
+impl Run<'_> {
+    /// Pretrain on `text` (the corpus, named `name`) or finetune on `tsv`, then save.
+    pub fn train(&self, text: &str, name: &str, tsv: Option<Input>) -> Res<()> {
+        let (cli, gpu, cfg, vocab) = (self.cli, self.gpu, &self.cfg, &self.vocab);
+        let data = match self.spec.kind {
+            RunKind::Pretrain => RunData::new(self.spec, text, name, (&[], ""), vocab),
+            RunKind::Finetune => {
+                let tsv = tsv.ok_or("finetune needs --finetune_corpus_path PATH")?;
+                RunData::new(self.spec, text, name, (&tsv.bytes, &tsv.name), vocab)
+            }
+        }
+        .map_err(|e| e.to_string())?;
+        // run.py's final_tokens counts the pretraining corpus's lines even when finetuning.
+        let tc = self.spec.train_config(data::documents(text));
+        let begin = || -> Res<Begin> {
+            if let Some(p) = &cli.resume {
+                let input = read(p)?;
+                let model = load_input(gpu, &input, cfg, vocab)?;
+                return Ok(Begin::Resume {
+                    model,
+                    bytes: input.bytes,
+                    what: input.name,
+                });
+            }
+            match (&cli.reading_params_path, self.spec.kind) {
+                (Some(p), RunKind::Finetune) => Ok(Begin::Model(load(gpu, p, cfg, vocab)?)),
+                _ => Ok(Begin::Fresh),
+            }
+        };
+        let session = Session::start(gpu, self.spec, cfg, tc, data, vocab.clone(), || {
+            begin().map_err(Error::Msg)
+        })
+        .map_err(|e| e.to_string())?;
+        if let Some(p) = &cli.resume {
+            println!("resuming {} after step {}", p.display(), session.steps());
+        }
+        train_and_save(cli, session)
+    }
+}
+
+/// Where a run keeps its resumable training state: `<checkpoint>.resume`.
+fn state_path(checkpoint: &Path) -> PathBuf {
+    let mut name = checkpoint.file_name().unwrap_or_default().to_os_string();
+    name.push(".resume");
+    checkpoint.with_file_name(name)
+}
+
+pub fn bar(len: u64, template: &str) -> ProgressBar {
+    let pb = ProgressBar::new(len);
+    if let Ok(style) = ProgressStyle::with_template(template) {
+        pb.set_style(style.progress_chars("=> "));
+    }
+    pb
+}
+
+/// Run the session to its end with a progress bar (and plain per-epoch lines when stderr is no
+/// terminal, so logs keep the losses), then save the checkpoint and the state atomically.
+fn train_and_save(cli: &Cli, mut session: Session) -> Res<()> {
+    println!(
+        "number of parameters: {}",
+        session.trainer.model.num_params()
+    );
+    let pb = bar(
+        session.total_steps(),
+        "epoch {msg} [{bar:30}] {pos}/{len} steps, {elapsed_precise} elapsed, ETA {eta}",
+    );
+    let start = Instant::now();
+    let clock = move || start.elapsed().as_secs_f64();
+    let mut report = |p: Progress| {
+        pb.set_position(p.step);
+        let msg = format!(
+            "{}/{}: loss {:.5}, lr {:.6e}, {:.0} tokens/s",
+            p.epoch, p.epochs, p.loss, p.lr, p.tokens_per_s
+        );
+        if p.epoch_end && pb.is_hidden() {
+            println!("epoch {msg}");
+        }
+        pb.set_message(msg);
+    };
+    // The resumable state goes beside the checkpoint. The callback runs at an epoch end only
+    // after a finite loss was read, which vouches for the state saved at the previous epoch end
+    // (training went on from it); so each epoch end writes the previous, now verified, state
+    // (at most every 30 s) and keeps the current one in memory. The end of a run writes its own.
+    let path = need(&cli.writing_params_path, "writing_params_path", "training")?;
+    let state = state_path(path);
+    let itos = session.vocab.itos_string();
+    let mut saved: Option<(f64, u64)> = None;
+    let mut pending: Option<(Vec<u8>, u64)> = None;
+    let mut save_state = |t: &Trainer| -> attnlab::Result<()> {
+        let now = clock();
+        if let Some((bytes, step)) = pending.take() {
+            if saved.is_none_or(|(at, _)| now - at >= 30.0) {
+                write_atomic(&state, &bytes).map_err(Error::Msg)?;
+                saved = Some((now, step));
+            }
+        }
+        pending = Some((pollster::block_on(t.state_to_bytes(&itos))?, t.steps));
+        Ok(())
+    };
+    let mut hooks = Hooks {
+        every: 10,
+        clock: &clock,
+        on_progress: &mut report,
+        on_epoch_end: Some(&mut save_state),
+    };
+    let result = pollster::block_on(session.run_to_end(&mut hooks));
+    pb.finish();
+    if let Err(e) = result {
+        return Err(match saved {
+            None => e.to_string(),
+            Some((_, step)) => format!(
+                "{e}\nthe last good training state is {} (after step {step}); continue from it \
+                 with the same command plus --resume {}",
+                state.display(),
+                state.display()
+            ),
+        });
+    }
+    let bytes = pollster::block_on(session.checkpoint_bytes()).map_err(|e| e.to_string())?;
+    write_atomic(path, &bytes)?;
+    let bytes = pollster::block_on(session.state_bytes()).map_err(|e| e.to_string())?;
+    write_atomic(&state, &bytes)?;
+    println!("saved {}", path.display());
+    Ok(())
+}

@@ -1,0 +1,170 @@
+//! A training run in progress, for both front ends: the trainer with its data and vocabulary,
+//! started fresh, from a model, or from a saved training state, and driven `n` steps at a time
+//! (`run_steps`) or to its end. The CLI runs it to the end behind a progress bar; the page runs
+//! short chunks so that it stays responsive, and pausing is not asking for the next chunk.
+
+use super::run::{self, Hooks};
+use super::spec::{RunKind, RunSpec};
+use super::{TrainConfig, Trainer};
+use crate::data::{CharCorruptionDataset, NameDataset, Vocab};
+use crate::device::Device;
+use crate::error::Result;
+use crate::model::memory::{self, MemoryLimit};
+use crate::model::{checkpoint, Gpt, GptConfig};
+use std::rc::Rc;
+
+/// The examples a run trains on.
+pub enum RunData {
+    Pretrain(CharCorruptionDataset),
+    Finetune(NameDataset),
+}
+
+impl RunData {
+    /// The run's dataset: span corruption of the pretraining text, or the finetuning TSV's
+    /// questions (`tsv`: its bytes and name), encoded with `vocab`.
+    pub fn new(
+        spec: &RunSpec,
+        text: &str,
+        text_name: &str,
+        tsv: (&[u8], &str),
+        vocab: &Vocab,
+    ) -> Result<RunData> {
+        Ok(match spec.kind {
+            RunKind::Pretrain => RunData::Pretrain(CharCorruptionDataset::new(
+                text, text_name, vocab, spec.seed,
+            )?),
+            RunKind::Finetune => RunData::Finetune(NameDataset::new(tsv.0, tsv.1, vocab)?),
+        })
+    }
+
+    /// Examples per epoch.
+    pub fn len(&self) -> usize {
+        match self {
+            RunData::Pretrain(d) => d.len(),
+            RunData::Finetune(d) => d.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Where a run's weights start.
+pub enum Begin {
+    /// A new model drawn from the spec's seed.
+    Fresh,
+    /// A model read from a file (a finetune of a pretrained model).
+    Model(Gpt),
+    /// The training state `bytes` saved by `Session::state_bytes` (or `Trainer::state_to_bytes`),
+    /// continued exactly; `model` was read from the same bytes. `what` names them in messages.
+    Resume {
+        model: Gpt,
+        bytes: Vec<u8>,
+        what: String,
+    },
+}
+
+pub struct Session {
+    pub trainer: Trainer,
+    pub data: RunData,
+    /// The vocabulary the model reads (kept in its checkpoints).
+    pub vocab: Vocab,
+}
+
+impl Session {
+    /// Start a run of model `cfg` with hyperparameters `tc` on `data`: first refuse a model or batch
+    /// that does not fit the device (in wasm32 running out of memory is a trap that kills the
+    /// page), then take the weights `begin` gives (called only after that check, so nothing is read
+    /// or allocated for a run that cannot fit).
+    pub fn start(
+        dev: &Rc<Device>,
+        spec: &RunSpec,
+        cfg: &GptConfig,
+        tc: TrainConfig,
+        data: RunData,
+        vocab: Vocab,
+        begin: impl FnOnce() -> Result<Begin>,
+    ) -> Result<Session> {
+        // Examples are block_size - 1 tokens long; count the whole block.
+        let est = memory::estimate_training(cfg, tc.batch_size, cfg.block_size);
+        memory::check_fits(&est, &MemoryLimit::of_device(dev))?;
+        let seed = spec.seed as u32;
+        let trainer = match begin()? {
+            Begin::Fresh => Trainer::new(Gpt::new(dev, cfg.clone(), spec.seed)?, tc, seed)?,
+            Begin::Model(model) => Trainer::new(model, tc, seed)?,
+            Begin::Resume { model, bytes, what } => Trainer::resume(model, tc, &bytes, &what)?,
+        };
+        Ok(Session {
+            trainer,
+            data,
+            vocab,
+        })
+    }
+
+    /// Optimizer steps per epoch.
+    pub fn steps_per_epoch(&self) -> usize {
+        run::steps_per_epoch(self.data.len(), self.trainer.cfg.batch_size)
+    }
+
+    /// Steps of the whole run (every epoch's, or `max_steps` if fewer).
+    pub fn total_steps(&self) -> u64 {
+        run::total_steps(&self.trainer.cfg, self.data.len())
+    }
+
+    /// Steps taken so far (a resumed run counts the steps before its state was saved).
+    pub fn steps(&self) -> u64 {
+        self.trainer.steps
+    }
+
+    pub fn done(&self) -> bool {
+        self.steps() >= self.total_steps()
+    }
+
+    /// Take up to `n` more steps (fewer at the run's end), reporting through `hooks`; the loss is
+    /// also read back after the last of them. Returns that loss (NaN when no step was left). Running
+    /// a run in chunks takes exactly the steps one call to `run_to_end` takes.
+    pub async fn run_steps(&mut self, n: u64, hooks: &mut Hooks<'_>) -> Result<f32> {
+        let until = Some(self.trainer.steps.saturating_add(n));
+        self.run_until(until, hooks).await
+    }
+
+    /// Take every step left.
+    pub async fn run_to_end(&mut self, hooks: &mut Hooks<'_>) -> Result<f32> {
+        self.run_until(None, hooks).await
+    }
+
+    async fn run_until(&mut self, until: Option<u64>, hooks: &mut Hooks<'_>) -> Result<f32> {
+        let t = &mut self.trainer;
+        match &self.data {
+            RunData::Pretrain(d) => {
+                run::train_epochs(t, d.len(), &|i, e| d.get(i, e), hooks, until).await
+            }
+            RunData::Finetune(d) => {
+                run::train_epochs(t, d.len(), &|i, _| d.get(i), hooks, until).await
+            }
+        }
+    }
+
+    /// The exact training state (model, AdamW moments, step, tokens, seed) to continue from with
+    /// `Begin::Resume`; also readable as a plain checkpoint.
+    pub async fn state_bytes(&self) -> Result<Vec<u8>> {
+        self.trainer.state_to_bytes(&self.vocab.itos_string()).await
+    }
+
+    /// The model as a checkpoint (safetensors with the vocabulary in its metadata).
+    pub async fn checkpoint_bytes(&self) -> Result<Vec<u8>> {
+        checkpoint::to_bytes(&self.trainer.model, &self.vocab.itos_string()).await
+    }
+
+    /// The trained model and its vocabulary.
+    pub fn into_model(self) -> (Gpt, Vocab) {
+        (self.trainer.model, self.vocab)
+    }
+}
+
+/// The vocabulary kept in a checkpoint or training state written by attnlab (`what` names it).
+pub fn vocab_of_checkpoint(dev: &Rc<Device>, bytes: &[u8], what: &str) -> Result<Vocab> {
+    let (_, header) = checkpoint::from_bytes(dev, bytes, None, what)?;
+    Vocab::from_itos(&header.vocab, what)
+}

@@ -1,0 +1,179 @@
+//! The page's questions to a finished model (wasm32 only): evaluation on a TSV as the CLI does it,
+//! and one question with every layer's attention maps.
+
+use super::models::model_for;
+use super::page::{err, lost_or};
+use super::{device, to_js};
+use crate::autograd::Tape;
+use crate::data::{
+    self, london_baseline, parse_tsv_str, prediction_from_completion, prompt_for, TsvMode,
+};
+use crate::model::Pass;
+use crate::tensor::Tensor;
+use crate::train::{self, run};
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+
+#[derive(Serialize)]
+struct EvalRow {
+    line: usize,
+    question: String,
+    gold: Option<String>,
+    prediction: String,
+    correct: Option<bool>,
+}
+
+#[derive(Serialize)]
+struct EvalReport {
+    rows: Vec<EvalRow>,
+    /// (correct, total) when the file has answers.
+    score: Option<(usize, usize)>,
+    london: Option<(usize, usize)>,
+    /// The CLI's line, `Correct: c out of t: p%`.
+    line: String,
+    london_line: String,
+}
+
+/// Evaluate the variant's model on a TSV (the first `max_questions` rows when given) by greedy
+/// decoding, as the CLI does; `progress(done, total)` after each batch.
+#[wasm_bindgen]
+pub async fn page_evaluate(
+    variant: String,
+    name: String,
+    text: String,
+    max_questions: Option<u32>,
+    progress: js_sys::Function,
+) -> Result<JsValue, JsError> {
+    let (model, vocab) = model_for(&variant)?;
+    let mut rows = parse_tsv_str(&text, &name, TsvMode::AnswersOptional).map_err(err)?;
+    if let Some(n) = max_questions {
+        rows.truncate((n as usize).max(1));
+    }
+    let mut report = |done: usize, total: usize| {
+        let _ = progress.call2(
+            &JsValue::NULL,
+            &(done as f64).into(),
+            &(total as f64).into(),
+        );
+    };
+    let ev = run::evaluate(&model, &vocab, &rows, &name, &mut report)
+        .await
+        .map_err(|e| err(lost_or(e)))?;
+    let has_answers = rows.first().is_some_and(|r| r.answer.is_some());
+    let london = if has_answers {
+        Some(london_baseline(&rows).map_err(err)?)
+    } else {
+        None
+    };
+    let out = EvalReport {
+        rows: rows
+            .iter()
+            .zip(&ev.predictions)
+            .map(|(r, p)| EvalRow {
+                line: r.line,
+                question: r.question.clone(),
+                gold: r.answer.clone(),
+                prediction: p.clone(),
+                correct: r.answer.as_ref().map(|a| a.trim_end() == p),
+            })
+            .collect(),
+        score: ev.score,
+        london,
+        line: data::format_accuracy(ev.score.map_or(0, |s| s.0), ev.score.map_or(0, |s| s.1)),
+        london_line: london.map_or(String::new(), |(c, t)| data::format_accuracy(c, t)),
+    };
+    to_js(&out)
+}
+
+#[derive(Serialize)]
+struct Answer {
+    question: String,
+    prediction: String,
+    /// The characters the maps are drawn over: the prompt, then the answer the model wrote.
+    tokens: Vec<String>,
+    /// How many of `tokens` are the prompt (question + ⁇).
+    prompt_len: usize,
+    n_layer: usize,
+    n_head: usize,
+    /// Per layer: n_head × T × T attention probabilities, row = query position.
+    maps: Vec<Vec<f32>>,
+}
+
+/// The question for what was typed: a whole question is kept, a bare name becomes
+/// "Where was NAME born?".
+fn question_for(text: &str) -> Result<String, JsError> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Err(err(
+            "type a name (or a whole question such as \"Where was Ada Lovelace born?\")",
+        ));
+    }
+    if t.contains('\t') || t.contains('\n') {
+        return Err(err("the question must be one line without tabs"));
+    }
+    if t.ends_with('?') || t.to_lowercase().starts_with("where was ") {
+        Ok(t.to_string())
+    } else {
+        Ok(format!("Where was {t} born?"))
+    }
+}
+
+/// Ask the variant's model where someone was born: greedy decoding as in evaluation, then one more
+/// forward over prompt + answer that keeps every layer's attention probabilities.
+#[wasm_bindgen]
+pub async fn page_ask(variant: String, text: String) -> Result<JsValue, JsError> {
+    let (model, vocab) = model_for(&variant)?;
+    let question = question_for(&text)?;
+    let prompt = vocab
+        .encode_in(&prompt_for(&question), "your question")
+        .map_err(err)?;
+    let max_t = crate::train::sample::max_context(&model);
+    if prompt.len() >= max_t {
+        return Err(err(format!(
+            "the question is {} characters long; the model reads at most {} (shorten the name)",
+            prompt.len() - 1,
+            max_t - 2
+        )));
+    }
+    let out = train::sample_greedy(&model, &prompt, run::EVAL_STEPS)
+        .await
+        .map_err(|e| err(lost_or(e)))?;
+    let completion = vocab.decode(&out).map_err(err)?;
+    let prediction = prediction_from_completion(&completion);
+    // The sequence the maps show: prompt, the answer, and its closing ⁇ when the model wrote one.
+    let mut seq = prompt.clone();
+    let answer_ids = &out[prompt.len()..];
+    let close = answer_ids.iter().position(|&t| t == data::MASK_ID);
+    let keep = close.map_or(answer_ids.len(), |i| i + 1);
+    seq.extend_from_slice(&answer_ids[..keep]);
+    seq.truncate(max_t);
+    let t = seq.len();
+    let g = device().await?;
+    let idx = Tensor::from_u32(&g, &[t], &seq).map_err(err)?;
+    let pass = Pass::eval_capturing();
+    let tape = Tape::new();
+    tape.no_grad(|| model.forward(&tape, &idx, 1, t, None, &pass))
+        .map_err(err)?;
+    let mut maps = vec![];
+    for m in pass.attention_maps() {
+        maps.push(m.to_vec_f32().await.map_err(|e| err(lost_or(e)))?);
+    }
+    let tokens = seq
+        .iter()
+        .map(|&id| {
+            vocab
+                .itos
+                .get(id as usize)
+                .map_or("?".to_string(), |c| c.to_string())
+        })
+        .collect();
+    to_js(&Answer {
+        question,
+        prediction,
+        tokens,
+        prompt_len: prompt.len(),
+        n_layer: model.cfg.n_layer,
+        n_head: model.cfg.n_head,
+        maps,
+    })
+}

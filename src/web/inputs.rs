@@ -1,0 +1,141 @@
+//! What the page's training form starts from (wasm32 only): the embedded corpus, checks of a
+//! pretraining text and a birth-place TSV before a run uses them, and the library's presets.
+
+use super::page::err;
+use super::to_js;
+use crate::data::{self, parse_tsv_str, TsvMode, Vocab};
+use crate::model::{GptConfig, Variant};
+use crate::train::{run, TrainConfig};
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+
+/// The embedded generated corpus as the course's four files: `{wiki, train, dev, test}`.
+#[wasm_bindgen]
+pub fn page_default_corpus() -> Result<JsValue, JsError> {
+    #[derive(Serialize)]
+    struct Files {
+        wiki: String,
+        train: String,
+        dev: String,
+        test: String,
+    }
+    let c = run::default_corpus(false);
+    to_js(&Files {
+        wiki: c.wiki,
+        train: c.train_tsv,
+        dev: c.dev_tsv,
+        test: c.test_tsv,
+    })
+}
+
+#[derive(Serialize)]
+struct CorpusInfo {
+    chars: usize,
+    vocab_size: usize,
+    documents: usize,
+}
+
+/// Check a wiki.txt-style pretraining text: `{chars, vocab_size, documents}`, or an error naming
+/// the line and column of a reserved character.
+#[wasm_bindgen]
+pub fn page_check_corpus(name: &str, text: &str) -> Result<JsValue, JsError> {
+    let vocab = Vocab::from_text(text, name).map_err(err)?;
+    if text.trim().is_empty() {
+        return Err(err(format!(
+            "{name}: the file is empty; give a text with one biography per line"
+        )));
+    }
+    to_js(&CorpusInfo {
+        chars: text.chars().count(),
+        vocab_size: vocab.len(),
+        documents: data::documents(text),
+    })
+}
+
+#[derive(Serialize)]
+struct TsvInfo {
+    rows: usize,
+    answers: bool,
+}
+
+/// Check a birth-place TSV: `{rows, answers}` (answers: whether it has the gold column), or an
+/// error naming the line and what is wrong. `require_answers` for training files.
+#[wasm_bindgen]
+pub fn page_check_tsv(name: &str, text: &str, require_answers: bool) -> Result<JsValue, JsError> {
+    let mode = if require_answers {
+        TsvMode::RequireAnswers
+    } else {
+        TsvMode::AnswersOptional
+    };
+    let rows = parse_tsv_str(text, name, mode).map_err(err)?;
+    to_js(&TsvInfo {
+        rows: rows.len(),
+        answers: rows.first().is_some_and(|r| r.answer.is_some()),
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Presets
+
+#[derive(Serialize)]
+struct Hyper {
+    epochs: usize,
+    batch: usize,
+    lr: f64,
+}
+
+impl From<TrainConfig> for Hyper {
+    fn from(c: TrainConfig) -> Hyper {
+        Hyper {
+            epochs: c.max_epochs,
+            batch: c.batch_size,
+            lr: c.learning_rate,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct Dims {
+    n_layer: usize,
+    n_head: usize,
+    n_embd: usize,
+}
+
+impl From<GptConfig> for Dims {
+    fn from(c: GptConfig) -> Dims {
+        Dims {
+            n_layer: c.n_layer,
+            n_head: c.n_head,
+            n_embd: c.n_embd,
+        }
+    }
+}
+
+/// The library's configurations, so the page's "full assignment" preset is the CLI's:
+/// `{pretrain, finetune_scratch, finetune_pretrained: {epochs, batch, lr}, assignment, tiny: {n_layer, n_head, n_embd}}`.
+#[wasm_bindgen]
+pub fn page_presets() -> Result<JsValue, JsError> {
+    #[derive(Serialize)]
+    struct Presets {
+        pretrain: Hyper,
+        finetune_scratch: Hyper,
+        finetune_pretrained: Hyper,
+        assignment: Dims,
+        tiny: Dims,
+        /// The assignment's dropout probability (every dropout layer; the CLI's `--dropout`).
+        dropout: f64,
+    }
+    to_js(&Presets {
+        pretrain: TrainConfig::pretrain().into(),
+        finetune_scratch: TrainConfig::finetune_scratch().into(),
+        finetune_pretrained: TrainConfig::finetune_pretrained().into(),
+        assignment: GptConfig::assignment(Variant::Vanilla, 2).into(),
+        tiny: GptConfig::tiny(Variant::Vanilla, 2).into(),
+        // Through its shortest decimal form, so the form shows 0.1 rather than f32's 0.100000001.
+        dropout: GptConfig::assignment(Variant::Vanilla, 2)
+            .embd_pdrop
+            .to_string()
+            .parse()
+            .unwrap_or(0.1),
+    })
+}
