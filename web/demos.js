@@ -229,7 +229,18 @@ async function main() {
     <p class="muted">The written exercises on attention as things to touch. Every number below is computed by
     <span id="demos-kernels">the kernels that train the GPT</span> (the strided matmul and the causal softmax); tick “show the reference” to
     see an f64 computation beside it. Each demo's settings live in the address bar, so a link shares the exact state.</p>
-    <nav class="demo-toc" aria-label="demos">${ITEMS.map((i) => `<a href="#${i.id}">${i.num} ${i.short}</a>`).join('')}</nav>`;
+    <nav class="demo-toc" aria-label="demos">${ITEMS.map((i) => `<a href="#${i.id}">${i.num} ${i.short}</a>`).join('')}</nav>
+    <p id="demos-busy" class="notice info" hidden>A training run is going: the demos share its device, so each
+    update waits for the current training chunk to end (a second or two with the quick preset; longer with
+    bigger models). Pause the run and the demos answer at once.</p>`;
+  // The training page announces its state (web/page.js setStatus); say why a slider is slow meanwhile.
+  window.addEventListener('attnlab-status', (e) => {
+    const busy = document.getElementById('demos-busy');
+    if (busy) busy.hidden = !['running', 'pausing', 'stopping', 'starting'].includes(e.detail);
+  });
+  // The same links on the first screen (index.html's #start-demos), so every demo is one click away.
+  const start = document.getElementById('start-demos');
+  if (start) start.innerHTML = `Demos: ${ITEMS.map((i) => `<a href="#${i.id}">${i.num} ${i.short}</a>`).join(' · ')}`;
   for (const item of ITEMS) root.appendChild(build(item, hash));
   wasmReady = loadWasm();
   try {

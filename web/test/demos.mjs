@@ -27,6 +27,19 @@ async function main() {
     page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') console.log(`[page ${m.type()}] ${m.text()}`); });
     page.on('pageerror', (e) => { console.log(`[page error] ${e.message}`); failures.push(`page error: ${e.message}`); });
     await page.goto(pageUrl(base));
+    // Arrival: the first screen (1280×800) names the three ways in, and lists every demo by link.
+    const start = await page.evaluate(() => ({
+      links: [...document.querySelectorAll('#start .start-link')].map((a) => ({ href: a.getAttribute('href'), bottom: a.getBoundingClientRect().bottom })),
+      demos: [...document.querySelectorAll('#start-demos a')].map((a) => a.getAttribute('href')),
+    }));
+    check(start.links.map((l) => l.href).join(' ') === '#ask-card #demos #steps-card' && start.links.every((l) => l.bottom <= 800),
+      `first screen: Ask, demos and Train above the fold (${start.links.map((l) => `${l.href} ends at ${Math.round(l.bottom)} px`).join(', ')})`);
+    check(start.demos.length === 10 && start.demos.every((h, i) => h === `#e${i + 1}`), `first screen links every demo (${start.demos.join(' ')})`);
+    // The demos' articles and controls are there before the wasm module (or the training page) is.
+    await page.waitForSelector('#demos article.demo#e10', { timeout: 30000 });
+    await page.click('#start .start-link[href="#demos"]');
+    const demosTop = await page.evaluate(() => document.getElementById('demos').getBoundingClientRect().top);
+    check(Math.abs(demosTop) < 40, `one click on “Attention demos” scrolls to them (top at ${Math.round(demosTop)} px)`);
     await page.waitForFunction(() => window.__demos && window.__demos.ready, null, { timeout: 240000, polling: 250 });
     const st0 = await page.evaluate(() => window.__demos);
     check(!st0.error, `demos loaded (${st0.error || 'wasm and WebGPU ready'})`);
