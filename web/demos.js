@@ -6,6 +6,7 @@
 import { ITEMS } from './demos/items.js';
 import { setBackend } from './demos/labels.js';
 import { loadDevice } from './backend.js';
+import { esc } from './page/ui.js';
 
 const root = document.getElementById('demos');
 // The stylesheet travels with the script, so index.html needs only the section and this module.
@@ -44,7 +45,6 @@ async function loadWasm() {
   return m;
 }
 
-const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
 
 function parseHash() {
   const m = location.hash.match(/^#(e\d+)(?:\?(.*))?$/);

@@ -9,7 +9,8 @@
 // loaded at once, so Ask answers on the first visit.
 // Test hooks: window.__page (state, losses, results, errors, longTasks, shipped, destroyDevice()).
 import * as store from './page/store.js';
-import { $, P, S, errText, esc, job, setStatus, showBox } from './page/core.js';
+import { $, P, S, job, setStatus } from './page/core.js';
+import { errText, esc, showBox } from './page/ui.js';
 import { NOTES, applyPreset, wireForm } from './page/form.js';
 import { fetchServed, useEmbedded, useServed, wireData } from './page/data.js';
 import { loadShipped, readShippedFacts, showShipped } from './page/shipped.js';

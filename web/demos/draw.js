@@ -6,15 +6,10 @@ export const OKABE = ['#E69F00', '#56B4E9', '#009E73', '#F0E442', '#0072B2', '#D
 // Categories whose meaning is fixed across demos.
 export const C = { a: '#0072B2', b: '#D55E00', mid: '#009E73', out: '#000000', other: '#999999', cpu: '#CC79A7', q: '#E69F00' };
 
-// viridis at 9 stops; interpolated.
-const VIRIDIS = [[68, 1, 84], [71, 44, 122], [59, 81, 139], [44, 113, 142], [33, 144, 141], [39, 173, 129], [92, 200, 99], [170, 220, 50], [253, 231, 37]];
-export function viridis(t) {
-  const x = Math.min(1, Math.max(0, Number.isFinite(t) ? t : 0)) * (VIRIDIS.length - 1);
-  const i = Math.min(VIRIDIS.length - 2, Math.floor(x));
-  const f = x - i;
-  const c = VIRIDIS[i].map((v, k) => Math.round(v + f * (VIRIDIS[i + 1][k] - v)));
-  return `rgb(${c[0]},${c[1]},${c[2]})`;
-}
+// The page's one colour map (web/page/heatmap.js).
+import { viridis } from '../page/heatmap.js';
+
+export { viridis };
 
 // A canvas that keeps its CSS aspect ratio and draws in CSS pixels on a devicePixelRatio backing store.
 export function canvas(el, aspect) {

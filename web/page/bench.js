@@ -7,7 +7,7 @@
 import { gpuJob, trainingStatus } from './core.js';
 
 const $ = (id) => document.getElementById(id);
-const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
+import { esc } from './ui.js';
 const errText = (e) => String((e && e.message) || e);
 
 // The ranges page_bench accepts (src/web/bench.rs MAX_ROWS, MAX_REPEATS).

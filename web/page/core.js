@@ -1,8 +1,6 @@
 // The training page's shared core: the test hook window.__page (S), the shared mutable state (P),
 // the loaded data files, the one queue of wasm calls (job) and the run state's buttons (setStatus).
 export const $ = (id) => document.getElementById(id);
-export const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
-export const errText = (e) => String((e && e.message) || e);
 export const SAVE_EVERY_MS = 30000;
 // Training chunks last about this long. On the CPU backend a chunk runs on the page's own thread,
 // so it is kept short: clicks and redraws wait for the chunk to end.
@@ -57,18 +55,6 @@ if ('PerformanceObserver' in window) {
   } catch { /* longtask is not supported everywhere */ }
 }
 
-// A prediction as text, with an empty or all-blank one said in words (an untrained model often
-// answers 32 spaces, which would otherwise look like a missing cell).
-export function showPred(p) {
-  if (!p) return '<span class="muted">(no answer)</span>';
-  if (!p.trim()) return `<span class="muted">(${p.length} space${p.length === 1 ? '' : 's'})</span>`;
-  return esc(p);
-}
-
-export function showBox(id, html) {
-  const el = $(id);
-  if (html) { el.innerHTML = html; el.hidden = false; } else { el.hidden = true; el.innerHTML = ''; }
-}
 
 
 export function setStatus(status, text) {

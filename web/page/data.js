@@ -1,6 +1,8 @@
 // The Data card: the built-in corpus, the served data folder (serve.py --data) and the user's files,
 // each checked for its role by the library (file:line messages).
-import { $, P, S, data, errText, esc, showBox } from './core.js';
+import { $, P, S, data } from './core.js';
+import { showEstimate } from './eval.js';
+import { errText, esc, showBox } from './ui.js';
 
 // ---------------------------------------------------------------------------------------------
 // Data
@@ -46,6 +48,7 @@ export function showData() {
     served: 'Using the data folder the server offers (/data).', files: 'Using your files (they stay in this browser).' }[S.dataSource] || '';
   $('data-summary').textContent = src;
   $('use-served').hidden = !P.served;
+  showEstimate();
 }
 
 export async function decodeFile(file) {

@@ -1,8 +1,9 @@
 // The Models card: the models of this page (trained or loaded), download, upload, and the models
 // kept in this browser.
 import * as store from './store.js';
-import { $, P, S, data, errText, esc, job, setStatus, showBox } from './core.js';
-import { fmt } from './ui.js';
+import { $, P, S, data, job, setStatus } from './core.js';
+import { errText, esc, fmt, showBox } from './ui.js';
+import { showEstimate } from './eval.js';
 import { handToDemos } from './train.js';
 import { loadShipped, showShipped } from './shipped.js';
 
@@ -28,6 +29,7 @@ export function refreshModels() {
   const current = S.models.some((m) => m.variant === 'vanilla' && m.label === sh.label);
   if (sh.state === 'loaded' && !current) sh.state = 'replaced';
   showShipped();
+  showEstimate();
   setStatus(S.status);
 }
 

@@ -1,7 +1,8 @@
 // The shipped model (web/models/builtin-vanilla.safetensors and its facts in builtin-vanilla.json):
 // loaded on a first visit so Ask answers at once; its facts in the Ask and Models cards.
 import * as store from './store.js';
-import { $, P, S, data, errText, esc, job } from './core.js';
+import { $, P, S, data, job } from './core.js';
+import { errText, esc } from './ui.js';
 import { builtinDev } from './data.js';
 import { handToDemos } from './train.js';
 import { refreshModels } from './models.js';

@@ -1,9 +1,9 @@
 // Training: start a run (or resume a saved one), drive it in chunks, show progress and the chart,
 // save the exact state to IndexedDB, pause, stop, finish, and report errors (a lost device included).
 import * as store from './store.js';
-import { $, P, S, SAVE_EVERY_MS, data, errText, esc, job, setStatus, showBox, tick } from './core.js';
+import { $, P, S, SAVE_EVERY_MS, data, job, setStatus, tick } from './core.js';
 import { drawLoss } from './chart.js';
-import { fmt } from './ui.js';
+import { errText, esc, fmt, showBox } from './ui.js';
 import { readSpec } from './form.js';
 import { refreshModels, restoreModels } from './models.js';
 

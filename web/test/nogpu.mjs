@@ -166,6 +166,32 @@ async function run() {
       return `${m.label} (${size}): “${a.question}” → “${a.prediction}”; ${line}${facts.stand_in ? ' [stand-in]' : ''}`;
     });
 
+    await step('a long evaluation with the shipped model: the first questions are timed and the estimate shown before it runs', async () => {
+      await page.click('#use-embedded');
+      await page.evaluate(() => { window.__page.evalEstimate = null; window.__page.evalReport = null; });
+      await page.selectOption('#eval-file', 'dev');
+      await setField('eval-max', '');
+      await page.click('#btn-eval');
+      await page.waitForFunction(() => window.__page.evalEstimate || window.__page.evalError, null, { timeout: TIMEOUT });
+      const est = await page.evaluate(() => window.__page.evalEstimate);
+      assert(est && est.questions > 20 && est.seconds > 0, `no estimate: ${JSON.stringify(est)} ${await page.evaluate(() => window.__page.evalError)}`);
+      const line = await page.innerText('#eval-estimate');
+      assert(line.includes(`${est.questions} questions`) && /about \d/.test(line), `the line under the button: “${line}”`);
+      let said = line;
+      if (est.asked) {
+        said = await page.innerText('#eval-confirm');
+        assert(/would take about \d/.test(said) && /Evaluate all/.test(said), `the estimate box says “${said}”`);
+        await page.locator('#eval-card').screenshot({ path: path.join(outDir, 'nogpu-eval-estimate.png') });
+        await page.click('#eval-confirm button[data-eval="0"]');
+        assert(await page.isHidden('#eval-confirm') && !(await page.evaluate(() => window.__page.evalReport)), 'Cancel evaluated anyway');
+      } else {
+        await page.waitForFunction(() => window.__page.evalReport || window.__page.evalError, null, { timeout: TIMEOUT });
+      }
+      await page.click('#use-served');
+      await setField('eval-max', 8);
+      return `${est.questions} questions: about ${est.seconds.toFixed(0)} s here (${est.perQuestion.toFixed(2)} s a question); “${said.split('\n')[0]}”`;
+    });
+
     await step('kernel checks on the CPU backend: every op family against its f64 reference', async () => {
       await page.evaluate(() => { document.getElementById('checks-card').open = true; });
       const t0 = Date.now();
