@@ -7,6 +7,8 @@ import { ITEMS } from './demos/items.js';
 import { setBackend } from './demos/labels.js';
 import { loadDevice } from './backend.js';
 import { esc } from './page/ui.js';
+import { renderTex } from './page/math.js';
+import { placeLabels } from './demos/draw.js';
 
 const root = document.getElementById('demos');
 // The stylesheet travels with the script, so index.html needs only the section and this module.
@@ -16,7 +18,7 @@ if (!document.querySelector('link[href$="web/demos.css"]')) {
   css.href = new URL('./demos.css', import.meta.url).href;
   document.head.appendChild(css);
 }
-const state = (window.__demos = { ready: false, error: null, backend: null, runs: {}, results: {}, errors: [] });
+const state = (window.__demos = { ready: false, error: null, backend: null, runs: {}, results: {}, errors: [], tex: { rendered: [], failed: [] } });
 const demos = new Map();
 let wasm = null;
 let gpuQueue = Promise.resolve();
@@ -174,6 +176,7 @@ function redraw(d) {
   if (!d.res) return;
   try {
     d.item.draw(d);
+    placeLabels();
     d.numbers.innerHTML = d.item.numbers(d);
   } catch (e) {
     state.errors.push(`${d.item.id} draw: ${e.message || e}`);
@@ -218,6 +221,13 @@ function build(item, hash) {
   if (item.attach) item.attach(d, () => changed(d), () => redraw(d));
   d.sync.forEach((f) => f());
   d.status.textContent = 'Computing…';
+  // The formula as mathematics (KaTeX, from this origin); its plain-text version stays otherwise.
+  if (item.tex) {
+    renderTex(el.querySelector('.demo-formula'), item.tex).then((ok) => {
+      state.tex[ok ? 'rendered' : 'failed'].push(item.id);
+      if (ok) redraw(d); // the card's height may have changed
+    });
+  }
   demos.set(item.id, d);
   return el;
 }

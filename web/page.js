@@ -11,7 +11,8 @@
 import * as store from './page/store.js';
 import { $, P, S, job, setStatus } from './page/core.js';
 import { errText, esc, showBox } from './page/ui.js';
-import { NOTES, applyPreset, wireForm } from './page/form.js';
+import { applyPreset, showSizing, wireForm } from './page/form.js';
+import { measure } from './page/sizing.js';
 import { fetchServed, useEmbedded, useServed, wireData } from './page/data.js';
 import { loadShipped, readShippedFacts, showShipped } from './page/shipped.js';
 import { offerSaved, redrawChart, wireTraining } from './page/train.js';
@@ -51,10 +52,10 @@ export async function startPage(w, device, browserInfo) {
   S.backend = device.kind;
   if (device.kind === 'cpu') {
     P.chunkMs = 100;
-    NOTES.quick = 'Tiny model (2 layers, 4 heads, width 64), 40 pretraining epochs: about 12 TFLOP of work. On the CPU backend (one thread) a step of batch 128 took about 2 s on our test machine, so about half an hour in all, and the page answers clicks only between steps (a smaller batch keeps it livelier). Edit anything below.';
   }
   $('gpu-line').textContent = deviceLine(device, browserInfo);
   P.presets = P.wasm.page_presets();
+  P.deviceKey = `${device.kind}:${device.kind === 'cpu' ? device.describe : device.adapter.name}:${browserInfo ? [browserInfo.vendor, browserInfo.architecture].join('/') : ''}`;
   applyPreset('quick');
   wireData(); wireForm(); wireTraining(); wireModels(); wireEval(); wireAsk();
   window.addEventListener('unhandledrejection', (e) => { S.error = errText(e.reason); });
@@ -76,8 +77,15 @@ export async function startPage(w, device, browserInfo) {
     try { S.shipped.facts = await readShippedFacts(); } catch (e) { S.shipped.factsError = errText(e); }
     showShipped();
   }
-  const asks = S.shipped.state === 'loaded' ? ' The shipped model answers in Ask below.' : '';
+  const asks = S.shipped.state === 'loaded' ? ' The shipped model answers in Ask above.' : '';
   setStatus('idle', rec ? 'A saved run can be resumed (see the note at the top), or start a new one.' : `Ready: press Pretrain to start with the quick preset.${asks}`);
   redrawChart();
+  // The device's step times, measured the first time the Train card comes into view (or a run
+  // starts), then kept in this browser: the presets' times and the quick preset's size follow.
+  new IntersectionObserver((entries, obs) => {
+    if (!entries.some((e) => e.isIntersecting)) return;
+    obs.disconnect();
+    measure(P.deviceKey).then(showSizing, () => {});
+  }).observe($('train-card'));
   S.ready = true;
 }

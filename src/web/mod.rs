@@ -6,6 +6,7 @@
 
 mod bench;
 mod demos;
+mod measure;
 mod page;
 
 use crate::checks::{self, CheckResult};

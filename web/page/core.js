@@ -18,6 +18,7 @@ export const S = (window.__page = {
   // 'replaced' (a model trained or loaded here took its place) | 'skipped' (this browser has its own
   // model or a saved run) | 'unavailable' (its files are missing or broken; note says why).
   shipped: { state: 'none', facts: null, note: null, label: null },
+  history: [], chartSeries: [], sizing: null,
   started: null, // what page_start returned for the latest run
 });
 

@@ -1,5 +1,6 @@
 // The Train card's form: the presets and the hyperparameters, read and checked into a run spec.
-import { $, P } from './core.js';
+import { $, P, S } from './core.js';
+import { describe, quickFor } from './sizing.js';
 
 // ---------------------------------------------------------------------------------------------
 // Form
@@ -13,14 +14,31 @@ export function presetValues(name) {
       max_steps: '', ft_epochs: $('h-from').value === 'scratch' ? p.finetune_scratch.epochs : p.finetune_pretrained.epochs,
       ft_batch: p.finetune_pretrained.batch, ft_lr: p.finetune_pretrained.lr };
   }
-  // Quick demo: the tiny model, enough epochs to see the loss fall and the answers take shape.
-  return { ...p.tiny, dropout: p.dropout, seed: 0, pre_epochs: 40, pre_batch: p.pretrain.batch, pre_lr: p.pretrain.lr, max_steps: '',
-    ft_epochs: 20, ft_batch: p.finetune_pretrained.batch, ft_lr: p.finetune_pretrained.lr };
+  // Quick demo: the tiny model, sized to this device once it is measured (web/page/sizing.js);
+  // before that, 40 epochs at the assignment's batch.
+  const q = S.sizing ? quickFor(S.sizing) : { pre_epochs: 40, pre_batch: p.pretrain.batch, max_steps: '', ft_epochs: 20, ft_batch: p.finetune_pretrained.batch };
+  return { ...p.tiny, dropout: p.dropout, seed: 0, pre_epochs: q.pre_epochs, pre_batch: q.pre_batch, pre_lr: p.pretrain.lr, max_steps: q.max_steps,
+    ft_epochs: q.ft_epochs, ft_batch: q.ft_batch, ft_lr: p.finetune_pretrained.lr };
+}
+
+// The presets' labels and notes with this device's measured times; the quick preset re-sized when
+// it is the one selected (a custom form is left alone).
+export function showSizing() {
+  if (!S.sizing) return;
+  const q = quickFor(S.sizing);
+  const d = describe(S.sizing, q);
+  S.quick = { ...q, seconds: q.preS + q.ftS, fullSeconds: d.fullS };
+  NOTES.quick = d.quick;
+  NOTES.full = d.full;
+  $('preset').querySelector('option[value=quick]').textContent = d.quickLabel;
+  $('preset').querySelector('option[value=full]').textContent = d.fullLabel;
+  if ($('preset').value === 'custom') return;
+  applyPreset($('preset').value);
 }
 
 export const NOTES = {
-  quick: 'Tiny model (2 layers, 4 heads, width 64), 40 pretraining epochs: about 12 TFLOP of work, so minutes on a laptop GPU by our estimate, but about half a day on a software adapter. Edit anything below.',
-  full: 'The assignment’s run.py settings: pretraining is 650 epochs (about two hours on a datacentre GPU).',
+  quick: 'Tiny model (2 layers, 4 heads, width 64). Its size is set to about two minutes on this device by a short measurement, taken when you first reach this card or press Pretrain.',
+  full: 'The assignment’s run.py settings: pretraining is 650 epochs (about two hours on a datacentre GPU; the time here is measured with the quick preset’s).',
   custom: 'Your own settings.',
 };
 

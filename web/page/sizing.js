@@ -9,7 +9,7 @@ import { duration } from './ui.js';
 
 const PRE_BUDGET_S = 90;
 const FT_BUDGET_S = 30;
-const MIN_STEPS = 60; // fewer steps than this and the loss hardly moves: take a smaller batch
+const MIN_STEPS = 90; // fewer steps than this and the loss hardly moves; also keeps a step under a second, so Pause and Stop act within about one
 const BATCHES = [128, 64, 32, 16, 8, 4];
 const QUICK_EPOCHS = 40; // the quick preset's epochs when the device is fast enough for all of them
 
@@ -30,23 +30,35 @@ function stepModel(small, large) {
   return (rows) => a + slope * rows;
 }
 
-// Measure once per page load (the device does not change without a reload). Resolves to S.sizing.
-export function measure() {
+const KEY = 'attnlab-sizing';
+
+// The measurement kept in this browser for this device (a reload need not measure again).
+function saved(deviceKey) {
+  try {
+    const z = JSON.parse(localStorage.getItem(KEY) || 'null');
+    return z && z.device === deviceKey && z.small && z.large && z.full ? z : null;
+  } catch { return null; }
+}
+
+// Measure once per device (kept in localStorage). Resolves to S.sizing = {small, large, full,
+// seconds, device}, each measurement {rows, first_ms, ms_per_step}.
+export function measure(deviceKey) {
+  if (S.sizing) return Promise.resolve(S.sizing);
+  const kept = saved(deviceKey);
+  if (kept) { S.sizing = kept; return Promise.resolve(kept); }
   if (!measuring) {
     measuring = (async () => {
       const p = P.presets;
       const variant = document.querySelector('input[name=variant]:checked').value;
       const vocab = 100;
-      $('preset-note').textContent = 'Measuring this device (a few training steps)…';
+      $('preset-note').textContent = 'Measuring this device (a few training steps of each preset’s model)…';
       const t0 = performance.now();
       const time = (cfg, rows, repeats) => job('measure', () => P.wasm.page_time_step(variant, cfg.n_layer, cfg.n_head, cfg.n_embd, vocab, rows, repeats));
       const small = await time(p.tiny, 4, 2);
       const large = await time(p.tiny, 16, 1);
       const full = await time(p.assignment, 1, 1);
-      const tiny = stepModel(small, large);
-      // The assignment's model: the same overhead-to-work shape, scaled by its measured step.
-      const fullMs = (rows) => full.ms_per_step * (tiny(rows) / tiny(1));
-      S.sizing = { small, large, full, tiny, fullMs, seconds: (performance.now() - t0) / 1000 };
+      S.sizing = { small, large, full, seconds: (performance.now() - t0) / 1000, device: deviceKey };
+      try { localStorage.setItem(KEY, JSON.stringify(S.sizing)); } catch { /* storage can be off */ }
       return S.sizing;
     })();
     measuring.catch(() => { measuring = null; });
@@ -54,11 +66,19 @@ export function measure() {
   return measuring;
 }
 
+// Step times from a measurement: tiny(rows) and full(rows) in milliseconds.
+export function stepTimes(z) {
+  const tiny = stepModel(z.small, z.large);
+  // The assignment's model: the same overhead-to-work shape, scaled by its measured step.
+  return { tiny, full: (rows) => z.full.ms_per_step * (tiny(rows) / tiny(z.full.rows)) };
+}
+
 // The quick preset for this device: {pre_batch, pre_epochs, max_steps, ft_batch, ft_epochs, preSteps, ftSteps, preS, ftS}.
 export function quickFor(z) {
+  const t = stepTimes(z);
   const docs = examples('wiki') || 1;
   const qs = examples('train') || 1;
-  const steps = (batch, budget) => Math.floor((budget * 1000) / z.tiny(batch));
+  const steps = (batch, budget) => Math.floor((budget * 1000) / t.tiny(batch));
   const batch = BATCHES.find((b) => steps(b, PRE_BUDGET_S) >= MIN_STEPS) || BATCHES[BATCHES.length - 1];
   const perEpoch = Math.ceil(docs / batch);
   const preSteps = Math.max(1, Math.min(steps(batch, PRE_BUDGET_S), perEpoch * QUICK_EPOCHS));
@@ -68,17 +88,18 @@ export function quickFor(z) {
   const max_steps = preSteps < pre_epochs * perEpoch ? preSteps : '';
   const ftSteps = Math.min(ft_epochs * ftPerEpoch, max_steps || Infinity);
   return { pre_batch: batch, ft_batch: batch, pre_epochs, ft_epochs, max_steps, preSteps, ftSteps,
-    preS: (preSteps * z.tiny(batch)) / 1000, ftS: (ftSteps * z.tiny(batch)) / 1000 };
+    preS: (preSteps * t.tiny(batch)) / 1000, ftS: (ftSteps * t.tiny(batch)) / 1000, msPerStep: t.tiny(batch) };
 }
 
 // The presets' notes and option labels with this device's times.
 export function describe(z, quick) {
   const p = P.presets;
+  const t = stepTimes(z);
   const docs = examples('wiki') || 1;
   const qs = examples('train') || 1;
   const fullPre = Math.ceil(docs / p.pretrain.batch) * p.pretrain.epochs;
   const fullFt = Math.ceil(qs / p.finetune_pretrained.batch) * p.finetune_pretrained.epochs;
-  const fullS = (fullPre * z.fullMs(p.pretrain.batch) + fullFt * z.fullMs(p.finetune_pretrained.batch)) / 1000;
+  const fullS = (fullPre * t.full(p.pretrain.batch) + fullFt * t.full(p.finetune_pretrained.batch)) / 1000;
   const warm = `The first step of each measurement took ${duration(z.small.first_ms / 1000)} against ${duration(z.small.ms_per_step / 1000)} for the next ones: ` +
     'it builds the kernels and buffers once, so a run’s first step is slower too.';
   return {
@@ -86,9 +107,9 @@ export function describe(z, quick) {
     fullLabel: `Full assignment (4 layers, 8 heads, width 256; about ${duration(fullS)} here)`,
     quick: `Tiny model (2 layers, 4 heads, width 64) at batch ${quick.pre_batch}: pretraining ${quick.preSteps.toLocaleString()} steps ` +
       `(${quick.pre_epochs} epoch${quick.pre_epochs === 1 ? '' : 's'}${quick.max_steps ? ', cut by max steps' : ''}) ≈ ${duration(quick.preS)}, finetuning ` +
-      `${quick.ftSteps.toLocaleString()} steps ≈ ${duration(quick.ftS)} on this device (measured: a step of ${quick.pre_batch} rows ≈ ${duration(z.tiny(quick.pre_batch) / 1000)}). ${warm}`,
+      `${quick.ftSteps.toLocaleString()} steps ≈ ${duration(quick.ftS)} on this device (measured: a step of ${quick.pre_batch} rows ≈ ${duration(t.tiny(quick.pre_batch) / 1000)}). ${warm}`,
     full: `The assignment’s run.py settings: pretraining ${fullPre.toLocaleString()} steps (${p.pretrain.epochs} epochs of batch ${p.pretrain.batch}) and finetuning ` +
-      `${fullFt.toLocaleString()} steps: about ${duration(fullS)} on this device (a step of ${p.pretrain.batch} rows ≈ ${duration(z.fullMs(p.pretrain.batch) / 1000)}, ` +
+      `${fullFt.toLocaleString()} steps: about ${duration(fullS)} on this device (a step of ${p.pretrain.batch} rows ≈ ${duration(t.full(p.pretrain.batch) / 1000)}, ` +
       `measured at one row and scaled). ${warm}`,
     fullS,
   };

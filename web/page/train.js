@@ -4,7 +4,8 @@ import * as store from './store.js';
 import { $, P, S, SAVE_EVERY_MS, data, job, setStatus, tick } from './core.js';
 import { drawLoss } from './chart.js';
 import { errText, esc, fmt, showBox } from './ui.js';
-import { readSpec } from './form.js';
+import { readSpec, showSizing } from './form.js';
+import { measure } from './sizing.js';
 import { refreshModels, restoreModels } from './models.js';
 
 export let lastSave = 0;
@@ -14,7 +15,13 @@ export let lastSave = 0;
 
 
 export function redrawChart() {
-  drawLoss($('chart'), P.run ? P.run.losses : S.losses, P.run ? P.run.total : S.total);
+  // The finished runs of this page (pretraining and then finetuning, say) stay on the chart beside
+  // the one going on: the last three, each its own curve.
+  const series = S.history.slice(P.run ? -2 : -3);
+  if (P.run) series.push({ label: `${P.run.kind} ${P.run.variant}`, points: P.run.losses, total: P.run.total });
+  else if (!series.length && S.losses.length) series.push({ label: 'saved run', points: S.losses, total: S.total });
+  S.chartSeries = series.map((c) => c.label);
+  drawLoss($('chart'), series);
 }
 
 export function showProgress(last, chunkTps) {
@@ -29,7 +36,7 @@ export function showProgress(last, chunkTps) {
     $('s-lr').textContent = fmt.lr(last.lr);
   }
   if (chunkTps) $('s-tps').textContent = fmt.int(chunkTps);
-  if (S.msPerStep) $('s-ms').textContent = S.msPerStep.toFixed(S.msPerStep < 10 ? 2 : 0);
+  if (S.msPerStep) $('s-ms').textContent = fmt.step(S.msPerStep);
   redrawChart();
 }
 
@@ -42,6 +49,12 @@ export async function startRun(kind, record) {
     if (record) {
       r = { ...record, losses: record.losses || [] };
     } else {
+      // Size the run to this device first (once; web/page/sizing.js).
+      if (!S.sizing) {
+        setStatus('starting', 'Measuring this device first (a few training steps; once)…');
+        try { await measure(P.deviceKey); showSizing(); } catch { /* the run goes on unmeasured */ }
+        setStatus('idle');
+      }
       const spec = readSpec(kind);
       if (!data.wiki) throw new Error('there is no pretraining text; load wiki.txt or use the built-in corpus');
       if (kind === 'finetune' && !data.train) throw new Error('there is no finetuning TSV; load birth_places_train.tsv or use the built-in corpus');
@@ -145,6 +158,9 @@ export async function finishRun(how) {
     const lastLoss = r.losses.length ? r.losses[r.losses.length - 1][1] : NaN;
     S.losses = r.losses;
     S.total = r.total;
+    S.history.push({ label: `${r.kind} ${r.variant}${how === 'stopped' ? ' (stopped)' : ''}`, points: r.losses, total: r.total });
+    // No ETA once the run is over.
+    $('progress-text').textContent = `${r.kind} ${r.variant}: ${how} at step ${S.steps.toLocaleString()} of ${r.total.toLocaleString()}`;
     setStatus('idle', `${r.kind === 'pretrain' ? 'Pretraining' : 'Finetuning'} ${how}: ${S.steps} steps, last loss ${fmt.loss(lastLoss)}. ` +
       (r.kind === 'pretrain' ? 'Next: Finetune (it starts from this model).' : 'Next: Evaluate, or Ask below.'));
     handToDemos(bytes);

@@ -46,6 +46,13 @@ async function main() {
     if (st0.error) return;
     const ids = ['e1', 'e2', 'e3', 'e4', 'e5', 'e6', 'e7', 'e8', 'e9', 'e10'];
     for (const id of ids) check((st0.runs[id] || 0) >= 1, `${id} rendered`);
+    // Every formula is typeset by KaTeX (served from this origin), none left as raw TeX.
+    await page.waitForFunction(() => window.__demos.tex.rendered.length + window.__demos.tex.failed.length === 10, null, { timeout: 30000 });
+    const tex = await page.evaluate(() => ({ ...window.__demos.tex, katex: document.querySelectorAll('#demos .demo-formula .katex').length,
+      raw: [...document.querySelectorAll('#demos .demo-formula')].filter((f) => /[{}]|\\/.test(f.innerText)).map((f) => f.closest('.demo').id),
+      font: document.fonts.check('16px KaTeX_Main') }));
+    check(tex.rendered.length === 10 && tex.katex === 10 && tex.raw.length === 0 && tex.font,
+      `formulas typeset by KaTeX: ${tex.rendered.length} of 10 (failed: ${tex.failed.join(', ') || 'none'}; raw TeX left in: ${tex.raw.join(', ') || 'none'}; KaTeX font loaded: ${tex.font})`);
     console.log(`first render of all ten: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 
     const res = (id) => page.evaluate((i) => window.__demos.results[i], id);

@@ -268,8 +268,17 @@ async function run() {
       return `16 steps at batch 8: loss ${firstLoss.toFixed(3)} → ${tail.toFixed(3)}, ${s.msPerStep.toFixed(0)} ms/step`;
     });
 
-    await step('the quick preset as it is (batch 128): two steps, timed', async () => {
+    await step('the quick preset is sized to this device (about two minutes), with the full preset’s time; two of its steps timed', async () => {
+      await page.locator('#train-card').scrollIntoViewIfNeeded();
+      const z = await waitPage((s) => s.sizing && s.quick, 'the device measurement');
+      const q = z.quick;
+      assert(q.seconds > 0 && q.seconds < 150, `the quick preset would take ${q.seconds.toFixed(0)} s here`);
       await page.selectOption('#preset', 'quick');
+      const opt = await page.evaluate(() => [...document.querySelectorAll('#preset option')].map((o) => o.textContent));
+      const note = await page.textContent('#preset-note');
+      assert(/sized to this device \(about \d/.test(opt[0]) && /about \d.* here/.test(opt[1]), `preset labels: ${opt.join(' | ')}`);
+      assert(/on this device/.test(note) && /first step/.test(note), `the quick preset's note: “${note}”`);
+      assert(Number(await page.inputValue('#h-pre_batch')) === q.pre_batch, 'the form does not hold the sized batch');
       await setField('h-max_steps', 2);
       const batch = await page.inputValue('#h-pre_batch');
       const t0 = Date.now();
@@ -284,7 +293,10 @@ async function run() {
       const perEpoch = Number((started.match(/(\d+) steps per epoch/) || [])[1]);
       const epochs = Number(await page.inputValue('#h-pre_epochs'));
       timings.quickTotal = perEpoch * epochs;
-      return `batch ${batch} × 127 tokens: ${s.msPerStep.toFixed(0)} ms/step (two steps, start and save included: ${secs.toFixed(1)} s), so the whole preset (${perEpoch} steps per epoch × ${epochs} epochs) would take about ${(perEpoch * epochs * s.msPerStep / 60000).toFixed(0)} min; longest main-thread task so far ${worst} ms`;
+      // The estimate holds: the run's own steps take about what the measurement said.
+      assert(s.msPerStep < 3 * q.msPerStep + 50 && s.msPerStep > q.msPerStep / 3 - 50, `a step took ${s.msPerStep.toFixed(0)} ms, the estimate was ${q.msPerStep.toFixed(0)} ms`);
+      return `sized: batch ${batch}, ${q.preSteps} + ${q.ftSteps} steps ≈ ${q.seconds.toFixed(0)} s (full preset ≈ ${(q.fullSeconds / 3600).toFixed(1)} h); measured in ${z.sizing.seconds.toFixed(1)} s; ` +
+        `its steps took ${s.msPerStep.toFixed(0)} ms (estimate ${q.msPerStep.toFixed(0)} ms; two steps, start and save included: ${secs.toFixed(1)} s); longest main-thread task so far ${worst} ms`;
     });
 
     await step('evaluate: accuracy beside the London baseline', async () => {

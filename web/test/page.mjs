@@ -312,8 +312,12 @@ async function run() {
       await waitPage((s) => s.status === 'running' && s.steps >= 1, 'a running run');
       assert(await page.isDisabled('#btn-bench'), 'the benchmark could start while training ran');
       assert(await page.isDisabled('#btn-pretrain') && await page.isEnabled('#btn-pause'), 'buttons while running');
+      const tPause = Date.now();
       await page.click('#btn-pause');
       let s = await waitPage((s) => s.status === 'paused', 'the pause');
+      const pauseMs = Date.now() - tPause;
+      // Pause acts within about a second when a step is short (chunks of ~0.4 s; the save included).
+      assert(pauseMs < 1500 + 2 * s.msPerStep, `Pause took ${pauseMs} ms at ${Math.round(s.msPerStep)} ms a step`);
       const pausedAt = s.steps;
       assert(await page.isEnabled('#btn-resume') && await page.isEnabled('#btn-stop'), 'buttons while paused');
       await page.waitForTimeout(500);
@@ -324,6 +328,12 @@ async function run() {
       s = await waitPage((s) => s.status === 'idle' && s.finished === finished + 1, 'the stop');
       const label = s.models.find((m) => m.variant === 'vanilla').label;
       assert(/stopped early/.test(label) && s.steps < 400, `model label after Stop: ${label} at step ${s.steps}`);
+      // No stale ETA after Stop; the time per step as people read it; the earlier runs stay on the chart.
+      const prog = await page.textContent('#progress-text');
+      assert(!/ETA/.test(prog) && /stopped at step/.test(prog), `progress line after Stop: “${prog}”`);
+      const ms = await page.textContent('#s-ms');
+      assert(/^\d+(\.\d+)? (ms|s)$|^\d+ min \d\d s$/.test(ms), `time per step shown as “${ms}”`);
+      assert(s.chartSeries.length >= 2, `the chart lost the earlier curves: ${JSON.stringify(s.chartSeries)}`);
       assert(await page.isEnabled('#btn-bench'), 'the benchmark stayed disabled after the run');
       return `paused at ${pausedAt}, resumed, stopped at ${s.steps}: “${label}”`;
     });
@@ -360,6 +370,12 @@ async function run() {
       assert(await page.isVisible('#data-error') && /wiki\.txt:2/.test(msg), `corpus message: ${msg}`);
       got.push(msg.trim());
       // bytes that are not UTF-8
+      // A question TSV given as the pretraining text is refused, not trained on.
+      await page.evaluate(() => { window.__page.dataError = null; });
+      await page.setInputFiles('#file-wiki', { name: 'questions.txt', mimeType: 'text/plain', buffer: Buffer.from('Where was Ada Lovelace born?\tLondon\nWhere was Alan Turing born?\tLondon\n') });
+      await page.waitForFunction(() => window.__page.dataError, null, { timeout: 30000 });
+      const asWiki = await page.evaluate(() => window.__page.dataError);
+      assert(/questions\.txt looks like a questions file/.test(asWiki), `a question TSV as wiki.txt: ${asWiki}`);
       await page.setInputFiles('#file-train', { name: 'birth_places_train.tsv', mimeType: 'text/plain', buffer: Buffer.from([0x57, 0x68, 0xff, 0xfe, 0x09, 0x41, 0x0a]) });
       await page.waitForFunction(() => window.__page.dataError && /UTF-8/.test(window.__page.dataError), null, { timeout: 30000 });
       msg = await page.textContent('#data-error');
