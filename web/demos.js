@@ -111,6 +111,15 @@ function control(d, c) {
     const show = () => { input.value = st[c.key]; out.textContent = c.show ? c.show(st[c.key], st) : st[c.key]; };
     input.addEventListener('input', () => { st[c.key] = Number(input.value); show(); changed(d); });
     d.sync.push(show);
+    // A range that follows the result (E8's layer slider: as many layers as the loaded model has).
+    if (c.maxFrom) {
+      d.limits.push(() => {
+        const m = d.res ? c.maxFrom(d.res) : NaN;
+        input.max = String(Number.isFinite(m) && m >= c.min ? m : c.max);
+        if (st[c.key] > Number(input.max)) st[c.key] = Number(input.max);
+        show();
+      });
+    }
   } else if (c.type === 'select') {
     wrap.innerHTML = `<label for="${id}">${c.label}</label> <select id="${id}">${c.options.map(([v, t]) => `<option value="${esc(v)}">${esc(t)}</option>`).join('')}</select>`;
     const sel = wrap.querySelector('select');
@@ -155,6 +164,7 @@ async function run(d) {
       try {
         await wasmReady;
         d.res = await gpuJob(() => d.item.compute(wasm, snap, d));
+        d.limits.forEach((f) => f());
         d.snap = snap;
         d.status.textContent = '';
         state.runs[d.item.id] = (state.runs[d.item.id] || 0) + 1;
@@ -204,7 +214,7 @@ function build(item, hash) {
         <div class="demo-numbers"></div>
       </div>
     </div>`;
-  const d = { item, st, el, sync: [], res: null, busy: false, dirty: false, cpu: false };
+  const d = { item, st, el, sync: [], limits: [], res: null, busy: false, dirty: false, cpu: false };
   d.figure = el.querySelector('.demo-figure');
   d.numbers = el.querySelector('.demo-numbers');
   d.status = el.querySelector('.demo-status');

@@ -127,7 +127,7 @@ const E8 = {
     { type: 'select', key: 'c', label: 'width C', options: [[8, '8'], [16, '16'], [32, '32']] },
     { type: 'button', label: 'new weights', action: (st) => { st.seed += 1; } },
     { type: 'text', key: 'text', label: 'question for the trained model' },
-    { type: 'range', key: 'layer', label: 'model layer', min: 0, max: 7, step: 1, show: (v) => String(v + 1) },
+    { type: 'range', key: 'layer', label: 'model layer', min: 0, max: 7, step: 1, show: (v) => String(v + 1), maxFrom: (r) => (r.model && r.model.layers ? r.model.layers - 1 : NaN) },
   ],
   async compute(w, st) {
     const toy = await w.demo_heads(st.t, st.c, st.h, st.seed);
@@ -176,8 +176,8 @@ const E9 = {
     { type: 'range', key: 't', label: 'positions T', min: 2, max: 16, step: 1 },
     { type: 'button', label: 'new weights', action: (st) => { st.seed += 1; } },
     { type: 'text', key: 'text', label: 'question for the trained models' },
-    { type: 'range', key: 'layer', label: 'model layer', min: 0, max: 7, step: 1, show: (v) => String(v + 1) },
-    { type: 'range', key: 'head', label: 'model head', min: 0, max: 7, step: 1, show: (v) => String(v + 1) },
+    { type: 'range', key: 'layer', label: 'model layer', min: 0, max: 7, step: 1, show: (v) => String(v + 1), maxFrom: (r) => Math.max(r.vanilla.layers || 0, r.synth.layers || 0) - 1 },
+    { type: 'range', key: 'head', label: 'model head', min: 0, max: 7, step: 1, show: (v) => String(v + 1), maxFrom: (r) => Math.max(r.vanilla.heads || 0, r.synth.heads || 0) - 1 },
   ],
   async compute(w, st) {
     const j = Math.min(st.j, st.t - 1);

@@ -23,7 +23,7 @@ export function drawLoss(canvas, series) {
   const fg = css.getPropertyValue('--fg').trim() || '#1d232b';
   const muted = css.getPropertyValue('--muted').trim() || '#5b6673';
   const line = css.getPropertyValue('--line').trim() || '#d8dde3';
-  const R = 16, T = 22, B = 26;
+  const R = 16, T = 22, B = 36;
   g.font = '11px system-ui, sans-serif';
   g.fillStyle = muted;
   // A diverging run can report a NaN or an infinite loss: it is left out of the scale and the curve.
@@ -60,8 +60,8 @@ export function drawLoss(canvas, series) {
   g.rotate(-Math.PI / 2);
   g.fillText('loss', 0, 0);
   g.restore();
-  g.textAlign = 'right';
-  g.fillText('step', w - R, h - B + 6 + 0);
+  g.textAlign = 'center';
+  g.fillText('step', L + (w - L - R) / 2, h - 13);
   // legend along the top
   g.textAlign = 'left';
   g.textBaseline = 'middle';

@@ -49,7 +49,7 @@ async function main() {
     // Every formula is typeset by KaTeX (served from this origin), none left as raw TeX.
     await page.waitForFunction(() => window.__demos.tex.rendered.length + window.__demos.tex.failed.length === 10, null, { timeout: 30000 });
     const tex = await page.evaluate(() => ({ ...window.__demos.tex, katex: document.querySelectorAll('#demos .demo-formula .katex').length,
-      raw: [...document.querySelectorAll('#demos .demo-formula')].filter((f) => /[{}]|\\/.test(f.innerText)).map((f) => f.closest('.demo').id),
+      raw: [...document.querySelectorAll('#demos .demo-formula')].filter((f) => /[{}\\]|displaystyle|frac|mathrm|operatorname/.test((f.querySelector('.katex-html') || f).innerText)).map((f) => f.closest('.demo').id),
       font: document.fonts.check('16px KaTeX_Main') }));
     check(tex.rendered.length === 10 && tex.katex === 10 && tex.raw.length === 0 && tex.font,
       `formulas typeset by KaTeX: ${tex.rendered.length} of 10 (failed: ${tex.failed.join(', ') || 'none'}; raw TeX left in: ${tex.raw.join(', ') || 'none'}; KaTeX font loaded: ${tex.font})`);
@@ -167,6 +167,8 @@ async function main() {
     }
     r = await set('e8', 'input[type=text][id$="-text"]', 'a_bad_fee_here?');
     check(r.model && r.model.maps && r.model.maps.length === r.model.layers * r.model.heads * r.model.t * r.model.t, 'E8: the loaded model’s maps, one per layer and head');
+    const layerMax = await page.evaluate(() => document.querySelector('#e8 input[id$="-layer"]').max);
+    check(r.model && Number(layerMax) === r.model.layers - 1, `E8: the layer slider goes to the model's ${r.model && r.model.layers} layers (max index ${layerMax})`);
     await shot('e8');
     r = await set('e9', 'input[type=text][id$="-text"]', 'a_bad_fee_here?');
     check(r.vanilla.maps && r.synth.maps && r.synth.variant === 'synthesizer', 'E9: vanilla and synthesizer maps side by side');
