@@ -9,6 +9,7 @@ import { loadDevice } from './backend.js';
 import { esc } from './page/ui.js';
 import { renderTex } from './page/math.js';
 import { placeLabels } from './demos/draw.js';
+import { drawLegend } from './page/heatmap.js';
 
 const root = document.getElementById('demos');
 // The stylesheet travels with the script, so index.html needs only the section and this module.
@@ -224,6 +225,14 @@ function build(item, hash) {
   d.cv.setAttribute('role', 'img');
   d.cv.setAttribute('aria-label', item.alt);
   d.figure.appendChild(d.cv);
+  // The page's one colour scale (web/page/heatmap.js) under every demo that draws weights.
+  if (item.legend) {
+    const lg = document.createElement('div');
+    lg.className = 'demo-legend';
+    lg.innerHTML = `<canvas aria-hidden="true"></canvas><span>${esc(item.legend)}</span>`;
+    drawLegend(lg.querySelector('canvas'), 200, { linear: true });
+    d.figure.appendChild(lg);
+  }
   const ctl = el.querySelector('.demo-controls');
   for (const c of item.controls) ctl.appendChild(control(d, c));
   const cpu = el.querySelector('.demo-cpu input');

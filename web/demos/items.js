@@ -286,6 +286,7 @@ const UCOL = [C.a, C.b, C.mid, C.q];
 const mat = (m, n, k) => `<table class="demo-matrix" aria-label="${n}"><caption>${n}</caption>${Array.from({ length: k }, (_, i) => `<tr>${Array.from({ length: k }, (_, j) => `<td>${+m[i * k + j].toFixed(3)}</td>`).join('')}</tr>`).join('')}</table>`;
 const E5 = {
   id: 'e5', num: 'E5', short: 'K, Q, V', title: 'Why keys, queries and values are separate',
+  legend: 'attention weight',
   explain: `Four orthogonal directions u_a…u_d of length β; x₁ = u_d + u_b, x₂ = u_a, x₃ = u_c + u_b. The goal: c₂ ≈ u_b
     and c₁ ≈ u_b − u_c. Without projections x₂ is its own best match (its score with itself is β², more than with anyone
     else), and whatever you add to x₂ to reach x₁ or x₃ also raises its self-score and leaks into its value — try the

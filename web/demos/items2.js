@@ -43,6 +43,7 @@ function drawModelGrid(ctx, box, m, layer, title, headSel = null) {
 // ---------------------------------------------------------------------------------------------- E7
 const E7 = {
   id: 'e7', num: 'E7', short: 'causal mask', title: 'The causal mask: no peeking at the answer',
+  legend: 'attention weight P (the gradient map has its own scale: middle colour = 0)',
   explain: `A decoder predicts token t+1 from tokens ≤ t, so before the softmax every score above the diagonal is
     replaced by a huge negative number: those weights come out exactly 0, and so do their gradients — nothing can
     flow from the future. Untick the mask to see each row spread over all positions. The toy below learns next-token
@@ -112,6 +113,7 @@ const E7 = {
 // ---------------------------------------------------------------------------------------------- E8
 const E8 = {
   id: 'e8', num: 'E8', short: 'heads', title: 'Multi-head shapes',
+  legend: 'attention weight',
   explain: `One projection of width C is cut into H heads of width C/H: (B, T, C) → (B, T, H, C/H) → (B, H, T, C/H). Here
     the cut is a stride, not a copy — the same kernels read head h at column offset h·C/H. Each head computes its own
     T×T map on its own slice; the outputs land back side by side in (B, T, C). With a trained model loaded, type a
@@ -161,6 +163,7 @@ const E8 = {
 // ---------------------------------------------------------------------------------------------- E9
 const E9 = {
   id: 'e9', num: 'E9', short: 'synthesizer', title: 'Synthesizer attention vs dot products',
+  legend: 'attention weight',
   explain: `A synthesizer computes row i of its scores from xᵢ alone — ReLU(xᵢA + b₁)B + b₂ — with no dot product against
     the other positions. Move the content of position j: the dot-product head (left) changes every later row, because
     they all compare themselves with k_j; the synthesizer (right) changes only row j. It can learn where to look
@@ -213,6 +216,7 @@ const E9 = {
 // --------------------------------------------------------------------------------------------- E10
 const E10 = {
   id: 'e10', num: 'E10', short: 'imitation', title: 'What one self-attention layer can imitate',
+  legend: 'attention weight',
   explain: `Give each position a one-hot positional code and let the query read it: query t = λ·e_src(t) matches exactly one
     key, so each position copies the value of a fixed other position. Source = itself is the identity; a shuffled
     source is a permutation; the identity pattern followed by the value/output matrices is a position-wise linear layer;

@@ -54,7 +54,10 @@ const HOW_TO_READ = 'Each row is the character the model is at (the query); each
 
 export function showAnswers(out) {
   const root = $('ask-result');
-  root.innerHTML = Object.keys(out).length ? `<p class="muted small how-to-read">${esc(HOW_TO_READ)}</p>` : '';
+  root.innerHTML = '';
+  const how = $('ask-how');
+  how.textContent = HOW_TO_READ;
+  how.hidden = !Object.keys(out).length;
   for (const [variant, a] of Object.entries(out)) {
     const gold = goldFor(a.question);
     const col = document.createElement('div');
@@ -106,7 +109,8 @@ export function showAnswers(out) {
         const c = document.createElement('canvas');
         c.title = `layer ${l + 1}, head ${h + 1}: click to show it large`;
         c.className = 'thumb';
-        drawThumb(c, mapOf(l, h), T, 48);
+        // One task per thumbnail: many heads of a long answer would otherwise be one long task.
+        setTimeout(() => drawThumb(c, mapOf(l, h), T, 48), 0);
         c.addEventListener('click', () => { selL.value = String(l); selH.value = String(h); drawBig(); });
         row.appendChild(c);
       }

@@ -29,19 +29,21 @@ function hidpi(canvas, w, h) {
   return g;
 }
 
-// The colour scale: a bar from 0 to 1 with its ticks, on the same square-root scale as the maps.
-export function drawLegend(canvas, width = 240) {
+// The colour scale: a bar from 0 to 1 with its ticks, on the square-root scale of Ask's maps, or
+// linear (the demos' heatmaps, which colour weights in [0, 1] directly).
+export function drawLegend(canvas, width = 240, { linear = false } = {}) {
   const h = 34, x0 = 6, bw = width - 12;
   const g = hidpi(canvas, width, h);
   g.clearRect(0, 0, width, h);
-  for (let i = 0; i < bw; i++) { g.fillStyle = weightColour((i / (bw - 1)) ** 2); g.fillRect(x0 + i, 2, 1.5, 12); }
+  const pos = (v) => (linear ? v : Math.sqrt(v));
+  for (let i = 0; i < bw; i++) { const t = i / (bw - 1); g.fillStyle = linear ? viridis(t) : weightColour(t * t); g.fillRect(x0 + i, 2, 1.5, 12); }
   g.strokeStyle = '#5b6673';
   g.strokeRect(x0 + 0.5, 2.5, bw - 1, 11);
   g.fillStyle = '#5b6673';
   g.font = '11px system-ui, sans-serif';
   g.textBaseline = 'top';
-  for (const v of [0, 0.05, 0.25, 0.5, 1]) {
-    const x = x0 + Math.sqrt(v) * (bw - 1);
+  for (const v of linear ? [0, 0.25, 0.5, 0.75, 1] : [0, 0.05, 0.25, 0.5, 1]) {
+    const x = x0 + pos(v) * (bw - 1);
     g.fillRect(x, 14, 1, 4);
     g.textAlign = v === 0 ? 'left' : v === 1 ? 'right' : 'center';
     g.fillText(String(v), x, 19);

@@ -221,7 +221,7 @@ async function run() {
       assert(thumbs === 8, `${thumbs} heatmap thumbnails`);
       // The map explains itself: a colour scale, ⁇ and the causal mask in words, the weight on hover.
       assert(await page.locator('#ask-result canvas.legend').count() === 1, 'no colour scale beside the map');
-      const how = await page.locator('#ask-result .how-to-read').innerText();
+      const how = await page.locator('#ask-how').innerText();
       assert(how.includes('⁇') && how.includes('causal mask'), `no line explaining ⁇ and the triangle: “${how}”`);
       const big = page.locator('#ask-result canvas.big-map').first();
       await big.scrollIntoViewIfNeeded();
