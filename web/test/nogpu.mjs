@@ -192,6 +192,18 @@ async function run() {
       return `${est.questions} questions: about ${est.seconds.toFixed(0)} s here (${est.perQuestion.toFixed(2)} s a question); “${said.split('\n')[0]}”`;
     });
 
+    await step('numbers as people read them: durations, scores, round axis ticks', async () => {
+      const got = await page.evaluate(async () => {
+        const ui = await import(new URL('web/page/ui.js', location.href).href);
+        return { d: [4.2, 42, 725, 4021500, 269.017].map(ui.duration), step: [8.5, 269, 269017].map(ui.fmt.step), score: ui.score(2, 30),
+          ticks: [ui.niceTicks(0, 1117, 4), ui.niceTicks(2.87, 4.31, 4)] };
+      });
+      const want = { d: ['4.2 s', '42 s', '12 min 05 s', '46 days 13 h', '4 min 29 s'], step: ['8.50 ms', '269 ms', '4 min 29 s'], score: '2 of 30 correct (6.7%)',
+        ticks: [[0, 500, 1000], [3, 3.5, 4]] };
+      assert(JSON.stringify(got) === JSON.stringify(want), `got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
+      return `${got.d.join(', ')}; ${got.score}; ticks ${JSON.stringify(got.ticks)}`;
+    });
+
     await step('kernel checks on the CPU backend: every op family against its f64 reference', async () => {
       await page.evaluate(() => { document.getElementById('checks-card').open = true; });
       const t0 = Date.now();

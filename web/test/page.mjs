@@ -312,6 +312,8 @@ async function run() {
       await waitPage((s) => s.status === 'running' && s.steps >= 1, 'a running run');
       assert(await page.isDisabled('#btn-bench'), 'the benchmark could start while training ran');
       assert(await page.isDisabled('#btn-pretrain') && await page.isEnabled('#btn-pause'), 'buttons while running');
+      // The demos say why an update waits while a run trains (they share its device).
+      assert(await page.isVisible('#demos-busy'), 'the demos do not say that a run is training');
       const tPause = Date.now();
       await page.click('#btn-pause');
       let s = await waitPage((s) => s.status === 'paused', 'the pause');
@@ -331,6 +333,7 @@ async function run() {
       // No stale ETA after Stop; the time per step as people read it; the earlier runs stay on the chart.
       const prog = await page.textContent('#progress-text');
       assert(!/ETA/.test(prog) && /stopped at step/.test(prog), `progress line after Stop: “${prog}”`);
+      assert(await page.isHidden('#demos-busy'), 'the demos still say a run is training after Stop');
       const ms = await page.textContent('#s-ms');
       assert(/^\d+(\.\d+)? (ms|s)$|^\d+ min \d\d s$/.test(ms), `time per step shown as “${ms}”`);
       assert(s.chartSeries.length >= 2, `the chart lost the earlier curves: ${JSON.stringify(s.chartSeries)}`);
