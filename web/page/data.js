@@ -2,6 +2,7 @@
 // each checked for its role by the library (file:line messages).
 import { $, P, S, data } from './core.js';
 import { showEstimate } from './eval.js';
+import { showSizing } from './form.js';
 import { errText, esc, showBox } from './ui.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -61,6 +62,8 @@ export function showData() {
   $('data-summary').textContent = src;
   $('use-served').hidden = !P.served;
   showEstimate();
+  // The quick preset's steps depend on the corpus's size: size it again for the new data.
+  if (S.sizing && P.presets) showSizing();
 }
 
 export async function decodeFile(file) {
