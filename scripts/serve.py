@@ -7,7 +7,11 @@ What it serves:
   /                      index.html
   /index.html, /web/...  the app (web/node_modules and web/test are not part of it)
   /data/manifest.json    which course files DIR holds, e.g. {"files": ["wiki.txt", ...]}; empty without --data
-  /data/<name>           with --data: wiki.txt, birth_places_train.tsv, birth_dev.tsv, birth_test.tsv
+  /data/<name>           with --data: wiki.txt, birth_places_train.tsv, birth_dev.tsv, birth_test.tsv,
+                         birth_test_inputs.tsv (the course's test questions, without answers)
+  /web/vendor/katex/...  KaTeX's module, stylesheet and woff2 fonts from the npm package
+                         (web/node_modules/katex/dist, installed by scripts/setup.sh): the page's
+                         formulas, served from this origin so nothing is fetched from elsewhere
 Everything else is 404, including any path that climbs out of those folders ('..', encoded or not,
 or a symlink pointing elsewhere). Only GET and HEAD are answered. Every response carries a
 Content-Security-Policy that allows the app's own files, WebAssembly compilation and nothing remote.
@@ -27,7 +31,11 @@ import urllib.parse
 ROOT = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 # The course files the page knows how to use; --data serves these names and no others.
-DATA_FILES = ("wiki.txt", "birth_places_train.tsv", "birth_dev.tsv", "birth_test.tsv")
+DATA_FILES = ("wiki.txt", "birth_places_train.tsv", "birth_dev.tsv", "birth_test.tsv", "birth_test_inputs.tsv")
+
+# npm packages the page uses at run time, served from web/node_modules under /web/vendor/<name>/:
+# only their built files of these kinds (the rest of node_modules stays unserved).
+VENDOR = {"katex": ("katex/dist", (".mjs", ".css", ".woff2"))}
 
 # Folders under web/ that belong to development, not to the app.
 WEB_EXCLUDED = ("node_modules", "test")
@@ -59,6 +67,7 @@ TYPES = {
     ".txt": "text/plain; charset=utf-8",
     ".tsv": "text/tab-separated-values; charset=utf-8",
     ".ts": "text/plain; charset=utf-8",
+    ".woff2": "font/woff2",
 }
 
 
@@ -91,6 +100,13 @@ class Site:
             return None
         if path in ("/", "/index.html"):
             return ("file", os.path.join(self.root, "index.html"))
+        if parts[0] == "web" and len(parts) > 3 and parts[1] == "vendor" and parts[2] in VENDOR:
+            sub, kinds = VENDOR[parts[2]]
+            base = os.path.realpath(os.path.join(self.web, "node_modules", sub))
+            full = os.path.realpath(os.path.join(base, *parts[3:]))
+            if inside(full, base) and full.endswith(kinds) and os.path.isfile(full):
+                return ("file", full)
+            return None
         if parts[0] == "web" and len(parts) > 1:
             if parts[1] in WEB_EXCLUDED:
                 return None

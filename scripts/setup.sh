@@ -4,7 +4,7 @@
 #   apt:   Mesa's Vulkan drivers (lavapipe runs the native tests without a GPU), Chromium, a C linker
 #   rust:  rustup + stable toolchain, the wasm32-unknown-unknown target
 #   cargo: wasm-bindgen-cli at exactly the wasm-bindgen version in Cargo.lock
-#   node:  Node.js 20+ (official build when the distro's is older), playwright-core from web/package-lock.json
+#   node:  Node.js 20+ (official build when the distro's is older), playwright-core and katex from web/package-lock.json
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
@@ -88,12 +88,14 @@ if [ "$node_major" -lt 20 ]; then
   curl -fsSL "https://nodejs.org/dist/$v/node-$v-linux-$arch.tar.xz" | tar -xJ --strip-components=1 -C "$HOME/.local/share/attnlab/node"
   source scripts/env.sh
 fi
-pw_want=$(node -p 'require("./web/package-lock.json").packages["node_modules/playwright-core"].version')
-pw_have=$(node -p 'try { require("./web/node_modules/playwright-core/package.json").version } catch { "" }')
-if [ "$pw_have" != "$pw_want" ]; then
-  say "npm ci (playwright-core $pw_want)"
+# web/package-lock.json: playwright-core (the browser tests) and katex (the page's formulas, served
+# from web/node_modules/katex/dist by scripts/serve.py); npm ci when either is missing or another version.
+want=$(node -p 'const p = require("./web/package-lock.json").packages; ["playwright-core", "katex"].map((n) => n + "@" + p["node_modules/" + n].version).join(" ")')
+have=$(node -p '["playwright-core", "katex"].map((n) => { try { return n + "@" + require("./web/node_modules/" + n + "/package.json").version } catch { return n + "@none" } }).join(" ")')
+if [ "$have" != "$want" ]; then
+  say "npm ci ($want)"
   (cd web && npm ci --no-audit --no-fund)
 else
-  say "playwright-core $pw_want present"
+  say "$want present"
 fi
 say "ready"

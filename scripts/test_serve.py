@@ -57,6 +57,8 @@ class ServeTests(unittest.TestCase):
             f.write("Ada was born in Paris.\n")
         with open(os.path.join(cls.data, "birth_dev.tsv"), "w") as f:
             f.write("Where was Ada born?\tParis\n")
+        with open(os.path.join(cls.data, "birth_test_inputs.tsv"), "w") as f:
+            f.write("Where was Ada born?\n")
         with open(os.path.join(cls.tmp.name, "secret.txt"), "w") as f:
             f.write("not for the page\n")
         # A symlink inside the data folder that points outside it must not be followed.
@@ -124,6 +126,20 @@ class ServeTests(unittest.TestCase):
             self.assertEqual(status, 404, f"{path} -> {status} {body[:80]!r}")
             self.assertNotIn(b"[package]", body)
 
+    def test_vendor_katex_only_its_built_files(self):
+        # KaTeX (an npm dependency, web/package.json) renders the demos' formulas from this origin.
+        for path, ctype in (("/web/vendor/katex/katex.mjs", "text/javascript"), ("/web/vendor/katex/katex.min.css", "text/css"),
+                            ("/web/vendor/katex/fonts/KaTeX_Main-Regular.woff2", "font/woff2")):
+            status, headers, body = get(self.plain_port, path)
+            self.assertEqual(status, 200, path)
+            self.assertTrue(headers["Content-Type"].startswith(ctype), path)
+            self.assertIn("Content-Security-Policy", headers)
+        for path in ("/web/vendor/katex/README.md", "/web/vendor/katex/katex.js", "/web/vendor/katex/../package.json",
+                     "/web/vendor/katex/%2e%2e/%2e%2e/playwright-core/package.json", "/web/vendor/katex/fonts/KaTeX_Main-Regular.ttf",
+                     "/web/vendor/playwright-core/index.mjs", "/web/vendor/katex/", "/web/node_modules/katex/dist/katex.mjs"):
+            status, _, _ = get(self.plain_port, path)
+            self.assertEqual(status, 404, path)
+
     def test_only_get_and_head(self):
         status, headers, _ = get(self.plain_port, "/", method="POST")
         self.assertEqual(status, 405)
@@ -139,7 +155,10 @@ class ServeTests(unittest.TestCase):
         status, _, body = get(self.data_port, "/data/manifest.json")
         self.assertEqual(status, 200)
         # birth_test.tsv is a symlink out of the folder: listed by name (it exists) but never served.
-        self.assertEqual(json.loads(body)["files"], ["wiki.txt", "birth_dev.tsv", "birth_test.tsv"])
+        self.assertEqual(json.loads(body)["files"], ["wiki.txt", "birth_dev.tsv", "birth_test.tsv", "birth_test_inputs.tsv"])
+        # The course's test questions come without answers, as birth_test_inputs.tsv.
+        status, _, body = get(self.data_port, "/data/birth_test_inputs.tsv")
+        self.assertEqual((status, body), (200, b"Where was Ada born?\n"))
         status, headers, body = get(self.data_port, "/data/wiki.txt")
         self.assertEqual((status, body), (200, b"Ada was born in Paris.\n"))
         status, _, body = get(self.data_port, "/data/birth_dev.tsv")

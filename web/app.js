@@ -8,6 +8,7 @@
 import { startPage, pageUnavailable } from './page.js';
 import { startBench, benchUnavailable } from './page/bench.js';
 import { loadDevice, switchBackend } from './backend.js';
+import { esc as escapeHtml } from './page/ui.js';
 
 let wasm = null;
 
@@ -40,7 +41,6 @@ function fail(message) {
   $('summary').className = 'summary bad';
 }
 
-const escapeHtml = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
 
 function bytes(n) {
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];

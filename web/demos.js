@@ -6,6 +6,11 @@
 import { ITEMS } from './demos/items.js';
 import { setBackend } from './demos/labels.js';
 import { loadDevice } from './backend.js';
+import { esc } from './page/ui.js';
+import { renderTex } from './page/math.js';
+import { placeLabels } from './demos/draw.js';
+import { drawLegend } from './page/heatmap.js';
+import { applyParams, parseHash, writeHash } from './demos/link.js';
 
 const root = document.getElementById('demos');
 // The stylesheet travels with the script, so index.html needs only the section and this module.
@@ -15,7 +20,7 @@ if (!document.querySelector('link[href$="web/demos.css"]')) {
   css.href = new URL('./demos.css', import.meta.url).href;
   document.head.appendChild(css);
 }
-const state = (window.__demos = { ready: false, error: null, backend: null, runs: {}, results: {}, errors: [] });
+const state = (window.__demos = { ready: false, error: null, backend: null, runs: {}, results: {}, errors: [], tex: { rendered: [], failed: [] } });
 const demos = new Map();
 let wasm = null;
 let gpuQueue = Promise.resolve();
@@ -44,59 +49,6 @@ async function loadWasm() {
   return m;
 }
 
-const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
-
-function parseHash() {
-  const m = location.hash.match(/^#(e\d+)(?:\?(.*))?$/);
-  if (!m) return null;
-  return { id: m[1], params: new URLSearchParams(m[2] || '') };
-}
-
-// A shared link is user input: every value is checked against its control (ranges clamped and
-// snapped to the step, selects limited to their options, text capped); values no control owns
-// (seeds, dragged points) must be small finite numbers. Anything else is ignored, keeping the default.
-const NUMS = /^-?\d{1,6}(\.\d{1,6})?$/;
-function applyParams(item, st, params) {
-  const byKey = new Map(item.controls.filter((c) => c.key).map((c) => [c.key, c]));
-  for (const [k, v] of params) {
-    if (!(k in item.defaults)) continue;
-    const d = item.defaults[k];
-    const c = byKey.get(k);
-    if (c && c.type === 'range') {
-      const x = Number(v);
-      if (!Number.isFinite(x)) continue;
-      const snapped = c.min + Math.round((Math.min(c.max, Math.max(c.min, x)) - c.min) / c.step) * c.step;
-      st[k] = Math.min(c.max, Math.max(c.min, +snapped.toFixed(6)));
-    } else if (c && c.type === 'select') {
-      const hit = c.options.find(([val]) => String(val) === v);
-      if (hit) st[k] = hit[0];
-    } else if (typeof d === 'boolean') {
-      st[k] = v === '1' || v === 'true';
-    } else if (c && c.type === 'text') {
-      st[k] = v.slice(0, 200);
-    } else if (typeof d === 'number') {
-      const x = Number(v);
-      if (Number.isInteger(x) && x >= 0 && x < 2 ** 31) st[k] = x;
-    } else if (typeof d === 'string') {
-      // Point lists "x,y;x,y": at most 16 points with coordinates in [-10, 10].
-      const ok = v === '' || (v.length <= 400 && v.split(';').length <= 16 && v.split(';').every((p) => {
-        const xs = p.split(',');
-        return xs.length === 2 && xs.every((x) => NUMS.test(x) && Math.abs(Number(x)) <= 10);
-      }));
-      if (ok) st[k] = v;
-    }
-  }
-}
-
-function writeHash(d) {
-  const p = new URLSearchParams();
-  for (const k of Object.keys(d.item.defaults)) {
-    const v = d.st[k];
-    p.set(k, typeof v === 'boolean' ? (v ? '1' : '0') : typeof v === 'number' ? String(+v.toFixed(4)) : v);
-  }
-  history.replaceState(null, '', `#${d.item.id}?${p}`);
-}
-
 function control(d, c) {
   const id = `${d.item.id}-${c.key || c.label.replace(/\W+/g, '')}`;
   const wrap = document.createElement('div');
@@ -109,6 +61,15 @@ function control(d, c) {
     const show = () => { input.value = st[c.key]; out.textContent = c.show ? c.show(st[c.key], st) : st[c.key]; };
     input.addEventListener('input', () => { st[c.key] = Number(input.value); show(); changed(d); });
     d.sync.push(show);
+    // A range that follows the result (E8's layer slider: as many layers as the loaded model has).
+    if (c.maxFrom) {
+      d.limits.push(() => {
+        const m = d.res ? c.maxFrom(d.res) : NaN;
+        input.max = String(Number.isFinite(m) && m >= c.min ? m : c.max);
+        if (st[c.key] > Number(input.max)) st[c.key] = Number(input.max);
+        show();
+      });
+    }
   } else if (c.type === 'select') {
     wrap.innerHTML = `<label for="${id}">${c.label}</label> <select id="${id}">${c.options.map(([v, t]) => `<option value="${esc(v)}">${esc(t)}</option>`).join('')}</select>`;
     const sel = wrap.querySelector('select');
@@ -153,6 +114,7 @@ async function run(d) {
       try {
         await wasmReady;
         d.res = await gpuJob(() => d.item.compute(wasm, snap, d));
+        d.limits.forEach((f) => f());
         d.snap = snap;
         d.status.textContent = '';
         state.runs[d.item.id] = (state.runs[d.item.id] || 0) + 1;
@@ -174,6 +136,7 @@ function redraw(d) {
   if (!d.res) return;
   try {
     d.item.draw(d);
+    placeLabels();
     d.numbers.innerHTML = d.item.numbers(d);
   } catch (e) {
     state.errors.push(`${d.item.id} draw: ${e.message || e}`);
@@ -201,7 +164,7 @@ function build(item, hash) {
         <div class="demo-numbers"></div>
       </div>
     </div>`;
-  const d = { item, st, el, sync: [], res: null, busy: false, dirty: false, cpu: false };
+  const d = { item, st, el, sync: [], limits: [], res: null, busy: false, dirty: false, cpu: false };
   d.figure = el.querySelector('.demo-figure');
   d.numbers = el.querySelector('.demo-numbers');
   d.status = el.querySelector('.demo-status');
@@ -211,6 +174,14 @@ function build(item, hash) {
   d.cv.setAttribute('role', 'img');
   d.cv.setAttribute('aria-label', item.alt);
   d.figure.appendChild(d.cv);
+  // The page's one colour scale (web/page/heatmap.js) under every demo that draws weights.
+  if (item.legend) {
+    const lg = document.createElement('div');
+    lg.className = 'demo-legend';
+    lg.innerHTML = `<canvas aria-hidden="true"></canvas><span>${esc(item.legend)}</span>`;
+    drawLegend(lg.querySelector('canvas'), 200, { linear: true });
+    d.figure.appendChild(lg);
+  }
   const ctl = el.querySelector('.demo-controls');
   for (const c of item.controls) ctl.appendChild(control(d, c));
   const cpu = el.querySelector('.demo-cpu input');
@@ -218,6 +189,13 @@ function build(item, hash) {
   if (item.attach) item.attach(d, () => changed(d), () => redraw(d));
   d.sync.forEach((f) => f());
   d.status.textContent = 'Computing…';
+  // The formula as mathematics (KaTeX, from this origin); its plain-text version stays otherwise.
+  if (item.tex) {
+    renderTex(el.querySelector('.demo-formula'), item.tex).then((ok) => {
+      state.tex[ok ? 'rendered' : 'failed'].push(item.id);
+      if (ok) redraw(d); // the card's height may have changed
+    });
+  }
   demos.set(item.id, d);
   return el;
 }
@@ -229,7 +207,18 @@ async function main() {
     <p class="muted">The written exercises on attention as things to touch. Every number below is computed by
     <span id="demos-kernels">the kernels that train the GPT</span> (the strided matmul and the causal softmax); tick “show the reference” to
     see an f64 computation beside it. Each demo's settings live in the address bar, so a link shares the exact state.</p>
-    <nav class="demo-toc" aria-label="demos">${ITEMS.map((i) => `<a href="#${i.id}">${i.num} ${i.short}</a>`).join('')}</nav>`;
+    <nav class="demo-toc" aria-label="demos">${ITEMS.map((i) => `<a href="#${i.id}">${i.num} ${i.short}</a>`).join('')}</nav>
+    <p id="demos-busy" class="notice info" hidden>A training run is going: the demos share its device, so each
+    update waits for the current training chunk to end (a second or two with the quick preset; longer with
+    bigger models). Pause the run and the demos answer at once.</p>`;
+  // The training page announces its state (web/page.js setStatus); say why a slider is slow meanwhile.
+  window.addEventListener('attnlab-status', (e) => {
+    const busy = document.getElementById('demos-busy');
+    if (busy) busy.hidden = !['running', 'pausing', 'stopping', 'starting'].includes(e.detail);
+  });
+  // The same links on the first screen (index.html's #start-demos), so every demo is one click away.
+  const start = document.getElementById('start-demos');
+  if (start) start.innerHTML = `Demos: ${ITEMS.map((i) => `<a href="#${i.id}">${i.num} ${i.short}</a>`).join(' · ')}`;
   for (const item of ITEMS) root.appendChild(build(item, hash));
   wasmReady = loadWasm();
   try {

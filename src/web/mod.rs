@@ -8,6 +8,7 @@ mod ask;
 mod bench;
 mod demos;
 mod inputs;
+mod measure;
 mod models;
 mod page;
 

@@ -6,15 +6,10 @@ export const OKABE = ['#E69F00', '#56B4E9', '#009E73', '#F0E442', '#0072B2', '#D
 // Categories whose meaning is fixed across demos.
 export const C = { a: '#0072B2', b: '#D55E00', mid: '#009E73', out: '#000000', other: '#999999', cpu: '#CC79A7', q: '#E69F00' };
 
-// viridis at 9 stops; interpolated.
-const VIRIDIS = [[68, 1, 84], [71, 44, 122], [59, 81, 139], [44, 113, 142], [33, 144, 141], [39, 173, 129], [92, 200, 99], [170, 220, 50], [253, 231, 37]];
-export function viridis(t) {
-  const x = Math.min(1, Math.max(0, Number.isFinite(t) ? t : 0)) * (VIRIDIS.length - 1);
-  const i = Math.min(VIRIDIS.length - 2, Math.floor(x));
-  const f = x - i;
-  const c = VIRIDIS[i].map((v, k) => Math.round(v + f * (VIRIDIS[i + 1][k] - v)));
-  return `rgb(${c[0]},${c[1]},${c[2]})`;
-}
+// The page's one colour map (web/page/heatmap.js).
+import { viridis } from '../page/heatmap.js';
+
+export { viridis };
 
 // A canvas that keeps its CSS aspect ratio and draws in CSS pixels on a devicePixelRatio backing store.
 export function canvas(el, aspect) {
@@ -38,7 +33,30 @@ export function begin(cv) {
   ctx.clearRect(0, 0, w, h);
   ctx.font = `${w < 420 ? 11 : 13}px system-ui, sans-serif`;
   ctx.textBaseline = 'middle';
+  pending = { ctx, dots: [], labels: [] };
   return { ctx, w, h };
+}
+
+// Point labels are placed after the whole picture is drawn (placeLabels, called by demos.js), each
+// beside its point where it covers no other point and no other label.
+let pending = null;
+
+export function placeLabels() {
+  if (!pending) return;
+  const { ctx, dots, labels } = pending;
+  pending = null;
+  const boxes = [];
+  const hits = (b) => boxes.some((o) => b.x < o.x + o.w && o.x < b.x + b.w && b.y < o.y + o.h && o.y < b.y + b.h)
+    || dots.some((d) => d.x + d.r > b.x && d.x - d.r < b.x + b.w && d.y + d.r > b.y && d.y - d.r < b.y + b.h);
+  for (const l of labels) {
+    const w = ctx.measureText(l.text).width, h = 12, r = l.r + 3;
+    const at = [[r, -l.r - h / 2], [r, l.r - h / 2], [-r - w, -l.r - h / 2], [-r - w, l.r - h / 2], [-w / 2, -l.r - h - 3], [-w / 2, l.r + 3]]
+      .map(([dx, dy]) => ({ x: l.x + dx, y: l.y + dy, w, h }));
+    const b = at.find((c) => !hits(c)) || at[0];
+    boxes.push(b);
+    ctx.fillStyle = '#1d232b'; ctx.textAlign = 'left'; ctx.textBaseline = 'middle';
+    ctx.fillText(l.text, b.x, b.y + h / 2);
+  }
 }
 
 // A square data window [-r, r]² mapped into the box (x, y, size).
@@ -62,7 +80,10 @@ export function dot(ctx, p, color, label, radius = 6, hollow = false) {
   ctx.beginPath();
   ctx.arc(p[0], p[1], radius, 0, 2 * Math.PI);
   if (hollow) { ctx.lineWidth = 2.5; ctx.strokeStyle = color; ctx.stroke(); } else { ctx.fillStyle = color; ctx.fill(); ctx.lineWidth = 1; ctx.strokeStyle = '#fff'; ctx.stroke(); }
-  if (label) { ctx.fillStyle = '#1d232b'; ctx.textAlign = 'left'; ctx.fillText(label, p[0] + radius + 3, p[1] - radius); }
+  if (pending && pending.ctx === ctx) {
+    pending.dots.push({ x: p[0], y: p[1], r: radius });
+    if (label) pending.labels.push({ text: label, x: p[0], y: p[1], r: radius });
+  } else if (label) { ctx.fillStyle = '#1d232b'; ctx.textAlign = 'left'; ctx.fillText(label, p[0] + radius + 3, p[1] - radius); }
 }
 
 // A cross marker (distinguishable by shape, not only colour).
@@ -104,7 +125,11 @@ export function bars(ctx, box, values, { lo = 0, hi = 1, colors = C.a, labels = 
       ctx.strokeStyle = '#000'; ctx.lineWidth = 2;
       ctx.beginPath(); ctx.moveTo(x + i * bw + bw * 0.05, yOf(marks[i])); ctx.lineTo(x + i * bw + bw * 0.95, yOf(marks[i])); ctx.stroke();
     }
-    if (labels[i] !== undefined) { ctx.fillStyle = '#5b6673'; ctx.textAlign = 'center'; ctx.fillText(labels[i], x + (i + 0.5) * bw, base + 9); }
+    // Labels that would run into each other: every k-th one (and the marked ones) only.
+    const every = Math.max(1, Math.ceil((Math.max(...labels.map((l) => ctx.measureText(String(l ?? '')).width), 0) + 4) / bw));
+    if (labels[i] !== undefined && (i % every === 0 || /\*|★/.test(labels[i]))) {
+      ctx.fillStyle = '#5b6673'; ctx.textAlign = 'center'; ctx.fillText(labels[i], x + (i + 0.5) * bw, base + 9);
+    }
   });
   if (ref !== null) {
     ctx.setLineDash([5, 4]); ctx.strokeStyle = '#1d232b'; ctx.lineWidth = 1;

@@ -37,6 +37,7 @@ const E1 = {
     sits on vⱼ — attention has copied one value. Keys and values are separate points: the key decides <em>who</em> is
     picked, the value decides <em>what</em> comes out.`,
   formula: 'αᵢ = exp(β·kᵢᵀq) / Σⱼ exp(β·kⱼᵀq), &nbsp; c = Σᵢ αᵢ vᵢ, &nbsp; ‖c − vⱼ‖ ≤ Σᵢ≠ⱼ αᵢ‖vᵢ − vⱼ‖',
+  tex: '\\alpha_i = \\frac{\\exp(\\beta\\, k_i^\\top q)}{\\sum_j \\exp(\\beta\\, k_j^\\top q)},\\quad c = \\sum_i \\alpha_i v_i,\\quad \\lVert c - v_j\\rVert \\le \\sum_{i\\ne j} \\alpha_i \\lVert v_i - v_j\\rVert',
   alt: 'Left: keys and the query in the plane. Right: values and the output c. Bottom: the weights α as bars.',
   aspect: 1.45,
   defaults: { n: 4, scale: 1, beta: 1, seed: 1, k: '', v: '', q: '' },
@@ -146,6 +147,7 @@ const E2 = {
     the gap shrinks like e⁻ˢ (right). The kernels work in 32-bit floats, so their gap stops near 10⁻⁸ while the f64
     reference keeps falling.`,
   formula: 'α_a = α_b = eˢ / (2eˢ + N − 2), &nbsp; others 1 / (2eˢ + N − 2), &nbsp; c → ½(v_a + v_b)',
+  tex: '\\alpha_a = \\alpha_b = \\frac{e^{s}}{2e^{s} + N - 2},\\quad \\text{others } \\frac{1}{2e^{s} + N - 2},\\quad c \\to \\tfrac12 (v_a + v_b)',
   alt: 'Left: the values, their midpoint and the output c. Right: the gap between c and the midpoint against s, on a log scale.',
   aspect: 2,
   defaults: { n: 6, s: 3, seed: 3 },
@@ -217,7 +219,8 @@ const E3 = {
     v_b (green cross). With tiny isotropic noise it gets it. Now let k_a's <em>length</em> vary (γ ~ N(1, ½)): its score
     becomes γs against s for k_b, and with a large s the softmax turns that small difference into a landslide — each
     sample lands on v_a (γ &gt; 1, blue squares) or on v_b (γ &lt; 1, vermilion squares), rarely in between.`,
-  formula: 'k_a ≈ γμ_a, γ ~ N(1, ½); &nbsp; k_aᵀq ≈ γs, k_bᵀq ≈ s ⇒ α_a/α_b ≈ e^{(γ−1)s}',
+  formula: 'k_a ≈ γμ_a, γ ~ N(1, ½); &nbsp; k_aᵀq ≈ γs, k_bᵀq ≈ s ⇒ α_a/α_b ≈ exp((γ−1)s)',
+  tex: 'k_a \\approx \\gamma\\mu_a,\\ \\gamma \\sim \\mathcal N(1, \\tfrac12);\\quad k_a^\\top q \\approx \\gamma s,\\ k_b^\\top q \\approx s \\;\\Rightarrow\\; \\alpha_a/\\alpha_b \\approx e^{(\\gamma-1)s}',
   alt: 'Scatter of the single-head output over the samples, with v_a, v_b and their mean marked; right, the histogram of γ.',
   aspect: 1.6,
   defaults: { ...NOISE_DEFAULTS },
@@ -254,6 +257,7 @@ const E4 = {
     k_a's length (as long as γ &gt; 0) head 1 still picks v_a, because every other key scores about 0; head 2 picks v_b.
     Averaging the two heads gives the midpoint on every sample — where one head (left) jumped between the ends.`,
   formula: 'c₁ = softmax(s·Kμ_a)ᵀV ≈ v_a, &nbsp; c₂ ≈ v_b, &nbsp; c = ½(c₁ + c₂) ≈ ½(v_a + v_b)',
+  tex: 'c_1 = \\operatorname{softmax}(s\\,K\\mu_a)^\\top V \\approx v_a,\\quad c_2 \\approx v_b,\\quad c = \\tfrac12(c_1 + c_2) \\approx \\tfrac12(v_a + v_b)',
   alt: 'Two scatters over the same samples: left the single head, right the average of two heads.',
   aspect: 2,
   defaults: { ...NOISE_DEFAULTS },
@@ -283,12 +287,14 @@ const UCOL = [C.a, C.b, C.mid, C.q];
 const mat = (m, n, k) => `<table class="demo-matrix" aria-label="${n}"><caption>${n}</caption>${Array.from({ length: k }, (_, i) => `<tr>${Array.from({ length: k }, (_, j) => `<td>${+m[i * k + j].toFixed(3)}</td>`).join('')}</tr>`).join('')}</table>`;
 const E5 = {
   id: 'e5', num: 'E5', short: 'K, Q, V', title: 'Why keys, queries and values are separate',
+  legend: 'attention weight',
   explain: `Four orthogonal directions u_a…u_d of length β; x₁ = u_d + u_b, x₂ = u_a, x₃ = u_c + u_b. The goal: c₂ ≈ u_b
     and c₁ ≈ u_b − u_c. Without projections x₂ is its own best match (its score with itself is β², more than with anyone
     else), and whatever you add to x₂ to reach x₁ or x₃ also raises its self-score and leaks into its value — try the
     sliders. With separate matrices the query can point somewhere the value does not: Q sends x₂ to u_d (x₁'s key),
     V keeps only u_b − u_c.`,
   formula: 'Q = λ(u_d u_aᵀ + u_c u_dᵀ)/β², &nbsp; K = I, &nbsp; V = (u_b u_bᵀ − u_c u_cᵀ)/β², &nbsp; cᵢ = Σⱼ softmax(qᵢᵀkⱼ) vⱼ',
+  tex: 'Q = \\lambda(u_d u_a^\\top + u_c u_d^\\top)/\\beta^2,\\quad K = I,\\quad V = (u_b u_b^\\top - u_c u_c^\\top)/\\beta^2,\\quad c_i = \\sum_j \\operatorname{softmax}(q_i^\\top k_j)\\, v_j',
   alt: 'Left: the 3×3 attention matrix. Right: the outputs c₁, c₂, c₃ as bars along u_a…u_d, with the targets marked.',
   aspect: 2,
   defaults: { proj: false, lambda: 0.2, beta: 10, addc: 0, addd: 0 },
@@ -333,7 +339,8 @@ const E6 = {
     grows the largest score takes over (hard attention) and the entropy of α falls steadily. Scores of random
     D-dimensional vectors spread like √D, so the transformer divides by √D (β = 1/√d_head) to keep them at unit scale
     whatever the head size.`,
-  formula: 'αᵢ = e^{β zᵢ} / Σⱼ e^{β zⱼ}, &nbsp; H(α) = −Σ αᵢ ln αᵢ, &nbsp; dH/dβ = −β·Var_α(z) ≤ 0',
+  formula: 'αᵢ = exp(β zᵢ) / Σⱼ exp(β zⱼ), &nbsp; H(α) = −Σ αᵢ ln αᵢ, &nbsp; dH/dβ = −β·Var_α(z) ≤ 0',
+  tex: '\\alpha_i = \\frac{e^{\\beta z_i}}{\\sum_j e^{\\beta z_j}},\\quad H(\\alpha) = -\\sum_i \\alpha_i \\ln \\alpha_i,\\quad \\frac{dH}{d\\beta} = -\\beta\\,\\mathrm{Var}_\\alpha(z) \\le 0',
   alt: 'Left: the weights α as bars with the uniform level dashed. Right: the entropy of α against β.',
   aspect: 2,
   defaults: { beta: 0.25, d: 16, n: 8, seed: 5 },

@@ -44,12 +44,14 @@ function drawModelGrid(ctx, box, m, layer, title, headSel = null) {
 // ---------------------------------------------------------------------------------------------- E7
 const E7 = {
   id: 'e7', num: 'E7', short: 'causal mask', title: 'The causal mask: no peeking at the answer',
+  legend: 'attention weight P (the gradient map has its own scale: middle colour = 0)',
   explain: `A decoder predicts token t+1 from tokens ≤ t, so before the softmax every score above the diagonal is
     replaced by a huge negative number: those weights come out exactly 0, and so do their gradients — nothing can
     flow from the future. Untick the mask to see each row spread over all positions. The toy below learns next-token
     prediction on random tokens: with the mask its loss stays at ln V (the next token really is unpredictable); without
     it the model learns to look one step ahead and copy the answer, and the loss collapses.`,
   formula: 'Sᵢⱼ ← −10¹⁰ for j &gt; i, &nbsp; Pᵢ = softmax(Sᵢ) ⇒ Pᵢⱼ = 0, ∂L/∂Sᵢⱼ = Pᵢⱼ(∂L/∂Pᵢⱼ − Σₖ Pᵢₖ ∂L/∂Pᵢₖ) = 0',
+  tex: 'S_{ij} \\leftarrow -10^{10} \\text{ for } j > i,\\quad P_i = \\operatorname{softmax}(S_i) \\Rightarrow P_{ij} = 0,\\quad \\frac{\\partial L}{\\partial S_{ij}} = P_{ij}\\Big(\\frac{\\partial L}{\\partial P_{ij}} - \\sum_k P_{ik}\\frac{\\partial L}{\\partial P_{ik}}\\Big) = 0',
   alt: 'Left: the attention weights (masked cells hatched). Middle: the gradient of a random loss with respect to the scores. Bottom: training loss with and without the mask.',
   aspect: 1.5,
   defaults: { t: 8, seed: 9, mask: true },
@@ -112,11 +114,13 @@ const E7 = {
 // ---------------------------------------------------------------------------------------------- E8
 const E8 = {
   id: 'e8', num: 'E8', short: 'heads', title: 'Multi-head shapes',
+  legend: 'attention weight',
   explain: `One projection of width C is cut into H heads of width C/H: (B, T, C) → (B, T, H, C/H) → (B, H, T, C/H). Here
     the cut is a stride, not a copy — the same kernels read head h at column offset h·C/H. Each head computes its own
     T×T map on its own slice; the outputs land back side by side in (B, T, C). With a trained model loaded, type a
     question and step through its layers.`,
   formula: 'head_h = softmax(Q_h K_hᵀ/√(C/H) + mask) V_h, &nbsp; Y = [head_1 … head_H] W_O',
+  tex: '\\mathrm{head}_h = \\operatorname{softmax}\\Big(\\frac{Q_h K_h^\\top}{\\sqrt{C/H}} + \\mathrm{mask}\\Big) V_h,\\quad Y = [\\mathrm{head}_1 \\cdots \\mathrm{head}_H]\\, W_O',
   alt: 'Top: one causal attention map per head of a random layer. Bottom: the trained model’s maps per head, or a note to load a model.',
   aspect: 1.25,
   defaults: { h: 2, t: 6, c: 8, seed: 4, layer: 0, text: 'Where was Ada Lovelace born?' },
@@ -126,7 +130,7 @@ const E8 = {
     { type: 'select', key: 'c', label: 'width C', options: [[8, '8'], [16, '16'], [32, '32']] },
     { type: 'button', label: 'new weights', action: (st) => { st.seed += 1; } },
     { type: 'text', key: 'text', label: 'question for the trained model' },
-    { type: 'range', key: 'layer', label: 'model layer', min: 0, max: 7, step: 1, show: (v) => String(v + 1) },
+    { type: 'range', key: 'layer', label: 'model layer', min: 0, max: 7, step: 1, show: (v) => String(v + 1), maxFrom: (r) => (r.model && r.model.layers ? r.model.layers - 1 : NaN) },
   ],
   async compute(w, st) {
     const toy = await w.demo_heads(st.t, st.c, st.h, st.seed);
@@ -160,11 +164,13 @@ const E8 = {
 // ---------------------------------------------------------------------------------------------- E9
 const E9 = {
   id: 'e9', num: 'E9', short: 'synthesizer', title: 'Synthesizer attention vs dot products',
+  legend: 'attention weight',
   explain: `A synthesizer computes row i of its scores from xᵢ alone — ReLU(xᵢA + b₁)B + b₂ — with no dot product against
     the other positions. Move the content of position j: the dot-product head (left) changes every later row, because
     they all compare themselves with k_j; the synthesizer (right) changes only row j. It can learn where to look
     (one step back, the first token) but not “the position whose content matches mine”, which E5 needed.`,
   formula: 'dot product: Sᵢⱼ = (xᵢW_Q)(xⱼW_K)ᵀ/√d &nbsp; · &nbsp; synthesizer: Sᵢ,: = ReLU(xᵢA + b₁)B + b₂',
+  tex: '\\text{dot product: } S_{ij} = \\frac{(x_i W_Q)(x_j W_K)^\\top}{\\sqrt d} \\qquad \\text{synthesizer: } S_{i,:} = \\mathrm{ReLU}(x_i A + b_1) B + b_2',
   alt: 'Two attention maps after position j was changed, each with bars of how much every row moved; below, the trained vanilla and synthesizer models side by side.',
   aspect: 1.3,
   defaults: { t: 7, j: 2, delta: 3, seed: 8, layer: 0, head: 0, text: 'Where was Ada Lovelace born?' },
@@ -174,8 +180,8 @@ const E9 = {
     { type: 'range', key: 't', label: 'positions T', min: 2, max: 16, step: 1 },
     { type: 'button', label: 'new weights', action: (st) => { st.seed += 1; } },
     { type: 'text', key: 'text', label: 'question for the trained models' },
-    { type: 'range', key: 'layer', label: 'model layer', min: 0, max: 7, step: 1, show: (v) => String(v + 1) },
-    { type: 'range', key: 'head', label: 'model head', min: 0, max: 7, step: 1, show: (v) => String(v + 1) },
+    { type: 'range', key: 'layer', label: 'model layer', min: 0, max: 7, step: 1, show: (v) => String(v + 1), maxFrom: (r) => Math.max(r.vanilla.layers || 0, r.synth.layers || 0) - 1 },
+    { type: 'range', key: 'head', label: 'model head', min: 0, max: 7, step: 1, show: (v) => String(v + 1), maxFrom: (r) => Math.max(r.vanilla.heads || 0, r.synth.heads || 0) - 1 },
   ],
   async compute(w, st) {
     const j = Math.min(st.j, st.t - 1);
@@ -211,11 +217,13 @@ const E9 = {
 // --------------------------------------------------------------------------------------------- E10
 const E10 = {
   id: 'e10', num: 'E10', short: 'imitation', title: 'What one self-attention layer can imitate',
+  legend: 'attention weight',
   explain: `Give each position a one-hot positional code and let the query read it: query t = λ·e_src(t) matches exactly one
     key, so each position copies the value of a fixed other position. Source = itself is the identity; a shuffled
     source is a permutation; the identity pattern followed by the value/output matrices is a position-wise linear layer;
     and H heads with offsets −1, 0, +1 … are a convolution of width H (each head one tap). Lower λ and the copies blur.`,
-  formula: 'head_h(t) = Σⱼ softmax_j(λ·[j = src_h(t)]) W_h xⱼ ≈ W_h x_{src_h(t)}, &nbsp; y_t = Σ_h head_h(t)',
+  formula: 'head_h(t) = Σⱼ softmax_j(λ·[j = src_h(t)]) W_h xⱼ ≈ W_h x[src_h(t)], &nbsp; y_t = Σ_h head_h(t)',
+  tex: '\\mathrm{head}_h(t) = \\sum_j \\operatorname{softmax}_j\\big(\\lambda\\,[\\,j = \\mathrm{src}_h(t)\\,]\\big)\\, W_h x_j \\approx W_h x_{\\mathrm{src}_h(t)},\\quad y_t = \\sum_h \\mathrm{head}_h(t)',
   alt: 'Top: the attention matrix of each head. Bottom: the two input channels as grey bars, the outputs as coloured bars, with the exact layer’s output marked.',
   aspect: 1.4,
   defaults: { kind: 'conv', width: 3, t: 8, lambda: 20, seed: 12 },

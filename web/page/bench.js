@@ -4,10 +4,10 @@
 // demos' one, and the button is only on while no training run is going, so the timings never share
 // the GPU with other work of this page.
 // Test hook: window.__bench = {ready, running, done, result, error, inputError, adapter}.
-import { gpuJob, trainingStatus } from '../page.js';
+import { gpuJob, trainingStatus } from './core.js';
 
 const $ = (id) => document.getElementById(id);
-const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
+import { esc } from './ui.js';
 const errText = (e) => String((e && e.message) || e);
 
 // The ranges page_bench accepts (src/web/bench.rs MAX_ROWS, MAX_REPEATS).

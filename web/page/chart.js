@@ -1,6 +1,15 @@
 // The live loss chart: one canvas, loss against step, redrawn from the whole history each time (at
-// most a few thousand points, thinned to the canvas width). Colours come from CSS custom properties.
-export function drawLoss(canvas, points, totalSteps) {
+// most a few thousand points per curve, thinned to the canvas width). Several curves (pretraining,
+// then finetuning, ...) share the axes, each in its own colour with a legend; the ticks are round
+// numbers (1, 2 or 5 × 10^k). Colours come from CSS custom properties and the Okabe–Ito palette.
+import { niceTicks } from './ui.js';
+
+const COLOURS = ['#0072B2', '#D55E00', '#009E73'];
+
+const tickText = (v) => (Math.abs(v) >= 1e4 ? v.toExponential(0) : Math.abs(v) >= 1000 ? v.toLocaleString() : String(+v.toPrecision(4)));
+
+// series: [{label, points: [[step, loss]...], total}], the last one the run going on.
+export function drawLoss(canvas, series) {
   const dpr = window.devicePixelRatio || 1;
   const w = canvas.clientWidth || 800, h = canvas.clientHeight || 220;
   if (canvas.width !== Math.round(w * dpr) || canvas.height !== Math.round(h * dpr)) {
@@ -14,65 +23,70 @@ export function drawLoss(canvas, points, totalSteps) {
   const fg = css.getPropertyValue('--fg').trim() || '#1d232b';
   const muted = css.getPropertyValue('--muted').trim() || '#5b6673';
   const line = css.getPropertyValue('--line').trim() || '#d8dde3';
-  const accent = css.getPropertyValue('--accent').trim() || '#2f5fd0';
-  const R = 16, T = 10, B = 26;
-  let L = 52;
+  const R = 16, T = 22, B = 36;
   g.font = '11px system-ui, sans-serif';
   g.fillStyle = muted;
-  if (!points.length) {
-    g.fillText('The loss appears here while training.', L, h / 2);
+  // A diverging run can report a NaN or an infinite loss: it is left out of the scale and the curve.
+  const curves = series.map((s, k) => ({ ...s, colour: COLOURS[k % COLOURS.length], points: s.points.filter(([, l]) => Number.isFinite(l)) }));
+  const all = curves.flatMap((c) => c.points);
+  if (!all.length) {
+    g.fillText('The loss appears here while training.', 52, h / 2);
     return;
   }
-  const maxStep = Math.max(totalSteps || 0, points[points.length - 1][0], 1);
-  // A diverging run can report a NaN or an infinite loss: it is left out of the scale and the curve.
-  points = points.filter(([, l]) => Number.isFinite(l));
-  if (!points.length) return;
+  const maxStep = Math.max(1, ...curves.map((c) => Math.max(c.total || 0, c.points.length ? c.points[c.points.length - 1][0] : 0)));
   let lo = Infinity, hi = -Infinity;
-  for (const [, l] of points) { lo = Math.min(lo, l); hi = Math.max(hi, l); }
+  for (const [, l] of all) { lo = Math.min(lo, l); hi = Math.max(hi, l); }
   if (hi - lo < 1e-6) { hi += 0.5; lo = Math.max(0, lo - 0.5); }
-  const pad = (hi - lo) * 0.05;
-  lo = Math.max(0, lo - pad); hi += pad;
-  const label = (v) => (Math.abs(v) >= 1000 ? v.toExponential(1) : v.toFixed(2));
-  // room for the widest tick label and the rotated axis title
-  L = Math.max(L, 28 + g.measureText(label(hi)).width);
-  const x = (s) => L + ((w - L - R) * s) / maxStep;
+  const yt = niceTicks(Math.max(0, lo - (hi - lo) * 0.05), hi + (hi - lo) * 0.05, 4);
+  lo = Math.min(lo, yt[0]); hi = Math.max(hi, yt[yt.length - 1]);
+  const xt = niceTicks(0, maxStep, Math.max(2, Math.floor((w - 80) / 90)));
+  const xMax = Math.max(maxStep, xt[xt.length - 1]);
+  const L = Math.max(44, 28 + Math.max(...yt.map((v) => g.measureText(tickText(v)).width)));
+  const x = (s) => L + ((w - L - R) * s) / xMax;
   const y = (l) => T + ((h - T - B) * (hi - l)) / (hi - lo);
-  // grid and axes
   g.strokeStyle = line;
   g.lineWidth = 1;
   g.textAlign = 'right';
   g.textBaseline = 'middle';
-  for (let i = 0; i <= 4; i++) {
-    const v = lo + ((hi - lo) * i) / 4;
+  for (const v of yt) {
     g.beginPath(); g.moveTo(L, y(v)); g.lineTo(w - R, y(v)); g.stroke();
-    g.fillText(label(v), L - 6, y(v));
+    g.fillText(tickText(v), L - 6, y(v));
   }
   g.textAlign = 'center';
   g.textBaseline = 'top';
-  for (let i = 0; i <= 4; i++) {
-    const s = Math.round((maxStep * i) / 4);
-    g.fillText(String(s), x(s), h - B + 6);
-  }
-  g.textAlign = 'left';
-  g.textAlign = 'center';
-  g.fillText('step', L + ((w - L - R) * 3) / 8, h - B + 6);
+  for (const s of xt) g.fillText(tickText(s), x(s), h - B + 6);
   g.save();
   g.translate(10, T + (h - T - B) / 2);
   g.rotate(-Math.PI / 2);
-  g.textAlign = 'center';
   g.fillText('loss', 0, 0);
   g.restore();
-  // the curve, thinned to about one point per pixel
-  const every = Math.max(1, Math.floor(points.length / (w - L - R)));
-  g.strokeStyle = accent;
-  g.lineWidth = 1.6;
-  g.beginPath();
-  points.forEach(([s, l], i) => {
-    if (i % every && i !== points.length - 1) return;
-    if (i === 0) g.moveTo(x(s), y(l)); else g.lineTo(x(s), y(l));
-  });
-  g.stroke();
-  const [ls, ll] = points[points.length - 1];
-  g.fillStyle = fg;
-  g.beginPath(); g.arc(x(ls), y(ll), 3, 0, 2 * Math.PI); g.fill();
+  g.textAlign = 'center';
+  g.fillText('step', L + (w - L - R) / 2, h - 13);
+  // legend along the top
+  g.textAlign = 'left';
+  g.textBaseline = 'middle';
+  let lx = L;
+  for (const c of curves) {
+    g.fillStyle = c.colour;
+    g.fillRect(lx, 6, 14, 3);
+    g.fillStyle = fg;
+    g.fillText(c.label, lx + 18, 8);
+    lx += 30 + g.measureText(c.label).width;
+  }
+  // the curves, thinned to about one point per pixel
+  for (const c of curves) {
+    if (!c.points.length) continue;
+    const every = Math.max(1, Math.floor(c.points.length / (w - L - R)));
+    g.strokeStyle = c.colour;
+    g.lineWidth = 1.6;
+    g.beginPath();
+    c.points.forEach(([s, l], i) => {
+      if (i % every && i !== c.points.length - 1) return;
+      if (i === 0) g.moveTo(x(s), y(l)); else g.lineTo(x(s), y(l));
+    });
+    g.stroke();
+    const [ls, ll] = c.points[c.points.length - 1];
+    g.fillStyle = c.colour;
+    g.beginPath(); g.arc(x(ls), y(ll), 3, 0, 2 * Math.PI); g.fill();
+  }
 }

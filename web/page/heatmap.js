@@ -1,75 +1,110 @@
-// Attention heatmaps for the Ask panel. map: Float32Array-like of T×T probabilities, row = the
-// position that attends (query), column = the position attended to (key); only the causal lower
-// triangle is non-zero. Characters label both axes; ⁇ marks the end of the question and of the answer.
-const show = (c) => (c === ' ' ? '␣' : c);
+// The page's one colour map (viridis: perceptually even and readable with colour blindness, used by
+// Ask's attention maps and by the demos' heatmaps in web/demos/draw.js), its legend, and Ask's maps.
+// An attention map is a T×T array of probabilities, row = the position that reads (the query),
+// column = the position it reads (the key); only the causal lower triangle can be non-zero.
 
-function colour(p) {
-  // white → deep blue, with a square root so small weights stay visible
-  const t = Math.sqrt(Math.min(1, Math.max(0, p)));
-  const r = Math.round(255 - t * (255 - 23));
-  const g = Math.round(255 - t * (255 - 63));
-  const b = Math.round(255 - t * (255 - 160));
-  return `rgb(${r},${g},${b})`;
+// viridis at 9 stops, interpolated; t in [0, 1].
+const VIRIDIS = [[68, 1, 84], [71, 44, 122], [59, 81, 139], [44, 113, 142], [33, 144, 141], [39, 173, 129], [92, 200, 99], [170, 220, 50], [253, 231, 37]];
+export function viridis(t) {
+  const x = Math.min(1, Math.max(0, Number.isFinite(t) ? t : 0)) * (VIRIDIS.length - 1);
+  const i = Math.min(VIRIDIS.length - 2, Math.floor(x));
+  const f = x - i;
+  const c = VIRIDIS[i].map((v, k) => Math.round(v + f * (VIRIDIS[i + 1][k] - v)));
+  return `rgb(${c[0]},${c[1]},${c[2]})`;
 }
 
-// A large map with the characters on both axes, fitting `width` CSS pixels.
-export function drawMap(canvas, map, tokens, promptLen, width) {
-  const T = tokens.length;
-  const label = 14;
-  // Cells never shrink below 8 px, so the characters stay readable; a long answer makes the map
-  // wider than its column, and the column scrolls sideways (.map-scroll).
-  const cell = Math.max(8, Math.min(16, Math.floor((width - label - 4) / T)));
-  const size = label + cell * T + 2;
+// Attention weights are coloured on a square-root scale, so that small weights stay visible.
+const weightColour = (p) => viridis(Math.sqrt(Math.min(1, Math.max(0, p))));
+const MASKED = '#eceff3'; // the causal mask's upper triangle: no weight at all, not a zero weight
+const show = (c) => (c === ' ' ? '␣' : c);
+
+function hidpi(canvas, w, h) {
   const dpr = window.devicePixelRatio || 1;
-  canvas.width = Math.round(size * dpr);
-  canvas.height = Math.round(size * dpr);
-  canvas.style.width = `${size}px`;
-  canvas.style.height = `${size}px`;
+  canvas.width = Math.round(w * dpr);
+  canvas.height = Math.round(h * dpr);
+  canvas.style.width = `${w}px`;
+  canvas.style.height = `${h}px`;
   const g = canvas.getContext('2d');
   g.setTransform(dpr, 0, 0, dpr, 0, 0);
+  return g;
+}
+
+// The colour scale: a bar from 0 to 1 with its ticks, on the square-root scale of Ask's maps, or
+// linear (the demos' heatmaps, which colour weights in [0, 1] directly).
+export function drawLegend(canvas, width = 240, { linear = false } = {}) {
+  const h = 34, x0 = 6, bw = width - 12;
+  const g = hidpi(canvas, width, h);
+  g.clearRect(0, 0, width, h);
+  const pos = (v) => (linear ? v : Math.sqrt(v));
+  for (let i = 0; i < bw; i++) { const t = i / (bw - 1); g.fillStyle = linear ? viridis(t) : weightColour(t * t); g.fillRect(x0 + i, 2, 1.5, 12); }
+  g.strokeStyle = '#5b6673';
+  g.strokeRect(x0 + 0.5, 2.5, bw - 1, 11);
+  g.fillStyle = '#5b6673';
+  g.font = '11px system-ui, sans-serif';
+  g.textBaseline = 'top';
+  for (const v of linear ? [0, 0.25, 0.5, 0.75, 1] : [0, 0.05, 0.25, 0.5, 1]) {
+    const x = x0 + pos(v) * (bw - 1);
+    g.fillRect(x, 14, 1, 4);
+    g.textAlign = v === 0 ? 'left' : v === 1 ? 'right' : 'center';
+    g.fillText(String(v), x, 19);
+  }
+}
+
+// A large map with the characters on both axes, `rows` = [first, last) query rows to show (the
+// answer's rows of a long question, say). Cells never shrink below 12 px, so the characters stay
+// readable; a wider map scrolls sideways in its column (.map-scroll). Returns the geometry for cellAt.
+export function drawMap(canvas, map, tokens, promptLen, width, rows = [0, tokens.length]) {
+  const T = tokens.length;
+  const [r0, r1] = rows;
+  const label = 16;
+  const cell = Math.max(12, Math.min(20, Math.floor((width - label - 4) / T)));
+  const w = label + cell * T + 2, h = label + cell * (r1 - r0) + 2;
+  const g = hidpi(canvas, w, h);
   g.fillStyle = '#fff';
-  g.fillRect(0, 0, size, size);
-  for (let i = 0; i < T; i++) {
-    for (let j = 0; j <= i; j++) {
-      g.fillStyle = colour(map[i * T + j]);
-      g.fillRect(label + j * cell, label + i * cell, cell, cell);
+  g.fillRect(0, 0, w, h);
+  for (let i = r0; i < r1; i++) {
+    const y = label + (i - r0) * cell;
+    for (let j = 0; j < T; j++) {
+      g.fillStyle = j <= i ? weightColour(map[i * T + j]) : MASKED;
+      g.fillRect(label + j * cell, y, cell, cell);
     }
   }
-  // separator after the prompt
-  g.strokeStyle = '#c62828';
-  g.lineWidth = 1;
+  // where the question ends (after its ⁇)
+  g.strokeStyle = '#d55e00';
+  g.lineWidth = 2;
   if (promptLen < T) {
     const p = label + promptLen * cell;
-    g.beginPath(); g.moveTo(p, label); g.lineTo(p, size); g.moveTo(label, p); g.lineTo(size, p); g.stroke();
+    g.beginPath(); g.moveTo(p, label); g.lineTo(p, h);
+    if (promptLen > r0 && promptLen < r1) { const q = label + (promptLen - r0) * cell; g.moveTo(label, q); g.lineTo(w, q); }
+    g.stroke();
   }
-  if (cell >= 7) {
-    g.fillStyle = '#1d232b';
-    g.font = `${Math.min(12, cell)}px ui-monospace, Menlo, Consolas, monospace`;
-    g.textAlign = 'center';
-    g.textBaseline = 'middle';
-    for (let i = 0; i < T; i++) {
-      const c = show(tokens[i]);
-      g.fillText(c, label + i * cell + cell / 2, label / 2); // keys along the top
-      g.fillText(c, label / 2, label + i * cell + cell / 2); // queries down the side
-    }
-  }
+  g.fillStyle = '#1d232b';
+  g.font = `${Math.min(13, cell)}px ui-monospace, Menlo, Consolas, monospace`;
+  g.textAlign = 'center';
+  g.textBaseline = 'middle';
+  for (let j = 0; j < T; j++) g.fillText(show(tokens[j]), label + j * cell + cell / 2, label / 2); // keys along the top
+  for (let i = r0; i < r1; i++) g.fillText(show(tokens[i]), label / 2, label + (i - r0) * cell + cell / 2); // queries down the side
+  return { label, cell, r0, r1, T };
+}
+
+// The cell under a mouse position on a map drawn by drawMap: {i, j} (query row, key column) or null.
+export function cellAt(geom, canvas, ev) {
+  const r = canvas.getBoundingClientRect();
+  const x = ev.clientX - r.left - geom.label, y = ev.clientY - r.top - geom.label;
+  if (x < 0 || y < 0) return null;
+  const j = Math.floor(x / geom.cell), i = geom.r0 + Math.floor(y / geom.cell);
+  return j < geom.T && i < geom.r1 ? { i, j } : null;
 }
 
 // A small map without labels (for picking a layer/head).
 export function drawThumb(canvas, map, T, px) {
-  const dpr = window.devicePixelRatio || 1;
-  canvas.width = Math.round(px * dpr);
-  canvas.height = Math.round(px * dpr);
-  canvas.style.width = `${px}px`;
-  canvas.style.height = `${px}px`;
-  const g = canvas.getContext('2d');
-  g.setTransform(dpr, 0, 0, dpr, 0, 0);
-  g.fillStyle = '#fff';
+  const g = hidpi(canvas, px, px);
+  g.fillStyle = MASKED;
   g.fillRect(0, 0, px, px);
   const c = px / T;
   for (let i = 0; i < T; i++) {
     for (let j = 0; j <= i; j++) {
-      g.fillStyle = colour(map[i * T + j]);
+      g.fillStyle = weightColour(map[i * T + j]);
       g.fillRect(j * c, i * c, Math.ceil(c), Math.ceil(c));
     }
   }

@@ -27,12 +27,32 @@ async function main() {
     page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') console.log(`[page ${m.type()}] ${m.text()}`); });
     page.on('pageerror', (e) => { console.log(`[page error] ${e.message}`); failures.push(`page error: ${e.message}`); });
     await page.goto(pageUrl(base));
+    // Arrival: the first screen (1280×800) names the three ways in, and lists every demo by link.
+    const start = await page.evaluate(() => ({
+      links: [...document.querySelectorAll('#start .start-link')].map((a) => ({ href: a.getAttribute('href'), bottom: a.getBoundingClientRect().bottom })),
+      demos: [...document.querySelectorAll('#start-demos a')].map((a) => a.getAttribute('href')),
+    }));
+    check(start.links.map((l) => l.href).join(' ') === '#ask-card #demos #steps-card' && start.links.every((l) => l.bottom <= 800),
+      `first screen: Ask, demos and Train above the fold (${start.links.map((l) => `${l.href} ends at ${Math.round(l.bottom)} px`).join(', ')})`);
+    check(start.demos.length === 10 && start.demos.every((h, i) => h === `#e${i + 1}`), `first screen links every demo (${start.demos.join(' ')})`);
+    // The demos' articles and controls are there before the wasm module (or the training page) is.
+    await page.waitForSelector('#demos article.demo#e10', { timeout: 30000 });
+    await page.click('#start .start-link[href="#demos"]');
+    const demosTop = await page.evaluate(() => document.getElementById('demos').getBoundingClientRect().top);
+    check(Math.abs(demosTop) < 40, `one click on “Attention demos” scrolls to them (top at ${Math.round(demosTop)} px)`);
     await page.waitForFunction(() => window.__demos && window.__demos.ready, null, { timeout: 240000, polling: 250 });
     const st0 = await page.evaluate(() => window.__demos);
     check(!st0.error, `demos loaded (${st0.error || 'wasm and WebGPU ready'})`);
     if (st0.error) return;
     const ids = ['e1', 'e2', 'e3', 'e4', 'e5', 'e6', 'e7', 'e8', 'e9', 'e10'];
     for (const id of ids) check((st0.runs[id] || 0) >= 1, `${id} rendered`);
+    // Every formula is typeset by KaTeX (served from this origin), none left as raw TeX.
+    await page.waitForFunction(() => window.__demos.tex.rendered.length + window.__demos.tex.failed.length === 10, null, { timeout: 30000 });
+    const tex = await page.evaluate(() => ({ ...window.__demos.tex, katex: document.querySelectorAll('#demos .demo-formula .katex').length,
+      raw: [...document.querySelectorAll('#demos .demo-formula')].filter((f) => /[{}\\]|displaystyle|frac|mathrm|operatorname/.test((f.querySelector('.katex-html') || f).innerText)).map((f) => f.closest('.demo').id),
+      font: document.fonts.check('16px KaTeX_Main') }));
+    check(tex.rendered.length === 10 && tex.katex === 10 && tex.raw.length === 0 && tex.font,
+      `formulas typeset by KaTeX: ${tex.rendered.length} of 10 (failed: ${tex.failed.join(', ') || 'none'}; raw TeX left in: ${tex.raw.join(', ') || 'none'}; KaTeX font loaded: ${tex.font})`);
     console.log(`first render of all ten: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 
     const res = (id) => page.evaluate((i) => window.__demos.results[i], id);
@@ -147,6 +167,8 @@ async function main() {
     }
     r = await set('e8', 'input[type=text][id$="-text"]', 'a_bad_fee_here?');
     check(r.model && r.model.maps && r.model.maps.length === r.model.layers * r.model.heads * r.model.t * r.model.t, 'E8: the loaded model’s maps, one per layer and head');
+    const layerMax = await page.evaluate(() => document.querySelector('#e8 input[id$="-layer"]').max);
+    check(r.model && Number(layerMax) === r.model.layers - 1, `E8: the layer slider goes to the model's ${r.model && r.model.layers} layers (max index ${layerMax})`);
     await shot('e8');
     r = await set('e9', 'input[type=text][id$="-text"]', 'a_bad_fee_here?');
     check(r.vanilla.maps && r.synth.maps && r.synth.variant === 'synthesizer', 'E9: vanilla and synthesizer maps side by side');

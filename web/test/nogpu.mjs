@@ -166,6 +166,44 @@ async function run() {
       return `${m.label} (${size}): “${a.question}” → “${a.prediction}”; ${line}${facts.stand_in ? ' [stand-in]' : ''}`;
     });
 
+    await step('a long evaluation with the shipped model: the first questions are timed and the estimate shown before it runs', async () => {
+      await page.click('#use-embedded');
+      await page.evaluate(() => { window.__page.evalEstimate = null; window.__page.evalReport = null; });
+      await page.selectOption('#eval-file', 'dev');
+      await setField('eval-max', '');
+      await page.click('#btn-eval');
+      await page.waitForFunction(() => window.__page.evalEstimate || window.__page.evalError, null, { timeout: TIMEOUT });
+      const est = await page.evaluate(() => window.__page.evalEstimate);
+      assert(est && est.questions > 20 && est.seconds > 0, `no estimate: ${JSON.stringify(est)} ${await page.evaluate(() => window.__page.evalError)}`);
+      const line = await page.innerText('#eval-estimate');
+      assert(line.includes(`${est.questions} questions`) && /about \d/.test(line), `the line under the button: “${line}”`);
+      let said = line;
+      if (est.asked) {
+        said = await page.innerText('#eval-confirm');
+        assert(/would take about \d/.test(said) && /Evaluate all/.test(said), `the estimate box says “${said}”`);
+        await page.locator('#eval-card').screenshot({ path: path.join(outDir, 'nogpu-eval-estimate.png') });
+        await page.click('#eval-confirm button[data-eval="0"]');
+        assert(await page.isHidden('#eval-confirm') && !(await page.evaluate(() => window.__page.evalReport)), 'Cancel evaluated anyway');
+      } else {
+        await page.waitForFunction(() => window.__page.evalReport || window.__page.evalError, null, { timeout: TIMEOUT });
+      }
+      await page.click('#use-served');
+      await setField('eval-max', 8);
+      return `${est.questions} questions: about ${est.seconds.toFixed(0)} s here (${est.perQuestion.toFixed(2)} s a question); “${said.split('\n')[0]}”`;
+    });
+
+    await step('numbers as people read them: durations, scores, round axis ticks', async () => {
+      const got = await page.evaluate(async () => {
+        const ui = await import(new URL('web/page/ui.js', location.href).href);
+        return { d: [4.2, 42, 725, 4021500, 269.017].map(ui.duration), step: [8.5, 269, 269017].map(ui.fmt.step), score: ui.score(2, 30),
+          ticks: [ui.niceTicks(0, 1117, 4), ui.niceTicks(2.87, 4.31, 4)] };
+      });
+      const want = { d: ['4.2 s', '42 s', '12 min 05 s', '46 days 13 h', '4 min 29 s'], step: ['8.50 ms', '269 ms', '4 min 29 s'], score: '2 of 30 correct (6.7%)',
+        ticks: [[0, 500, 1000], [3, 3.5, 4]] };
+      assert(JSON.stringify(got) === JSON.stringify(want), `got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
+      return `${got.d.join(', ')}; ${got.score}; ticks ${JSON.stringify(got.ticks)}`;
+    });
+
     await step('kernel checks on the CPU backend: every op family against its f64 reference', async () => {
       await page.evaluate(() => { document.getElementById('checks-card').open = true; });
       const t0 = Date.now();
@@ -242,8 +280,17 @@ async function run() {
       return `16 steps at batch 8: loss ${firstLoss.toFixed(3)} → ${tail.toFixed(3)}, ${s.msPerStep.toFixed(0)} ms/step`;
     });
 
-    await step('the quick preset as it is (batch 128): two steps, timed', async () => {
+    await step('the quick preset is sized to this device (about two minutes), with the full preset’s time; two of its steps timed', async () => {
+      await page.locator('#train-card').scrollIntoViewIfNeeded();
+      const z = await waitPage((s) => s.sizing && s.quick, 'the device measurement');
+      const q = z.quick;
+      assert(q.seconds > 0 && q.seconds < 150, `the quick preset would take ${q.seconds.toFixed(0)} s here`);
       await page.selectOption('#preset', 'quick');
+      const opt = await page.evaluate(() => [...document.querySelectorAll('#preset option')].map((o) => o.textContent));
+      const note = await page.textContent('#preset-note');
+      assert(/^Quick: tiny model, about \d.* here$/.test(opt[0]) && /^Full assignment: about \d.* here$/.test(opt[1]), `preset labels: ${opt.join(' | ')}`);
+      assert(/on this device/.test(note) && /first step/.test(note), `the quick preset's note: “${note}”`);
+      assert(Number(await page.inputValue('#h-pre_batch')) === q.pre_batch, 'the form does not hold the sized batch');
       await setField('h-max_steps', 2);
       const batch = await page.inputValue('#h-pre_batch');
       const t0 = Date.now();
@@ -258,7 +305,10 @@ async function run() {
       const perEpoch = Number((started.match(/(\d+) steps per epoch/) || [])[1]);
       const epochs = Number(await page.inputValue('#h-pre_epochs'));
       timings.quickTotal = perEpoch * epochs;
-      return `batch ${batch} × 127 tokens: ${s.msPerStep.toFixed(0)} ms/step (two steps, start and save included: ${secs.toFixed(1)} s), so the whole preset (${perEpoch} steps per epoch × ${epochs} epochs) would take about ${(perEpoch * epochs * s.msPerStep / 60000).toFixed(0)} min; longest main-thread task so far ${worst} ms`;
+      // The estimate holds: the run's own steps take about what the measurement said.
+      assert(s.msPerStep < 3 * q.msPerStep + 50 && s.msPerStep > q.msPerStep / 3 - 50, `a step took ${s.msPerStep.toFixed(0)} ms, the estimate was ${q.msPerStep.toFixed(0)} ms`);
+      return `sized: batch ${batch}, ${q.preSteps} + ${q.ftSteps} steps ≈ ${q.seconds.toFixed(0)} s (full preset ≈ ${(q.fullSeconds / 3600).toFixed(1)} h); measured in ${z.sizing.seconds.toFixed(1)} s; ` +
+        `its steps took ${s.msPerStep.toFixed(0)} ms (estimate ${q.msPerStep.toFixed(0)} ms; two steps, start and save included: ${secs.toFixed(1)} s); longest main-thread task so far ${worst} ms`;
     });
 
     await step('evaluate: accuracy beside the London baseline', async () => {

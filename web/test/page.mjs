@@ -187,7 +187,11 @@ async function run() {
       const wrong = await page.locator('#eval-table tbody tr').count();
       assert(wrong === 8 - rep.score[0], `filter "wrong" shows ${wrong}, expected ${8 - rep.score[0]}`);
       await page.selectOption('#eval-filter', 'all');
-      return `${rep.line} (London: ${rep.london_line})`;
+      // The score as people read it, with the reference's own line beside it.
+      const acc = await page.locator('#eval-acc').innerText();
+      assert(acc === `${rep.score[0]} of 8 correct (${(100 * rep.score[0] / 8).toFixed(1)}%)`, `score shown as “${acc}”`);
+      assert((await page.locator('#eval-line').innerText()) === rep.line && rep.line.startsWith('Correct: '), `reference line “${rep.line}”`);
+      return `${acc}; ${rep.line} (London: ${rep.london_line})`;
     });
 
     await step('ask a name: a prediction and the attention maps per layer and head', async () => {
@@ -215,6 +219,17 @@ async function run() {
       assert(a.worst < 1e-4, `an attention row sums to 1 ± ${a.worst}`);
       const thumbs = await page.locator('#ask-result canvas.thumb').count();
       assert(thumbs === 8, `${thumbs} heatmap thumbnails`);
+      // The map explains itself: a colour scale, ⁇ and the causal mask in words, the weight on hover.
+      assert(await page.locator('#ask-result canvas.legend').count() === 1, 'no colour scale beside the map');
+      const how = await page.locator('#ask-how').innerText();
+      assert(how.includes('⁇') && how.includes('causal mask'), `no line explaining ⁇ and the triangle: “${how}”`);
+      const big = page.locator('#ask-result canvas.big-map').first();
+      await big.scrollIntoViewIfNeeded();
+      const bb = await big.boundingBox();
+      await page.mouse.move(bb.x + bb.width - 8, bb.y + bb.height - 8);
+      const hover = await page.evaluate(() => window.__page.askHover);
+      assert(hover && Number.isFinite(hover.weight) && /weight \d\.\d{3}$/.test(hover.text) && (await page.locator('#ask-result .map-readout').innerText()) === hover.text,
+        `hovering a cell shows no weight: ${JSON.stringify(hover)}`);
       await page.locator('#ask-card').screenshot({ path: path.join(outDir, 'page-ask.png') });
       return `“${a.question}” → “${a.prediction}”, maps over ${a.T} characters`;
     });
@@ -234,7 +249,26 @@ async function run() {
       const cli = fs.readFileSync(path.join(fixture, 'cli-vanilla.predictions'), 'utf8').split('\n').slice(0, 8);
       const got = rep.rows.map((r) => r.prediction);
       assert(JSON.stringify(got) === JSON.stringify(cli), `page predictions ${JSON.stringify(got)} ≠ CLI ${JSON.stringify(cli)}`);
-      return `8 of 8 predictions equal the CLI’s: ${got.join(', ')}`;
+      // The download is the CLI's --outputs_path file, byte for byte.
+      const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#eval-download')]);
+      const file = fs.readFileSync(await dl.path(), 'utf8');
+      const want = fs.readFileSync(path.join(fixture, 'cli-vanilla.predictions'), 'utf8');
+      assert(file === want, `downloaded predictions ${JSON.stringify(file)} ≠ the CLI's --outputs_path file ${JSON.stringify(want)}`);
+      // A file without answers: predictions only, no score and no ✓/✗ column.
+      const inputs = fs.readFileSync(path.join(fixture, 'data', 'birth_dev.tsv'), 'utf8').split('\n').filter(Boolean).slice(0, 3).map((l) => l.split('\t')[0]).join('\n') + '\n';
+      await page.setInputFiles('#file-test', { name: 'birth_test_inputs.tsv', mimeType: 'text/tab-separated-values', buffer: Buffer.from(inputs) });
+      await page.evaluate(() => { window.__page.evalReport = null; });
+      await page.selectOption('#eval-file', 'test');
+      await page.click('#btn-eval');
+      await page.waitForFunction(() => window.__page.evalReport || window.__page.evalError, null, { timeout: STEP_TIMEOUT });
+      const only = await page.evaluate(() => ({ rep: window.__page.evalReport, head: document.querySelector('#eval-table thead').innerText,
+        scores: document.getElementById('eval-scores').hidden, note: document.getElementById('eval-predictions-only').innerText,
+        body: document.querySelector('#eval-table tbody').innerText }));
+      assert(only.rep && !only.rep.score && only.rep.rows.length === 3, `answerless evaluation: ${JSON.stringify(only.rep && only.rep.score)}`);
+      assert(only.scores && only.note.startsWith('Predictions only') && !/right|answer\t/.test(only.head) && !/[✓✗]/.test(only.body),
+        `answerless file shown as scored: head “${only.head}”, note “${only.note}”`);
+      await page.selectOption('#eval-file', 'dev');
+      return `8 of 8 predictions equal the CLI’s (${got.join(', ')}), and so does the downloaded file; an answerless file gives predictions only`;
     });
 
     await step('synthesizer beside vanilla: a few steps, then Ask shows both side by side', async () => {
@@ -250,6 +284,17 @@ async function run() {
       await page.waitForFunction(() => (window.__page.ask && Object.keys(window.__page.ask).length === 2) || window.__page.askError, null, { timeout: STEP_TIMEOUT });
       const err = await page.evaluate(() => window.__page.askError);
       assert(!err, `ask failed: ${err}`);
+      // A character neither model knows: named once, not once per model.
+      await page.evaluate(() => { window.__page.askError = null; });
+      await page.fill('#ask-text', 'Zoe Ωmega');
+      await page.click('#btn-ask');
+      await page.waitForFunction(() => window.__page.askError, null, { timeout: STEP_TIMEOUT });
+      const oov = await page.locator('#ask-error').innerText();
+      assert(oov.split('“Ω”').length === 2 && !oov.includes('vanilla:') && oov.includes('U+03A9'), `out-of-vocabulary message: “${oov}”`);
+      await page.evaluate(() => { window.__page.ask = null; window.__page.askError = null; });
+      await page.fill('#ask-text', 'Where was Ada Lovelace born?');
+      await page.click('#btn-ask');
+      await page.waitForFunction(() => (window.__page.ask && Object.keys(window.__page.ask).length === 2) || window.__page.askError, null, { timeout: STEP_TIMEOUT });
       const cols = await page.locator('#ask-result .ask-col').count();
       const thumbs = await page.locator('#ask-result canvas.thumb').count();
       assert(cols === 2 && thumbs === 16, `${cols} columns, ${thumbs} thumbnails`);
@@ -267,8 +312,14 @@ async function run() {
       await waitPage((s) => s.status === 'running' && s.steps >= 1, 'a running run');
       assert(await page.isDisabled('#btn-bench'), 'the benchmark could start while training ran');
       assert(await page.isDisabled('#btn-pretrain') && await page.isEnabled('#btn-pause'), 'buttons while running');
+      // The demos say why an update waits while a run trains (they share its device).
+      assert(await page.isVisible('#demos-busy'), 'the demos do not say that a run is training');
+      const tPause = Date.now();
       await page.click('#btn-pause');
       let s = await waitPage((s) => s.status === 'paused', 'the pause');
+      const pauseMs = Date.now() - tPause;
+      // Pause acts within about a second when a step is short (chunks of ~0.4 s; the save included).
+      assert(pauseMs < 1500 + 2 * s.msPerStep, `Pause took ${pauseMs} ms at ${Math.round(s.msPerStep)} ms a step`);
       const pausedAt = s.steps;
       assert(await page.isEnabled('#btn-resume') && await page.isEnabled('#btn-stop'), 'buttons while paused');
       await page.waitForTimeout(500);
@@ -279,6 +330,13 @@ async function run() {
       s = await waitPage((s) => s.status === 'idle' && s.finished === finished + 1, 'the stop');
       const label = s.models.find((m) => m.variant === 'vanilla').label;
       assert(/stopped early/.test(label) && s.steps < 400, `model label after Stop: ${label} at step ${s.steps}`);
+      // No stale ETA after Stop; the time per step as people read it; the earlier runs stay on the chart.
+      const prog = await page.textContent('#progress-text');
+      assert(!/ETA/.test(prog) && /stopped at step/.test(prog), `progress line after Stop: “${prog}”`);
+      assert(await page.isHidden('#demos-busy'), 'the demos still say a run is training after Stop');
+      const ms = await page.textContent('#s-ms');
+      assert(/^\d+(\.\d+)? (ms|s)$|^\d+ min \d\d s$/.test(ms), `time per step shown as “${ms}”`);
+      assert(s.chartSeries.length >= 2, `the chart lost the earlier curves: ${JSON.stringify(s.chartSeries)}`);
       assert(await page.isEnabled('#btn-bench'), 'the benchmark stayed disabled after the run');
       return `paused at ${pausedAt}, resumed, stopped at ${s.steps}: “${label}”`;
     });
@@ -315,6 +373,12 @@ async function run() {
       assert(await page.isVisible('#data-error') && /wiki\.txt:2/.test(msg), `corpus message: ${msg}`);
       got.push(msg.trim());
       // bytes that are not UTF-8
+      // A question TSV given as the pretraining text is refused, not trained on.
+      await page.evaluate(() => { window.__page.dataError = null; });
+      await page.setInputFiles('#file-wiki', { name: 'questions.txt', mimeType: 'text/plain', buffer: Buffer.from('Where was Ada Lovelace born?\tLondon\nWhere was Alan Turing born?\tLondon\n') });
+      await page.waitForFunction(() => window.__page.dataError, null, { timeout: 30000 });
+      const asWiki = await page.evaluate(() => window.__page.dataError);
+      assert(/questions\.txt looks like a questions file/.test(asWiki), `a question TSV as wiki.txt: ${asWiki}`);
       await page.setInputFiles('#file-train', { name: 'birth_places_train.tsv', mimeType: 'text/plain', buffer: Buffer.from([0x57, 0x68, 0xff, 0xfe, 0x09, 0x41, 0x0a]) });
       await page.waitForFunction(() => window.__page.dataError && /UTF-8/.test(window.__page.dataError), null, { timeout: 30000 });
       msg = await page.textContent('#data-error');

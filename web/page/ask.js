@@ -1,0 +1,133 @@
+// The Ask card: one question to every model, the answers and their attention maps.
+import { $, P, S, job, setStatus } from './core.js';
+import { errText, esc, showBox, showPred } from './ui.js';
+import { cellAt, drawLegend, drawMap, drawThumb } from './heatmap.js';
+import { goldFor } from './data.js';
+
+// Ask
+
+export async function ask() {
+  const text = $('ask-text').value;
+  showBox('ask-error', null);
+  S.askError = null;
+  const variants = S.models.map((m) => m.variant);
+  if (!variants.length) { showBox('ask-error', '<p>There is no model yet; train one or load a checkpoint.</p>'); return; }
+  $('btn-ask').disabled = true;
+  const out = {};
+  const errs = [];
+  for (const v of variants) {
+    try { out[v] = await job('ask', () => P.wasm.page_ask(v, text)); } catch (e) { errs.push([v, errText(e)]); }
+  }
+  S.ask = out;
+  if (errs.length) {
+    const msgs = askErrors(errs);
+    S.askError = msgs.join('\n');
+    showBox('ask-error', msgs.map((m) => `<p>${esc(m)}</p>`).join(''));
+  }
+  showAnswers(out);
+  setStatus(S.status);
+}
+
+// The library names a character the vocabulary lacks as `character 'é' (U+00E9) at position …`.
+const OOV = /character (.+?) \(U\+([0-9A-F]{4,6})\) at position/;
+
+// One message per distinct error: a character no model knows is named once ("“é” (U+00E9) is not
+// a character the models know …"); errors that differ between the models are given per model.
+export function askErrors(errs) {
+  const oov = errs.map(([v, m]) => [v, m, m.match(OOV)]);
+  const chars = [...new Set(oov.map(([, , o]) => (o ? o[2] : null)))];
+  if (chars.length === 1 && chars[0] !== null) {
+    const ch = String.fromCodePoint(parseInt(chars[0], 16));
+    const who = errs.length === S.models.length ? (errs.length > 1 ? 'the models' : 'the model') : `the ${errs.map(([v]) => v).join(' and ')} model`;
+    return [`“${ch}” (U+${chars[0]}) is not a character ${who} know${who.endsWith('s') ? '' : 's'}: its vocabulary comes from the text it was pretrained on. Type the name without it (e.g. with a plain letter instead).`];
+  }
+  const seen = new Map();
+  for (const [v, m] of errs) seen.set(m, [...(seen.get(m) || []), v]);
+  if (seen.size === 1) return [[...seen.keys()][0]];
+  return [...seen].map(([m, vs]) => `${vs.join(' and ')}: ${m}`);
+}
+
+const HOW_TO_READ = 'Each row is the character the model is at (the query); each column a character it may look at (the key), ' +
+  'and the colour how much weight it gives it. The question ends with ⁇, the mask character: the answer is written one character ' +
+  'at a time after it, each read off the row before, and a second ⁇ ends it (the orange line marks the end of the question). ' +
+  'Only the lower-left triangle is coloured because of the causal mask: a position sees itself and what came before, never what follows.';
+
+export function showAnswers(out) {
+  const root = $('ask-result');
+  root.innerHTML = '';
+  const how = $('ask-how');
+  how.textContent = HOW_TO_READ;
+  how.hidden = !Object.keys(out).length;
+  for (const [variant, a] of Object.entries(out)) {
+    const gold = goldFor(a.question);
+    const col = document.createElement('div');
+    col.className = 'ask-col';
+    const T = a.tokens.length;
+    const answerRows = [Math.max(0, a.prompt_len - 1), T];
+    col.innerHTML = `<h3>${esc(variant)}</h3>
+      <p class="question">${esc(a.question)}</p>
+      <p class="answer">→ <strong>${showPred(a.prediction)}</strong>${gold ? ` <span class="muted small">(${esc(gold.file)} says ${esc(gold.answer)}` +
+        ` <span class="${gold.answer.trim() === a.prediction ? 'ok' : 'bad'}">${gold.answer.trim() === a.prediction ? '✓' : '✗'}</span>)</span>` : ''}</p>
+      <p class="map-pick small"><label>layer <select class="pick-layer">${a.maps.map((_, i) => `<option value="${i}">${i + 1} of ${a.maps.length}</option>`).join('')}</select></label>
+        <label>head <select class="pick-head">${Array.from({ length: a.n_head }, (_, i) => `<option value="${i}">${i + 1} of ${a.n_head}</option>`).join('')}</select></label>
+        <label>rows <select class="pick-rows"><option value="answer">the answer’s (from ⁇ on)</option><option value="all">all ${T}</option></select></label></p>
+      <div class="map-legend"><canvas class="legend"></canvas><span class="muted small">attention weight (square-root scale; grey: masked)</span></div>
+      <div class="map-scroll"><canvas class="big-map" tabindex="0" aria-label="attention map"></canvas></div>
+      <p class="map-readout small" aria-live="polite">Point at a cell to read its weight.</p>
+      <div class="thumbs"></div>`;
+    root.appendChild(col);
+    const big = col.querySelector('.big-map');
+    const readout = col.querySelector('.map-readout');
+    const selL = col.querySelector('.pick-layer'), selH = col.querySelector('.pick-head'), selR = col.querySelector('.pick-rows');
+    const mapOf = (l, h) => a.maps[l].subarray ? a.maps[l].subarray(h * T * T, (h + 1) * T * T) : a.maps[l].slice(h * T * T, (h + 1) * T * T);
+    let geom = null;
+    const drawBig = () => {
+      const rows = selR.value === 'all' ? [0, T] : answerRows;
+      geom = drawMap(big, mapOf(+selL.value, +selH.value), a.tokens, a.prompt_len, Math.min(900, col.clientWidth || 620), rows);
+    };
+    const name = (c) => (c === ' ' ? 'a space' : c === '⁇' ? '⁇ (the mask character)' : `“${c}”`);
+    big.addEventListener('mousemove', (ev) => {
+      const c = geom && cellAt(geom, big, ev);
+      if (!c) return;
+      const w = c.j <= c.i ? mapOf(+selL.value, +selH.value)[c.i * T + c.j] : null;
+      const text = w === null ? `${name(a.tokens[c.i])} (position ${c.i + 1}) cannot see ${name(a.tokens[c.j])} (position ${c.j + 1}): it comes later (masked)`
+        : `${name(a.tokens[c.i])} (position ${c.i + 1}) gives ${name(a.tokens[c.j])} (position ${c.j + 1}) weight ${w.toFixed(3)}`;
+      readout.textContent = text;
+      big.title = text;
+      S.askHover = { variant, i: c.i, j: c.j, weight: w, text };
+    });
+    drawLegend(col.querySelector('.legend'), 200);
+    selL.value = String(a.maps.length - 1);
+    // Long answers: the rows of the answer only, unless the whole map fits.
+    selR.value = T > 40 ? 'answer' : 'all';
+    const thumbs = col.querySelector('.thumbs');
+    a.maps.forEach((_, l) => {
+      const row = document.createElement('div');
+      row.className = 'thumb-row';
+      row.innerHTML = `<span class="muted small">layer ${l + 1}</span>`;
+      for (let h = 0; h < a.n_head; h++) {
+        const c = document.createElement('canvas');
+        c.title = `layer ${l + 1}, head ${h + 1}: click to show it large`;
+        c.className = 'thumb';
+        // One task per thumbnail: many heads of a long answer would otherwise be one long task.
+        setTimeout(() => drawThumb(c, mapOf(l, h), T, 48), 0);
+        c.addEventListener('click', () => { selL.value = String(l); selH.value = String(h); drawBig(); });
+        row.appendChild(c);
+      }
+      thumbs.appendChild(row);
+    });
+    for (const sel of [selL, selH, selR]) sel.addEventListener('change', drawBig);
+    drawBig();
+  }
+}
+
+export function wireAsk() {
+  $('btn-ask').addEventListener('click', ask);
+  $('ask-shipped').addEventListener('click', (e) => {
+    const b = e.target.closest('button[data-ask]');
+    if (b && !$('btn-ask').disabled) { $('ask-text').value = b.dataset.ask; ask(); }
+  });
+  $('ask-text').addEventListener('keydown', (e) => { if (e.key === 'Enter' && !$('btn-ask').disabled) ask(); });
+}
+
+// ---------------------------------------------------------------------------------------------

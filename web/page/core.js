@@ -1,0 +1,74 @@
+// The training page's shared core: the test hook window.__page (S), the shared mutable state (P),
+// the loaded data files, the one queue of wasm calls (job) and the run state's buttons (setStatus).
+export const $ = (id) => document.getElementById(id);
+export const SAVE_EVERY_MS = 30000;
+// Training chunks last about this long. On the CPU backend a chunk runs on the page's own thread,
+// so it is kept short: clicks and redraws wait for the chunk to end.
+
+// The page's shared mutable state: the wasm module, the presets, the run in progress, the served
+// data folder and the built-in corpus (decoded once), the training chunk length.
+export const P = { wasm: null, presets: null, run: null, served: null, embedded: null, chunkMs: 400 };
+
+export const S = (window.__page = {
+  ready: false, status: 'starting', kind: null, variant: null, steps: 0, total: 0, losses: [],
+  chunks: 0, saves: 0, savedStep: null, resumedFrom: null, finished: 0, error: null, deviceLost: null,
+  dataSource: null, dataError: null, modelError: null, models: [], evalReport: null, evalError: null,
+  ask: null, askError: null, longTasks: [], msPerStep: null, activity: '', backend: null,
+  // The shipped model: state 'none' | 'loading' | 'loaded' (it is the vanilla model now) |
+  // 'replaced' (a model trained or loaded here took its place) | 'skipped' (this browser has its own
+  // model or a saved run) | 'unavailable' (its files are missing or broken; note says why).
+  shipped: { state: 'none', facts: null, note: null, label: null },
+  history: [], chartSeries: [], sizing: null,
+  started: null, // what page_start returned for the latest run
+});
+
+export let queue = Promise.resolve();
+export const data = { wiki: null, train: null, dev: null, test: null };
+
+// One wasm GPU call at a time (training chunks, evaluation and questions interleave between chunks).
+// `what` names the call in S.activity, which tags the long tasks the observer records.
+export function job(what, f) {
+  const g = async () => {
+    // A macrotask boundary before every GPU call: wasm-bindgen futures and IndexedDB callbacks run
+    // as microtasks, so without it a click → restore → page_start → first training step chain ran as
+    // one 110–250 ms task on a software adapter.
+    await tick();
+    S.activity = what;
+    try { return await f(); } finally { S.activity = ''; }
+  };
+  const p = queue.then(g, g);
+  queue = p.catch(() => {});
+  return p;
+}
+
+// For the Benchmark card (web/page/bench.js): its GPU call waits its turn in the same queue, and
+// it only starts when no training run is going (status idle or paused).
+export const gpuJob = (what, f) => job(what, f);
+export const trainingStatus = () => S.status;
+
+export const tick = () => new Promise((r) => setTimeout(r, 0));
+
+if ('PerformanceObserver' in window) {
+  try {
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) S.longTasks.push({ start: Math.round(e.startTime), ms: Math.round(e.duration), during: S.activity ? `${S.activity} (${S.kind || ''} step ${S.steps})` : '' });
+    }).observe({ type: 'longtask', buffered: true });
+  } catch { /* longtask is not supported everywhere */ }
+}
+
+
+
+export function setStatus(status, text) {
+  S.status = status;
+  // Other cards (the Benchmark) follow the training state through this event.
+  window.dispatchEvent(new CustomEvent('attnlab-status', { detail: status }));
+  if (text !== undefined) $('train-status').textContent = text;
+  const running = status === 'running';
+  const busy = running || status === 'pausing' || status === 'stopping' || status === 'starting';
+  $('btn-pretrain').disabled = busy || status === 'paused' || !P.wasm;
+  $('btn-finetune').disabled = busy || status === 'paused' || !P.wasm;
+  $('btn-pause').disabled = !running;
+  $('btn-resume').disabled = status !== 'paused';
+  $('btn-stop').disabled = !(running || status === 'paused');
+  for (const b of ['btn-eval', 'btn-ask']) $(b).disabled = !P.wasm || S.models.length === 0;
+}

@@ -1,0 +1,176 @@
+// The Data card: the built-in corpus, the served data folder (serve.py --data) and the user's files,
+// each checked for its role by the library (file:line messages).
+import { $, P, S, data } from './core.js';
+import { showEstimate } from './eval.js';
+import { showSizing } from './form.js';
+import { errText, esc, showBox } from './ui.js';
+
+// ---------------------------------------------------------------------------------------------
+// Data
+
+export const ROLES = {
+  wiki: 'pretraining text',
+  train: 'finetuning questions',
+  dev: 'dev questions',
+  test: 'test questions',
+};
+
+export function roleFor(name) {
+  const n = name.toLowerCase();
+  if (n.includes('wiki') || n.endsWith('.txt')) return 'wiki';
+  if (n.includes('train')) return 'train';
+  if (n.includes('dev')) return 'dev';
+  if (n.includes('test')) return 'test';
+  return null;
+}
+
+// Check a file's text for its role; throws the library's message (file:line: what is wrong).
+// A questions file (question, tab, answer on each line) picked or named as the pretraining text:
+// most of its first lines hold a tab and read "Where was ... born?".
+function looksLikeQuestions(text) {
+  const lines = text.split('\n').filter((l) => l.trim()).slice(0, 50);
+  const q = lines.filter((l) => l.includes('\t') || /^Where was .* born\?\s*$/.test(l)).length;
+  return lines.length > 0 && q >= 0.8 * lines.length;
+}
+
+export function check(role, name, text) {
+  if (role === 'wiki') {
+    if (looksLikeQuestions(text)) {
+      throw new Error(`${name} looks like a questions file (a question, a tab and an answer on each line), not the pretraining text; ` +
+        'give it as the finetuning, dev or test TSV, and as wiki.txt a plain text with one biography a line');
+    }
+    const i = P.wasm.page_check_corpus(name, text);
+    return `${i.documents.toLocaleString()} lines, ${i.chars.toLocaleString()} characters, vocabulary ${i.vocab_size}`;
+  }
+  const i = P.wasm.page_check_tsv(name, text, role === 'train');
+  return `${i.rows.toLocaleString()} questions${i.answers ? ' with answers' : ' (no answers)'}`;
+}
+
+export function setData(role, name, text) {
+  const info = check(role, name, text);
+  data[role] = { name, text, info };
+}
+
+export function showData() {
+  const body = $('data-table').querySelector('tbody');
+  body.innerHTML = Object.keys(ROLES).map((r) => {
+    const f = data[r];
+    return `<tr><td>${ROLES[r]}</td><td>${f ? esc(f.name) : '<span class="muted">none</span>'}</td><td>${f ? esc(f.info) : ''}</td></tr>`;
+  }).join('');
+  const src = { embedded: 'The built-in generated corpus (made-up people with biographies and birthplaces, the course files’ format and sizes) is loaded.',
+    served: 'Using the data folder the server offers (/data).', files: 'Using your files (they stay in this browser).' }[S.dataSource] || '';
+  $('data-summary').textContent = src;
+  $('use-served').hidden = !P.served;
+  showEstimate();
+  // The quick preset's steps depend on the corpus's size: size it again for the new data.
+  if (S.sizing && P.presets) showSizing();
+}
+
+export async function decodeFile(file) {
+  const buf = await file.arrayBuffer();
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(buf);
+  } catch {
+    throw new Error(`${file.name} is not UTF-8 text; save it as UTF-8 (the course files are)`);
+  }
+}
+
+export async function loadFiles(files, forced) {
+  const msgs = [];
+  for (const file of files) {
+    const role = forced || roleFor(file.name);
+    if (!role) {
+      msgs.push(`${file.name}: cannot tell which file this is; name it like wiki.txt, birth_places_train.tsv, birth_dev.tsv or birth_test_inputs.tsv, or use the picker for its role`);
+      continue;
+    }
+    try {
+      setData(role, file.name, await decodeFile(file));
+      S.dataSource = 'files';
+    } catch (e) {
+      msgs.push(errText(e));
+    }
+  }
+  S.dataError = msgs.length ? msgs.join('\n') : null;
+  showBox('data-error', msgs.length ? msgs.map((m) => `<p>${esc(m)}</p>`).join('') : null);
+  showData();
+}
+
+export function useEmbedded() {
+  if (!P.embedded) P.embedded = P.wasm.page_default_corpus();
+  setData('wiki', 'built-in wiki.txt', P.embedded.wiki);
+  setData('train', 'built-in birth_places_train.tsv', P.embedded.train);
+  setData('dev', 'built-in birth_dev.tsv', P.embedded.dev);
+  setData('test', 'built-in birth_test.tsv', P.embedded.test);
+  S.dataSource = 'embedded';
+  showBox('data-error', null);
+  showData();
+}
+
+// With `serve.py --data DIR` the server lists the course files at data/manifest.json; without it
+// that is a 404 and the built-in corpus stays.
+export async function fetchServed() {
+  let manifest;
+  try {
+    const r = await fetch('data/manifest.json', { cache: 'no-store' });
+    if (!r.ok) return null;
+    manifest = await r.json();
+  } catch {
+    return null;
+  }
+  const out = {};
+  for (const name of (manifest && manifest.files) || []) {
+    const role = roleFor(name);
+    if (!role || out[role]) continue;
+    const r = await fetch(`data/${encodeURIComponent(name)}`, { cache: 'no-store' });
+    if (r.ok) out[role] = { name, text: await r.text() };
+  }
+  return Object.keys(out).length ? out : null;
+}
+
+export function useServed() {
+  const msgs = [];
+  useEmbedded(); // roles the folder lacks keep the built-in file
+  for (const [role, f] of Object.entries(P.served)) {
+    try { setData(role, f.name, f.text); } catch (e) { msgs.push(errText(e)); }
+  }
+  S.dataSource = 'served';
+  S.dataError = msgs.length ? msgs.join('\n') : null;
+  showBox('data-error', msgs.length ? msgs.map((m) => `<p>${esc(m)}</p>`).join('') : null);
+  showData();
+}
+
+export function wireData() {
+  for (const role of Object.keys(ROLES)) {
+    const input = $(`file-${role}`);
+    input.addEventListener('change', () => { if (input.files.length) loadFiles([...input.files], role); input.value = ''; });
+  }
+  const drop = $('drop');
+  for (const ev of ['dragenter', 'dragover']) drop.addEventListener(ev, (e) => { e.preventDefault(); drop.classList.add('over'); });
+  for (const ev of ['dragleave', 'drop']) drop.addEventListener(ev, () => drop.classList.remove('over'));
+  drop.addEventListener('drop', (e) => { e.preventDefault(); loadFiles([...e.dataTransfer.files]); });
+  $('use-embedded').addEventListener('click', useEmbedded);
+  $('use-served').addEventListener('click', () => P.served && useServed());
+}
+
+
+// A few people of the built-in dev set to ask about (the shipped model was trained on the
+// built-in corpus; it has never seen the dev set's answers).
+export function builtinDev() {
+  if (!P.embedded) P.embedded = P.wasm.page_default_corpus();
+  return P.embedded.dev.split('\n').filter((l) => l.includes('\t')).map((l) => l.split('\t'));
+}
+
+
+// The gold answer of a question that is in the loaded files or the built-in dev set, for the
+// answer's ✓/✗: {answer, file} or null.
+export function goldFor(question) {
+  const sources = [data.dev, data.test, data.train].filter(Boolean).map((f) => [f.name, f.text]);
+  try { sources.push(['the built-in dev set', P.embedded ? P.embedded.dev : P.wasm.page_default_corpus().dev]); } catch { /* no P.wasm */ }
+  for (const [file, text] of sources) {
+    for (const line of text.split('\n')) {
+      const [q, a] = line.replace(/\r$/, '').split('\t');
+      if (q === question && a !== undefined) return { answer: a, file };
+    }
+  }
+  return null;
+}

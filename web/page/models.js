@@ -1,0 +1,115 @@
+// The Models card: the models of this page (trained or loaded), download, upload, and the models
+// kept in this browser.
+import * as store from './store.js';
+import { $, P, S, data, job, setStatus } from './core.js';
+import { errText, esc, fmt, showBox } from './ui.js';
+import { showEstimate } from './eval.js';
+import { handToDemos } from './train.js';
+import { loadShipped, showShipped } from './shipped.js';
+
+// ---------------------------------------------------------------------------------------------
+// Models
+
+export function refreshModels() {
+  try { S.models = P.wasm.page_models(); } catch { S.models = []; }
+  const body = $('models').querySelector('tbody');
+  body.innerHTML = S.models.length ? S.models.map((m) => `<tr>
+      <td>${esc(m.variant)}</td>
+      <td>${m.n_layer} layers × ${m.n_head} heads × width ${m.n_embd} (${fmt.int(m.params)} parameters, vocabulary ${m.vocab_size})</td>
+      <td>${esc(m.label)}</td>
+      <td><button class="secondary small" data-download="${esc(m.variant)}">Download</button></td></tr>`).join('')
+    : '<tr><td colspan="4" class="muted">None yet: train one or load a checkpoint.</td></tr>';
+  const sel = $('eval-variant');
+  const keep = sel.value;
+  sel.innerHTML = S.models.map((m) => `<option value="${esc(m.variant)}">${esc(m.variant)}</option>`).join('');
+  if (S.models.some((m) => m.variant === keep)) sel.value = keep;
+  $('h-from').value = S.models.length ? $('h-from').value : 'scratch';
+  // The shipped model is current while the vanilla model is the one loaded under its label.
+  const sh = S.shipped;
+  const current = S.models.some((m) => m.variant === 'vanilla' && m.label === sh.label);
+  if (sh.state === 'loaded' && !current) sh.state = 'replaced';
+  showShipped();
+  showEstimate();
+  setStatus(S.status);
+}
+
+export async function download(variant) {
+  try {
+    const bytes = await job('model_bytes', () => P.wasm.page_model_bytes(variant));
+    const url = URL.createObjectURL(new Blob([bytes], { type: 'application/octet-stream' }));
+    const a = document.createElement('a');
+    a.href = url;
+    a.download = `${variant}.safetensors`;
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10000);
+  } catch (e) {
+    showBox('model-error', `<p>${esc(errText(e))}</p>`);
+  }
+}
+
+// A torch.save file is a zip (PK\x03\x04) or the pre-1.6 pickle (0x80 0x02); anything else goes
+// to the safetensors reader, which names what is wrong.
+export function isSafetensors(bytes) {
+  return !(bytes.length >= 2 && ((bytes[0] === 0x50 && bytes[1] === 0x4b) || (bytes[0] === 0x80 && bytes[1] === 0x02)));
+}
+
+export async function uploadModel(file) {
+  showBox('model-error', null);
+  S.modelError = null;
+  try {
+    let bytes = new Uint8Array(await file.arrayBuffer());
+    // A course .params file holds no vocabulary (it comes from the pretraining corpus selected
+    // above, as run.py builds it) and, for vanilla, no head count (the form's).
+    const heads = Number($('h-n_head').value);
+    const corpus = data.wiki;
+    const info = await job('load_model', () => P.wasm.page_load_model(bytes, file.name,
+      corpus ? corpus.name : undefined, corpus ? corpus.text : undefined,
+      Number.isInteger(heads) && heads > 0 ? heads : undefined));
+    // Kept (and handed to the demos) as our safetensors, which carries its vocabulary.
+    if (!isSafetensors(bytes)) bytes = await job('model_bytes', () => P.wasm.page_model_bytes(info.variant));
+    await store.put(`model:${info.variant}`, { bytes, label: file.name, savedAt: Date.now() }).catch(() => {});
+    S.loaded = info;
+    refreshModels();
+    handToDemos(bytes);
+    $('eval-variant').value = info.variant;
+  } catch (e) {
+    S.modelError = errText(e);
+    showBox('model-error', `<p>${esc(S.modelError)}</p><p>Load a <code>.safetensors</code> checkpoint from <code>attnlab</code> (the command line or this page) or a <code>.params</code> file saved by the course’s <code>run.py</code> (with the pretraining corpus it was trained with selected above, and for vanilla its head count in the form).</p>`);
+  }
+}
+
+// The models kept in this browser; returns the variants it had a model for. A "model:vanilla"
+// record of {shipped: true} means the shipped model (loaded again from the server, not stored).
+export async function restoreModels() {
+  const had = [];
+  for (const v of ['vanilla', 'synthesizer']) {
+    const rec = await store.get(`model:${v}`).catch(() => null);
+    if (!rec) continue;
+    had.push(v);
+    if (rec.shipped) {
+      await loadShipped(false);
+      continue;
+    }
+    try {
+      await job('load_model', () => P.wasm.page_load_model(rec.bytes, rec.label));
+      handToDemos(rec.bytes);
+    } catch (e) {
+      showBox('model-error', `<p>The saved ${v} model could not be restored: ${esc(errText(e))}</p>`);
+    }
+  }
+  refreshModels();
+  return had;
+}
+
+
+export function wireModels() {
+  $('models').addEventListener('click', (e) => {
+    const b = e.target.closest('button[data-download]');
+    if (b) download(b.dataset.download);
+  });
+  const input = $('file-model');
+  input.addEventListener('change', () => { if (input.files.length) uploadModel(input.files[0]); input.value = ''; });
+  $('load-shipped').addEventListener('click', () => { if (S.shipped.state !== 'loading') loadShipped(true); });
+}

@@ -1,0 +1,141 @@
+// The shipped model (web/models/builtin-vanilla.safetensors and its facts in builtin-vanilla.json):
+// loaded on a first visit so Ask answers at once; its facts in the Ask and Models cards.
+import * as store from './store.js';
+import { $, P, S, data, job } from './core.js';
+import { errText, esc } from './ui.js';
+import { builtinDev } from './data.js';
+import { handToDemos } from './train.js';
+import { refreshModels } from './models.js';
+
+// ---------------------------------------------------------------------------------------------
+// The shipped model
+
+export const SHIPPED_FACTS = 'web/models/builtin-vanilla.json';
+export const SHIPPED_MODEL = 'web/models/builtin-vanilla.safetensors';
+export const SHIPPED_LABEL = 'shipped model (built-in corpus)';
+
+// The facts file, checked enough that the page can show it: {label, command, dev_accuracy,
+// baseline, no_pretraining, size, trained, stand_in, ...}; throws a message naming the file.
+export async function readShippedFacts() {
+  let r;
+  try { r = await fetch(SHIPPED_FACTS, { cache: 'no-cache' }); } catch (e) { throw new Error(`${SHIPPED_FACTS} could not be fetched (${errText(e)})`); }
+  if (!r.ok) throw new Error(`${SHIPPED_FACTS} is not on the server (HTTP ${r.status})`);
+  let f;
+  try { f = await r.json(); } catch { throw new Error(`${SHIPPED_FACTS} is not valid JSON`); }
+  const count = (o) => o && typeof o === 'object' && (o.correct === null || Number.isFinite(o.correct)) && Number.isFinite(o.total);
+  if (!f || typeof f !== 'object' || !count(f.dev_accuracy) || !count(f.baseline) || !count(f.no_pretraining)) {
+    throw new Error(`${SHIPPED_FACTS} lacks dev_accuracy, baseline or no_pretraining as {"correct": c, "total": t}`);
+  }
+  return f;
+}
+
+// Fetch the shipped checkpoint and make it the vanilla model. `remember`: keep it as this browser's
+// choice (the "load the shipped model again" button), so a reload brings it back rather than the
+// model it replaced. Failures are quiet: a note in the Models card, never an error box.
+export async function loadShipped(remember) {
+  const sh = S.shipped;
+  sh.state = 'loading';
+  sh.note = null;
+  showShipped();
+  try {
+    if (!sh.facts) {
+      try { sh.facts = await readShippedFacts(); } catch (e) { sh.factsError = errText(e); }
+    }
+    const label = (sh.facts && typeof sh.facts.label === 'string' && sh.facts.label) || SHIPPED_LABEL;
+    let r;
+    try { r = await fetch(SHIPPED_MODEL, { cache: 'no-cache' }); } catch (e) { throw new Error(`${SHIPPED_MODEL} could not be fetched (${errText(e)})`); }
+    if (!r.ok) throw new Error(`${SHIPPED_MODEL} is not on the server (HTTP ${r.status})`);
+    const bytes = new Uint8Array(await r.arrayBuffer());
+    const info = await job('load_model', () => P.wasm.page_load_model(bytes, label));
+    Object.assign(sh, { label, info, state: 'loaded' });
+    S.loaded = info;
+    refreshModels();
+    // The shipped model is already finetuned: a Finetune pressed next starts from scratch unless
+    // the user pretrains first (which sets "the current model" again).
+    $('h-from').value = 'scratch';
+    handToDemos(bytes);
+    prefillAsk();
+    if (remember) await store.put(`model:${info.variant}`, { shipped: true, label, savedAt: Date.now() }).catch(() => {});
+  } catch (e) {
+    sh.state = 'unavailable';
+    sh.note = `The shipped model could not be loaded: ${errText(e)}. Train a model or load a checkpoint instead.`;
+    refreshModels();
+  }
+}
+
+export const pctOf = (o) => (o && Number.isFinite(o.correct) && o.total > 0 ? `${((100 * o.correct) / o.total).toFixed(1)}%` : 'not measured');
+export const countOf = (o) => (o && Number.isFinite(o.correct) ? `${o.correct} of ${o.total}` : 'not measured');
+
+// "dev accuracy X% on the built-in corpus (most-common-place baseline London Y%, same size without
+// pretraining Z%)", with the counts in a tooltip.
+export function factsLine(f) {
+  const place = (f.baseline && f.baseline.place) || 'London';
+  const title = `dev questions right: ${countOf(f.dev_accuracy)}; ${place} every time: ${countOf(f.baseline)}; without pretraining: ${countOf(f.no_pretraining)}`;
+  return `<span class="facts-line" title="${esc(title)}">dev accuracy <strong>${pctOf(f.dev_accuracy)}</strong> on the built-in corpus ` +
+    `(most-common-place baseline ${esc(place)} ${pctOf(f.baseline)}, same size without pretraining ${pctOf(f.no_pretraining)})</span>`;
+}
+
+export function sizeOf(info) {
+  return info ? `${info.n_layer} layers, ${info.n_head} heads, width ${info.n_embd}` : '';
+}
+
+// The shipped model's facts where the user meets them: the Ask card (while it answers) and the
+// Models card (with the command that made it and the button that loads it again).
+export function showShipped() {
+  const sh = S.shipped;
+  const f = sh.facts;
+  const ask = $('ask-shipped');
+  const box = $('shipped-box');
+  const standIn = f && f.stand_in === true;
+  const who = standIn ? '<strong class="stand-in">Stand-in model</strong> (placeholder numbers, not a measurement: the real shipped model replaces it)' : '';
+  if (sh.state === 'loaded') {
+    const what = `${esc(sh.info.variant)}, ${sizeOf(sh.info)}`;
+    ask.innerHTML = `<p>${standIn ? `${who}. Answering` : 'Answering'} with the <strong>shipped model</strong> (${what}, trained on the built-in corpus)` +
+      `${f ? `: ${factsLine(f)}` : ''}. Train or load your own model to ask it instead.</p>` +
+      `<p class="ask-examples muted small" id="ask-examples"></p>`;
+    ask.hidden = false;
+    showExamples();
+  } else {
+    ask.hidden = true;
+    ask.innerHTML = '';
+  }
+  const lines = [];
+  if (f) {
+    const cmd = Array.isArray(f.command) ? f.command : f.command ? [f.command] : [];
+    const mismatch = sh.info && f.size && f.size !== sizeOf(sh.info) ? ` (its facts file says ${esc(f.size)}, but the checkpoint is ${sizeOf(sh.info)})` : '';
+    lines.push(`<p>${standIn ? `${who}. ` : ''}<strong>Shipped model</strong>${f.size ? ` (${esc(f.size)})` : ''}${mismatch}: ${factsLine(f)}.` +
+      `${sh.state === 'loaded' ? ' It is the vanilla model now.' : ''}</p>`);
+    if (cmd.length || f.trained) {
+      lines.push(`<details class="shipped-how"><summary>How it was made</summary>${cmd.map((c) => `<pre><code>${esc(c)}</code></pre>`).join('')}` +
+        `${f.trained ? `<p class="muted small">${esc(f.trained)}</p>` : ''}${f.note ? `<p class="muted small">${esc(f.note)}</p>` : ''}</details>`);
+    }
+  } else if (sh.state === 'loaded') {
+    lines.push(`<p><strong>Shipped model</strong> (${sizeOf(sh.info)}). ${sh.factsError ? `Its facts could not be read: ${esc(sh.factsError)}.` : ''}</p>`);
+  }
+  if (sh.note) lines.push(`<p class="muted small" id="shipped-note">${esc(sh.note)}</p>`);
+  $('shipped-facts').innerHTML = lines.join('');
+  // Offered whenever the files are there and the shipped model is not the current one.
+  $('load-shipped').hidden = !(f && ['replaced', 'skipped'].includes(sh.state));
+  $('load-shipped').disabled = sh.state === 'loading';
+  box.hidden = lines.length === 0 && $('load-shipped').hidden;
+}
+
+
+export function exampleNames(n) {
+  try {
+    return builtinDev().slice(0, n).map(([q]) => q.replace(/^Where was /, '').replace(/ born\?$/, ''));
+  } catch { return []; }
+}
+
+export function showExamples() {
+  const el = $('ask-examples');
+  if (!el) return;
+  const names = exampleNames(3);
+  el.innerHTML = names.length ? `Try people from the built-in dev set: ${names.map((n) => `<button class="secondary small" data-ask="${esc(n)}">${esc(n)}</button>`).join(' ')}` : '';
+}
+
+export function prefillAsk() {
+  if ($('ask-text').value.trim()) return;
+  const [first] = exampleNames(1);
+  if (first) $('ask-text').value = first;
+}

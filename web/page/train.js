@@ -1,0 +1,235 @@
+// Training: start a run (or resume a saved one), drive it in chunks, show progress and the chart,
+// save the exact state to IndexedDB, pause, stop, finish, and report errors (a lost device included).
+import * as store from './store.js';
+import { $, P, S, SAVE_EVERY_MS, data, job, setStatus, tick } from './core.js';
+import { drawLoss } from './chart.js';
+import { errText, esc, fmt, showBox } from './ui.js';
+import { readSpec, showSizing } from './form.js';
+import { measure } from './sizing.js';
+import { refreshModels, restoreModels } from './models.js';
+
+export let lastSave = 0;
+
+// ---------------------------------------------------------------------------------------------
+// Training
+
+
+export function redrawChart() {
+  // The finished runs of this page (pretraining and then finetuning, say) stay on the chart beside
+  // the one going on: the last three, each its own curve.
+  const series = S.history.slice(P.run ? -2 : -3);
+  if (P.run) series.push({ label: `${P.run.kind} ${P.run.variant}`, points: P.run.losses, total: P.run.total });
+  else if (!series.length && S.losses.length) series.push({ label: 'saved run', points: S.losses, total: S.total });
+  S.chartSeries = series.map((c) => c.label);
+  drawLoss($('chart'), series);
+}
+
+export function showProgress(last, chunkTps) {
+  const total = P.run.total || 1;
+  $('train-progress').max = total;
+  $('train-progress').value = S.steps;
+  const eta = S.msPerStep ? ((total - S.steps) * S.msPerStep) / 1000 : NaN;
+  const ep = last ? `epoch ${last.epoch} of ${last.epochs} · ` : '';
+  $('progress-text').textContent = `${P.run.kind} ${P.run.variant}: ${ep}step ${S.steps.toLocaleString()} of ${total.toLocaleString()} · ETA ${fmt.time(eta)}`;
+  if (last) {
+    $('s-loss').textContent = fmt.loss(last.loss);
+    $('s-lr').textContent = fmt.lr(last.lr);
+  }
+  if (chunkTps) $('s-tps').textContent = fmt.int(chunkTps);
+  if (S.msPerStep) $('s-ms').textContent = fmt.step(S.msPerStep);
+  redrawChart();
+}
+
+export async function startRun(kind, record) {
+  if (!P.wasm || ['running', 'pausing', 'stopping', 'starting'].includes(S.status)) return;
+  showBox('train-error', null);
+  S.error = null;
+  let r;
+  try {
+    if (record) {
+      r = { ...record, losses: record.losses || [] };
+    } else {
+      // Size the run to this device first (once; web/page/sizing.js).
+      if (!S.sizing) {
+        setStatus('starting', 'Measuring this device first (a few training steps; once)…');
+        try { await measure(P.deviceKey); showSizing(); } catch { /* the run goes on unmeasured */ }
+        setStatus('idle');
+      }
+      const spec = readSpec(kind);
+      if (!data.wiki) throw new Error('there is no pretraining text; load wiki.txt or use the built-in corpus');
+      if (kind === 'finetune' && !data.train) throw new Error('there is no finetuning TSV; load birth_places_train.tsv or use the built-in corpus');
+      const from = kind === 'finetune' ? (spec.from_model ? 'from the current model' : 'from scratch') : '';
+      r = { kind, variant: spec.variant, spec, wikiName: data.wiki.name, wiki: data.wiki.text,
+        tsvName: data.train ? data.train.name : '', tsv: data.train ? data.train.text : '', losses: [],
+        label: `${kind === 'pretrain' ? 'pretrained' : 'finetuned'} here${from ? ` ${from}` : ''}` };
+    }
+  } catch (e) {
+    showBox('train-error', `<p>${esc(errText(e))}</p>`);
+    S.error = errText(e);
+    return;
+  }
+  setStatus('starting', record ? `Restoring the saved ${r.kind} run…` : `Preparing to ${r.kind}…`);
+  try {
+    const st = await job('start', () => P.wasm.page_start(r.spec, r.wikiName, r.wiki, r.tsvName, r.tsv, record ? record.state : undefined));
+    r.total = st.total_steps;
+    P.run = r;
+    Object.assign(S, { kind: r.kind, variant: r.variant, steps: st.steps, total: st.total_steps, losses: r.losses, msPerStep: null });
+    S.resumedFrom = record ? st.steps : null;
+    S.started = st;
+    $('s-lr').textContent = fmt.lr(st.lr);
+    const what = `${r.variant} model, ${fmt.int(st.params)} parameters, vocabulary ${st.vocab_size}, ${st.per_epoch} steps per epoch`;
+    setStatus('running', record ? `Resumed ${r.kind} at step ${st.steps} (${what}).` : `${r.kind === 'pretrain' ? 'Pretraining' : 'Finetuning'} the ${what}.`);
+    $('resume-banner').hidden = true;
+    if (!record) { lastSave = 0; await saveRun(); } else { lastSave = performance.now(); }
+    showProgress(null);
+    loop();
+  } catch (e) {
+    P.run = null;
+    setStatus('idle', 'Not training.');
+    await failed(e, 'could not start');
+  }
+}
+
+export async function loop() {
+  let n = 1;
+  while (P.run && S.status === 'running') {
+    const t0 = performance.now();
+    const before = S.steps;
+    let chunk;
+    try {
+      // The loss is read back every 2 steps: between two readbacks the main thread records steps
+      // without yielding, and on a software adapter 4 steps came close to the 200 ms long-task bar.
+      chunk = await job('train', () => P.wasm.page_train(n, Math.min(n, 2)));
+    } catch (e) {
+      await failed(e, 'training stopped');
+      return;
+    }
+    const dt = performance.now() - t0;
+    const did = chunk.steps - before;
+    S.steps = chunk.steps;
+    S.chunks += 1;
+    if (did > 0) {
+      const ms = dt / did;
+      S.msPerStep = S.msPerStep ? 0.7 * S.msPerStep + 0.3 * ms : ms;
+      n = Math.max(1, Math.min(256, Math.round(P.chunkMs / S.msPerStep)));
+    }
+    for (const rep of chunk.reports) P.run.losses.push([rep.step, rep.loss]);
+    const last = chunk.reports[chunk.reports.length - 1];
+    showProgress(last, last ? last.tokens_per_s : 0);
+    if (chunk.done) { await finishRun('finished'); return; }
+    if (performance.now() - lastSave > SAVE_EVERY_MS) await saveRun();
+    await tick();
+  }
+  if (!P.run) return;
+  if (S.status === 'pausing') {
+    await saveRun();
+    setStatus('paused', `Paused at step ${S.steps} of ${P.run.total}; the run is saved in this browser. Resume continues it exactly.`);
+  } else if (S.status === 'stopping') {
+    await finishRun('stopped');
+  }
+}
+
+// Keep the run's exact state in IndexedDB (errors here are shown but do not stop training).
+export async function saveRun() {
+  if (!P.run) return;
+  try {
+    const state = await job('run_state', () => P.wasm.page_run_state());
+    const rec = { ...P.run, state, steps: S.steps, total: P.run.total, savedAt: Date.now() };
+    await store.put('run', rec);
+    lastSave = performance.now();
+    S.saves += 1;
+    S.savedStep = S.steps;
+    $('s-saved').textContent = `step ${S.steps} at ${fmt.clock(rec.savedAt)}`;
+  } catch (e) {
+    lastSave = performance.now();
+    $('s-saved').textContent = `not saved: ${errText(e)}`;
+  }
+}
+
+export async function finishRun(how) {
+  const r = P.run;
+  try {
+    const label = `${r.label}, ${S.steps} steps${how === 'stopped' ? ' (stopped early)' : ''}`;
+    const bytes = await job('finish', () => P.wasm.page_finish(label));
+    P.run = null;
+    await store.put(`model:${r.variant}`, { bytes, label, savedAt: Date.now() }).catch(() => {});
+    await store.del('run').catch(() => {});
+    S.finished += 1;
+    const lastLoss = r.losses.length ? r.losses[r.losses.length - 1][1] : NaN;
+    S.losses = r.losses;
+    S.total = r.total;
+    S.history.push({ label: `${r.kind} ${r.variant}${how === 'stopped' ? ' (stopped)' : ''}`, points: r.losses, total: r.total });
+    // No ETA once the run is over.
+    $('progress-text').textContent = `${r.kind} ${r.variant}: ${how} at step ${S.steps.toLocaleString()} of ${r.total.toLocaleString()}`;
+    setStatus('idle', `${r.kind === 'pretrain' ? 'Pretraining' : 'Finetuning'} ${how}: ${S.steps} steps, last loss ${fmt.loss(lastLoss)}. ` +
+      (r.kind === 'pretrain' ? 'Next: Finetune (it starts from this model).' : 'Next: Evaluate, or Ask below.'));
+    handToDemos(bytes);
+    refreshModels();
+    if (r.kind === 'pretrain') $('h-from').value = 'model';
+  } catch (e) {
+    await failed(e, 'could not keep the model');
+  }
+}
+
+// A run error: a lost device, a non-finite loss, or anything else. The saved state stays offered.
+export async function failed(e, what) {
+  const msg = errText(e);
+  const lost = P.wasm.page_device_lost();
+  P.run = null;
+  if (lost) {
+    S.deviceLost = lost;
+    P.wasm.page_reset_device();
+    S.models = [];
+    refreshModels();
+  }
+  S.error = lost ? `device lost: ${lost}` : msg;
+  const saved = await store.get('run').catch(() => null);
+  const keep = saved ? ` The last checkpoint (step ${saved.steps} of ${saved.total}, saved ${fmt.clock(saved.savedAt)}) is kept: “Resume training” above continues from it.` : '';
+  const head = lost ? `The GPU device was lost (${lost}); ${what}.`
+    : msg.toLowerCase().startsWith(what) ? `${msg[0].toUpperCase()}${msg.slice(1)}.` : `${what[0].toUpperCase()}${what.slice(1)}: ${msg}`;
+  showBox('train-error', `<p>${esc(head)}${esc(keep)}</p>`);
+  setStatus('idle', lost ? 'The GPU device was lost.' : 'Not training.');
+  await offerSaved();
+}
+
+export async function handToDemos(bytes) {
+  try { if (window.attnlabDemos) await window.attnlabDemos.setModel(bytes); } catch { /* the demos report their own errors */ }
+}
+
+export async function offerSaved() {
+  const rec = await store.get('run').catch(() => null);
+  if (!rec || P.run) { $('resume-banner').hidden = true; return rec; }
+  $('resume-text').textContent = `A ${rec.kind} run of the ${rec.variant} model is saved in this browser: step ${rec.steps} of ${rec.total}, saved ${new Date(rec.savedAt).toLocaleString()}.`;
+  $('resume-banner').hidden = false;
+  if (!S.losses.length) { S.losses = rec.losses || []; S.total = rec.total; redrawChart(); }
+  return rec;
+}
+
+export async function resumeSaved() {
+  const rec = await store.get('run').catch(() => null);
+  if (!rec) { $('resume-banner').hidden = true; return; }
+  if (S.deviceLost) await restoreModels(); // the models lived on the lost device
+  S.deviceLost = null;
+  await startRun(rec.kind, rec);
+}
+
+export function wireTraining() {
+  $('btn-pretrain').addEventListener('click', () => startRun('pretrain'));
+  $('btn-finetune').addEventListener('click', () => startRun('finetune'));
+  $('btn-pause').addEventListener('click', () => { if (S.status === 'running') setStatus('pausing', 'Pausing after this chunk…'); });
+  $('btn-resume').addEventListener('click', () => {
+    if (S.status !== 'paused' || !P.run) return;
+    setStatus('running', `Continuing ${P.run.kind} from step ${S.steps}.`);
+    loop();
+  });
+  $('btn-stop').addEventListener('click', () => {
+    if (S.status === 'running') setStatus('stopping', 'Stopping after this chunk…');
+    else if (S.status === 'paused') { setStatus('stopping', 'Stopping…'); finishRun('stopped'); }
+  });
+  $('resume-saved').addEventListener('click', resumeSaved);
+  $('discard-saved').addEventListener('click', async () => {
+    await store.del('run').catch(() => {});
+    $('resume-banner').hidden = true;
+  });
+  new ResizeObserver(() => redrawChart()).observe($('chart'));
+}

@@ -1,0 +1,68 @@
+// The page's one set of UI helpers (the training cards, the Benchmark card, the demos and app.js):
+// HTML escaping, error text, message boxes, table rows, and numbers, times and scores as people
+// read them. Nothing here touches the wasm module, so the demos can import it without waiting.
+
+export const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
+export const errText = (e) => String((e && e.message) || e);
+
+// Fill (html) or hide (null) a message box such as #train-error.
+export function showBox(id, html) {
+  const el = document.getElementById(id);
+  if (html) { el.innerHTML = html; el.hidden = false; } else { el.hidden = true; el.innerHTML = ''; }
+}
+
+// Table rows from plain values: cells are escaped unless given as {html}; {num: true} aligns right.
+export function rowsHtml(rows) {
+  const cell = (c) => {
+    if (c && typeof c === 'object') return `<td${c.cls ? ` class="${c.cls}"` : ''}>${c.html !== undefined ? c.html : esc(c.text)}</td>`;
+    return `<td>${esc(c ?? '')}</td>`;
+  };
+  return rows.map((r) => `<tr${r.cls ? ` class="${r.cls}"` : ''}>${r.cells.map(cell).join('')}</tr>`).join('');
+}
+
+// A prediction as text, with an empty or all-blank one said in words (an untrained model often
+// answers 32 spaces, which would otherwise look like a missing cell).
+export function showPred(p) {
+  if (!p) return '<span class="muted">(no answer)</span>';
+  if (!p.trim()) return `<span class="muted">(${p.length} space${p.length === 1 ? '' : 's'})</span>`;
+  return esc(p);
+}
+
+// A duration in seconds as people say it: "4.2 s", "42 s", "12 min 05 s", "3 h 05 min", "46 days 13 h".
+export function duration(s) {
+  if (!Number.isFinite(s) || s < 0) return '—';
+  if (s < 10) return `${s < 1 ? s.toFixed(2) : s.toFixed(1)} s`;
+  s = Math.round(s);
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')} min`;
+  const d = Math.floor(s / 86400);
+  return `${d} day${d === 1 ? '' : 's'} ${Math.floor((s % 86400) / 3600)} h`;
+}
+
+// A score the way people read it: "2 of 30 correct (6.7%)".
+export function score(correct, total) {
+  if (!total) return 'no questions';
+  return `${correct.toLocaleString()} of ${total.toLocaleString()} correct (${((100 * correct) / total).toFixed(1)}%)`;
+}
+
+// Round axis ticks covering [lo, hi]: steps of 1, 2 or 5 × 10^k, about `n` of them.
+export function niceTicks(lo, hi, n = 5) {
+  if (!(hi > lo)) return [lo];
+  const raw = (hi - lo) / Math.max(1, n);
+  const mag = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 5, 10].map((m) => m * mag).find((s) => s >= raw) || 10 * mag;
+  const out = [];
+  for (let v = Math.ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9; v += step) out.push(+v.toFixed(12));
+  return out;
+}
+
+export const fmt = {
+  loss: (x) => (!Number.isFinite(x) ? String(x) : Math.abs(x) >= 1e4 ? x.toExponential(3) : x.toFixed(4)),
+  lr: (x) => x.toExponential(3),
+  int: (x) => Math.round(x).toLocaleString(),
+  time: duration,
+  // A step's time: milliseconds below a second, else as a duration ("4 min 29 s", not "269017").
+  step: (ms) => (!Number.isFinite(ms) ? '—' : ms < 1000 ? `${ms < 10 ? ms.toFixed(2) : Math.round(ms)} ms` : duration(ms / 1000)),
+  clock: (t) => new Date(t).toLocaleTimeString(),
+};
