@@ -6,6 +6,7 @@ pub mod gpt;
 pub mod memory;
 pub mod params;
 pub mod torch_params;
+pub mod vit;
 
 pub use config::{GptConfig, Variant, MAX_BLOCK_SIZE};
 pub use gpt::{Gpt, Pass};
