@@ -10,8 +10,14 @@ fn main() {}
 
 #[cfg(not(target_arch = "wasm32"))]
 fn main() -> std::process::ExitCode {
-    cli::main()
+    match std::env::args().nth(1).as_deref() {
+        Some("vit") => vit_cli::main(std::env::args().skip(1).collect()),
+        _ => cli::main(),
+    }
 }
+
+#[cfg(not(target_arch = "wasm32"))]
+mod vit_cli;
 
 #[cfg(not(target_arch = "wasm32"))]
 mod cli {

@@ -57,7 +57,7 @@ pub fn config_of(bytes: &[u8], what: &str) -> Result<(VitConfig, HashMap<String,
         Some(FORMAT) => {}
         Some(f) => {
             return Err(Error::Msg(format!(
-                "{what} is a '{f}' checkpoint, not a ViT ({FORMAT}); GPT checkpoints belong to \
+                "{what} has format '{f}', not a ViT's ({FORMAT}); GPT checkpoints belong to \
                  `attnlab evaluate`, ViT ones come from `attnlab vit train`"
             )))
         }
