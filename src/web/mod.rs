@@ -7,6 +7,7 @@
 mod bench;
 mod demos;
 mod page;
+mod vit;
 
 use crate::checks::{self, CheckResult};
 use crate::device::{Device, DeviceChoice};

@@ -5,6 +5,7 @@
 
 pub mod checkpoint;
 pub mod config;
+pub mod explain;
 pub mod model;
 pub mod train;
 
