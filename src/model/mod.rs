@@ -3,6 +3,7 @@
 pub mod checkpoint;
 pub mod config;
 pub mod gpt;
+pub mod heads;
 pub mod memory;
 pub mod params;
 pub mod torch_params;

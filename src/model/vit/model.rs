@@ -7,8 +7,8 @@ use super::config::{self, VitConfig};
 use crate::autograd::{Tape, Var};
 use crate::device::Device;
 use crate::error::{Error, Result};
+use crate::model::heads::Heads;
 use crate::model::params::Param;
-use crate::ops::matmul::{Spec, View};
 use crate::ops::{cross_entropy, elementwise as ew, embedding, layernorm, matmul, softmax};
 use crate::tensor::Tensor;
 use std::cell::RefCell;
@@ -163,46 +163,18 @@ impl Vit {
     /// (B·T, C) after the projection and the probabilities (B, NH, T, T).
     fn attention(&self, tape: &Tape, h: &Var, b: usize, name: &str) -> Result<(Var, Tensor)> {
         let cfg = &self.cfg;
-        let (c, nh, hs, t) = (cfg.n_embd, cfg.n_head, cfg.head_size(), cfg.tokens());
-        // The GPT's head views: (B·T, C) seen as (B, NH, T, HS), scores as (B, NH, T, T).
-        let heads = View {
-            outer: t * c,
-            inner: hs,
-            row: c,
-            col: 1,
-        };
-        let square = View {
-            outer: nh * t * t,
-            inner: t * t,
-            row: t,
-            col: 1,
+        let heads = Heads {
+            b,
+            t: cfg.tokens(),
+            c: cfg.n_embd,
+            nh: cfg.n_head,
         };
         let q = self.linear(tape, h, &format!("{name}.query"))?;
         let k = self.linear(tape, h, &format!("{name}.key"))?;
         let v = self.linear(tape, h, &format!("{name}.value"))?;
-        let s = Spec {
-            z: (b, nh),
-            m: t,
-            n: t,
-            k: hs,
-            a: heads,
-            b: heads.t(),
-            c: square,
-            alpha: 1.0 / (hs as f32).sqrt(),
-        };
-        let scores = matmul::matmul(tape, &q, &k, None, s, &[b, nh, t, t])?;
-        let att = softmax::softmax(tape, &scores, 1.0)?;
-        let s = Spec {
-            z: (b, nh),
-            m: t,
-            n: hs,
-            k: t,
-            a: square,
-            b: heads,
-            c: heads,
-            alpha: 1.0,
-        };
-        let y = matmul::matmul(tape, &att, &v, None, s, &[b * t, c])?;
+        let scores = heads.scores(tape, &q, &k)?; // (B, NH, T, T)
+        let att = softmax::softmax(tape, &scores, 1.0)?; // no mask: every token sees every token
+        let y = heads.mix(tape, &att, &v)?; // (B·T, C)
         let probs = att.value().clone();
         Ok((self.linear(tape, &y, &format!("{name}.proj"))?, probs))
     }
