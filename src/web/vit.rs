@@ -204,7 +204,7 @@ struct Evaluation {
 }
 
 /// Accuracy and confusion matrix on held-out images `start..start + n` (the page asks in chunks of
-/// 50, so no call blocks its thread for long).
+/// 25, so no call blocks its thread for long).
 #[wasm_bindgen]
 pub async fn vit_evaluate(start: u32, n: u32) -> Result<JsValue, JsError> {
     let run = take()?;

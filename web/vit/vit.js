@@ -20,9 +20,17 @@ if (root && !document.querySelector('link[href$="web/vit.css"]')) {
 const state = (window.__vit = { ready: false, error: null, info: null, answer: null, evals: [], losses: [], checksum: null, trainedSteps: 0, predictions: 0 });
 let wasm = null;
 let queue = Promise.resolve();
-// One wasm call at a time: the model lives in one slot on the wasm side.
+// One wasm call at a time: the model lives in one slot on the wasm side. The slowest call is kept in
+// state.slowest (the CPU backend runs on the page's thread, so a slow call is a frozen page).
 const job = (f) => {
-  const p = queue.then(f, f);
+  const timed = async () => {
+    const t0 = performance.now();
+    try { return await f(); } finally {
+      const ms = performance.now() - t0;
+      if (ms > (state.slowest ? state.slowest.ms : 0)) state.slowest = { ms, call: String(f).slice(0, 60) };
+    }
+  };
+  const p = queue.then(timed, timed);
   queue = p.catch(() => {});
   return p;
 };
@@ -46,6 +54,10 @@ function build() {
         <button id="vit-train" disabled>Train from scratch</button>
         <button id="vit-pause" class="secondary" disabled>Pause</button>
         <button id="vit-eval" class="secondary" disabled>Evaluate (1000)</button>
+      </div>
+      <div class="vit-buttons">
+        <button id="vit-save" class="secondary" disabled>Save the model</button>
+        <label>or load one from <code>attnlab vit train</code>: <input id="vit-file" type="file" accept=".safetensors"></label>
       </div>
       <canvas id="vit-chart" class="vit-chart" width="420" height="170" aria-label="loss (blue) and held-out accuracy (green)"></canvas>
       <p id="vit-train-status" class="vit-muted"></p>
@@ -99,7 +111,7 @@ function showInfo(i, note) {
   layer.innerHTML = [...Array(i.n_layer).keys()].map((l) => `<option value="${l}">${l + 1}</option>`).join('') + '<option value="rollout">rollout</option>';
   layer.value = String(i.n_layer - 1);
   $('vit-head').innerHTML = '<option value="mean">mean</option>' + [...Array(i.n_head).keys()].map((h) => `<option value="${h}">${h + 1}</option>`).join('');
-  for (const id of ['vit-load', 'vit-train', 'vit-eval']) $(id).disabled = false;
+  for (const id of ['vit-load', 'vit-train', 'vit-eval', 'vit-save']) $(id).disabled = false;
 }
 
 async function predict() {
@@ -149,13 +161,13 @@ async function positions() {
   drawPositions($('vit-pos'), sim, info().grid);
 }
 
-// Held-out accuracy and confusion matrix over n images, asked for in chunks of 50 so that no wasm
+// Held-out accuracy and confusion matrix over n images, asked for in chunks of 25 so that no wasm
 // call holds the page's thread for long (the CPU backend runs on it).
 async function evaluate(n) {
   let confusion = null;
   let seen = 0;
-  for (let start = 0; start < n; start += 50) {
-    const e = await job(() => wasm.vit_evaluate(start, Math.min(50, n - start)));
+  for (let start = 0; start < n; start += 25) {
+    const e = await job(() => wasm.vit_evaluate(start, Math.min(25, n - start)));
     confusion = confusion ? confusion.map((row, t) => row.map((v, p) => v + e.confusion[t][p])) : e.confusion;
     seen += e.n;
     await new Promise((res) => setTimeout(res, 0));
@@ -180,7 +192,7 @@ async function train() {
   $('vit-train').disabled = true;
   $('vit-load').disabled = true;
   try {
-    showInfo(await job(() => wasm.vit_new(7, 2, 4, 64, steps, 64, 2e-3, 0)));
+    showInfo(await job(() => wasm.vit_new(7, 2, 4, 64, steps, 32, 2e-3, 0)));
     state.losses = [];
     state.accs = [];
     let chunk = 1;
@@ -190,8 +202,9 @@ async function train() {
       const t0 = performance.now();
       const r = await job(() => wasm.vit_train(chunk));
       const ms = performance.now() - t0;
-      // Keep each call near 150 ms so the page stays responsive.
-      chunk = Math.max(1, Math.min(50, Math.round((chunk * 150) / Math.max(ms, 1))));
+      // Keep each call near 60 ms (a step of 32 images is ~15 ms on a free core) so the page stays
+      // responsive even on a busy machine.
+      chunk = Math.max(1, Math.min(50, Math.floor((chunk * 60) / Math.max(ms, 1))));
       state.trainedSteps = r.steps;
       state.info.steps = r.steps;
       state.losses.push([r.steps, r.loss]);
@@ -232,6 +245,27 @@ async function loadShipped() {
   await positions();
 }
 
+// A checkpoint file the user picked: any error (not safetensors, a GPT checkpoint, a NaN) is shown and
+// the current model stays.
+async function loadFile(file) {
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  const i = await job(() => wasm.vit_load(bytes, file.name));
+  showInfo(i, i.note || '');
+  const e = await evaluate(1000);
+  $('vit-train-status').textContent = `${file.name}: held-out accuracy ${(100 * e.accuracy).toFixed(1)}% of ${e.n}`;
+  await positions();
+  await predict();
+}
+
+async function save() {
+  const bytes = await job(() => wasm.vit_save());
+  const a = document.createElement('a');
+  a.href = URL.createObjectURL(new Blob([bytes], { type: 'application/octet-stream' }));
+  a.download = 'vit.safetensors';
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+}
+
 async function sample() {
   const k = (state.sampleIndex = (state.sampleIndex || 0) + 1);
   const s = await job(() => wasm.vit_sample(0, k));
@@ -255,6 +289,15 @@ function wire() {
   $('vit-eval').addEventListener('click', () => evaluate(1000).then((e) => {
     $('vit-train-status').textContent = `held-out accuracy ${(100 * e.accuracy).toFixed(1)}% of ${e.n}`;
   }).catch(fail));
+  $('vit-save').addEventListener('click', () => save().catch(fail));
+  $('vit-file').addEventListener('change', (e) => {
+    const f = e.target.files && e.target.files[0];
+    if (!f) return;
+    loadFile(f).then(() => { $('vit-status').textContent = ''; }).catch((err) => {
+      $('vit-status').textContent = `Could not load ${f.name}: ${String(err.message || err)}. The model shown is unchanged.`;
+    });
+    e.target.value = '';
+  });
   $('vit-layer').addEventListener('change', drawAttention);
   $('vit-head').addEventListener('change', drawAttention);
   $('vit-from-cls').addEventListener('click', () => { query = -1; drawAttention(); });
