@@ -10,8 +10,8 @@ fn main() {}
 
 #[cfg(not(target_arch = "wasm32"))]
 fn main() -> std::process::ExitCode {
-    match std::env::args().nth(1).as_deref() {
-        Some("vit") => vit_cli::main(std::env::args().skip(1).collect()),
+    match std::env::args_os().nth(1) {
+        Some(a) if a == "vit" => vit_cli::main(std::env::args_os().skip(1).collect()),
         _ => cli::main(),
     }
 }

@@ -93,8 +93,9 @@ struct EvalArgs {
 
 type Res<T> = Result<T, String>;
 
-/// Entry point; `args` are the process arguments after `attnlab` (starting with `vit`).
-pub fn main(args: Vec<String>) -> ExitCode {
+/// Entry point; `args` are the process arguments after `attnlab` (starting with `vit`), as OS
+/// strings so that a path that is not UTF-8 is an error message, not a panic.
+pub fn main(args: Vec<std::ffi::OsString>) -> ExitCode {
     let cli = match VitCli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {

@@ -121,6 +121,22 @@ fn vit_cli_refuses_bad_input_with_one_message() {
         ),
         (&["vit", "bogus"], "unrecognized subcommand"),
     ];
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let bad = std::ffi::OsStr::from_bytes(b"/tmp/\xff.safetensors");
+        let out = Command::new(env!("CARGO_BIN_EXE_attnlab"))
+            .args(["vit", "evaluate", "--device", "cpu", "--model"])
+            .arg(bad)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{text}");
+        assert!(
+            text.contains("cannot read") && !text.contains("panicked"),
+            "{text}"
+        );
+    }
     for (args, want) in cases {
         let (ok, text) = run(args);
         assert!(!ok && text.contains(want), "{args:?}: {text}");
