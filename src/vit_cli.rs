@@ -160,6 +160,18 @@ fn train(a: &TrainArgs) -> Res<()> {
             a.steps, a.batch
         ));
     }
+    // Refuse sizes that would need gigabytes before allocating anything (an allocation failure
+    // aborts the process instead of giving a message).
+    let t = cfg.tokens();
+    let scores = a.batch * cfg.n_head * t * t;
+    let weights = 12 * cfg.n_embd * cfg.n_embd * cfg.n_layer;
+    if scores > 1 << 27 || weights > 1 << 27 {
+        return Err(format!(
+            "this size needs too much memory: {scores} attention scores per layer (batch × heads × \
+             tokens², tokens = {t}) and ~{weights} weights, each limit 134217728; use a larger \
+             --patch, a smaller --batch, --width or --layers"
+        ));
+    }
     if !(a.lr.is_finite() && a.lr > 0.0 && a.lr < 1.0) {
         return Err(format!("--lr {} must be in (0, 1)", a.lr));
     }

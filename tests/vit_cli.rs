@@ -120,6 +120,14 @@ fn vit_cli_refuses_bad_input_with_one_message() {
             "not a ViT",
         ),
         (&["vit", "bogus"], "unrecognized subcommand"),
+        (
+            &["vit", "train", "--patch", "1", "--batch", "512"],
+            "too much memory",
+        ),
+        (
+            &["vit", "train", "--width", "4096", "--heads", "4"],
+            "too much memory",
+        ),
     ];
     #[cfg(unix)]
     {
