@@ -117,6 +117,9 @@ try {
       return seen.size;
     });
     assert(colours > 10, `the position similarities show ${colours} colours`);
+    // What the text says of the shipped model: neighbours and rows more alike than the rest.
+    const pos = await page.evaluate(() => window.__vit.positions);
+    assert(pos.near > pos.far + 0.05 && pos.row > pos.far + 0.05, `position similarities ${JSON.stringify(pos)}`);
     await page.locator('#vit').screenshot({ path: path.join(outDir, 'vit-shipped.png') });
     return cap;
   });

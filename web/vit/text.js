@@ -7,9 +7,9 @@ export const EXPLAIN = {
   positions: `The patches enter as a set: attention itself does not know which patch is where. A learned vector per
     position is added to each patch's embedding, and nobody tells the model that patch 5 sits below patch 1. The
     right picture shows, for each patch (placed where it is), how similar its learned vector is to every other
-    patch's: each is red at its own place; any pattern beyond that (neighbours, rows, columns) was learned from the
-    data alone. With only 4×4 patches and a short training the pattern is faint; the ViT paper shows clearer ones
-    for larger grids.`,
+    patch's: each is red at its own place, and any pattern beyond that (neighbours, rows, columns) was learned from
+    the data alone; the line above measures it. The shipped model, for one, gives neighbours and patches of the same
+    row more similar vectors than the rest.`,
   qa: `<h3>The homework's questions</h3>
     <dl class="vit-dl">
       <dt>How does a ViT differ from a CNN?</dt>

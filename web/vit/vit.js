@@ -90,6 +90,7 @@ function build() {
         <figure><canvas id="vit-patches" class="vit-map" width="224" height="224"></canvas><figcaption>the input cut into patches (tokens 1…N; token 0 is [CLS])</figcaption></figure>
         <figure><canvas id="vit-pos" class="vit-map" width="224" height="224"></canvas><figcaption>each patch's position embedding vs all others (cosine: red +1, white 0, blue −1)</figcaption></figure>
       </div>
+      <p id="vit-pos-stats" class="vit-muted"></p>
       <p class="vit-explain">${EXPLAIN.positions}</p>
     </div>
   </div>
@@ -158,7 +159,22 @@ function drawAttention() {
 async function positions() {
   if (!info()) return;
   const sim = await job(() => wasm.vit_positions());
-  drawPositions($('vit-pos'), sim, info().grid);
+  const g = info().grid;
+  drawPositions($('vit-pos'), sim, g);
+  // Mean similarity of neighbouring patches vs the rest, and within a row / a column.
+  const groups = { near: [], far: [], row: [], col: [] };
+  for (let i = 0; i < g * g; i++) for (let j = 0; j < g * g; j++) {
+    if (i === j) continue;
+    const [yi, xi, yj, xj] = [Math.floor(i / g), i % g, Math.floor(j / g), j % g];
+    const v = sim[i * g * g + j];
+    (Math.abs(yi - yj) + Math.abs(xi - xj) === 1 ? groups.near : groups.far).push(v);
+    if (yi === yj) groups.row.push(v);
+    if (xi === xj) groups.col.push(v);
+  }
+  const mean = (l) => (l.length ? l.reduce((a, b) => a + b, 0) / l.length : 0).toFixed(2);
+  state.positions = Object.fromEntries(Object.entries(groups).map(([k, l]) => [k, Number(mean(l))]));
+  $('vit-pos-stats').textContent = `This model: mean cosine ${mean(groups.near)} between neighbouring patches, ${mean(groups.far)} between the others; ` +
+    `${mean(groups.row)} within a row, ${mean(groups.col)} within a column.`;
 }
 
 // Held-out accuracy and confusion matrix over n images, asked for in chunks of 25 so that no wasm
