@@ -251,6 +251,7 @@ fn train(a: &TrainArgs) -> Res<()> {
         ("batch".to_string(), a.batch.to_string()),
         ("seed".to_string(), a.common.seed.to_string()),
         ("test_accuracy".to_string(), format!("{acc:.4}")),
+        ("test_size".to_string(), test_y.len().to_string()),
         ("train_seconds".to_string(), format!("{secs:.1}")),
     ];
     let bytes =

@@ -59,7 +59,7 @@ function build() {
         <button id="vit-save" class="secondary" disabled>Save the model</button>
         <label>or load one from <code>attnlab vit train</code>: <input id="vit-file" type="file" accept=".safetensors"></label>
       </div>
-      <canvas id="vit-chart" class="vit-chart" width="420" height="170" aria-label="loss (blue) and held-out accuracy (green)"></canvas>
+      <canvas id="vit-chart" class="vit-chart" width="420" height="170" aria-label="loss (blue) and held-out accuracy (green)" hidden></canvas>
       <p id="vit-train-status" class="vit-muted"></p>
       <div class="vit-scroll wide-scroll"><table id="vit-confusion" class="vit-confusion"></table></div>
     </div>
@@ -197,6 +197,7 @@ async function evaluate(n) {
 
 function chart() {
   const total = state.info ? state.info.total_steps : 1;
+  $('vit-chart').hidden = state.losses.length === 0;
   drawChart($('vit-chart'), state.losses, state.accs || [], total);
 }
 
