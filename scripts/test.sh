@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every test: set up, the native suite (cargo test on Vulkan; lavapipe without a GPU), the server's
 # tests, then the page in headless Chromium (kernel checks, the attention demos, the training page,
-# the benchmark card, all on WebGPU; then the page without WebGPU, on the CPU backend).
+# the benchmark card, all on WebGPU; then the page without WebGPU, on the CPU backend; then the ViT card on both).
 # Exits non-zero on the first failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,4 +47,8 @@ echo "   (without WebGPU, CPU backend: $((SECONDS - t0)) s)"
 t0=$SECONDS
 ATTNLAB_BACKEND=cpu ATTNLAB_FIXTURE="$fixture" node web/test/page.mjs "$url"
 echo "   (the training page again, on the CPU backend: $((SECONDS - t0)) s)"
+t0=$SECONDS
+node web/test/vit.mjs "$url"
+ATTNLAB_BACKEND=cpu node web/test/vit.mjs "$url"
+echo "   (the ViT card, WebGPU then the CPU backend: $((SECONDS - t0)) s)"
 echo "== all tests passed"

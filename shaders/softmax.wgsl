@@ -1,7 +1,8 @@
-// Causal softmax over the last axis of (Z, T, T) scores, one workgroup per row.
-// Row r is query i = r % T; keys j > i are masked. PyTorch fills them with -1e10 after scaling,
-// whose exp underflows to exactly 0, so the kernel writes 0 there directly (same value, and the
-// gradient of a masked entry is then exactly 0 too).
+// Softmax over the last axis, one workgroup per row of T keys, in two variants.
+// Causal (p.causal = 1, scores (Z, T, T)): row r is query i = r % T; keys j > i are masked. PyTorch
+// fills them with -1e10 after scaling, whose exp underflows to exactly 0, so the kernel writes 0
+// there directly (same value, and the gradient of a masked entry is then exactly 0 too).
+// Unmasked (p.causal = 0, the ViT's bidirectional attention): every key 0..T-1 is visible.
 
 const WG: u32 = 32u; // threads per row: few barriers on software GPUs, one SIMD group on real ones
 
@@ -9,7 +10,12 @@ struct Params {
     rows: u32,
     t: u32,
     scale: f32,
-    _pad: u32,
+    causal: u32,
+}
+
+// The last visible key of row `row`.
+fn last_key(row: u32) -> u32 {
+    return select(p.t - 1u, row % p.t, p.causal != 0u);
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -54,7 +60,7 @@ fn softmax_fwd(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
     if (row >= p.rows) {
         return; // uniform across the workgroup
     }
-    let i = row % p.t;
+    let i = last_key(row);
     let base = row * p.t;
     // Keys 0..=i are visible; key 0 always is, so the max is finite.
     var m = -3.0e38;
@@ -88,7 +94,7 @@ fn softmax_bwd(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
     if (row >= p.rows) {
         return;
     }
-    let i = row % p.t;
+    let i = last_key(row);
     let base = row * p.t;
     var d = 0.0;
     for (var j = li; j <= i; j += WG) {

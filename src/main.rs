@@ -15,5 +15,8 @@ mod cli;
 
 #[cfg(not(target_arch = "wasm32"))]
 fn main() -> std::process::ExitCode {
-    cli::main()
+    match std::env::args_os().nth(1) {
+        Some(a) if a == "vit" => cli::vit::main(std::env::args_os().skip(1).collect()),
+        _ => cli::main(),
+    }
 }

@@ -1,11 +1,12 @@
-//! Causal softmax checks: forward and backward against the f64 reference at a few sequence lengths.
+//! Softmax checks, causal and unmasked: forward and backward against the f64 reference at a few
+//! sequence lengths.
 
 use super::{f32s, rand_vec, CheckResult};
 use crate::device::Device;
 use crate::error::Result;
 use crate::ops::softmax::{
     causal_softmax_backward_into, causal_softmax_backward_ref, causal_softmax_into,
-    causal_softmax_ref,
+    causal_softmax_ref, softmax_backward_into, softmax_into, softmax_ref,
 };
 use crate::tensor::Tensor;
 use std::rc::Rc;
@@ -41,6 +42,42 @@ pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
         )?;
         out.push(CheckResult::compare(
             "causal_softmax",
+            format!("backward ({z},{t},{t})"),
+            &tds.to_vec_f32().await?,
+            &ds,
+            1e-5,
+        ));
+    }
+    // The ViT's attention: 17 = 16 patches + [CLS], and a long row.
+    for (i, &(z, t, scale)) in [(3usize, 17usize, 0.5f64), (1, 300, 0.125)]
+        .iter()
+        .enumerate()
+    {
+        let n = z * t * t;
+        let x: Vec<f64> = rand_vec(60 + i as u64, n).iter().map(|v| 4.0 * v).collect();
+        let dp = rand_vec(70 + i as u64, n);
+        let p = softmax_ref(&x, t, scale);
+        let tx = Tensor::from_f32(gpu, &[z, t, t], &f32s(&x))?;
+        let tp = Tensor::uninit(gpu, &[z, t, t])?;
+        softmax_into(&tx, &tp, scale as f32)?;
+        out.push(CheckResult::compare(
+            "softmax",
+            format!("forward ({z},{t},{t})"),
+            &tp.to_vec_f32().await?,
+            &p,
+            1e-5,
+        ));
+        let mut ds = vec![0.0; n];
+        causal_softmax_backward_ref(&p, &dp, t, scale, &mut ds);
+        let tds = Tensor::zeros(gpu, &[z, t, t])?;
+        softmax_backward_into(
+            &tp,
+            &Tensor::from_f32(gpu, &[z, t, t], &f32s(&dp))?,
+            &tds,
+            scale as f32,
+        )?;
+        out.push(CheckResult::compare(
+            "softmax",
             format!("backward ({z},{t},{t})"),
             &tds.to_vec_f32().await?,
             &ds,

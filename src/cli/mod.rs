@@ -4,6 +4,7 @@
 mod files;
 mod model;
 mod train;
+pub mod vit;
 
 use attnlab::data::{self, Vocab};
 use attnlab::model::Variant;

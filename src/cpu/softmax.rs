@@ -1,12 +1,22 @@
-//! The causal softmax on the CPU (`softmax_fwd`, `softmax_bwd` of `shaders/softmax.wgsl`): one row
-//! per query, keys after it masked to exactly 0, rows split over the threads.
+//! The softmax on the CPU (`softmax_fwd`, `softmax_bwd` of `shaders/softmax.wgsl`): one row per
+//! query, rows split over the threads. Causal: keys after the query `r mod t` are masked to exactly 0;
+//! unmasked: every key of the row is visible.
 
 use super::for_rows;
 
-/// `out[r, :] = softmax(scale · s[r, :i+1])`, zeros after, with `i = r mod t`.
-pub fn softmax_fwd(s: &[f32], out: &mut [f32], t: usize, scale: f32) {
+/// The last visible key of row `r`.
+fn last_key(r: usize, t: usize, causal: bool) -> usize {
+    if causal {
+        r % t
+    } else {
+        t - 1
+    }
+}
+
+/// `out[r, :] = softmax(scale · s[r, :i+1])`, zeros after, with `i` the row's last visible key.
+pub fn softmax_fwd(s: &[f32], out: &mut [f32], t: usize, scale: f32, causal: bool) {
     for_rows(out, t, |r, o| {
-        let i = r % t;
+        let i = last_key(r, t, causal);
         let row = &s[r * t..r * t + t];
         let live = &row[..=i];
         let m = live.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v)) * scale;
@@ -20,9 +30,9 @@ pub fn softmax_fwd(s: &[f32], out: &mut [f32], t: usize, scale: f32) {
 }
 
 /// `ds[r, :] += scale · P ⊙ (dP − Σ_j P dP)` (masked entries stay untouched: their P is 0).
-pub fn softmax_bwd(p: &[f32], dp: &[f32], ds: &mut [f32], t: usize, scale: f32) {
+pub fn softmax_bwd(p: &[f32], dp: &[f32], ds: &mut [f32], t: usize, scale: f32, causal: bool) {
     for_rows(ds, t, |r, d| {
-        let i = r % t;
+        let i = last_key(r, t, causal);
         let (pr, dpr) = (&p[r * t..r * t + i + 1], &dp[r * t..r * t + i + 1]);
         let dot = super::math::dot(pr, dpr);
         for ((d, &p), &g) in d[..=i].iter_mut().zip(pr).zip(dpr) {

@@ -7,6 +7,7 @@
 pub mod corpus;
 mod corpus_words;
 pub mod corruption;
+pub mod digits;
 pub mod evaluate;
 pub mod name_dataset;
 pub mod rng;

@@ -3,11 +3,11 @@
 //! Shape letters: B batch, T sequence, C width, NH heads, HS head size, V vocabulary.
 
 use super::config::{GptConfig, Variant};
+use super::heads::Heads;
 use super::params::{self, Param};
 use crate::autograd::{Tape, Var};
 use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::ops::matmul::{Spec, View};
 use crate::ops::{
     cross_entropy, dropout, elementwise as ew, embedding, layernorm, matmul, softmax, synth,
 };
@@ -224,36 +224,13 @@ impl Gpt {
         pass: &Pass,
     ) -> Result<Var> {
         let cfg = &self.cfg;
-        let (c, nh, hs) = (cfg.n_embd, cfg.n_head, cfg.head_size());
-        // A (B·T, C) activation seen as (B, NH, T, HS): batch strides T·C and HS, row C, column 1.
-        let heads = View {
-            outer: t * c,
-            inner: hs,
-            row: c,
-            col: 1,
-        };
-        let square = View {
-            outer: nh * t * t,
-            inner: t * t,
-            row: t,
-            col: 1,
-        };
+        let (c, nh) = (cfg.n_embd, cfg.n_head);
+        let heads = Heads { b, t, c, nh };
         let scores = match cfg.variant {
             Variant::Vanilla => {
                 let q = self.linear(tape, h, &format!("{name}.query"))?;
                 let k = self.linear(tape, h, &format!("{name}.key"))?;
-                // (B, NH, T, HS) · (B, NH, HS, T) / √HS → (B, NH, T, T)
-                let s = Spec {
-                    z: (b, nh),
-                    m: t,
-                    n: t,
-                    k: hs,
-                    a: heads,
-                    b: heads.t(),
-                    c: square,
-                    alpha: 1.0 / (hs as f32).sqrt(),
-                };
-                matmul::matmul(tape, &q, &k, None, s, &[b, nh, t, t])?
+                heads.scores(tape, &q, &k)? // (B, NH, T, T)
             }
             Variant::Synthesizer => {
                 let x3 = h.reshape(&[b, t, c])?;
@@ -275,18 +252,7 @@ impl Gpt {
         }
         let att = self.drop(tape, &att, cfg.attn_pdrop, pass)?;
         let v = self.linear(tape, h, &format!("{name}.value"))?;
-        // (B, NH, T, T) · (B, NH, T, HS) → (B, NH, T, HS), written straight into (B·T, C): heads merged.
-        let s = Spec {
-            z: (b, nh),
-            m: t,
-            n: hs,
-            k: t,
-            a: square,
-            b: heads,
-            c: heads,
-            alpha: 1.0,
-        };
-        let y = matmul::matmul(tape, &att, &v, None, s, &[b * t, c])?;
+        let y = heads.mix(tape, &att, &v)?; // (B·T, C)
         let y = self.linear(tape, &y, &format!("{name}.proj"))?;
         self.drop(tape, &y, cfg.resid_pdrop, pass)
     }

@@ -3,9 +3,11 @@
 pub mod checkpoint;
 pub mod config;
 pub mod gpt;
+pub mod heads;
 pub mod memory;
 pub mod params;
 pub mod torch_params;
+pub mod vit;
 
 pub use config::{GptConfig, Variant, MAX_BLOCK_SIZE};
 pub use gpt::{Gpt, Pass};

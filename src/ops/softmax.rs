@@ -1,6 +1,9 @@
-//! Causal softmax over the last axis: scores (.., T, T) → P (.., T, T), `P[i, :] = softmax(scale·S[i, :])`
-//! with keys j > i masked (PyTorch's `masked_fill(-1e10)` after the scale, so masked P is exactly 0).
-//! Backward: `dS = scale · P ⊙ (dP − Σ_j P dP)`, exactly 0 where masked.
+//! Softmax over the last axis, two variants of one kernel:
+//! - causal (the GPT): scores (.., T, T) → P (.., T, T), `P[i, :] = softmax(scale·S[i, :])` with keys
+//!   j > i masked (PyTorch's `masked_fill(-1e10)` after the scale, so masked P is exactly 0);
+//! - unmasked (the ViT's bidirectional attention): scores (.., T) → P (.., T), every key visible.
+//!
+//! Backward, both: `dS = scale · P ⊙ (dP − Σ_j P dP)`, exactly 0 where masked.
 
 use crate::autograd::{Tape, Var};
 use crate::error::{shape_err, Error, Result};
@@ -28,12 +31,24 @@ struct Params {
     rows: u32,
     t: u32,
     scale: f32,
-    _pad: u32,
+    /// 1: keys after the row's query (`row % t`) are masked; 0: every key is visible.
+    causal: u32,
 }
 
-/// (rows, T) of a (.., T, T) shape, or a shape error.
-fn rows_t(shape: &[usize]) -> Result<(usize, usize)> {
+/// (rows, T) of a (.., T, T) shape (causal) or a (.., T) shape (unmasked), or a shape error.
+fn rows_t(shape: &[usize], causal: bool) -> Result<(usize, usize)> {
     let n = shape.len();
+    if !causal {
+        let Some(&t) = shape.last() else {
+            return Err(Error::Shape(
+                "softmax: scores need at least one axis, got a scalar shape []".into(),
+            ));
+        };
+        return Ok((
+            shape.iter().product::<usize>().checked_div(t).unwrap_or(0),
+            t,
+        ));
+    }
     if n < 2 || shape[n - 1] != shape[n - 2] {
         return Err(Error::Shape(format!(
             "causal_softmax: scores must be (.., T, T) with equal last two dims, got {shape:?}"
@@ -46,15 +61,25 @@ fn rows_t(shape: &[usize]) -> Result<(usize, usize)> {
     ))
 }
 
-fn params(rows: usize, t: usize, scale: f32) -> Result<Params> {
-    let r = u32::try_from(rows)
-        .map_err(|_| Error::Msg(format!("causal_softmax: {rows} rows do not fit in 32 bits")))?;
+fn params(rows: usize, t: usize, scale: f32, causal: bool) -> Result<Params> {
+    let fits = |v: usize, what: &str| {
+        u32::try_from(v)
+            .map_err(|_| Error::Msg(format!("softmax: {v} {what} do not fit in 32 bits")))
+    };
     Ok(Params {
-        rows: r,
-        t: t as u32,
+        rows: fits(rows, "rows")?,
+        t: fits(t, "keys per row")?,
         scale,
-        _pad: 0,
+        causal: causal as u32,
     })
+}
+
+fn op_name(causal: bool) -> &'static str {
+    if causal {
+        "causal_softmax"
+    } else {
+        "softmax"
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -62,20 +87,30 @@ fn params(rows: usize, t: usize, scale: f32) -> Result<Params> {
 
 /// `out = causal_softmax(scale · scores)`; `out` has the shape of `scores`.
 pub fn causal_softmax_into(scores: &Tensor, out: &Tensor, scale: f32) -> Result<()> {
+    softmax_variant_into(scores, out, scale, true)
+}
+
+/// `out = softmax(scale · scores)` over the last axis, no mask; `out` has the shape of `scores`.
+pub fn softmax_into(scores: &Tensor, out: &Tensor, scale: f32) -> Result<()> {
+    softmax_variant_into(scores, out, scale, false)
+}
+
+fn softmax_variant_into(scores: &Tensor, out: &Tensor, scale: f32, causal: bool) -> Result<()> {
+    let name = op_name(causal);
     if scores.shape() != out.shape() {
         return Err(shape_err(
-            "causal_softmax",
+            name,
             "scores and output",
             scores.shape(),
             out.shape(),
         ));
     }
-    let (rows, t) = rows_t(scores.shape())?;
+    let (rows, t) = rows_t(scores.shape(), causal)?;
+    let p = params(rows, t, scale, causal)?;
     let Some(gpu) = scores.device().as_gpu() else {
-        crate::cpu::softmax::softmax_fwd(&scores.f32s()?, &mut out.f32s_mut()?, t, scale);
+        crate::cpu::softmax::softmax_fwd(&scores.f32s()?, &mut out.f32s_mut()?, t, scale, causal);
         return Ok(());
     };
-    let p = params(rows, t, scale)?;
     gpu.dispatch(
         &FWD,
         &p,
@@ -84,30 +119,46 @@ pub fn causal_softmax_into(scores: &Tensor, out: &Tensor, scale: f32) -> Result<
     )
 }
 
-/// `dscores += scale · P ⊙ (dP − Σ_j P dP)` row by row.
+/// `dscores += scale · P ⊙ (dP − Σ_j P dP)` row by row (causal: P is (.., T, T)).
 pub fn causal_softmax_backward_into(
     prob: &Tensor,
     dprob: &Tensor,
     dscores: &Tensor,
     scale: f32,
 ) -> Result<()> {
+    softmax_variant_backward_into(prob, dprob, dscores, scale, true)
+}
+
+/// `dscores += scale · P ⊙ (dP − Σ_j P dP)` row by row, every key visible.
+pub fn softmax_backward_into(
+    prob: &Tensor,
+    dprob: &Tensor,
+    dscores: &Tensor,
+    scale: f32,
+) -> Result<()> {
+    softmax_variant_backward_into(prob, dprob, dscores, scale, false)
+}
+
+fn softmax_variant_backward_into(
+    prob: &Tensor,
+    dprob: &Tensor,
+    dscores: &Tensor,
+    scale: f32,
+    causal: bool,
+) -> Result<()> {
+    let name = format!("{} backward", op_name(causal));
     for (what, t) in [("P and dP", dprob), ("P and dscores", dscores)] {
         if t.shape() != prob.shape() {
-            return Err(shape_err(
-                "causal_softmax backward",
-                what,
-                prob.shape(),
-                t.shape(),
-            ));
+            return Err(shape_err(&name, what, prob.shape(), t.shape()));
         }
     }
-    let (rows, t) = rows_t(prob.shape())?;
+    let (rows, t) = rows_t(prob.shape(), causal)?;
+    let p = params(rows, t, scale, causal)?;
     let Some(gpu) = prob.device().as_gpu() else {
-        let (p, dp) = (prob.f32s()?, dprob.f32s()?);
-        crate::cpu::softmax::softmax_bwd(&p, &dp, &mut dscores.f32s_mut()?, t, scale);
+        let (pr, dp) = (prob.f32s()?, dprob.f32s()?);
+        crate::cpu::softmax::softmax_bwd(&pr, &dp, &mut dscores.f32s_mut()?, t, scale, causal);
         return Ok(());
     };
-    let p = params(rows, t, scale)?;
     gpu.dispatch(
         &BWD,
         &p,
@@ -122,6 +173,15 @@ pub fn causal_softmax_backward_into(
 /// The literal PyTorch recipe: scale, `masked_fill(j > i, -1e10)`, subtract the row max, softmax.
 /// `scores` is `rows·t` values, rows being queries `i = row % t`.
 pub fn causal_softmax_ref(scores: &[f64], t: usize, scale: f64) -> Vec<f64> {
+    softmax_variant_ref(scores, t, scale, true)
+}
+
+/// The unmasked softmax: scale, subtract the row max, softmax; rows of `t` values.
+pub fn softmax_ref(scores: &[f64], t: usize, scale: f64) -> Vec<f64> {
+    softmax_variant_ref(scores, t, scale, false)
+}
+
+fn softmax_variant_ref(scores: &[f64], t: usize, scale: f64, causal: bool) -> Vec<f64> {
     let mut out = vec![0.0; scores.len()];
     if t == 0 {
         return out;
@@ -131,7 +191,13 @@ pub fn causal_softmax_ref(scores: &[f64], t: usize, scale: f64) -> Vec<f64> {
         let s: Vec<f64> = x
             .iter()
             .enumerate()
-            .map(|(j, &v)| if j > i { MASK_VALUE } else { scale * v })
+            .map(|(j, &v)| {
+                if causal && j > i {
+                    MASK_VALUE
+                } else {
+                    scale * v
+                }
+            })
             .collect();
         let m = s.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
         let e: Vec<f64> = s.iter().map(|v| (v - m).exp()).collect();
@@ -143,7 +209,8 @@ pub fn causal_softmax_ref(scores: &[f64], t: usize, scale: f64) -> Vec<f64> {
     out
 }
 
-/// `dscores += scale · P ⊙ (dP − Σ_j P dP)`.
+/// `dscores += scale · P ⊙ (dP − Σ_j P dP)`; the same formula serves both variants (a masked P is 0,
+/// so its entry gets 0).
 pub fn causal_softmax_backward_ref(
     prob: &[f64],
     dprob: &[f64],
@@ -171,18 +238,28 @@ pub fn causal_softmax_backward_ref(
 
 /// Causal softmax of `scale · scores` for scores (.., T, T); backward reuses the saved output.
 pub fn causal_softmax(tape: &Tape, scores: &Var, scale: f32) -> Result<Var> {
+    softmax_variant(tape, scores, scale, true)
+}
+
+/// Unmasked softmax of `scale · scores` over the last axis; backward reuses the saved output.
+pub fn softmax(tape: &Tape, scores: &Var, scale: f32) -> Result<Var> {
+    softmax_variant(tape, scores, scale, false)
+}
+
+fn softmax_variant(tape: &Tape, scores: &Var, scale: f32, causal: bool) -> Result<Var> {
     let out = Tensor::uninit(scores.device(), scores.shape())?;
-    causal_softmax_into(scores.value(), &out, scale)?;
+    softmax_variant_into(scores.value(), &out, scale, causal)?;
     let s = scores.clone();
-    Ok(tape.push("causal_softmax", &[scores], out, move |out| {
+    Ok(tape.push(op_name(causal), &[scores], out, move |out| {
         if !s.requires_grad() {
             return Ok(());
         }
-        causal_softmax_backward_into(
+        softmax_variant_backward_into(
             out.value(),
             &out.grad_or_zeros()?,
             &s.grad_or_zeros()?,
             scale,
+            causal,
         )
     }))
 }

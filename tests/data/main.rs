@@ -2,6 +2,7 @@
 //! (read at run time from ../shared/data/cs224n-a5, never copied), and the generated corpus.
 
 mod corpus;
+mod digits;
 mod fidelity;
 mod fixtures;
 mod real;

@@ -145,3 +145,155 @@ fn causal_softmax_rejects_non_square_scores() {
         assert!(err.contains("[2, 3, 4]"), "{kind}: {err}");
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// The unmasked variant (the ViT's bidirectional attention): rows of T keys, all visible.
+
+/// (rows, T, scale): rows need not be square.
+const UNMASKED: &[(usize, usize, f64)] = &[
+    (1, 1, 1.0),
+    (5, 3, 0.5),
+    (34, 17, 0.25),
+    (4, 127, 0.125),
+    (3, 300, 1.0),
+];
+
+#[test]
+fn softmax_forward_should_match_reference() {
+    for g in devices() {
+        let kind = g.kind();
+        for &(rows, t, scale) in UNMASKED {
+            let x: Vec<f64> = randn(11 + t as u64, rows * t)
+                .iter()
+                .map(|v| 8.0 * v)
+                .collect();
+            let want = softmax::softmax_ref(&x, t, scale);
+            let tx = upload(&g, &[rows, t], &x);
+            let out = Tensor::uninit(&g, &[rows, t]).unwrap();
+            softmax::softmax_into(&tx, &out, scale as f32).unwrap();
+            let got = download(&out);
+            assert_close(
+                &format!("{kind} unmasked softmax rows={rows} t={t}"),
+                &got,
+                &want,
+                1e-4,
+                1e-6,
+            );
+            // Every key is visible: every probability is positive and each row sums to 1.
+            for (r, row) in got.chunks(t).enumerate() {
+                let s: f64 = row.iter().sum();
+                assert!((s - 1.0).abs() < 1e-5, "{kind}: row {r} sums to {s}");
+                assert!(
+                    row.iter().all(|&p| p > 0.0),
+                    "{kind}: row {r} has a zero: {row:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn softmax_reference_should_differ_from_causal_only_by_the_mask() {
+    // A (T, T) score matrix: row T-1 sees every key in both variants, so it must agree; row 0
+    // sees one key under the mask (P = 1) but all of them unmasked.
+    let t = 5;
+    let x = randn(12, t * t);
+    let (u, c) = (
+        softmax::softmax_ref(&x, t, 0.7),
+        softmax::causal_softmax_ref(&x, t, 0.7),
+    );
+    assert_close("last row", &u[(t - 1) * t..], &c[(t - 1) * t..], 1e-14, 0.0);
+    assert_eq!(c[0], 1.0);
+    assert!(
+        u[0] < 0.9 && u[1] > 0.0,
+        "first row unmasked: {:?}",
+        &u[..t]
+    );
+}
+
+#[test]
+fn softmax_backward_should_match_reference() {
+    for g in devices() {
+        let kind = g.kind();
+        for &(rows, t, scale) in UNMASKED {
+            let n = rows * t;
+            let x: Vec<f64> = randn(13 + t as u64, n).iter().map(|v| 4.0 * v).collect();
+            let (dp, ds0) = (randn(14, n), randn(15, n));
+            let tx = upload(&g, &[rows, t], &x);
+            let tp = Tensor::uninit(&g, &[rows, t]).unwrap();
+            softmax::softmax_into(&tx, &tp, scale as f32).unwrap();
+            let p = download(&tp);
+            let mut want = ds0.clone();
+            softmax::causal_softmax_backward_ref(&p, &dp, t, scale, &mut want);
+            let tds = upload(&g, &[rows, t], &ds0);
+            softmax::softmax_backward_into(&tp, &upload(&g, &[rows, t], &dp), &tds, scale as f32)
+                .unwrap();
+            assert_close(
+                &format!("{kind} unmasked dS rows={rows} t={t}"),
+                &download(&tds),
+                &want,
+                1e-4,
+                1e-5,
+            );
+        }
+    }
+}
+
+#[test]
+fn softmax_backward_should_match_finite_differences() {
+    for &(rows, t, scale) in &UNMASKED[..4] {
+        let n = rows * t;
+        let (x, dp) = (randn(16 + t as u64, n), randn(17, n));
+        let p = softmax::softmax_ref(&x, t, scale);
+        let mut ds = vec![0.0; n];
+        softmax::causal_softmax_backward_ref(&p, &dp, t, scale, &mut ds);
+        check_fd(
+            "unmasked dS",
+            &x,
+            &ds,
+            |x| dot(&softmax::softmax_ref(x, t, scale), &dp),
+            60,
+        );
+    }
+}
+
+#[test]
+fn softmax_through_the_tape_should_give_every_score_a_gradient() {
+    for g in devices() {
+        let kind = g.kind();
+        let (rows, t) = (6, 9);
+        let tape = Tape::new();
+        let x = randn(18, rows * t);
+        let s = Var::leaf(upload(&g, &[rows, t], &x), true);
+        let p = softmax::softmax(&tape, &s, 0.5).unwrap();
+        let dp = randn(19, rows * t);
+        p.grad_or_zeros().unwrap().write_f32(&to_f32(&dp)).unwrap();
+        let ones = Var::leaf(Tensor::full(&g, &[1], 1.0).unwrap(), true);
+        tape.backward(&ones).unwrap();
+        let mut want = vec![0.0; rows * t];
+        let pr = softmax::softmax_ref(&to_f64(&to_f32(&x)), t, 0.5);
+        softmax::causal_softmax_backward_ref(&pr, &to_f64(&to_f32(&dp)), t, 0.5, &mut want);
+        assert_close(
+            &format!("{kind} tape dS"),
+            &download(&s.grad().unwrap()),
+            &want,
+            1e-4,
+            1e-6,
+        );
+    }
+}
+
+#[test]
+fn softmax_rejects_a_scalar_and_mismatched_output() {
+    for g in devices() {
+        let kind = g.kind();
+        let tape = Tape::new();
+        let s = Var::leaf(Tensor::zeros(&g, &[]).unwrap(), true);
+        let err = softmax::softmax(&tape, &s, 1.0).unwrap_err().to_string();
+        assert!(err.contains("scalar"), "{kind}: {err}");
+        let a = Tensor::zeros(&g, &[2, 3]).unwrap();
+        let b = Tensor::zeros(&g, &[3, 2]).unwrap();
+        let err = softmax::softmax_into(&a, &b, 1.0).unwrap_err().to_string();
+        assert!(err.contains("[2, 3]"), "{kind}: {err}");
+    }
+}

@@ -1,0 +1,153 @@
+//! `attnlab vit train|evaluate` end to end on the CPU backend at a tiny size: a checkpoint is
+//! written and evaluated, bad flags and files are one message and exit code 1, and a run whose
+//! checkpoint cannot be written leaves the existing file as it was.
+
+use std::path::Path;
+use std::process::Command;
+
+fn run(args: &[&str]) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_attnlab"))
+        .args(args)
+        .output()
+        .expect("run attnlab");
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        assert_eq!(out.status.code(), Some(1), "{text}");
+    }
+    (out.status.success(), text)
+}
+
+fn train(out: &Path) -> (bool, String) {
+    run(&[
+        "vit",
+        "train",
+        "--device",
+        "cpu",
+        "--steps",
+        "40",
+        "--batch",
+        "16",
+        "--width",
+        "16",
+        "--heads",
+        "2",
+        "--layers",
+        "1",
+        "--test-size",
+        "100",
+        "--eval-every",
+        "20",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+}
+
+#[test]
+fn vit_cli_trains_saves_and_evaluates() {
+    let dir = std::env::temp_dir().join(format!("attnlab-vit-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ck = dir.join("v.safetensors");
+    let (ok, text) = train(&ck);
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("held-out accuracy (500)") || text.contains("held-out accuracy"),
+        "{text}"
+    );
+    assert!(ck.is_file() && !dir.join("v.safetensors.tmp").exists());
+    let (ok, text) = run(&[
+        "vit",
+        "evaluate",
+        "--device",
+        "cpu",
+        "--test-size",
+        "100",
+        "--model",
+        ck.to_str().unwrap(),
+    ]);
+    assert!(
+        ok && text.contains("held-out accuracy:") && text.contains("of 100"),
+        "{text}"
+    );
+
+    // A failed write (the temp file's name is taken by a folder) leaves the good checkpoint alone.
+    let before = std::fs::read(&ck).unwrap();
+    std::fs::create_dir_all(dir.join("v.safetensors.tmp")).unwrap();
+    let (ok, text) = train(&ck);
+    assert!(!ok && text.contains("could not write"), "{text}");
+    assert_eq!(std::fs::read(&ck).unwrap(), before);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn vit_cli_refuses_bad_input_with_one_message() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["vit", "train", "--patch", "5"],
+            "must divide the image side",
+        ),
+        (&["vit", "train", "--heads", "3"], "must divide n_embd"),
+        (&["vit", "train", "--lr", "2"], "--lr 2 must be in (0, 1)"),
+        (&["vit", "train", "--steps", "0"], "--steps"),
+        (
+            &["vit", "train", "--out", "/nonexistent-folder/v.st"],
+            "does not exist",
+        ),
+        (
+            &["vit", "evaluate", "--model", "/nonexistent-file"],
+            "cannot read",
+        ),
+        (
+            &[
+                "vit",
+                "evaluate",
+                "--model",
+                "Cargo.toml",
+                "--device",
+                "cpu",
+            ],
+            "not a readable safetensors",
+        ),
+        (
+            &[
+                "vit",
+                "evaluate",
+                "--model",
+                "web/models/builtin-vanilla.safetensors",
+                "--device",
+                "cpu",
+            ],
+            "not a ViT",
+        ),
+        (&["vit", "bogus"], "unrecognized subcommand"),
+        (
+            &["vit", "train", "--patch", "1", "--batch", "512"],
+            "too much memory",
+        ),
+        (
+            &["vit", "train", "--width", "4096", "--heads", "4"],
+            "too much memory",
+        ),
+    ];
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let bad = std::ffi::OsStr::from_bytes(b"/tmp/\xff.safetensors");
+        let out = Command::new(env!("CARGO_BIN_EXE_attnlab"))
+            .args(["vit", "evaluate", "--device", "cpu", "--model"])
+            .arg(bad)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{text}");
+        assert!(
+            text.contains("cannot read") && !text.contains("panicked"),
+            "{text}"
+        );
+    }
+    for (args, want) in cases {
+        let (ok, text) = run(args);
+        assert!(!ok && text.contains(want), "{args:?}: {text}");
+        assert!(!text.contains("panicked"), "{args:?}: {text}");
+    }
+}

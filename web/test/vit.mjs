@@ -1,0 +1,187 @@
+// Browser test of the ViT card (<section id="vit">, web/vit/vit.js): the generator gives the same
+// digits in wasm32 as natively (checksum pinned in tests/data/digits.rs) → the shipped model loads on
+// the first visit and scores well on held-out digits → drawing a "1" and a "7" with the mouse gives
+// those predictions with probabilities summing to 1 → the attention picture follows a clicked patch →
+// position similarities are drawn → training from scratch runs (finite loss, the chart and confusion
+// matrix update) → a truncated file and a GPT checkpoint are refused by name and the model stays; a
+// saved model loads back → the card fits 390 px and no task blocked the page over 200 ms → no errors.
+// Runs on ATTNLAB_BACKEND (webgpu by default, or cpu).
+// Usage: node web/test/vit.mjs [base URL]
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openBrowser, pageUrl } from './browser.mjs';
+
+const base = process.argv[2] || 'http://127.0.0.1:8080/';
+const outDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'out');
+const NATIVE_CHECKSUM = '0xb264e5d0b5867641';
+let page;
+let failed = false;
+
+async function step(name, f) {
+  const t0 = Date.now();
+  try {
+    const detail = await f();
+    console.log(`PASS  ${name} (${((Date.now() - t0) / 1000).toFixed(1)} s)${detail ? `: ${detail}` : ''}`);
+  } catch (e) {
+    failed = true;
+    console.log(`FAIL  ${name} (${((Date.now() - t0) / 1000).toFixed(1)} s): ${e.message || e}`);
+    if (page) await page.screenshot({ path: path.join(outDir, 'vit-fail.png'), fullPage: true }).catch(() => {});
+    throw e;
+  }
+}
+const assert = (c, m) => { if (!c) throw new Error(m); };
+const V = () => page.evaluate(() => {
+  const s = window.__vit;
+  return { ready: s.ready, error: s.error, checksum: s.checksum, info: s.info, answer: s.answer, evals: s.evals, losses: s.losses, trainedSteps: s.trainedSteps };
+});
+
+// Draw polyline strokes given in unit coordinates on the pad with the mouse.
+async function draw(strokes) {
+  await page.click('#vit-clear');
+  const box = await page.locator('#vit-pad').boundingBox();
+  const before = await page.evaluate(() => window.__vit.predictions);
+  for (const s of strokes) {
+    const at = ([x, y]) => [box.x + x * box.width, box.y + y * box.height];
+    await page.mouse.move(...at(s[0]));
+    await page.mouse.down();
+    for (const p of s.slice(1)) await page.mouse.move(...at(p), { steps: 8 });
+    await page.mouse.up();
+  }
+  await page.waitForFunction((b) => window.__vit.predictions > b, before, { timeout: 60000 });
+  return (await V()).answer;
+}
+
+fs.mkdirSync(outDir, { recursive: true });
+const { ctx, close } = await openBrowser('vit', { width: 1280, height: 1800 });
+try {
+  page = await ctx.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  // Record long tasks from the start (the CPU backend runs on the page's thread).
+  await page.addInitScript(() => {
+    window.__vitLongTasks = [];
+    new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__vitLongTasks.push(e.duration); })
+      .observe({ type: 'longtask', buffered: true });
+  });
+  await page.goto(`${pageUrl(base)}#vit`);
+
+  await step('the ViT card loads the shipped model when scrolled into view', async () => {
+    await page.waitForSelector('#vit h2');
+    await page.locator('#vit').scrollIntoViewIfNeeded();
+    await page.waitForFunction(() => window.__vit && (window.__vit.ready || window.__vit.error), null, { timeout: 180000 });
+    const v = await V();
+    assert(!v.error, v.error);
+    assert(v.info && v.info.origin === 'shipped model', `model: ${JSON.stringify(v.info)}`);
+    const e = v.evals[v.evals.length - 1];
+    assert(e && e.accuracy > 0.9, `held-out accuracy ${e && e.accuracy}`);
+    return `${v.info.params} parameters on ${v.info.backend}, held-out ${(100 * e.accuracy).toFixed(1)}% of ${e.n}`;
+  });
+
+  await step('the generator gives the same digits in wasm32 as natively', async () => {
+    const v = await V();
+    assert(v.checksum === NATIVE_CHECKSUM, `wasm32 ${v.checksum}, native ${NATIVE_CHECKSUM}`);
+    return v.checksum;
+  });
+
+  await step('drawing a 1 and a 7 with the mouse gives those digits, probabilities summing to 1', async () => {
+    const one = await draw([[[0.5, 0.15], [0.5, 0.85]]]);
+    const sum = one.probs.reduce((a, b) => a + b, 0);
+    assert(Math.abs(sum - 1) < 1e-4, `probabilities sum to ${sum}`);
+    assert(one.class === 1, `a vertical stroke was read as ${one.class}: ${one.probs.map((p) => p.toFixed(2))}`);
+    const seven = await draw([[[0.25, 0.2], [0.75, 0.2], [0.45, 0.85]]]);
+    assert(seven.class === 7, `a 7 was read as ${seven.class}: ${seven.probs.map((p) => p.toFixed(2))}`);
+    const shown = await page.textContent('#vit-pred');
+    assert(shown.includes('7'), `the page shows "${shown}"`);
+    return `1 at ${(100 * one.probs[1]).toFixed(0)}%, 7 at ${(100 * seven.probs[7]).toFixed(0)}%`;
+  });
+
+  await step('attention follows a clicked patch; rollout and positions are drawn', async () => {
+    const box = await page.locator('#vit-attn').boundingBox();
+    await page.mouse.click(box.x + box.width * 0.9, box.y + box.height * 0.9);
+    const cap = await page.textContent('#vit-attn-caption');
+    const n = (await V()).info.grid ** 2;
+    assert(cap.startsWith(`From patch ${n},`), cap);
+    await page.selectOption('#vit-layer', 'rollout');
+    const cap2 = await page.textContent('#vit-attn-caption');
+    assert(cap2.includes('rollout'), cap2);
+    await page.click('#vit-from-cls');
+    assert((await page.textContent('#vit-attn-caption')).startsWith('From [CLS]'), 'back to [CLS]');
+    // The position picture is not blank: several colours.
+    const colours = await page.evaluate(() => {
+      const c = document.getElementById('vit-pos');
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      const seen = new Set();
+      for (let i = 0; i < d.length; i += 4 * 97) seen.add(`${d[i]},${d[i + 1]},${d[i + 2]}`);
+      return seen.size;
+    });
+    assert(colours > 10, `the position similarities show ${colours} colours`);
+    // What the text says of the shipped model: neighbours and rows more alike than the rest.
+    const pos = await page.evaluate(() => window.__vit.positions);
+    assert(pos.near > pos.far + 0.05 && pos.row > pos.far + 0.05, `position similarities ${JSON.stringify(pos)}`);
+    await page.locator('#vit').screenshot({ path: path.join(outDir, 'vit-shipped.png') });
+    return cap;
+  });
+
+  await step('training from scratch runs with a finite, falling loss and a confusion matrix', async () => {
+    await page.fill('#vit-steps', '30');
+    await page.click('#vit-train');
+    await page.waitForFunction(() => window.__vit.trainedSteps >= 30 || window.__vit.error, null, { timeout: 300000 });
+    await page.waitForFunction(() => !document.getElementById('vit-train').disabled, null, { timeout: 60000 });
+    const v = await V();
+    assert(!v.error, v.error);
+    const ls = v.losses.map((p) => p[1]);
+    assert(ls.every(Number.isFinite), `losses ${ls}`);
+    assert(ls[ls.length - 1] < ls[0], `loss ${ls[0]} → ${ls[ls.length - 1]}`);
+    const cells = await page.locator('#vit-confusion td').count();
+    assert(cells === 100, `${cells} confusion cells`);
+    await page.screenshot({ path: path.join(outDir, 'vit.png'), fullPage: false });
+    return `loss ${ls[0].toFixed(3)} → ${ls[ls.length - 1].toFixed(3)} in ${v.trainedSteps} steps`;
+  });
+
+  await step('a bad checkpoint file is refused with its name and the model stays; a saved one loads', async () => {
+    const before = (await V()).info;
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#vit-save')]);
+    const saved = fs.readFileSync(await download.path());
+    const refused = async (name, buffer, want) => {
+      await page.evaluate(() => { document.getElementById('vit-status').textContent = ''; });
+      await page.setInputFiles('#vit-file', { name, mimeType: 'application/octet-stream', buffer });
+      await page.waitForFunction(() => /Could not load/.test(document.getElementById('vit-status').textContent), null, { timeout: 30000 });
+      const msg = await page.textContent('#vit-status');
+      assert(msg.includes(name) && msg.includes(want), msg);
+      assert(JSON.stringify((await V()).info) === JSON.stringify(before), `the model changed after ${name}`);
+      return msg;
+    };
+    await refused('half.safetensors', saved.subarray(0, saved.length >> 1), 'truncated or corrupted');
+    // A (tiny) safetensors file whose metadata says it is a GPT checkpoint.
+    let header = JSON.stringify({ __metadata__: { format: 'attnlab-gpt-1' }, x: { dtype: 'F32', shape: [1], data_offsets: [0, 4] } });
+    header += ' '.repeat((8 - (header.length % 8)) % 8);
+    const len = Buffer.alloc(8);
+    len.writeBigUInt64LE(BigInt(header.length));
+    const msg = await refused('gpt.safetensors', Buffer.concat([len, Buffer.from(header), Buffer.alloc(4)]), 'not a ViT');
+    await page.setInputFiles('#vit-file', { name: 'saved.safetensors', mimeType: 'application/octet-stream', buffer: saved });
+    await page.waitForFunction(() => window.__vit.info && window.__vit.info.origin === 'saved.safetensors', null, { timeout: 60000 });
+    return `${msg.slice(0, 90)}…; saved ${saved.length} bytes and loaded them back`;
+  });
+
+  await step('the card fits a 390 px screen and the page stayed responsive', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.waitForTimeout(300);
+    const wide = await page.evaluate(() => [...document.querySelectorAll('#vit *')]
+      .filter((e) => e.getBoundingClientRect().right > 391 && !e.closest('.vit-scroll'))
+      .slice(0, 5).map((e) => `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}`));
+    assert(wide.length === 0, `wider than 390 px: ${wide.join(', ')}`);
+    const worst = await page.evaluate(() => Math.max(0, ...(window.__vitLongTasks || [])));
+    const slowest = await page.evaluate(() => window.__vit.slowest);
+    assert(worst <= 200, `a long task of ${worst} ms (slowest ViT call: ${JSON.stringify(slowest)})`);
+    return `longest task ${worst.toFixed(0)} ms; slowest ViT call ${slowest.ms.toFixed(0)} ms`;
+  });
+
+  await step('no page errors', async () => {
+    assert(errors.length === 0, errors.join('\n'));
+  });
+} finally {
+  await close();
+}
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,372 @@
+// The Vision Transformer card (NYU Deep Learning homework 4's ViT on generated digits), built inside
+// <section id="vit">: train it live on freshly generated digits (loss, held-out accuracy, confusion
+// matrix) or start from the shipped model (web/models/vit-digits.safetensors); draw a digit and see
+// the prediction with its probabilities; per layer and head, the attention from [CLS] or from any
+// clicked patch overlaid on the image, and attention rollout; the patch grid and the position-embedding
+// similarities; short answers to the homework's questions beside the pictures. All numbers come from
+// the wasm module (src/web/vit.rs). Test hooks: window.__vit = {ready, info, answer, evals, error, ...}.
+import { loadDevice } from '../backend.js';
+import { makePad } from './draw.js';
+import { drawChart, drawOverlay, drawPatches, drawPositions, fillConfusion } from './pictures.js';
+import { EXPLAIN } from './text.js';
+
+const root = document.getElementById('vit');
+if (root && !document.querySelector('link[href$="web/vit.css"]')) {
+  const css = document.createElement('link');
+  css.rel = 'stylesheet';
+  css.href = new URL('../vit.css', import.meta.url).href;
+  document.head.appendChild(css);
+}
+const state = (window.__vit = { ready: false, error: null, info: null, answer: null, evals: [], losses: [], checksum: null, trainedSteps: 0, predictions: 0 });
+let wasm = null;
+let queue = Promise.resolve();
+// One wasm call at a time: the model lives in one slot on the wasm side. The slowest call is kept in
+// state.slowest (the CPU backend runs on the page's thread, so a slow call is a frozen page).
+const job = (f) => {
+  const timed = async () => {
+    const t0 = performance.now();
+    try { return await f(); } finally {
+      const ms = performance.now() - t0;
+      if (ms > (state.slowest ? state.slowest.ms : 0)) state.slowest = { ms, call: String(f).slice(0, 60) };
+    }
+  };
+  const p = queue.then(timed, timed);
+  queue = p.catch(() => {});
+  return p;
+};
+const $ = (id) => document.getElementById(id);
+const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
+
+function build() {
+  root.classList.add('card');
+  root.innerHTML = `
+  <h2>Vision Transformer: handwritten digits</h2>
+  <p class="vit-intro">The last part of NYU's Deep Learning homework 4 (CSCI-GA 2572): a Vision Transformer that
+    cuts a 28×28 digit into patches and classifies it from the [CLS] token. The digits are generated here from a seed
+    (pen strokes with random slant, size, width and noise), so nothing is downloaded. <span id="vit-status" class="vit-status">Loading…</span></p>
+  <div class="vit-grid">
+    <div class="vit-panel">
+      <h3>Model and training</h3>
+      <p id="vit-model" class="vit-muted"></p>
+      <div class="vit-buttons">
+        <button id="vit-load" disabled>Load the shipped model</button>
+        <label>steps <input id="vit-steps" type="number" min="10" max="20000" step="10" value="600"></label>
+        <button id="vit-train" disabled>Train from scratch</button>
+        <button id="vit-pause" class="secondary" disabled>Pause</button>
+        <button id="vit-eval" class="secondary" disabled>Evaluate (1000)</button>
+      </div>
+      <div class="vit-buttons">
+        <button id="vit-save" class="secondary" disabled>Save the model</button>
+        <label>or load one from <code>attnlab vit train</code>: <input id="vit-file" type="file" accept=".safetensors"></label>
+      </div>
+      <canvas id="vit-chart" class="vit-chart" width="420" height="170" aria-label="loss (blue) and held-out accuracy (green)" hidden></canvas>
+      <p id="vit-train-status" class="vit-muted"></p>
+      <div class="vit-scroll wide-scroll"><table id="vit-confusion" class="vit-confusion"></table></div>
+    </div>
+    <div class="vit-panel">
+      <h3>Draw a digit</h3>
+      <canvas id="vit-pad" class="vit-pad" width="224" height="224" aria-label="drawing pad"></canvas>
+      <div class="vit-buttons">
+        <button id="vit-clear" class="secondary">Clear</button>
+        <button id="vit-sample" class="secondary">A held-out sample</button>
+      </div>
+      <p id="vit-pred" class="vit-pred" aria-live="polite"></p>
+      <div id="vit-probs" class="vit-probs"></div>
+    </div>
+    <div class="vit-panel">
+      <h3>Attention</h3>
+      <div class="vit-buttons">
+        <label>layer <select id="vit-layer"></select></label>
+        <label>head <select id="vit-head"></select></label>
+        <button id="vit-from-cls" class="secondary">from [CLS]</button>
+      </div>
+      <canvas id="vit-attn" class="vit-map" width="224" height="224" aria-label="attention over the patches; click a patch"></canvas>
+      <p id="vit-attn-caption" class="vit-muted"></p>
+      <p class="vit-explain">${EXPLAIN.attention}</p>
+    </div>
+    <div class="vit-panel">
+      <h3>Patches and positions</h3>
+      <div class="vit-pair">
+        <figure><canvas id="vit-patches" class="vit-map" width="224" height="224"></canvas><figcaption>the input cut into patches (tokens 1…N; token 0 is [CLS])</figcaption></figure>
+        <figure><canvas id="vit-pos" class="vit-map" width="224" height="224"></canvas><figcaption>each patch's position embedding vs all others (cosine: red +1, white 0, blue −1)</figcaption></figure>
+      </div>
+      <p id="vit-pos-stats" class="vit-muted"></p>
+      <p class="vit-explain">${EXPLAIN.positions}</p>
+    </div>
+  </div>
+  <div class="vit-qa">${EXPLAIN.qa}</div>`;
+}
+
+let pad;
+let image = null; // the model's current 28×28 input
+let query = -1; // -1: attention from [CLS]; else a patch index
+let running = false;
+
+const info = () => state.info;
+
+function showInfo(i, note) {
+  state.info = i;
+  $('vit-model').textContent = `${i.origin}: ${i.params.toLocaleString()} parameters; ${i.patch}×${i.patch} patches (${i.grid}×${i.grid} = ${i.grid * i.grid}) + [CLS] = ${i.tokens} tokens, ` +
+    `${i.n_layer} layers, ${i.n_head} heads, width ${i.n_embd}; on the ${i.backend === 'cpu' ? 'CPU backend' : 'GPU'}${note ? `. ${note}` : ''}`;
+  const layer = $('vit-layer');
+  layer.innerHTML = [...Array(i.n_layer).keys()].map((l) => `<option value="${l}">${l + 1}</option>`).join('') + '<option value="rollout">rollout</option>';
+  layer.value = String(i.n_layer - 1);
+  $('vit-head').innerHTML = '<option value="mean">mean</option>' + [...Array(i.n_head).keys()].map((h) => `<option value="${h}">${h + 1}</option>`).join('');
+  for (const id of ['vit-load', 'vit-train', 'vit-eval', 'vit-save']) $(id).disabled = false;
+}
+
+async function predict() {
+  if (!image || !info()) return;
+  const a = await job(() => wasm.vit_predict(image));
+  state.answer = { class: a.class, probs: Array.from(a.probs) };
+  state.predictions += 1;
+  state.lastAnswer = a;
+  $('vit-pred').innerHTML = `prediction: <strong>${a.class}</strong> (${(100 * a.probs[a.class]).toFixed(1)}%)`;
+  $('vit-probs').innerHTML = Array.from(a.probs).map((p, d) =>
+    `<label class="${d === a.class ? 'best' : ''}"><span>${d}</span><progress max="1" value="${p.toFixed(4)}"></progress><span class="num">${(100 * p).toFixed(1)}%</span></label>`).join('');
+  drawAttention();
+  drawPatches($('vit-patches'), image, info().grid);
+}
+
+function drawAttention() {
+  const a = state.lastAnswer;
+  const i = info();
+  if (!a || !i) return;
+  const T = i.tokens;
+  const n = T - 1;
+  const q = query < 0 ? 0 : query + 1;
+  const layer = $('vit-layer').value;
+  const head = $('vit-head').value;
+  let row = new Float64Array(T);
+  let what;
+  if (layer === 'rollout') {
+    for (let j = 0; j < T; j++) row[j] = a.rollout[q * T + j];
+    what = 'attention rollout through all layers (heads averaged, plus the residual path)';
+  } else {
+    const m = a.attention[Number(layer)];
+    const heads = head === 'mean' ? [...Array(i.n_head).keys()] : [Number(head)];
+    for (const h of heads) for (let j = 0; j < T; j++) row[j] += m[(h * T + q) * T + j] / heads.length;
+    what = `layer ${Number(layer) + 1}, ${head === 'mean' ? 'mean of the heads' : `head ${Number(head) + 1}`}`;
+  }
+  const patches = Array.from(row.slice(1));
+  drawOverlay($('vit-attn'), image, patches, i.grid, query);
+  const src = query < 0 ? '[CLS]' : `patch ${query + 1}`;
+  const top = patches.indexOf(Math.max(...patches));
+  $('vit-attn-caption').textContent = `From ${src}, ${what}: ${(100 * row[0]).toFixed(0)}% to [CLS], the most to patch ${top + 1} (${(100 * patches[top]).toFixed(0)}%). ` +
+    `Click a patch to see where it looks${query >= 0 ? '; “from [CLS]” goes back' : ''}. (${n} patches)`;
+}
+
+async function positions() {
+  if (!info()) return;
+  const sim = await job(() => wasm.vit_positions());
+  const g = info().grid;
+  drawPositions($('vit-pos'), sim, g);
+  // Mean similarity of neighbouring patches vs the rest, and within a row / a column.
+  const groups = { near: [], far: [], row: [], col: [] };
+  for (let i = 0; i < g * g; i++) for (let j = 0; j < g * g; j++) {
+    if (i === j) continue;
+    const [yi, xi, yj, xj] = [Math.floor(i / g), i % g, Math.floor(j / g), j % g];
+    const v = sim[i * g * g + j];
+    (Math.abs(yi - yj) + Math.abs(xi - xj) === 1 ? groups.near : groups.far).push(v);
+    if (yi === yj) groups.row.push(v);
+    if (xi === xj) groups.col.push(v);
+  }
+  const mean = (l) => (l.length ? l.reduce((a, b) => a + b, 0) / l.length : 0).toFixed(2);
+  state.positions = Object.fromEntries(Object.entries(groups).map(([k, l]) => [k, Number(mean(l))]));
+  $('vit-pos-stats').textContent = `This model: mean cosine ${mean(groups.near)} between neighbouring patches, ${mean(groups.far)} between the others; ` +
+    `${mean(groups.row)} within a row, ${mean(groups.col)} within a column.`;
+}
+
+// Held-out accuracy and confusion matrix over n images, asked for in chunks of 25 so that no wasm
+// call holds the page's thread for long (the CPU backend runs on it).
+async function evaluate(n) {
+  let confusion = null;
+  let seen = 0;
+  for (let start = 0; start < n; start += 25) {
+    const e = await job(() => wasm.vit_evaluate(start, Math.min(25, n - start)));
+    confusion = confusion ? confusion.map((row, t) => row.map((v, p) => v + e.confusion[t][p])) : e.confusion;
+    seen += e.n;
+    await new Promise((res) => setTimeout(res, 0));
+  }
+  const correct = confusion.reduce((a, row, t) => a + row[t], 0);
+  const e = { accuracy: correct / seen, confusion, n: seen };
+  state.evals.push({ step: state.info ? state.info.steps : 0, accuracy: e.accuracy, n: e.n });
+  fillConfusion($('vit-confusion'), e.confusion);
+  return e;
+}
+
+function chart() {
+  const total = state.info ? state.info.total_steps : 1;
+  $('vit-chart').hidden = state.losses.length === 0;
+  drawChart($('vit-chart'), state.losses, state.accs || [], total);
+}
+
+async function train() {
+  if (running) return;
+  const steps = Math.max(10, Math.min(20000, Number($('vit-steps').value) || 600));
+  running = true;
+  $('vit-pause').disabled = false;
+  $('vit-train').disabled = true;
+  $('vit-load').disabled = true;
+  try {
+    showInfo(await job(() => wasm.vit_new(7, 2, 4, 64, steps, 32, 2e-3, 0)));
+    state.losses = [];
+    state.accs = [];
+    let chunk = 1;
+    const evalEvery = Math.max(50, Math.round(steps / 8));
+    let nextEval = evalEvery;
+    while (running) {
+      const t0 = performance.now();
+      const r = await job(() => wasm.vit_train(chunk));
+      const ms = performance.now() - t0;
+      // Keep each call near 60 ms (a step of 32 images is ~15 ms on a free core) so the page stays
+      // responsive even on a busy machine.
+      chunk = Math.max(1, Math.min(50, Math.floor((chunk * 60) / Math.max(ms, 1))));
+      state.trainedSteps = r.steps;
+      state.info.steps = r.steps;
+      state.losses.push([r.steps, r.loss]);
+      $('vit-train-status').textContent = `step ${r.steps}/${steps}: loss ${r.loss.toFixed(3)} (${(ms / Math.max(1, chunk)).toFixed(0)} ms/step)`;
+      if (r.steps >= nextEval || r.done) {
+        nextEval += evalEvery;
+        const e = await evaluate(r.done ? 1000 : 300);
+        state.accs.push([r.steps, e.accuracy]);
+        $('vit-train-status').textContent += `; held-out accuracy ${(100 * e.accuracy).toFixed(1)}% of ${e.n}`;
+        await predict();
+        await positions();
+      }
+      chart();
+      if (r.done) break;
+      await new Promise((res) => setTimeout(res, 0));
+    }
+  } catch (e) {
+    state.error = String(e.message || e);
+    $('vit-train-status').textContent = `Training stopped: ${state.error}`;
+  } finally {
+    running = false;
+    $('vit-pause').disabled = true;
+    $('vit-train').disabled = false;
+    $('vit-load').disabled = false;
+  }
+}
+
+async function loadShipped() {
+  const r = await fetch(new URL('../models/vit-digits.safetensors', import.meta.url));
+  if (!r.ok) throw new Error(`the shipped model is missing (${r.status})`);
+  const bytes = new Uint8Array(await r.arrayBuffer());
+  const i = await job(() => wasm.vit_load(bytes, 'shipped model'));
+  showInfo(i, i.note || '');
+  state.losses = [];
+  state.accs = [];
+  const e = await evaluate(1000);
+  $('vit-train-status').textContent = `held-out accuracy ${(100 * e.accuracy).toFixed(1)}% of ${e.n} generated digits`;
+  await positions();
+}
+
+// A checkpoint file the user picked: any error (not safetensors, a GPT checkpoint, a NaN) is shown and
+// the current model stays.
+async function loadFile(file) {
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  const i = await job(() => wasm.vit_load(bytes, file.name));
+  showInfo(i, i.note || '');
+  const e = await evaluate(1000);
+  $('vit-train-status').textContent = `${file.name}: held-out accuracy ${(100 * e.accuracy).toFixed(1)}% of ${e.n}`;
+  await positions();
+  await predict();
+}
+
+async function save() {
+  const bytes = await job(() => wasm.vit_save());
+  const a = document.createElement('a');
+  a.href = URL.createObjectURL(new Blob([bytes], { type: 'application/octet-stream' }));
+  a.download = 'vit.safetensors';
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+}
+
+async function sample() {
+  const k = (state.sampleIndex = (state.sampleIndex || 0) + 1);
+  const s = await job(() => wasm.vit_sample(0, k));
+  pad.clear();
+  pad.show(s.pixels);
+  image = Float32Array.from(s.pixels);
+  state.sampleLabel = s.label;
+  await predict();
+}
+
+function wire() {
+  pad = makePad($('vit-pad'), () => {
+    image = pad.toImage();
+    predict().catch(fail);
+  });
+  $('vit-clear').addEventListener('click', () => { pad.clear(); image = null; });
+  $('vit-sample').addEventListener('click', () => sample().catch(fail));
+  $('vit-train').addEventListener('click', () => train());
+  $('vit-pause').addEventListener('click', () => { running = false; });
+  $('vit-load').addEventListener('click', () => loadShipped().then(() => predict()).catch(fail));
+  $('vit-eval').addEventListener('click', () => evaluate(1000).then((e) => {
+    $('vit-train-status').textContent = `held-out accuracy ${(100 * e.accuracy).toFixed(1)}% of ${e.n}`;
+  }).catch(fail));
+  $('vit-save').addEventListener('click', () => save().catch(fail));
+  $('vit-file').addEventListener('change', (e) => {
+    const f = e.target.files && e.target.files[0];
+    if (!f) return;
+    loadFile(f).then(() => { $('vit-status').textContent = ''; }).catch((err) => {
+      $('vit-status').textContent = `Could not load ${f.name}: ${String(err.message || err)}. The model shown is unchanged.`;
+    });
+    e.target.value = '';
+  });
+  $('vit-layer').addEventListener('change', drawAttention);
+  $('vit-head').addEventListener('change', drawAttention);
+  $('vit-from-cls').addEventListener('click', () => { query = -1; drawAttention(); });
+  $('vit-attn').addEventListener('click', (e) => {
+    if (!info()) return;
+    const c = $('vit-attn');
+    const r = c.getBoundingClientRect();
+    const g = info().grid;
+    const x = Math.floor(((e.clientX - r.left) / r.width) * g);
+    const y = Math.floor(((e.clientY - r.top) / r.height) * g);
+    query = Math.max(0, Math.min(g - 1, y)) * g + Math.max(0, Math.min(g - 1, x));
+    drawAttention();
+  });
+}
+
+function fail(e) {
+  state.error = String((e && e.message) || e);
+  $('vit-status').textContent = `Error: ${state.error}`;
+}
+
+async function start() {
+  try {
+    const { wasm: m } = await loadDevice();
+    wasm = m;
+    state.checksum = wasm.vit_digits_checksum(7, 200);
+    $('vit-status').textContent = '';
+    try {
+      await loadShipped();
+      await sample();
+    } catch (e) {
+      $('vit-train-status').textContent = `${String(e.message || e)}; train one with the button above.`;
+      $('vit-train').disabled = false;
+    }
+    state.ready = true;
+  } catch (e) {
+    fail(e);
+  }
+}
+
+// The card starts (loads the shipped model, measures it, draws) only when it scrolls into view, so
+// the rest of the page loads as fast as before.
+function main() {
+  if (!root) return;
+  build();
+  wire();
+  const seen = new IntersectionObserver((entries) => {
+    if (entries.some((e) => e.isIntersecting)) {
+      seen.disconnect();
+      start();
+    }
+  });
+  seen.observe(root);
+}
+
+main();
