@@ -1,4 +1,5 @@
-// Softmax over the last axis, one workgroup per row of T keys, in two variants.
+// Softmax over the last axis, one workgroup per row of T keys; `softmax` and `softmax_backward`
+// serve both Rust ops (`causal_softmax`, `softmax`), `p.causal` choosing the mask.
 // Causal (p.causal = 1, scores (Z, T, T)): row r is query i = r % T; keys j > i are masked. PyTorch
 // fills them with -1e10 after scaling, whose exp underflows to exactly 0, so the kernel writes 0
 // there directly (same value, and the gradient of a masked entry is then exactly 0 too).
@@ -24,7 +25,7 @@ fn last_key(row: u32) -> u32 {
 
 var<workgroup> red: array<f32, WG>;
 
-// Tree reduction of red[] in place (sum or max); every invocation gets the result.
+// Tree reductions of red[] in place; every invocation gets the result.
 fn reduce_max(li: u32, v: f32) -> f32 {
     red[li] = v;
     workgroupBarrier();
@@ -54,8 +55,8 @@ fn reduce_sum(li: u32, v: f32) -> f32 {
 }
 
 @compute @workgroup_size(WG)
-fn softmax_fwd(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-               @builtin(local_invocation_index) li: u32) {
+fn softmax(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+           @builtin(local_invocation_index) li: u32) {
     let row = wid.x + wid.y * nwg.x;
     if (row >= p.rows) {
         return; // uniform across the workgroup
@@ -88,8 +89,8 @@ fn softmax_fwd(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
 @group(0) @binding(3) var<storage, read_write> dscore: array<f32>;
 
 @compute @workgroup_size(WG)
-fn softmax_bwd(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-               @builtin(local_invocation_index) li: u32) {
+fn softmax_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                    @builtin(local_invocation_index) li: u32) {
     let row = wid.x + wid.y * nwg.x;
     if (row >= p.rows) {
         return;

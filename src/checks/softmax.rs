@@ -5,8 +5,8 @@ use super::{f32s, rand_vec, CheckResult};
 use crate::device::Device;
 use crate::error::Result;
 use crate::ops::softmax::{
-    causal_softmax_backward_into, causal_softmax_backward_ref, causal_softmax_into,
-    causal_softmax_ref, softmax_backward_into, softmax_into, softmax_ref,
+    causal_softmax_backward_into, causal_softmax_into, causal_softmax_ref, softmax_backward_into,
+    softmax_backward_ref, softmax_into, softmax_ref,
 };
 use crate::tensor::Tensor;
 use std::rc::Rc;
@@ -32,7 +32,7 @@ pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
             1e-5,
         ));
         let mut ds = vec![0.0; n];
-        causal_softmax_backward_ref(&p, &dp, t, scale, &mut ds);
+        softmax_backward_ref(&p, &dp, t, scale, &mut ds);
         let tds = Tensor::zeros(gpu, &[z, t, t])?;
         causal_softmax_backward_into(
             &tp,
@@ -68,7 +68,7 @@ pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
             1e-5,
         ));
         let mut ds = vec![0.0; n];
-        causal_softmax_backward_ref(&p, &dp, t, scale, &mut ds);
+        softmax_backward_ref(&p, &dp, t, scale, &mut ds);
         let tds = Tensor::zeros(gpu, &[z, t, t])?;
         softmax_backward_into(
             &tp,

@@ -1,6 +1,7 @@
-//! The softmax on the CPU (`softmax_fwd`, `softmax_bwd` of `shaders/softmax.wgsl`): one row per
-//! query, rows split over the threads. Causal: keys after the query `r mod t` are masked to exactly 0;
-//! unmasked: every key of the row is visible.
+//! The softmax on the CPU (`softmax`, `softmax_backward` of `shaders/softmax.wgsl`), serving both
+//! `ops::softmax::causal_softmax` and `ops::softmax::softmax`: one row per query, rows split over the
+//! threads. Causal: keys after the query `r mod t` are masked to exactly 0; unmasked: every key of the
+//! row is visible.
 
 use super::for_rows;
 
@@ -14,7 +15,7 @@ fn last_key(r: usize, t: usize, causal: bool) -> usize {
 }
 
 /// `out[r, :] = softmax(scale · s[r, :i+1])`, zeros after, with `i` the row's last visible key.
-pub fn softmax_fwd(s: &[f32], out: &mut [f32], t: usize, scale: f32, causal: bool) {
+pub fn softmax(s: &[f32], out: &mut [f32], t: usize, scale: f32, causal: bool) {
     for_rows(out, t, |r, o| {
         let i = last_key(r, t, causal);
         let row = &s[r * t..r * t + t];
@@ -30,7 +31,7 @@ pub fn softmax_fwd(s: &[f32], out: &mut [f32], t: usize, scale: f32, causal: boo
 }
 
 /// `ds[r, :] += scale · P ⊙ (dP − Σ_j P dP)` (masked entries stay untouched: their P is 0).
-pub fn softmax_bwd(p: &[f32], dp: &[f32], ds: &mut [f32], t: usize, scale: f32, causal: bool) {
+pub fn softmax_backward(p: &[f32], dp: &[f32], ds: &mut [f32], t: usize, scale: f32, causal: bool) {
     for_rows(ds, t, |r, d| {
         let i = last_key(r, t, causal);
         let (pr, dpr) = (&p[r * t..r * t + i + 1], &dp[r * t..r * t + i + 1]);

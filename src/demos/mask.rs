@@ -3,14 +3,14 @@
 //! mask, whose loss collapses when it may read the answer at position t + 1. See
 //! docs/attention-exercises.md, E7.
 
-use super::{fetch, konst, softmax_cpu, softmax_rows, DemoRng};
+use super::{fetch, konst, softmax_cpu, DemoRng};
 use crate::autograd::{Tape, Var};
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::ops::adamw::{adamw_step, AdamState, AdamW};
 use crate::ops::matmul::{matmul, matmul_into, Spec, View};
 use crate::ops::reduce::global_norm_into;
-use crate::ops::softmax::{causal_softmax, causal_softmax_backward_ref};
+use crate::ops::softmax::{causal_softmax, softmax, softmax_backward_ref};
 use crate::ops::{cross_entropy::cross_entropy, embedding::embedding};
 use crate::tensor::Tensor;
 use serde::Serialize;
@@ -54,7 +54,7 @@ pub async fn mask_view(gpu: &Rc<Device>, t: usize, seed: u64) -> Result<MaskView
     // L = Σ P ⊙ U as a (1×T²)·(T²×1) matmul, so the upstream gradient of P is exactly U.
     let u = konst(gpu, &[t * t, 1], &up)?;
     let loss = matmul(&tape, &p, &u, None, Spec::plain(1, t * t, 1), &[1])?;
-    let open = tape.no_grad(|| softmax_rows(&tape, &s.reshape(&[t, t])?, 1.0))?;
+    let open = tape.no_grad(|| softmax(&tape, &s, 1.0))?;
     tape.backward(&loss)?;
     let grad_gpu: Vec<f64> = match s.grad() {
         Some(g) => g.to_vec_f32().await?.into_iter().map(f64::from).collect(),
@@ -67,7 +67,7 @@ pub async fn mask_view(gpu: &Rc<Device>, t: usize, seed: u64) -> Result<MaskView
         .flat_map(|row| softmax_cpu(row, 1.0, t))
         .collect();
     let mut grad_cpu = vec![0.0; t * t];
-    causal_softmax_backward_ref(&masked_cpu, &up, t, 1.0, &mut grad_cpu);
+    softmax_backward_ref(&masked_cpu, &up, t, 1.0, &mut grad_cpu);
     let above = |x: &[f64]| {
         (0..t * t)
             .filter(|i| i % t > i / t)
@@ -170,7 +170,7 @@ pub async fn train_toy(
         let p = if masked {
             causal_softmax(&tape, &s.reshape(&[1, T, T])?, 1.0)?.reshape(&[T, T])?
         } else {
-            softmax_rows(&tape, &s, 1.0)?
+            softmax(&tape, &s, 1.0)?
         };
         let vals = embedding(&tape, &ids, &e)?;
         // (B, T, V+1) = P (shared) · vals[b].

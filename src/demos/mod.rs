@@ -1,12 +1,7 @@
 //! The attention exercises E1–E10 (docs/attention-exercises.md) as numbers for the page's demos and
 //! for tests/demos.rs: `c = Σᵢ αᵢ vᵢ`, `α = softmax(β·Kq)` computed with the crate's own kernels (the
-//! strided matmul and the causal softmax), each result carrying an f64 CPU reference beside it.
-//!
-//! The kernels have only a *causal* softmax. An unmasked softmax of a row s (N values) is the last
-//! row of the causal softmax of an (N, N) block whose rows all equal s (row N−1 sees every key), so
-//! [`softmax_rows`] builds that block with a K = 1 matmul (ones ⊗ s), runs the causal kernel, and
-//! picks the last row with a second matmul (e_{N−1}ᵀ · block). Both steps are exact copies in f32
-//! and differentiable on the tape, so the E7 training toy can use it too.
+//! strided matmul and the softmax, causal or unmasked), each result carrying an f64 CPU reference
+//! beside it.
 
 pub mod heads;
 pub mod kqv;
@@ -18,7 +13,7 @@ use crate::autograd::{Tape, Var};
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::ops::matmul::{matmul, Spec, View};
-use crate::ops::softmax::causal_softmax;
+use crate::ops::softmax::{causal_softmax, softmax};
 use crate::tensor::Tensor;
 use rand::{rngs::SmallRng, Rng, SeedableRng};
 use std::rc::Rc;
@@ -57,80 +52,6 @@ pub async fn fetch(t: &Var) -> Result<Vec<f64>> {
         .into_iter()
         .map(f64::from)
         .collect())
-}
-
-/// `softmax(beta · s[r, :])` for every row of s (R, N), unmasked, through the causal kernel (see
-/// the module comment). Returns (R, N).
-pub fn softmax_rows(tape: &Tape, s: &Var, beta: f32) -> Result<Var> {
-    let sh = s.shape();
-    if sh.len() != 2 {
-        return Err(Error::Shape(format!(
-            "softmax_rows: scores must be (R, N), got {sh:?}"
-        )));
-    }
-    let (r, n) = (sh[0], sh[1]);
-    let gpu = s.device().clone();
-    let ones = Var::leaf(Tensor::full(&gpu, &[n], 1.0)?, false);
-    // Block r (N, N): every row is s[r, :]. A = ones (N×1) shared, B = s[r] as a 1×N matrix.
-    let rep = Spec {
-        z: (r, 1),
-        m: n,
-        n,
-        k: 1,
-        a: View {
-            outer: 0,
-            inner: 0,
-            row: 1,
-            col: 0,
-        },
-        b: View {
-            outer: n,
-            inner: 0,
-            row: 0,
-            col: 1,
-        },
-        c: View {
-            outer: n * n,
-            inner: 0,
-            row: n,
-            col: 1,
-        },
-        alpha: 1.0,
-    };
-    let block = matmul(tape, &ones, s, None, rep, &[r, n, n])?;
-    let p = causal_softmax(tape, &block, beta)?;
-    // e_{N−1}ᵀ · block r: the last row, the one that saw all N keys.
-    let mut e = vec![0.0; n];
-    if let Some(last) = e.last_mut() {
-        *last = 1.0;
-    }
-    let sel = konst(&gpu, &[n], &e)?;
-    let pick = Spec {
-        z: (r, 1),
-        m: 1,
-        n,
-        k: n,
-        a: View {
-            outer: 0,
-            inner: 0,
-            row: 0,
-            col: 1,
-        },
-        b: View {
-            outer: n * n,
-            inner: 0,
-            row: n,
-            col: 1,
-        },
-        c: View {
-            outer: n,
-            inner: 0,
-            row: 0,
-            col: 1,
-        },
-        alpha: 1.0,
-    };
-    matmul(tape, &sel, &p, None, pick, &[r, n])
 }
 
 /// Sizes of Z independent attention problems: M queries, N keys of width D, values of width DV.
@@ -202,7 +123,7 @@ pub fn attend(
     let alpha = if causal {
         causal_softmax(tape, &scores, beta)?
     } else {
-        softmax_rows(tape, &scores.reshape(&[z * m, n])?, beta)?.reshape(&[z, m, n])?
+        softmax(tape, &scores, beta)?
     };
     let out_spec = Spec {
         z: (z, 1),

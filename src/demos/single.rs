@@ -2,12 +2,13 @@
 //! average of two orthogonal keys (q = s·(k_a + k_b)), E6 temperature (softmax_β from uniform to
 //! one-hot, and the entropy of α along the way). See docs/attention-exercises.md, E1, E2 and E6.
 
-use super::{attend_cpu, attend_values, dist, entropy, fetch, konst, softmax_cpu, softmax_rows};
+use super::{attend_cpu, attend_values, dist, entropy, fetch, konst, softmax_cpu};
 use super::{DemoRng, Dims};
 use crate::autograd::Tape;
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::ops::matmul::{matmul, Spec, View};
+use crate::ops::softmax::softmax;
 use serde::Serialize;
 use std::rc::Rc;
 
@@ -238,7 +239,7 @@ pub async fn temperature(
         alpha: 1.0,
     };
     let scaled = matmul(&tape, &bv, &scores, None, outer, &[g, n])?;
-    let alpha = fetch(&softmax_rows(&tape, &scaled, 1.0)?).await?;
+    let alpha = fetch(&softmax(&tape, &scaled, 1.0)?).await?;
     let scores_gpu = fetch(&scores).await?;
     let scores_cpu: Vec<f64> = (0..n)
         .map(|j| (0..d).map(|x| k[j * d + x] * q[x]).sum())

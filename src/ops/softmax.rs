@@ -14,12 +14,12 @@ const SRC: &str = include_str!("../../shaders/softmax.wgsl");
 const FWD: Kernel = Kernel {
     family: "softmax",
     src: SRC,
-    entry: "softmax_fwd",
+    entry: "softmax",
 };
 const BWD: Kernel = Kernel {
     family: "softmax",
     src: SRC,
-    entry: "softmax_bwd",
+    entry: "softmax_backward",
 };
 
 /// The value PyTorch writes into masked scores before the softmax.
@@ -108,7 +108,7 @@ fn softmax_variant_into(scores: &Tensor, out: &Tensor, scale: f32, causal: bool)
     let (rows, t) = rows_t(scores.shape(), causal)?;
     let p = params(rows, t, scale, causal)?;
     let Some(gpu) = scores.device().as_gpu() else {
-        crate::cpu::softmax::softmax_fwd(&scores.f32s()?, &mut out.f32s_mut()?, t, scale, causal);
+        crate::cpu::softmax::softmax(&scores.f32s()?, &mut out.f32s_mut()?, t, scale, causal);
         return Ok(());
     };
     gpu.dispatch(
@@ -156,7 +156,7 @@ fn softmax_variant_backward_into(
     let p = params(rows, t, scale, causal)?;
     let Some(gpu) = prob.device().as_gpu() else {
         let (pr, dp) = (prob.f32s()?, dprob.f32s()?);
-        crate::cpu::softmax::softmax_bwd(&pr, &dp, &mut dscores.f32s_mut()?, t, scale, causal);
+        crate::cpu::softmax::softmax_backward(&pr, &dp, &mut dscores.f32s_mut()?, t, scale, causal);
         return Ok(());
     };
     gpu.dispatch(
@@ -211,7 +211,7 @@ fn softmax_variant_ref(scores: &[f64], t: usize, scale: f64, causal: bool) -> Ve
 
 /// `dscores += scale · P ⊙ (dP − Σ_j P dP)`; the same formula serves both variants (a masked P is 0,
 /// so its entry gets 0).
-pub fn causal_softmax_backward_ref(
+pub fn softmax_backward_ref(
     prob: &[f64],
     dprob: &[f64],
     t: usize,

@@ -28,12 +28,6 @@ pub fn uniform(seed: u64, n: usize) -> Vec<f64> {
     (0..n).map(|_| r.gen_range(-1.0..1.0)).collect()
 }
 
-/// The old name of [`uniform`] (it never drew normals), kept only until tests/ops/softmax.rs
-/// moves to `uniform`.
-pub fn randn(seed: u64, n: usize) -> Vec<f64> {
-    uniform(seed, n)
-}
-
 pub fn to_f32(x: &[f64]) -> Vec<f32> {
     x.iter().map(|&v| v as f32).collect()
 }

@@ -1,5 +1,5 @@
-//! Causal softmax on both backends: forward and backward vs the f64 reference, finite differences,
-//! exact zeros above the diagonal.
+//! Softmax, causal and unmasked, on both backends: forward and backward vs the f64 reference, finite
+//! differences, exact zeros above the diagonal (causal), shape errors.
 
 use crate::common::*;
 use attnlab::autograd::{Tape, Var};
@@ -21,7 +21,7 @@ fn causal_softmax_forward_should_match_reference() {
         let kind = g.kind();
         for &(z, t, scale) in CASES {
             // Scores spread over ±8 so the max subtraction matters.
-            let x: Vec<f64> = randn(1 + t as u64, z * t * t)
+            let x: Vec<f64> = uniform(1 + t as u64, z * t * t)
                 .iter()
                 .map(|v| 8.0 * v)
                 .collect();
@@ -56,15 +56,15 @@ fn causal_softmax_backward_should_match_reference() {
         let kind = g.kind();
         for &(z, t, scale) in CASES {
             let n = z * t * t;
-            let x: Vec<f64> = randn(2 + t as u64, n).iter().map(|v| 4.0 * v).collect();
-            let (dp, ds0) = (randn(3, n), randn(4, n));
+            let x: Vec<f64> = uniform(2 + t as u64, n).iter().map(|v| 4.0 * v).collect();
+            let (dp, ds0) = (uniform(3, n), uniform(4, n));
             // The device's own P, so the comparison isolates the backward kernel.
             let tx = upload(&g, &[z, t, t], &x);
             let tp = Tensor::uninit(&g, &[z, t, t]).unwrap();
             softmax::causal_softmax_into(&tx, &tp, scale as f32).unwrap();
             let p = download(&tp);
             let mut want = ds0.clone();
-            softmax::causal_softmax_backward_ref(&p, &dp, t, scale, &mut want);
+            softmax::softmax_backward_ref(&p, &dp, t, scale, &mut want);
             let tds = upload(&g, &[z, t, t], &ds0);
             softmax::causal_softmax_backward_into(
                 &tp,
@@ -88,10 +88,10 @@ fn causal_softmax_backward_should_match_reference() {
 fn causal_softmax_backward_should_match_finite_differences() {
     for &(z, t, scale) in &CASES[..4] {
         let n = z * t * t;
-        let (x, dp) = (randn(5 + t as u64, n), randn(6, n));
+        let (x, dp) = (uniform(5 + t as u64, n), uniform(6, n));
         let p = softmax::causal_softmax_ref(&x, t, scale);
         let mut ds = vec![0.0; n];
-        softmax::causal_softmax_backward_ref(&p, &dp, t, scale, &mut ds);
+        softmax::softmax_backward_ref(&p, &dp, t, scale, &mut ds);
         check_fd(
             "dS",
             &x,
@@ -108,12 +108,12 @@ fn causal_softmax_masked_gradients_are_exactly_zero_through_the_tape() {
         let kind = g.kind();
         let (z, t) = (2, 17);
         let tape = Tape::new();
-        let s = Var::leaf(upload(&g, &[z, t, t], &randn(7, z * t * t)), true);
+        let s = Var::leaf(upload(&g, &[z, t, t], &uniform(7, z * t * t)), true);
         let p = softmax::causal_softmax(&tape, &s, 0.5).unwrap();
         // Seed dP directly (a non-scalar output), then run the op's backward via the tape.
         p.grad_or_zeros()
             .unwrap()
-            .write_f32(&to_f32(&randn(8, z * t * t)))
+            .write_f32(&to_f32(&uniform(8, z * t * t)))
             .unwrap();
         // backward() needs a scalar; any scalar leaf will do, the tape replays every recorded op.
         let ones = Var::leaf(Tensor::full(&g, &[1], 1.0).unwrap(), true);
@@ -163,7 +163,7 @@ fn softmax_forward_should_match_reference() {
     for g in devices() {
         let kind = g.kind();
         for &(rows, t, scale) in UNMASKED {
-            let x: Vec<f64> = randn(11 + t as u64, rows * t)
+            let x: Vec<f64> = uniform(11 + t as u64, rows * t)
                 .iter()
                 .map(|v| 8.0 * v)
                 .collect();
@@ -197,7 +197,7 @@ fn softmax_reference_should_differ_from_causal_only_by_the_mask() {
     // A (T, T) score matrix: row T-1 sees every key in both variants, so it must agree; row 0
     // sees one key under the mask (P = 1) but all of them unmasked.
     let t = 5;
-    let x = randn(12, t * t);
+    let x = uniform(12, t * t);
     let (u, c) = (
         softmax::softmax_ref(&x, t, 0.7),
         softmax::causal_softmax_ref(&x, t, 0.7),
@@ -217,14 +217,14 @@ fn softmax_backward_should_match_reference() {
         let kind = g.kind();
         for &(rows, t, scale) in UNMASKED {
             let n = rows * t;
-            let x: Vec<f64> = randn(13 + t as u64, n).iter().map(|v| 4.0 * v).collect();
-            let (dp, ds0) = (randn(14, n), randn(15, n));
+            let x: Vec<f64> = uniform(13 + t as u64, n).iter().map(|v| 4.0 * v).collect();
+            let (dp, ds0) = (uniform(14, n), uniform(15, n));
             let tx = upload(&g, &[rows, t], &x);
             let tp = Tensor::uninit(&g, &[rows, t]).unwrap();
             softmax::softmax_into(&tx, &tp, scale as f32).unwrap();
             let p = download(&tp);
             let mut want = ds0.clone();
-            softmax::causal_softmax_backward_ref(&p, &dp, t, scale, &mut want);
+            softmax::softmax_backward_ref(&p, &dp, t, scale, &mut want);
             let tds = upload(&g, &[rows, t], &ds0);
             softmax::softmax_backward_into(&tp, &upload(&g, &[rows, t], &dp), &tds, scale as f32)
                 .unwrap();
@@ -243,10 +243,10 @@ fn softmax_backward_should_match_reference() {
 fn softmax_backward_should_match_finite_differences() {
     for &(rows, t, scale) in &UNMASKED[..4] {
         let n = rows * t;
-        let (x, dp) = (randn(16 + t as u64, n), randn(17, n));
+        let (x, dp) = (uniform(16 + t as u64, n), uniform(17, n));
         let p = softmax::softmax_ref(&x, t, scale);
         let mut ds = vec![0.0; n];
-        softmax::causal_softmax_backward_ref(&p, &dp, t, scale, &mut ds);
+        softmax::softmax_backward_ref(&p, &dp, t, scale, &mut ds);
         check_fd(
             "unmasked dS",
             &x,
@@ -263,16 +263,16 @@ fn softmax_through_the_tape_should_give_every_score_a_gradient() {
         let kind = g.kind();
         let (rows, t) = (6, 9);
         let tape = Tape::new();
-        let x = randn(18, rows * t);
+        let x = uniform(18, rows * t);
         let s = Var::leaf(upload(&g, &[rows, t], &x), true);
         let p = softmax::softmax(&tape, &s, 0.5).unwrap();
-        let dp = randn(19, rows * t);
+        let dp = uniform(19, rows * t);
         p.grad_or_zeros().unwrap().write_f32(&to_f32(&dp)).unwrap();
         let ones = Var::leaf(Tensor::full(&g, &[1], 1.0).unwrap(), true);
         tape.backward(&ones).unwrap();
         let mut want = vec![0.0; rows * t];
         let pr = softmax::softmax_ref(&to_f64(&to_f32(&x)), t, 0.5);
-        softmax::causal_softmax_backward_ref(&pr, &to_f64(&to_f32(&dp)), t, 0.5, &mut want);
+        softmax::softmax_backward_ref(&pr, &to_f64(&to_f32(&dp)), t, 0.5, &mut want);
         assert_close(
             &format!("{kind} tape dS"),
             &download(&s.grad().unwrap()),
