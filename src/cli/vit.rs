@@ -5,13 +5,13 @@
 //! stderr and exit code 1; the checkpoint is written atomically and only after a finite run, so a
 //! failed run never replaces a good file.
 
+use super::files::write_atomic;
 use attnlab::data::digits;
 use attnlab::model::vit::Vit;
 use attnlab::model::vit::{checkpoint, evaluate, VitConfig, VitTrainConfig, VitTrainer};
 use attnlab::{Device, DeviceChoice};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use super::files::write_atomic;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -328,4 +328,3 @@ fn check_output(path: &Path) -> Res<()> {
     }
     Ok(())
 }
-
