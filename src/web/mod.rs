@@ -11,6 +11,7 @@ mod inputs;
 mod measure;
 mod models;
 mod page;
+mod spec;
 
 use crate::checks::{self, CheckResult};
 use crate::device::{Device, DeviceChoice};
