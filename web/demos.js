@@ -1,11 +1,11 @@
 // The attention demos (exercises E1–E10): builds one <article> per item inside <section id="demos">,
-// runs each item's math through the wasm module's kernels (one GPU job at a time, latest settings win
+// runs each item's math through the wasm module's kernels (through the engine's one job queue, latest settings win
 // while a slider is dragged), draws the picture and the numbers, and keeps the URL fragment in step
 // (#e3?s=50&lv=-6 …) so a state can be shared. Test hooks: window.__demos = {ready, runs, results, error}.
 // Trained models for E8/E9: window.attnlabDemos.setModel(bytes) with a checkpoint's safetensors bytes.
 import { ITEMS } from './demos/items.js';
 import { setBackend } from './demos/labels.js';
-import { loadDevice } from './backend.js';
+import { job, loadDevice } from './backend.js';
 import { esc } from './page/ui.js';
 import { renderTex } from './page/math.js';
 import { placeLabels } from './demos/draw.js';
@@ -23,15 +23,11 @@ if (!document.querySelector('link[href$="web/demos.css"]')) {
 const state = (window.__demos = { ready: false, error: null, backend: null, runs: {}, results: {}, errors: [], tex: { rendered: [], failed: [] } });
 const demos = new Map();
 let wasm = null;
-let gpuQueue = Promise.resolve();
 let wasmReady = null;
 
-// One GPU job at a time: the demos share one device and its recorder.
-function gpuJob(f) {
-  const p = gpuQueue.then(f, f);
-  gpuQueue = p.catch(() => {});
-  return p;
-}
+// The engine's one queue (web/backend.js): a demo's call waits for the training page's current call
+// (at most one training chunk) and never runs inside it.
+const gpuJob = (f) => job('demo', f);
 
 // The same module instance and device as the rest of the page (web/backend.js opens it once:
 // WebGPU, or the CPU backend without it).
@@ -251,8 +247,6 @@ window.attnlabDemos = {
   },
   models: () => (wasm ? wasm.demo_models() : []),
   rerun: (id) => demos.has(id) && run(demos.get(id)),
-  // Run f with no demo GPU job in between (the Benchmark card times the shared device alone).
-  job: (f) => gpuJob(f),
 };
 
 window.addEventListener('hashchange', () => {
