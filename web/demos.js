@@ -2,7 +2,8 @@
 // runs each item's math through the wasm module's kernels (through the engine's one job queue, latest settings win
 // while a slider is dragged), draws the picture and the numbers, and keeps the URL fragment in step
 // (#e3?s=50&lv=-6 …) so a state can be shared. Test hooks: window.__demos = {ready, runs, results, error}.
-// Trained models for E8/E9: window.attnlabDemos.setModel(bytes) with a checkpoint's safetensors bytes.
+// Trained models for E8/E9: the page's registry (src/web/models.rs); window.attnlabDemos.setModel(bytes)
+// puts a checkpoint's safetensors bytes there.
 import { ITEMS } from './demos/items.js';
 import { setBackend } from './demos/labels.js';
 import { job, loadDevice } from './backend.js';
@@ -232,18 +233,23 @@ async function main() {
   new ResizeObserver(() => { for (const d of demos.values()) redraw(d); }).observe(root);
 }
 
-// The hook the training panel (or a test) uses to hand a trained model to E8/E9.
+// E8/E9 draw the page's models (one registry in src/web/models.rs, shared with training and Ask).
+const rerunModels = () => { for (const id of ['e8', 'e9']) if (demos.has(id)) run(demos.get(id)); };
+
+// The hooks: the training page says when its models changed; a test (or any caller) can put a
+// checkpoint's bytes into the registry or take a variant's model out.
 window.attnlabDemos = {
+  modelsChanged: rerunModels,
   async setModel(bytes) {
     await wasmReady;
     const name = await gpuJob(() => wasm.demo_set_model(bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes)));
-    for (const id of ['e8', 'e9']) if (demos.has(id)) run(demos.get(id));
+    rerunModels();
     return name;
   },
   async clearModel(variant) {
     await wasmReady;
     wasm.demo_clear_model(variant);
-    for (const id of ['e8', 'e9']) if (demos.has(id)) run(demos.get(id));
+    rerunModels();
   },
   models: () => (wasm ? wasm.demo_models() : []),
   rerun: (id) => demos.has(id) && run(demos.get(id)),

@@ -19,8 +19,6 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
-pub(crate) use super::models::check_checkpoint_size;
-
 thread_local! {
     static RUN: RefCell<Option<Session>> = const { RefCell::new(None) };
 }
