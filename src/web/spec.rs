@@ -87,11 +87,13 @@ struct FormText {
     max_steps: String,
 }
 
-/// A number typed into a field, or the field's refusal: `whole` asks for a whole number (of at
-/// least 0; the library's rules refuse 0 where it does not fit).
+/// A number typed into a field, or the field's refusal: `whole` asks for a whole number from 0 to
+/// u32::MAX (wasm32's usize; the library's rules refuse 0 where it does not fit), so that no value
+/// is cut to fit its type.
 fn number(raw: &str, whole: bool, refuse: impl Fn() -> String) -> Result<f64, JsError> {
+    let whole_ok = |x: f64| x >= 0.0 && x.fract() == 0.0 && x <= u32::MAX as f64;
     match raw.trim().parse::<f64>() {
-        Ok(x) if x.is_finite() && (!whole || (x >= 0.0 && x.fract() == 0.0)) => Ok(x),
+        Ok(x) if x.is_finite() && (!whole || whole_ok(x)) => Ok(x),
         _ => Err(JsError::new(&refuse())),
     }
 }
