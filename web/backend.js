@@ -1,6 +1,7 @@
-// The page's one device, chosen once per page load and shared by every card (app.js, page.js,
-// page/bench.js) and the demos (demos.js): load the wasm module, ask the browser what WebGPU it has,
-// and open the device for the user's choice through the wasm export open_device (src/web/mod.rs):
+// The page's engine, shared by every card (app.js, page.js, page/bench.js) and the demos
+// (demos.js): the one wasm module, the one device and the one queue of device work (job). It loads
+// the module, asks the browser what WebGPU it has, and opens the device for the user's choice
+// through the wasm export open_device (src/web/mod.rs):
 //   auto    a hardware WebGPU adapter if the browser has one, else the CPU backend (f32 kernels,
 //           wasm SIMD128, one thread); a software fallback adapter (SwiftShader) is slower than the
 //           CPU backend, so auto does not take it
@@ -54,6 +55,29 @@ export function loadDevice() {
   }
   return ready;
 }
+
+// The one queue of device work: training chunks, evaluation, questions, the benchmark and the demos
+// run one wasm call at a time, in the order asked (the device has one recorder; a demo waits for at
+// most one training chunk). `what` names the call while it runs (running(), which tags long tasks).
+let queue = Promise.resolve();
+let current = '';
+
+export function job(what, f) {
+  const g = async () => {
+    // A macrotask boundary before every call: wasm-bindgen futures and IndexedDB callbacks run as
+    // microtasks, so without it a click → restore → page_start → first training step chain ran as
+    // one 110–250 ms task on a software adapter.
+    await new Promise((r) => setTimeout(r, 0));
+    current = what;
+    try { return await f(); } finally { current = ''; }
+  };
+  const p = queue.then(g, g);
+  queue = p.catch(() => {});
+  return p;
+}
+
+// The name of the call running now ('' between calls).
+export const running = () => current;
 
 // Store another choice and reload (dropping ?backend= from the address, which would override it).
 export function switchBackend(choice) {

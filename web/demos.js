@@ -1,11 +1,12 @@
 // The attention demos (exercises E1–E10): builds one <article> per item inside <section id="demos">,
-// runs each item's math through the wasm module's kernels (one GPU job at a time, latest settings win
+// runs each item's math through the wasm module's kernels (through the engine's one job queue, latest settings win
 // while a slider is dragged), draws the picture and the numbers, and keeps the URL fragment in step
 // (#e3?s=50&lv=-6 …) so a state can be shared. Test hooks: window.__demos = {ready, runs, results, error}.
-// Trained models for E8/E9: window.attnlabDemos.setModel(bytes) with a checkpoint's safetensors bytes.
+// Trained models for E8/E9: the page's registry (src/web/models.rs); window.attnlabDemos.setModel(bytes)
+// puts a checkpoint's safetensors bytes there.
 import { ITEMS } from './demos/items.js';
 import { setBackend } from './demos/labels.js';
-import { loadDevice } from './backend.js';
+import { job, loadDevice } from './backend.js';
 import { esc } from './page/ui.js';
 import { renderTex } from './page/math.js';
 import { placeLabels } from './demos/draw.js';
@@ -23,15 +24,11 @@ if (!document.querySelector('link[href$="web/demos.css"]')) {
 const state = (window.__demos = { ready: false, error: null, backend: null, runs: {}, results: {}, errors: [], tex: { rendered: [], failed: [] } });
 const demos = new Map();
 let wasm = null;
-let gpuQueue = Promise.resolve();
 let wasmReady = null;
 
-// One GPU job at a time: the demos share one device and its recorder.
-function gpuJob(f) {
-  const p = gpuQueue.then(f, f);
-  gpuQueue = p.catch(() => {});
-  return p;
-}
+// The engine's one queue (web/backend.js): a demo's call waits for the training page's current call
+// (at most one training chunk) and never runs inside it.
+const gpuJob = (f) => job('demo', f);
 
 // The same module instance and device as the rest of the page (web/backend.js opens it once:
 // WebGPU, or the CPU backend without it).
@@ -236,23 +233,26 @@ async function main() {
   new ResizeObserver(() => { for (const d of demos.values()) redraw(d); }).observe(root);
 }
 
-// The hook the training panel (or a test) uses to hand a trained model to E8/E9.
+// E8/E9 draw the page's models (one registry in src/web/models.rs, shared with training and Ask).
+const rerunModels = () => { for (const id of ['e8', 'e9']) if (demos.has(id)) run(demos.get(id)); };
+
+// The hooks: the training page says when its models changed; a test (or any caller) can put a
+// checkpoint's bytes into the registry or take a variant's model out.
 window.attnlabDemos = {
+  modelsChanged: rerunModels,
   async setModel(bytes) {
     await wasmReady;
     const name = await gpuJob(() => wasm.demo_set_model(bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes)));
-    for (const id of ['e8', 'e9']) if (demos.has(id)) run(demos.get(id));
+    rerunModels();
     return name;
   },
   async clearModel(variant) {
     await wasmReady;
     wasm.demo_clear_model(variant);
-    for (const id of ['e8', 'e9']) if (demos.has(id)) run(demos.get(id));
+    rerunModels();
   },
   models: () => (wasm ? wasm.demo_models() : []),
   rerun: (id) => demos.has(id) && run(demos.get(id)),
-  // Run f with no demo GPU job in between (the Benchmark card times the shared device alone).
-  job: (f) => gpuJob(f),
 };
 
 window.addEventListener('hashchange', () => {

@@ -13,5 +13,5 @@ pub use run::{evaluate, finetune, pretrain, Evaluation, Hooks, Progress};
 pub use sample::{sample_greedy, sample_greedy_batch};
 pub use schedule::TrainConfig;
 pub use session::{vocab_of_checkpoint, Begin, RunData, Session};
-pub use spec::{validate_model, Overrides, RunKind, RunSpec, Words};
+pub use spec::{validate_model, Overrides, Refusal, RunKind, RunSpec, Setting, Words};
 pub use trainer::Trainer;

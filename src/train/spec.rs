@@ -85,26 +85,33 @@ pub struct RunSpec {
 impl RunSpec {
     /// Refuse values no run can use, in this order, naming them as `w` does.
     pub fn check(&self, w: &Words) -> Result<()> {
+        match self.refusal() {
+            None => Ok(()),
+            Some(r) => Err(Error::Msg(r.in_words(w))),
+        }
+    }
+
+    /// The first value no run can use (the rules of `check`, which words them for a front end).
+    pub fn refusal(&self) -> Option<Refusal> {
         let o = &self.overrides;
-        let bad = |m: String| Err(Error::Msg(m));
-        if o.epochs == Some(0) || o.batch == Some(0) {
-            return bad(format!("{} and {} must be at least 1", w.epochs, w.batch));
+        let refuse = |setting, value: String| Some(Refusal { setting, value });
+        if let Some(0) = o.epochs {
+            return refuse(Setting::Epochs, "0".into());
+        }
+        if let Some(0) = o.batch {
+            return refuse(Setting::Batch, "0".into());
         }
         if o.max_steps == Some(0) {
-            return bad(format!("{} must be at least 1", w.max_steps));
+            return refuse(Setting::MaxSteps, "0".into());
         }
         if let Some(lr) = o.lr {
             if !(lr.is_finite() && lr > 0.0) {
-                return bad(format!("{} {lr} must be a positive number", w.lr));
+                return refuse(Setting::Lr, lr.to_string());
             }
         }
         if let Some(p) = o.dropout {
             if !(p.is_finite() && (0.0..1.0).contains(&p)) {
-                return bad(format!(
-                    "{} {p} must be at least 0 and below 1 (0 turns dropout off; the assignment \
-                     uses 0.1)",
-                    w.dropout
-                ));
+                return refuse(Setting::Dropout, p.to_string());
             }
         }
         let c = self.model_config(2);
@@ -114,13 +121,14 @@ impl RunSpec {
             || c.n_embd > MAX_WIDTH
             || c.n_head == 0
         {
-            return bad(format!(
+            let size = format!(
                 "model size {} layers × width {} with {} heads is out of range (1–{MAX_LAYERS} \
-                 layers, width 1–{MAX_WIDTH}, at least one head) (from {})",
-                c.n_layer, c.n_embd, c.n_head, w.model
-            ));
+                 layers, width 1–{MAX_WIDTH}, at least one head)",
+                c.n_layer, c.n_embd, c.n_head
+            );
+            return refuse(Setting::ModelSize, size);
         }
-        Ok(())
+        None
     }
 
     /// run.py's hyperparameters for this kind of run, before overrides.
@@ -172,6 +180,72 @@ impl RunSpec {
     pub fn set_dropout(&self, c: &mut GptConfig) {
         let p = self.dropout();
         (c.embd_pdrop, c.resid_pdrop, c.attn_pdrop) = (p, p, p);
+    }
+}
+
+/// A setting `RunSpec::refusal` names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Setting {
+    Epochs,
+    Batch,
+    MaxSteps,
+    Lr,
+    Dropout,
+    /// The layers, heads and width together.
+    ModelSize,
+}
+
+impl Setting {
+    /// What a value of this setting must be, as a noun and its range (empty when the noun says
+    /// it all): "a whole number" "at least 1".
+    pub fn demand(self) -> (&'static str, &'static str) {
+        match self {
+            Setting::Epochs | Setting::Batch | Setting::MaxSteps => {
+                ("a whole number", "at least 1")
+            }
+            Setting::Lr => ("a positive number", ""),
+            Setting::Dropout => (
+                "a probability",
+                "at least 0 and below 1 (0 turns dropout off; the assignment uses 0.1)",
+            ),
+            Setting::ModelSize => ("a model size", ""),
+        }
+    }
+
+    /// "{name} is “{raw}”; give {noun} of {range}": how a form refuses what was typed into one of
+    /// its fields (the page says this also of text that is not a number).
+    pub fn refuse_field(self, name: &str, raw: &str) -> String {
+        match self.demand() {
+            (noun, "") => format!("{name} is “{raw}”; give {noun}"),
+            (noun, range) => format!("{name} is “{raw}”; give {noun} of {range}"),
+        }
+    }
+}
+
+/// A value no run can use: which setting, and the value as the run holds it (for the model size,
+/// the whole message).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Refusal {
+    pub setting: Setting,
+    pub value: String,
+}
+
+impl Refusal {
+    /// The refusal naming the setting as `w` does ("--dropout 1 must be at least 0 and below 1 …").
+    pub fn in_words(&self, w: &Words) -> String {
+        let must = match self.setting.demand() {
+            (noun, "") => noun,
+            (_, range) => range,
+        };
+        match self.setting {
+            Setting::Epochs | Setting::Batch => {
+                format!("{} and {} must be {must}", w.epochs, w.batch)
+            }
+            Setting::MaxSteps => format!("{} must be {must}", w.max_steps),
+            Setting::Lr => format!("{} {} must be {must}", w.lr, self.value),
+            Setting::Dropout => format!("{} {} must be {must}", w.dropout, self.value),
+            Setting::ModelSize => format!("{} (from {})", self.value, w.model),
+        }
     }
 }
 

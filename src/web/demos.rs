@@ -1,20 +1,16 @@
 //! The demos' entry points (wasm32 only): one async export per exercise, each returning the
 //! `crate::demos` result (GPU numbers with the CPU reference beside them) as a plain JS object.
-//! Seeds cross as u32 (a JS number); E8/E9's trained models are handed over as checkpoint bytes
-//! with `demo_set_model` and kept here, so the page's training panel and the demos share nothing else.
+//! Seeds cross as u32 (a JS number). E8/E9 read the trained models from the page's one registry
+//! (`models.rs`): a model trained, loaded or shipped on the page is the demos' model too, with no
+//! copy; `demo_set_model` puts a checkpoint there (a test's, or any caller's).
 
+use super::models::{self, Loaded};
 use super::{device, to_js};
+use crate::data::Vocab;
 use crate::demos::{heads, kqv, mask, multi, single};
-use crate::model::{checkpoint, Gpt};
-use std::cell::RefCell;
-use std::collections::HashMap;
+use crate::model::{checkpoint, Variant};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-
-thread_local! {
-    /// Loaded models by variant name ("vanilla", "synthesizer"), with their vocabulary string.
-    static MODELS: RefCell<HashMap<String, (Rc<Gpt>, String)>> = RefCell::new(HashMap::new());
-}
 
 fn js(e: crate::Error) -> JsError {
     JsError::new(&e.to_string())
@@ -172,50 +168,67 @@ pub async fn demo_imitate(
     )
 }
 
-/// Load a checkpoint (safetensors bytes written by `checkpoint::to_bytes`) for E8/E9. Returns its
-/// variant name, which is also the slot it is kept under.
+/// Load a checkpoint (safetensors bytes written by `checkpoint::to_bytes`) as its variant's model
+/// in the page's registry (E8/E9 and the page's Ask and evaluation all use it). Returns its
+/// variant name.
 #[wasm_bindgen]
 pub async fn demo_set_model(bytes: Vec<u8>) -> Result<String, JsError> {
+    const WHAT: &str = "the model handed to the demos";
     let g = device().await?;
-    super::page::check_checkpoint_size(&g, bytes.len(), "the model handed to the demos")?;
-    let (model, header) =
-        checkpoint::from_bytes(&g, &bytes, None, "the model handed to the demos").map_err(js)?;
+    models::check_checkpoint_size(&g, bytes.len(), WHAT)?;
+    let (model, header) = checkpoint::from_bytes(&g, &bytes, None, WHAT).map_err(js)?;
+    // E8/E9 only map characters to ids, so any vocabulary serves them (the parity fixtures'
+    // has no PAD and MASK); the registry's other readers get the checked one when it is one.
+    let vocab = Vocab::from_itos(&header.vocab, WHAT).unwrap_or_else(|_| any_vocab(&header.vocab));
     let name = model.cfg.variant.name().to_string();
-    MODELS.with(|m| {
-        m.borrow_mut()
-            .insert(name.clone(), (Rc::new(model), header.vocab))
+    models::keep(Loaded {
+        model: Rc::new(model),
+        vocab,
+        label: WHAT.into(),
     });
     Ok(name)
 }
 
-/// Drop every loaded model (the device they live on is being replaced).
-pub(crate) fn drop_all() {
-    MODELS.with(|m| m.borrow_mut().clear());
+/// A vocabulary from `itos` as it is (the first id of a repeated character wins).
+fn any_vocab(itos: &str) -> Vocab {
+    let itos: Vec<char> = itos.chars().collect();
+    let mut stoi = std::collections::HashMap::new();
+    for (i, &c) in itos.iter().enumerate() {
+        stoi.entry(c).or_insert(i as u32);
+    }
+    Vocab {
+        stoi,
+        itos,
+        source: "the model handed to the demos".into(),
+    }
 }
 
-/// Forget a loaded model ("vanilla" or "synthesizer").
+/// Forget the registry's model of a variant ("vanilla" or "synthesizer").
 #[wasm_bindgen]
-pub fn demo_clear_model(variant: String) {
-    MODELS.with(|m| m.borrow_mut().remove(&variant));
+pub fn demo_clear_model(variant: String) -> Result<(), JsError> {
+    let v = Variant::from_name(&variant).map_err(js)?;
+    models::forget(v);
+    Ok(())
 }
 
-/// The variants loaded so far.
+/// The variants that have a model, sorted.
 #[wasm_bindgen]
 pub fn demo_models() -> Vec<String> {
-    MODELS.with(|m| {
-        let mut v: Vec<String> = m.borrow().keys().cloned().collect();
-        v.sort();
-        v
-    })
+    models::variants().into_iter().map(String::from).collect()
 }
 
-/// Attention maps (L, NH, T, T) of the loaded `variant` for `text`.
+/// Attention maps (L, NH, T, T) of the registry's `variant` model for `text`.
 #[wasm_bindgen]
 pub async fn demo_model_maps(variant: String, text: String) -> Result<JsValue, JsError> {
-    let Some((model, vocab)) = MODELS.with(|m| m.borrow().get(&variant).cloned()) else {
+    let v = Variant::from_name(&variant).map_err(js)?;
+    let Some((model, vocab)) = models::current(v) else {
         return Err(JsError::new(&format!(
             "no {variant} model is loaded: train or load one in the Train panel"
         )));
     };
-    to_js(&multi::model_maps(&model, &vocab, &text).await.map_err(js)?)
+    to_js(
+        &multi::model_maps(&model, &vocab.itos_string(), &text)
+            .await
+            .map_err(js)?,
+    )
 }

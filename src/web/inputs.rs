@@ -1,11 +1,10 @@
 //! What the page's training form starts from (wasm32 only): the embedded corpus, checks of a
-//! pretraining text and a birth-place TSV before a run uses them, and the library's presets.
+//! pretraining text and a birth-place TSV before a run uses them.
 
 use super::page::err;
 use super::to_js;
 use crate::data::{self, parse_tsv_str, TsvMode, Vocab};
-use crate::model::{GptConfig, Variant};
-use crate::train::{run, TrainConfig};
+use crate::train::run;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
@@ -71,71 +70,5 @@ pub fn page_check_tsv(name: &str, text: &str, require_answers: bool) -> Result<J
     to_js(&TsvInfo {
         rows: rows.len(),
         answers: rows.first().is_some_and(|r| r.answer.is_some()),
-    })
-}
-
-// ---------------------------------------------------------------------------------------------
-// Presets
-
-#[derive(Serialize)]
-struct Hyper {
-    epochs: usize,
-    batch: usize,
-    lr: f64,
-}
-
-impl From<TrainConfig> for Hyper {
-    fn from(c: TrainConfig) -> Hyper {
-        Hyper {
-            epochs: c.max_epochs,
-            batch: c.batch_size,
-            lr: c.learning_rate,
-        }
-    }
-}
-
-#[derive(Serialize)]
-struct Dims {
-    n_layer: usize,
-    n_head: usize,
-    n_embd: usize,
-}
-
-impl From<GptConfig> for Dims {
-    fn from(c: GptConfig) -> Dims {
-        Dims {
-            n_layer: c.n_layer,
-            n_head: c.n_head,
-            n_embd: c.n_embd,
-        }
-    }
-}
-
-/// The library's configurations, so the page's "full assignment" preset is the CLI's:
-/// `{pretrain, finetune_scratch, finetune_pretrained: {epochs, batch, lr}, assignment, tiny: {n_layer, n_head, n_embd}}`.
-#[wasm_bindgen]
-pub fn page_presets() -> Result<JsValue, JsError> {
-    #[derive(Serialize)]
-    struct Presets {
-        pretrain: Hyper,
-        finetune_scratch: Hyper,
-        finetune_pretrained: Hyper,
-        assignment: Dims,
-        tiny: Dims,
-        /// The assignment's dropout probability (every dropout layer; the CLI's `--dropout`).
-        dropout: f64,
-    }
-    to_js(&Presets {
-        pretrain: TrainConfig::pretrain().into(),
-        finetune_scratch: TrainConfig::finetune_scratch().into(),
-        finetune_pretrained: TrainConfig::finetune_pretrained().into(),
-        assignment: GptConfig::assignment(Variant::Vanilla, 2).into(),
-        tiny: GptConfig::tiny(Variant::Vanilla, 2).into(),
-        // Through its shortest decimal form, so the form shows 0.1 rather than f32's 0.100000001.
-        dropout: GptConfig::assignment(Variant::Vanilla, 2)
-            .embd_pdrop
-            .to_string()
-            .parse()
-            .unwrap_or(0.1),
     })
 }

@@ -11,6 +11,7 @@ mod inputs;
 mod measure;
 mod models;
 mod page;
+mod spec;
 mod vit;
 
 use crate::checks::{self, CheckResult};
@@ -255,7 +256,6 @@ pub async fn open_device(choice: String) -> Result<JsValue, JsError> {
     if CHOICE.with(|x| x.get()) != c {
         // Everything on the old device goes with it (the page reloads on a switch anyway).
         page::drop_all();
-        demos::drop_all();
         DEVICE.with(|g| *g.borrow_mut() = None);
         CHOICE.with(|x| x.set(c));
     }

@@ -1,6 +1,7 @@
-//! The page's finished models (wasm32 only): one per attention variant, with the vocabulary it was
-//! trained with, for evaluating, asking and finetuning. A run's model arrives through
-//! `page_finish`, a file through `page_load_model`.
+//! The page's one model registry (wasm32 only): one finished model per attention variant, with
+//! the vocabulary it was trained with, for evaluating, asking, finetuning and the demos' E8/E9
+//! (`demos.rs`). A run's model arrives through `page_finish`, a file through `page_load_model`,
+//! a checkpoint handed to the demos through `demo_set_model`.
 
 use super::page::{err, lost_or};
 use super::{device, to_js};
@@ -34,6 +35,18 @@ pub(crate) fn keep(loaded: Loaded) {
 /// Forget every model (the device they live on is gone or being replaced).
 pub(crate) fn clear() {
     MODELS.with(|m| m.borrow_mut().clear());
+}
+
+/// Forget the variant's model.
+pub(crate) fn forget(v: Variant) {
+    MODELS.with(|m| m.borrow_mut().remove(v.name()));
+}
+
+/// The variants that have a model, sorted.
+pub(crate) fn variants() -> Vec<&'static str> {
+    let mut v: Vec<&'static str> = MODELS.with(|m| m.borrow().keys().copied().collect());
+    v.sort();
+    v
 }
 
 /// The variant's current model and vocabulary, if there is one.

@@ -9,19 +9,15 @@
 //! naming the file, line and fix; nothing the user gives can panic.
 
 use super::models::{self, Loaded};
+use super::spec::{StartSpec, WORDS};
 use super::{device, to_js};
 use crate::data::{self, Vocab};
-use crate::model::{checkpoint, Variant};
-use crate::train::{
-    validate_model, vocab_of_checkpoint, Begin, Hooks, Overrides, Progress, RunData, RunKind,
-    RunSpec, Session, Words,
-};
-use serde::{Deserialize, Serialize};
+use crate::model::checkpoint;
+use crate::train::{validate_model, vocab_of_checkpoint, Begin, Hooks, Progress, RunData, Session};
+use serde::Serialize;
 use std::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-
-pub(crate) use super::models::check_checkpoint_size;
 
 thread_local! {
     static RUN: RefCell<Option<Session>> = const { RefCell::new(None) };
@@ -78,40 +74,8 @@ impl Drop for RunGuard {
 // ---------------------------------------------------------------------------------------------
 // Training
 
-/// The form's fields, as messages about their values name them.
-const WORDS: Words = Words {
-    epochs: "epochs",
-    batch: "batch size",
-    lr: "learning rate",
-    max_steps: "max steps (empty for no limit)",
-    dropout: "dropout",
-    model: "layers, heads, width or dropout",
-};
-
 /// The name of a saved training state in messages.
 const STATE: &str = "the saved training state";
-
-/// What `page_start` needs from the form.
-#[derive(Deserialize)]
-struct StartSpec {
-    /// "pretrain" or "finetune".
-    kind: String,
-    variant: String,
-    n_layer: usize,
-    n_head: usize,
-    n_embd: usize,
-    epochs: usize,
-    batch: usize,
-    lr: f64,
-    max_steps: Option<u64>,
-    seed: u32,
-    /// The probability of every dropout layer (the CLI's `--dropout`); absent in runs saved before
-    /// the form had the field, which then get the assignment's 0.1.
-    #[serde(default)]
-    dropout: Option<f64>,
-    /// Finetune only: start from the variant's current model (a pretrained one) instead of scratch.
-    from_model: bool,
-}
 
 #[derive(Serialize)]
 struct Started {
@@ -125,32 +89,6 @@ struct Started {
     final_tokens: f64,
     /// The model's dropout probability for this run.
     dropout: f32,
-}
-
-impl StartSpec {
-    /// The run the form describes, checked.
-    fn run_spec(&self) -> Result<RunSpec, JsError> {
-        let kind = RunKind::from_name(&self.kind).map_err(err)?;
-        let spec = RunSpec {
-            kind,
-            variant: Variant::from_name(&self.variant).map_err(err)?,
-            tiny: false,
-            pretrained: kind == RunKind::Finetune && self.from_model,
-            overrides: Overrides {
-                epochs: Some(self.epochs),
-                batch: Some(self.batch),
-                lr: Some(self.lr),
-                max_steps: self.max_steps,
-                n_layer: Some(self.n_layer),
-                n_head: Some(self.n_head),
-                n_embd: Some(self.n_embd),
-                dropout: self.dropout,
-            },
-            seed: self.seed as u64,
-        };
-        spec.check(&WORDS).map_err(err)?;
-        Ok(spec)
-    }
 }
 
 /// Start a run (or continue one): `spec` is the form, `wiki`/`tsv` the pretraining text and the

@@ -6,8 +6,8 @@ export const OKABE = ['#E69F00', '#56B4E9', '#009E73', '#F0E442', '#0072B2', '#D
 // Categories whose meaning is fixed across demos.
 export const C = { a: '#0072B2', b: '#D55E00', mid: '#009E73', out: '#000000', other: '#999999', cpu: '#CC79A7', q: '#E69F00' };
 
-// The page's one colour map (web/page/heatmap.js).
-import { viridis } from '../page/heatmap.js';
+// The page's one heatmap renderer and colour map (web/page/heatmap.js).
+import { paintCells, viridis } from '../page/heatmap.js';
 
 export { viridis };
 
@@ -138,24 +138,25 @@ export function bars(ctx, box, values, { lo = 0, hi = 1, colors = C.a, labels = 
   if (title) { ctx.fillStyle = '#5b6673'; ctx.textAlign = 'left'; ctx.fillText(title, x, y + 6); }
 }
 
-// A (rows × cols) heatmap of values in [lo, hi] (viridis), with optional row/column labels.
+// A (rows × cols) heatmap of values in [lo, hi] (the page's renderer, viridis), with its title,
+// optional row/column labels, a hatched upper triangle and the numbers in large cells.
 export function heatmap(ctx, box, m, rows, cols, { lo = 0, hi = 1, title = '', rowLabels = null, colLabels = null, hatchUpper = false, numbers = false } = {}) {
   const { x, y, w, h } = box;
   const lab = rowLabels ? 16 : 0;
   const top = y + (title ? 16 : 0) + (colLabels ? 14 : 0);
   const cs = Math.min((w - lab) / cols, (h - (top - y)) / rows);
   const x0 = x + lab;
+  const scale = (v) => (v - lo) / (hi - lo || 1);
+  paintCells(ctx, m, cols, [0, rows], { x: x0, y: top, cell: cs, colour: (v) => viridis(scale(v)), overlap: 0.5 });
   for (let i = 0; i < rows; i++) {
     for (let j = 0; j < cols; j++) {
       const v = m[i * cols + j];
-      ctx.fillStyle = viridis((v - lo) / (hi - lo || 1));
-      ctx.fillRect(x0 + j * cs, top + i * cs, cs + 0.5, cs + 0.5);
       if (hatchUpper && j > i) {
         ctx.strokeStyle = 'rgba(255,255,255,0.55)'; ctx.lineWidth = 1;
         ctx.beginPath(); ctx.moveTo(x0 + j * cs, top + (i + 1) * cs); ctx.lineTo(x0 + (j + 1) * cs, top + i * cs); ctx.stroke();
       }
       if (numbers && cs > 26) {
-        ctx.fillStyle = (v - lo) / (hi - lo || 1) > 0.6 ? '#000' : '#fff';
+        ctx.fillStyle = scale(v) > 0.6 ? '#000' : '#fff';
         ctx.textAlign = 'center';
         ctx.fillText(Math.abs(v) < 0.005 ? '0' : v.toFixed(2), x0 + (j + 0.5) * cs, top + (i + 0.5) * cs);
       }

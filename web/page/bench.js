@@ -77,10 +77,9 @@ async function runBench() {
     const call = () => wasm.page_bench(rows.value, repeats.value, quick, (what) => {
       $('bench-status').textContent = `Running ${what}… (${((performance.now() - t0) / 1000).toFixed(0)} s so far)`;
     });
-    // The attention demos (web/demos.js) share the device through their own queue: wait for theirs
-    // too, so that no demo dispatch lands inside the timed loops.
-    const demos = window.attnlabDemos && window.attnlabDemos.job;
-    const r = await gpuJob('bench', () => (demos ? demos(call) : call()));
+    // The engine's one queue (web/backend.js) holds the demos' calls too: none lands inside the
+    // timed loops.
+    const r = await gpuJob('bench', call);
     B.result = r;
     showResult(r);
     $('bench-status').textContent = `Done in ${r.seconds.toFixed(1)} s (${rows.value} rows, ${repeats.value} repeat${repeats.value === 1 ? '' : 's'} after a warm-up, ${quick ? 'quick' : 'full'} matmul sizes).`;

@@ -1,5 +1,9 @@
 // The training page's shared core: the test hook window.__page (S), the shared mutable state (P),
-// the loaded data files, the one queue of wasm calls (job) and the run state's buttons (setStatus).
+// the loaded data files, the engine's one queue of wasm calls (job, from web/backend.js) and the
+// run state's buttons (setStatus).
+import { job, running } from '../backend.js';
+
+export { job };
 export const $ = (id) => document.getElementById(id);
 export const SAVE_EVERY_MS = 30000;
 // Training chunks last about this long. On the CPU backend a chunk runs on the page's own thread,
@@ -13,7 +17,7 @@ export const S = (window.__page = {
   ready: false, status: 'starting', kind: null, variant: null, steps: 0, total: 0, losses: [],
   chunks: 0, saves: 0, savedStep: null, resumedFrom: null, finished: 0, error: null, deviceLost: null,
   dataSource: null, dataError: null, modelError: null, models: [], evalReport: null, evalError: null,
-  ask: null, askError: null, longTasks: [], msPerStep: null, activity: '', backend: null,
+  ask: null, askError: null, longTasks: [], msPerStep: null, backend: null,
   // The shipped model: state 'none' | 'loading' | 'loaded' (it is the vanilla model now) |
   // 'replaced' (a model trained or loaded here took its place) | 'skipped' (this browser has its own
   // model or a saved run) | 'unavailable' (its files are missing or broken; note says why).
@@ -22,24 +26,7 @@ export const S = (window.__page = {
   started: null, // what page_start returned for the latest run
 });
 
-export let queue = Promise.resolve();
 export const data = { wiki: null, train: null, dev: null, test: null };
-
-// One wasm GPU call at a time (training chunks, evaluation and questions interleave between chunks).
-// `what` names the call in S.activity, which tags the long tasks the observer records.
-export function job(what, f) {
-  const g = async () => {
-    // A macrotask boundary before every GPU call: wasm-bindgen futures and IndexedDB callbacks run
-    // as microtasks, so without it a click → restore → page_start → first training step chain ran as
-    // one 110–250 ms task on a software adapter.
-    await tick();
-    S.activity = what;
-    try { return await f(); } finally { S.activity = ''; }
-  };
-  const p = queue.then(g, g);
-  queue = p.catch(() => {});
-  return p;
-}
 
 // For the Benchmark card (web/page/bench.js): its GPU call waits its turn in the same queue, and
 // it only starts when no training run is going (status idle or paused).
@@ -51,7 +38,7 @@ export const tick = () => new Promise((r) => setTimeout(r, 0));
 if ('PerformanceObserver' in window) {
   try {
     new PerformanceObserver((list) => {
-      for (const e of list.getEntries()) S.longTasks.push({ start: Math.round(e.startTime), ms: Math.round(e.duration), during: S.activity ? `${S.activity} (${S.kind || ''} step ${S.steps})` : '' });
+      for (const e of list.getEntries()) S.longTasks.push({ start: Math.round(e.startTime), ms: Math.round(e.duration), during: running() ? `${running()} (${S.kind || ''} step ${S.steps})` : '' });
     }).observe({ type: 'longtask', buffered: true });
   } catch { /* longtask is not supported everywhere */ }
 }

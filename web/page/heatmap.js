@@ -1,5 +1,6 @@
-// The page's one colour map (viridis: perceptually even and readable with colour blindness, used by
-// Ask's attention maps and by the demos' heatmaps in web/demos/draw.js), its legend, and Ask's maps.
+// The page's one heatmap renderer (paintCells) with its one colour map (viridis: perceptually even
+// and readable with colour blindness) and its legend, used by Ask's attention maps here and by the
+// demos' heatmaps (web/demos/draw.js).
 // An attention map is a T×T array of probabilities, row = the position that reads (the query),
 // column = the position it reads (the key); only the causal lower triangle can be non-zero.
 
@@ -28,6 +29,21 @@ function hidpi(canvas, w, h) {
   g.setTransform(dpr, 0, 0, dpr, 0, 0);
   return g;
 }
+
+// The one heatmap renderer: rows [r0, r1) × cols of the row-major matrix m as cells of `cell` px from
+// (x, y) (row r0 at the top), each coloured by colour(value); a masked(i, j) cell gets MASKED
+// instead. `overlap` px widens every cell so that neighbours leave no hairline seam.
+export function paintCells(g, m, cols, [r0, r1], { x = 0, y = 0, cell, colour, masked = null, overlap = 0 }) {
+  for (let i = r0; i < r1; i++) {
+    for (let j = 0; j < cols; j++) {
+      g.fillStyle = masked && masked(i, j) ? MASKED : colour(m[i * cols + j]);
+      g.fillRect(x + j * cell, y + (i - r0) * cell, cell + overlap, cell + overlap);
+    }
+  }
+}
+
+// The causal mask: a query row reads no later column.
+const causal = (i, j) => j > i;
 
 // The colour scale: a bar from 0 to 1 with its ticks, on the square-root scale of Ask's maps, or
 // linear (the demos' heatmaps, which colour weights in [0, 1] directly).
@@ -62,13 +78,7 @@ export function drawMap(canvas, map, tokens, promptLen, width, rows = [0, tokens
   const g = hidpi(canvas, w, h);
   g.fillStyle = '#fff';
   g.fillRect(0, 0, w, h);
-  for (let i = r0; i < r1; i++) {
-    const y = label + (i - r0) * cell;
-    for (let j = 0; j < T; j++) {
-      g.fillStyle = j <= i ? weightColour(map[i * T + j]) : MASKED;
-      g.fillRect(label + j * cell, y, cell, cell);
-    }
-  }
+  paintCells(g, map, T, rows, { x: label, y: label, cell, colour: weightColour, masked: causal });
   // where the question ends (after its ⁇)
   g.strokeStyle = '#d55e00';
   g.lineWidth = 2;
@@ -99,13 +109,6 @@ export function cellAt(geom, canvas, ev) {
 // A small map without labels (for picking a layer/head).
 export function drawThumb(canvas, map, T, px) {
   const g = hidpi(canvas, px, px);
-  g.fillStyle = MASKED;
-  g.fillRect(0, 0, px, px);
   const c = px / T;
-  for (let i = 0; i < T; i++) {
-    for (let j = 0; j <= i; j++) {
-      g.fillStyle = weightColour(map[i * T + j]);
-      g.fillRect(j * c, i * c, Math.ceil(c), Math.ceil(c));
-    }
-  }
+  paintCells(g, map, T, [0, T], { cell: c, colour: weightColour, masked: causal, overlap: Math.ceil(c) - c });
 }

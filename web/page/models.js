@@ -4,7 +4,7 @@ import * as store from './store.js';
 import { $, P, S, data, job, setStatus } from './core.js';
 import { errText, esc, fmt, showBox } from './ui.js';
 import { showEstimate } from './eval.js';
-import { handToDemos } from './train.js';
+import { showInDemos } from './train.js';
 import { loadShipped, showShipped } from './shipped.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -67,12 +67,12 @@ export async function uploadModel(file) {
     const info = await job('load_model', () => P.wasm.page_load_model(bytes, file.name,
       corpus ? corpus.name : undefined, corpus ? corpus.text : undefined,
       Number.isInteger(heads) && heads > 0 ? heads : undefined));
-    // Kept (and handed to the demos) as our safetensors, which carries its vocabulary.
+    // Kept as our safetensors, which carries its vocabulary.
     if (!isSafetensors(bytes)) bytes = await job('model_bytes', () => P.wasm.page_model_bytes(info.variant));
     await store.put(`model:${info.variant}`, { bytes, label: file.name, savedAt: Date.now() }).catch(() => {});
     S.loaded = info;
     refreshModels();
-    handToDemos(bytes);
+    showInDemos();
     $('eval-variant').value = info.variant;
   } catch (e) {
     S.modelError = errText(e);
@@ -94,7 +94,7 @@ export async function restoreModels() {
     }
     try {
       await job('load_model', () => P.wasm.page_load_model(rec.bytes, rec.label));
-      handToDemos(rec.bytes);
+      showInDemos();
     } catch (e) {
       showBox('model-error', `<p>The saved ${v} model could not be restored: ${esc(errText(e))}</p>`);
     }

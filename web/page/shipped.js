@@ -4,7 +4,7 @@ import * as store from './store.js';
 import { $, P, S, data, job } from './core.js';
 import { errText, esc } from './ui.js';
 import { builtinDev } from './data.js';
-import { handToDemos } from './train.js';
+import { showInDemos } from './train.js';
 import { refreshModels } from './models.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -53,7 +53,7 @@ export async function loadShipped(remember) {
     // The shipped model is already finetuned: a Finetune pressed next starts from scratch unless
     // the user pretrains first (which sets "the current model" again).
     $('h-from').value = 'scratch';
-    handToDemos(bytes);
+    showInDemos();
     prefillAsk();
     if (remember) await store.put(`model:${info.variant}`, { shipped: true, label, savedAt: Date.now() }).catch(() => {});
   } catch (e) {

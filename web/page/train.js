@@ -163,7 +163,7 @@ export async function finishRun(how) {
     $('progress-text').textContent = `${r.kind} ${r.variant}: ${how} at step ${S.steps.toLocaleString()} of ${r.total.toLocaleString()}`;
     setStatus('idle', `${r.kind === 'pretrain' ? 'Pretraining' : 'Finetuning'} ${how}: ${S.steps} steps, last loss ${fmt.loss(lastLoss)}. ` +
       (r.kind === 'pretrain' ? 'Next: Finetune (it starts from this model).' : 'Next: Evaluate, or Ask below.'));
-    handToDemos(bytes);
+    showInDemos();
     refreshModels();
     if (r.kind === 'pretrain') $('h-from').value = 'model';
   } catch (e) {
@@ -192,8 +192,10 @@ export async function failed(e, what) {
   await offerSaved();
 }
 
-export async function handToDemos(bytes) {
-  try { if (window.attnlabDemos) await window.attnlabDemos.setModel(bytes); } catch { /* the demos report their own errors */ }
+// The models changed: the demos' E8/E9 read the same registry (src/web/models.rs), so they only
+// redraw (nothing is copied or uploaded again).
+export function showInDemos() {
+  if (window.attnlabDemos) window.attnlabDemos.modelsChanged();
 }
 
 export async function offerSaved() {

@@ -315,6 +315,9 @@ async function run() {
       await page.selectOption('#eval-variant', 'vanilla');
       await page.selectOption('#eval-file', 'dev');
       await setField('eval-max', 8);
+      // An earlier step may have left a report (the long evaluation runs to the end when this device
+      // is fast enough not to ask first): wait for this click's own report.
+      await page.evaluate(() => { window.__page.evalReport = null; window.__page.evalError = null; });
       await page.click('#btn-eval');
       await page.waitForFunction(() => window.__page.evalReport || window.__page.evalError, null, { timeout: TIMEOUT });
       const rep = await page.evaluate(() => window.__page.evalReport);

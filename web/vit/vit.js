@@ -5,7 +5,8 @@
 // clicked patch overlaid on the image, and attention rollout; the patch grid and the position-embedding
 // similarities; short answers to the homework's questions beside the pictures. All numbers come from
 // the wasm module (src/web/vit.rs). Test hooks: window.__vit = {ready, info, answer, evals, error, ...}.
-import { loadDevice } from '../backend.js';
+import { job as queueJob, loadDevice } from '../backend.js';
+import { esc } from '../page/ui.js';
 import { makePad } from './draw.js';
 import { drawChart, drawOverlay, drawPatches, drawPositions, fillConfusion } from './pictures.js';
 import { EXPLAIN } from './text.js';
@@ -19,23 +20,17 @@ if (root && !document.querySelector('link[href$="web/vit.css"]')) {
 }
 const state = (window.__vit = { ready: false, error: null, info: null, answer: null, evals: [], losses: [], checksum: null, trainedSteps: 0, predictions: 0 });
 let wasm = null;
-let queue = Promise.resolve();
-// One wasm call at a time: the model lives in one slot on the wasm side. The slowest call is kept in
-// state.slowest (the CPU backend runs on the page's thread, so a slow call is a frozen page).
-const job = (f) => {
-  const timed = async () => {
-    const t0 = performance.now();
-    try { return await f(); } finally {
-      const ms = performance.now() - t0;
-      if (ms > (state.slowest ? state.slowest.ms : 0)) state.slowest = { ms, call: String(f).slice(0, 60) };
-    }
-  };
-  const p = queue.then(timed, timed);
-  queue = p.catch(() => {});
-  return p;
-};
+// Device work goes through the page's one queue (web/backend.js), so ViT calls, training chunks and
+// the demos never interleave on the device. The slowest ViT call is kept in state.slowest (the CPU
+// backend runs on the page's thread, so a slow call is a frozen page).
+const job = (f) => queueJob('vit', async () => {
+  const t0 = performance.now();
+  try { return await f(); } finally {
+    const ms = performance.now() - t0;
+    if (ms > (state.slowest ? state.slowest.ms : 0)) state.slowest = { ms, call: String(f).slice(0, 60) };
+  }
+});
 const $ = (id) => document.getElementById(id);
-const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
 
 function build() {
   root.classList.add('card');

@@ -1,0 +1,297 @@
+//! The Train card's form and the library's run setup (wasm32 only): the presets the form fills
+//! in and the reading of what the user typed into a run spec, checked by the library's
+//! `RunSpec::check` rules. The page's JS keeps no copy of either (web/page/form.js calls these).
+
+use super::page::err;
+use super::to_js;
+use crate::model::{GptConfig, Variant};
+use crate::train::{validate_model, Overrides, RunKind, RunSpec, Setting, TrainConfig, Words};
+use serde::{Deserialize, Serialize};
+use wasm_bindgen::prelude::*;
+
+/// The form's fields, as messages about their values name them.
+pub(super) const WORDS: Words = Words {
+    epochs: "epochs",
+    batch: "batch size",
+    lr: "learning rate",
+    max_steps: "max steps (empty for no limit)",
+    dropout: "dropout",
+    model: "layers, heads, width or dropout",
+};
+
+/// The run the form describes, as `page_read_form` gives it and `page_start` takes it (saved runs
+/// keep it, so its fields stay as they are).
+#[derive(Serialize, Deserialize)]
+pub(super) struct StartSpec {
+    /// "pretrain" or "finetune".
+    kind: String,
+    variant: String,
+    n_layer: usize,
+    n_head: usize,
+    n_embd: usize,
+    epochs: usize,
+    batch: usize,
+    lr: f64,
+    max_steps: Option<u64>,
+    seed: u32,
+    /// The probability of every dropout layer (the CLI's `--dropout`); absent in runs saved before
+    /// the form had the field, which then get the assignment's 0.1.
+    #[serde(default)]
+    dropout: Option<f64>,
+    /// Finetune only: start from the variant's current model (a pretrained one) instead of scratch.
+    from_model: bool,
+}
+
+impl StartSpec {
+    /// The library's spec for this form (not checked).
+    fn unchecked(&self) -> Result<RunSpec, JsError> {
+        let kind = RunKind::from_name(&self.kind).map_err(err)?;
+        Ok(RunSpec {
+            kind,
+            variant: Variant::from_name(&self.variant).map_err(err)?,
+            tiny: false,
+            pretrained: kind == RunKind::Finetune && self.from_model,
+            overrides: Overrides {
+                epochs: Some(self.epochs),
+                batch: Some(self.batch),
+                lr: Some(self.lr),
+                max_steps: self.max_steps,
+                n_layer: Some(self.n_layer),
+                n_head: Some(self.n_head),
+                n_embd: Some(self.n_embd),
+                dropout: self.dropout,
+            },
+            seed: self.seed as u64,
+        })
+    }
+
+    /// The run the form describes, checked.
+    pub(super) fn run_spec(&self) -> Result<RunSpec, JsError> {
+        let spec = self.unchecked()?;
+        spec.check(&WORDS).map_err(err)?;
+        Ok(spec)
+    }
+}
+
+/// What the user typed into the form, every field as text (`h-<field>` in index.html).
+#[derive(Deserialize)]
+struct FormText {
+    n_layer: String,
+    n_head: String,
+    n_embd: String,
+    dropout: String,
+    seed: String,
+    epochs: String,
+    batch: String,
+    lr: String,
+    max_steps: String,
+}
+
+/// A number typed into a field, or the field's refusal: `whole` asks for a whole number from 0 to
+/// u32::MAX (wasm32's usize; the library's rules refuse 0 where it does not fit), so that no value
+/// is cut to fit its type.
+fn number(raw: &str, whole: bool, refuse: impl Fn() -> String) -> Result<f64, JsError> {
+    let whole_ok = |x: f64| x >= 0.0 && x.fract() == 0.0 && x <= u32::MAX as f64;
+    match raw.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && (!whole || whole_ok(x)) => Ok(x),
+        _ => Err(JsError::new(&refuse())),
+    }
+}
+
+/// Read the form into a run spec for `page_start`, refusing what no run can use with the field's
+/// name and what was typed: the library's rules (`RunSpec::check`, the model's own checks), said
+/// the way a form says them ("dropout is “1”; give a probability of at least 0 and below 1 …").
+/// `kind` is "pretrain" or "finetune"; `from_model` a finetune of the variant's current model.
+#[wasm_bindgen]
+pub fn page_read_form(
+    kind: String,
+    variant: String,
+    from_model: bool,
+    form: JsValue,
+) -> Result<JsValue, JsError> {
+    let f: FormText = serde_wasm_bindgen::from_value(form)
+        .map_err(|e| err(format!("the training form is incomplete: {e}")))?;
+    let name = |setting: Setting| match setting {
+        Setting::Epochs => format!("{kind} epochs"),
+        Setting::Batch => format!("{kind} batch"),
+        Setting::Lr => format!("{kind} learning rate"),
+        Setting::MaxSteps => "max steps".into(),
+        Setting::Dropout => "dropout".into(),
+        Setting::ModelSize => "the model size".into(),
+    };
+    let raw = |setting: Setting| match setting {
+        Setting::Epochs => f.epochs.trim(),
+        Setting::Batch => f.batch.trim(),
+        Setting::Lr => f.lr.trim(),
+        Setting::MaxSteps => f.max_steps.trim(),
+        Setting::Dropout => f.dropout.trim(),
+        Setting::ModelSize => "",
+    };
+    let refuse = |s: Setting| move || s.refuse_field(&name(s), raw(s));
+    let setting = |s: Setting, whole: bool| number(raw(s), whole, refuse(s));
+    let size = |label: &str, raw: &str| {
+        number(raw, true, || {
+            format!("{label} is “{}”; give a whole number", raw.trim())
+        })
+        .map(|x| x as usize)
+    };
+    let seed_raw = match f.seed.trim() {
+        "" => "0",
+        s => s,
+    };
+    let seed = match seed_raw.parse::<u32>() {
+        Ok(s) => s,
+        Err(_) => {
+            return Err(err(format!(
+                "seed is “{seed_raw}”; give a whole number from 0 to {}",
+                u32::MAX
+            )))
+        }
+    };
+    let form = StartSpec {
+        kind: kind.clone(),
+        variant: variant.clone(),
+        n_layer: size("layers", &f.n_layer)?,
+        n_head: size("heads", &f.n_head)?,
+        n_embd: size("width", &f.n_embd)?,
+        epochs: setting(Setting::Epochs, true)? as usize,
+        batch: setting(Setting::Batch, true)? as usize,
+        lr: setting(Setting::Lr, false)?,
+        max_steps: match raw(Setting::MaxSteps) {
+            "" => None,
+            _ => Some(setting(Setting::MaxSteps, true)? as u64),
+        },
+        seed,
+        dropout: Some(setting(Setting::Dropout, false)?),
+        from_model,
+    };
+    let spec = form.unchecked()?;
+    if let Some(r) = spec.refusal() {
+        return Err(err(match r.setting {
+            Setting::ModelSize => r.in_words(&WORDS),
+            s => refuse(s)(),
+        }));
+    }
+    validate_model(&spec.model_config(2), &WORDS).map_err(err)?;
+    to_js(&form)
+}
+
+/// The form's values for a preset: "full" (the assignment's run.py settings; `from_scratch` picks
+/// the finetune's epochs) or "quick" (the tiny model; its epochs, batch and max steps are sized to
+/// the device by web/page/sizing.js, these are the assignment's). Field names as the form's
+/// (`h-<field>`); max steps empty (no limit).
+#[wasm_bindgen]
+pub fn page_preset_form(name: &str, from_scratch: bool) -> Result<JsValue, JsError> {
+    #[derive(Serialize)]
+    struct Form {
+        n_layer: usize,
+        n_head: usize,
+        n_embd: usize,
+        dropout: f64,
+        seed: u32,
+        pre_epochs: usize,
+        pre_batch: usize,
+        pre_lr: f64,
+        max_steps: &'static str,
+        ft_epochs: usize,
+        ft_batch: usize,
+        ft_lr: f64,
+    }
+    let tiny = match name {
+        "quick" => true,
+        "full" => false,
+        n => return Err(err(format!("unknown preset '{n}'; choose quick or full"))),
+    };
+    let spec = |kind, pretrained| RunSpec {
+        kind,
+        variant: Variant::Vanilla,
+        tiny,
+        pretrained,
+        overrides: Overrides::default(),
+        seed: 0,
+    };
+    let pre = spec(RunKind::Pretrain, false);
+    let fine = spec(RunKind::Finetune, !from_scratch).preset();
+    let model = pre.model_config(2);
+    let pre = pre.preset();
+    to_js(&Form {
+        n_layer: model.n_layer,
+        n_head: model.n_head,
+        n_embd: model.n_embd,
+        dropout: shortest(model.embd_pdrop),
+        seed: 0,
+        pre_epochs: pre.max_epochs,
+        pre_batch: pre.batch_size,
+        pre_lr: pre.learning_rate,
+        max_steps: "",
+        ft_epochs: fine.max_epochs,
+        ft_batch: fine.batch_size,
+        ft_lr: fine.learning_rate,
+    })
+}
+
+/// An f32 through its shortest decimal form, so the form shows 0.1 rather than 0.100000001.
+fn shortest(x: f32) -> f64 {
+    x.to_string().parse().unwrap_or(x as f64)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Presets
+
+#[derive(Serialize)]
+struct Hyper {
+    epochs: usize,
+    batch: usize,
+    lr: f64,
+}
+
+impl From<TrainConfig> for Hyper {
+    fn from(c: TrainConfig) -> Hyper {
+        Hyper {
+            epochs: c.max_epochs,
+            batch: c.batch_size,
+            lr: c.learning_rate,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct Dims {
+    n_layer: usize,
+    n_head: usize,
+    n_embd: usize,
+}
+
+impl From<GptConfig> for Dims {
+    fn from(c: GptConfig) -> Dims {
+        Dims {
+            n_layer: c.n_layer,
+            n_head: c.n_head,
+            n_embd: c.n_embd,
+        }
+    }
+}
+
+/// The library's configurations (web/page/sizing.js sizes the quick preset from them):
+/// `{pretrain, finetune_scratch, finetune_pretrained: {epochs, batch, lr}, assignment, tiny: {n_layer, n_head, n_embd}}`.
+#[wasm_bindgen]
+pub fn page_presets() -> Result<JsValue, JsError> {
+    #[derive(Serialize)]
+    struct Presets {
+        pretrain: Hyper,
+        finetune_scratch: Hyper,
+        finetune_pretrained: Hyper,
+        assignment: Dims,
+        tiny: Dims,
+        /// The assignment's dropout probability (every dropout layer; the CLI's `--dropout`).
+        dropout: f64,
+    }
+    to_js(&Presets {
+        pretrain: TrainConfig::pretrain().into(),
+        finetune_scratch: TrainConfig::finetune_scratch().into(),
+        finetune_pretrained: TrainConfig::finetune_pretrained().into(),
+        assignment: GptConfig::assignment(Variant::Vanilla, 2).into(),
+        tiny: GptConfig::tiny(Variant::Vanilla, 2).into(),
+        dropout: shortest(GptConfig::assignment(Variant::Vanilla, 2).embd_pdrop),
+    })
+}
