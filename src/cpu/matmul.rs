@@ -179,11 +179,10 @@ fn block(
     }
 }
 
-/// One product over the threads: the longer of M and N cut into slabs of 128 (rows in whole
-/// 64-row micro-tiles), each a single-threaded gemm, handed out by rayon's work stealing. At the
-/// GPT's M = 1016 this beats gemm's own split; slabs smaller than a thread's share keep a thread
-/// that the OS (on a shared machine) pauses from holding the others up. Repacking B per slab
-/// costs K·N copies against 128·K·N multiply-adds.
+/// One product over the threads: the longer of M and N cut into one slab per thread (rows in
+/// whole 64-row micro-tiles), each a single-threaded gemm. At the GPT's M = 1016 this beats gemm's
+/// own split, which synchronises its threads once per K chunk. (Slabs of 128 handed out by work
+/// stealing measured slower at M = 16256: each gemm call packs B and sets up its workspace anew.)
 #[cfg(not(target_arch = "wasm32"))]
 fn split_one(a: &[f32], b: &[f32], bias: Option<&[f32]>, cp: Ptr, p: &Product, threads: usize) {
     use rayon::prelude::*;
@@ -191,7 +190,6 @@ fn split_one(a: &[f32], b: &[f32], bias: Option<&[f32]>, cp: Ptr, p: &Product, t
     let len = if by_rows { p.m } else { p.n };
     let step = if by_rows { 64 } else { 16 };
     let per = len.div_ceil(threads).div_ceil(step).max(1) * step;
-    let per = per.min(128);
     (0..len.div_ceil(per)).into_par_iter().for_each(|t| {
         let part = t * per..((t + 1) * per).min(len);
         let ranges = if by_rows {
