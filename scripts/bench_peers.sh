@@ -7,7 +7,8 @@
 #   scripts/bench_peers.sh [ROUNDS] [THREADS]        (defaults 3 and the machine's cores)
 #
 # Needs PyTorch: `pip install torch numpy safetensors` (CPU wheels are enough). Without it the script
-# says so and exits 0, so nothing else depends on it. Builds `bench` in release mode first.
+# says so and exits 0, so nothing else depends on it. Builds `bench` in release mode first, or runs
+# the binary named by BENCH (BENCH=/path/to/old/bench compares an older build in the same session).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
@@ -17,14 +18,20 @@ if ! python3 -c 'import torch, safetensors' 2>/dev/null; then
   exit 0
 fi
 source scripts/env.sh
-cargo build --release --bin bench -q
+# BENCH=path runs that `bench` binary (e.g. an older build copied aside, to compare two builds in
+# one session); otherwise the tree's own, built here.
+bench=${BENCH:-}
+if [ -z "$bench" ]; then
+  cargo build --release --bin bench -q
+  bench=${CARGO_TARGET_DIR:-target}/release/bench
+fi
 export RAYON_NUM_THREADS=$threads
-ours() { target/release/bench --device cpu "$@"; }
+ours() { "$bench" --device cpu "$@"; }
 peer() { python3 scripts/bench_peers.py "$@" --threads "$threads"; }
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "commit: $(git rev-parse --short HEAD)$(git diff --quiet || echo ' (+ uncommitted changes)'); torch $(python3 -c 'import torch; print(torch.__version__)'); $threads threads; $rounds rounds"
+echo "bench: $bench; commit: $(git rev-parse --short HEAD)$(git diff --quiet || echo ' (+ uncommitted changes)'); torch $(python3 -c 'import torch; print(torch.__version__)'); $threads threads; $rounds rounds"
 for r in $(seq "$rounds"); do
   for size in tiny:8 assignment:8 assignment:32; do
     s=${size%%:*} rows=${size##*:}
