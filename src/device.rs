@@ -206,3 +206,69 @@ impl Device {
         self.as_gpu().and_then(|g| g.lost_reason())
     }
 }
+
+/// wasm32: end the current task of the page (or worker) and go on in a new one, so a long
+/// computation on the CPU backend lets the page paint and handle input at every readback. A message
+/// to a channel is used, not a timer: zero-delay timers are clamped to 4 ms once nested and are
+/// throttled to one a second (or a minute) in background tabs. Natively there is nothing to do.
+pub async fn yield_to_host() {
+    #[cfg(target_arch = "wasm32")]
+    host::yield_now().await;
+}
+
+#[cfg(target_arch = "wasm32")]
+mod host {
+    use std::cell::RefCell;
+    use std::collections::VecDeque;
+    use wasm_bindgen::{closure::Closure, JsCast, JsValue};
+
+    /// One channel for the module's lifetime: each yield posts one message and queues its resolver.
+    struct Channel {
+        port: web_sys::MessagePort,
+        waiting: std::rc::Rc<RefCell<VecDeque<js_sys::Function>>>,
+    }
+
+    thread_local! {
+        static CHANNEL: Option<Channel> = open();
+    }
+
+    fn open() -> Option<Channel> {
+        let ch = web_sys::MessageChannel::new().ok()?;
+        let waiting = std::rc::Rc::new(RefCell::new(VecDeque::<js_sys::Function>::new()));
+        let queue = waiting.clone();
+        let on_message = Closure::<dyn FnMut()>::new(move || {
+            let next = queue.borrow_mut().pop_front();
+            if let Some(resolve) = next {
+                let _ = resolve.call0(&JsValue::NULL);
+            }
+        });
+        ch.port1()
+            .set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+        // The handler lives as long as the module (one closure, made once).
+        on_message.forget();
+        Some(Channel {
+            port: ch.port2(),
+            waiting,
+        })
+    }
+
+    pub async fn yield_now() {
+        let p = js_sys::Promise::new(&mut |resolve, _| {
+            let posted = CHANNEL.with(|c| match c {
+                Some(c) => {
+                    c.waiting.borrow_mut().push_back(resolve.clone());
+                    let ok = c.port.post_message(&JsValue::NULL).is_ok();
+                    if !ok {
+                        c.waiting.borrow_mut().pop_back();
+                    }
+                    ok
+                }
+                None => false,
+            });
+            if !posted {
+                let _ = resolve.call0(&JsValue::NULL);
+            }
+        });
+        let _ = wasm_bindgen_futures::JsFuture::from(p).await;
+    }
+}

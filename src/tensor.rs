@@ -137,7 +137,12 @@ impl Tensor {
                 let b = gpu.read_bytes(b.buffer(), self.nbytes()).await?;
                 Ok(bytemuck::pod_collect_to_vec(&b))
             }
-            _ => Ok(self.f32s()?.to_vec()),
+            _ => {
+                // A readback is where the GPU backend waits for the device; on the CPU backend it
+                // is where a long computation gives the page a turn (nothing natively).
+                crate::device::yield_to_host().await;
+                Ok(self.f32s()?.to_vec())
+            }
         }
     }
 

@@ -88,8 +88,18 @@ fn chunk_rows(model: &Gpt, t: usize) -> usize {
     let limit = model.params[0].var.device().max_tensor_bytes();
     let budget = (limit / 4 / 2).min(32 << 20) as usize; // floats
     let per_row = t * (c.n_head * t).max(4 * c.n_embd).max(c.vocab_size);
-    (budget / per_row.max(1)).clamp(1, 256)
+    let most = if model.params[0].var.device().is_cpu() {
+        // The CPU backend gains nothing from wider chunks (a chunk of 32 is already thousands of
+        // matmul rows), and smaller ones report progress more often (the page's evaluation).
+        CPU_CHUNK_ROWS
+    } else {
+        256
+    };
+    (budget / per_row.max(1)).clamp(1, most)
 }
+
+/// Prompts decoded together on the CPU backend.
+const CPU_CHUNK_ROWS: usize = 32;
 
 /// Greedy decoding of many prompts; the result for each is exactly what [`sample_greedy`] returns.
 /// Prompts are sorted by length and decoded in chunks (little padding, bounded memory); a prompt

@@ -25,21 +25,6 @@ struct StepTime {
     params: usize,
 }
 
-/// End the current task and continue in a new one (a zero-delay timer), so that building a model
-/// and its first step do not add up to one long task on the page's thread.
-async fn yield_to_page() {
-    let p = js_sys::Promise::new(&mut |resolve, _| {
-        let timer = web_sys::window().map(|w| {
-            w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0)
-                .is_ok()
-        });
-        if timer != Some(true) {
-            let _ = resolve.call0(&JsValue::NULL);
-        }
-    });
-    let _ = wasm_bindgen_futures::JsFuture::from(p).await;
-}
-
 fn now_ms() -> f64 {
     web_sys::window()
         .and_then(|w| w.performance())
@@ -91,7 +76,7 @@ pub async fn page_time_step(
     let model = Gpt::new(&g, cfg, 1).map_err(fail)?;
     let params = model.num_params();
     let mut tr = Trainer::new(model, TrainConfig::pretrain(), 0).map_err(fail)?;
-    yield_to_page().await;
+    crate::device::yield_to_host().await;
     let rows = rows as usize;
     let vocab = (vocab_size as usize).max(2);
     let x: Vec<u32> = (0..rows * T)
@@ -104,7 +89,7 @@ pub async fn page_time_step(
         .await
         .map_err(fail)?;
     let first_ms = now_ms() - t0;
-    yield_to_page().await;
+    crate::device::yield_to_host().await;
     // Each step read back before the next is recorded, as the page's training loop does at least
     // every second step: the page's thread gets a turn between steps (no long task of several).
     let t1 = now_ms();

@@ -169,6 +169,7 @@ async function run() {
     await step('a long evaluation with the shipped model: the first questions are timed and the estimate shown before it runs', async () => {
       await page.click('#use-embedded');
       await page.evaluate(() => { window.__page.evalEstimate = null; window.__page.evalReport = null; });
+      const since = await page.evaluate(() => performance.now());
       await page.selectOption('#eval-file', 'dev');
       await setField('eval-max', '');
       await page.click('#btn-eval');
@@ -187,9 +188,14 @@ async function run() {
       } else {
         await page.waitForFunction(() => window.__page.evalReport || window.__page.evalError, null, { timeout: TIMEOUT });
       }
+      // The evaluation gives the page a turn at every decoding step (a readback): no task near the
+      // whole evaluation's length (one 18 s task before that).
+      const worst = await page.evaluate((t) => window.__page.longTasks.filter((k) => k.start >= t).reduce((m, k) => Math.max(m, k.ms), 0), since);
+      assert(worst < 2000, `a main-thread task of ${worst} ms while evaluating`);
       await page.click('#use-served');
       await setField('eval-max', 8);
-      return `${est.questions} questions: about ${est.seconds.toFixed(0)} s here (${est.perQuestion.toFixed(2)} s a question); “${said.split('\n')[0]}”`;
+      return `${est.questions} questions: about ${est.seconds.toFixed(0)} s here (${est.perQuestion.toFixed(2)} s a question); “${said.split('\n')[0]}”; ` +
+        `${est.asked ? 'asked first' : 'evaluated all'}, longest main-thread task meanwhile ${worst} ms`;
     });
 
     await step('numbers as people read them: durations, scores, round axis ticks', async () => {
