@@ -170,6 +170,13 @@ struct Trained {
 #[wasm_bindgen]
 pub async fn vit_train(n: u32) -> Result<JsValue, JsError> {
     let mut run = take()?;
+    // The run goes back whatever happens: a failed step leaves the model as it was before it.
+    let r = train_steps(&mut run, n).await;
+    put(run);
+    to_js(&r?)
+}
+
+async fn train_steps(run: &mut Run, n: u32) -> Result<Trained, JsError> {
     let tr = &mut run.trainer;
     let (b, set) = (tr.cfg.batch, run.seed.wrapping_mul(2));
     let todo = (n as u64).min(tr.cfg.steps.saturating_sub(tr.steps));
@@ -188,13 +195,11 @@ pub async fn vit_train(n: u32) -> Result<JsValue, JsError> {
             tr.steps
         )));
     }
-    let out = Trained {
+    Ok(Trained {
         steps: tr.steps,
         loss,
         done: tr.steps >= tr.cfg.steps,
-    };
-    put(run);
-    to_js(&out)
+    })
 }
 
 #[derive(Serialize)]

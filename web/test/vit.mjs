@@ -127,8 +127,14 @@ try {
   await step('training from scratch runs with a finite, falling loss and a confusion matrix', async () => {
     await page.fill('#vit-steps', '30');
     await page.click('#vit-train');
+    await page.waitForFunction(() => window.__vit.trainedSteps >= 1 || window.__vit.error, null, { timeout: 300000 });
+    // While it trains, the model cannot be replaced under it (a new model used to turn them back on).
+    const off = await page.evaluate(() => ['vit-train', 'vit-load'].map((id) => document.getElementById(id).disabled));
     await page.waitForFunction(() => window.__vit.trainedSteps >= 30 || window.__vit.error, null, { timeout: 300000 });
     await page.waitForFunction(() => !document.getElementById('vit-train').disabled, null, { timeout: 60000 });
+    assert(off.every(Boolean), `Train/Load enabled while training (disabled: ${off})`);
+    const status = await page.textContent('#vit-train-status');
+    assert(/step 30\/30: .*held-out accuracy/.test(status), `the status after training: “${status}”`);
     const v = await V();
     assert(!v.error, v.error);
     const ls = v.losses.map((p) => p[1]);

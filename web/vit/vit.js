@@ -107,7 +107,8 @@ function showInfo(i, note) {
   layer.innerHTML = [...Array(i.n_layer).keys()].map((l) => `<option value="${l}">${l + 1}</option>`).join('') + '<option value="rollout">rollout</option>';
   layer.value = String(i.n_layer - 1);
   $('vit-head').innerHTML = '<option value="mean">mean</option>' + [...Array(i.n_head).keys()].map((h) => `<option value="${h}">${h + 1}</option>`).join('');
-  for (const id of ['vit-load', 'vit-train', 'vit-eval', 'vit-save']) $(id).disabled = false;
+  // While training runs, Train and Load stay off until it ends (train() turns them back on).
+  for (const id of running ? ['vit-eval', 'vit-save'] : ['vit-load', 'vit-train', 'vit-eval', 'vit-save']) $(id).disabled = false;
 }
 
 async function predict() {
