@@ -54,7 +54,12 @@ export async function startPage(w, device, browserInfo) {
     P.chunkMs = 100;
   }
   $('gpu-line').textContent = deviceLine(device, browserInfo);
-  P.presets = P.wasm.page_presets();
+  P.presets = await P.wasm.page_presets();
+  // The presets' forms, read once (the form switches between them without waiting for the engine).
+  P.presetForms = {};
+  for (const name of ['quick', 'full']) {
+    for (const scratch of [true, false]) P.presetForms[`${name}:${scratch}`] = await P.wasm.page_preset_form(name, scratch);
+  }
   P.deviceKey = `${device.kind}:${device.kind === 'cpu' ? device.describe : device.adapter.name}:${browserInfo ? [browserInfo.vendor, browserInfo.architecture].join('/') : ''}`;
   applyPreset('quick');
   wireData(); wireForm(); wireTraining(); wireModels(); wireEval(); wireAsk();
@@ -62,8 +67,9 @@ export async function startPage(w, device, browserInfo) {
   // Test hook: destroy the GPU device between two GPU calls (as a driver reset would take it away).
   S.destroyDevice = () => job('destroy', () => P.wasm.page_debug_destroy_device());
   try {
+    P.embedded = await P.wasm.page_default_corpus();
     P.served = await fetchServed();
-    if (P.served) useServed(); else useEmbedded();
+    if (P.served) await useServed(); else await useEmbedded();
   } catch (e) {
     showBox('data-error', `<p>${esc(errText(e))}</p>`);
   }

@@ -25,26 +25,32 @@ struct StepTime {
     params: usize,
 }
 
+/// A property of the global scope: the engine runs in a Web Worker (web/engine-worker.js), where
+/// there is no `window` but `setTimeout` and `performance` are there all the same.
+fn global(name: &str) -> JsValue {
+    js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED)
+}
+
 /// End the current task and continue in a new one (a zero-delay timer), so that building a model
-/// and its first step do not add up to one long task on the page's thread.
+/// and its first step do not add up to one long task on the engine's thread.
 async fn yield_to_page() {
     let p = js_sys::Promise::new(&mut |resolve, _| {
-        let timer = web_sys::window().map(|w| {
-            w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0)
-                .is_ok()
-        });
-        if timer != Some(true) {
+        let timer = global("setTimeout")
+            .dyn_into::<js_sys::Function>()
+            .map(|f| f.call2(&JsValue::NULL, &resolve, &JsValue::from(0)).is_ok());
+        if timer != Ok(true) {
             let _ = resolve.call0(&JsValue::NULL);
         }
     });
     let _ = wasm_bindgen_futures::JsFuture::from(p).await;
 }
 
-fn now_ms() -> f64 {
-    web_sys::window()
-        .and_then(|w| w.performance())
+/// Milliseconds from `performance.now()` (`Date.now()` where there is none).
+pub(super) fn now_ms() -> f64 {
+    global("performance")
+        .dyn_into::<web_sys::Performance>()
         .map(|p| p.now())
-        .unwrap_or_else(js_sys::Date::now)
+        .unwrap_or_else(|_| js_sys::Date::now())
 }
 
 /// Time training steps of a `variant` GPT with `n_layer` layers, `n_head` heads, width `n_embd`

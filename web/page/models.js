@@ -10,8 +10,8 @@ import { loadShipped, showShipped } from './shipped.js';
 // ---------------------------------------------------------------------------------------------
 // Models
 
-export function refreshModels() {
-  try { S.models = P.wasm.page_models(); } catch { S.models = []; }
+export async function refreshModels() {
+  try { S.models = await P.wasm.page_models(); } catch { S.models = []; }
   const body = $('models').querySelector('tbody');
   body.innerHTML = S.models.length ? S.models.map((m) => `<tr>
       <td>${esc(m.variant)}</td>
@@ -71,7 +71,7 @@ export async function uploadModel(file) {
     if (!isSafetensors(bytes)) bytes = await job('model_bytes', () => P.wasm.page_model_bytes(info.variant));
     await store.put(`model:${info.variant}`, { bytes, label: file.name, savedAt: Date.now() }).catch(() => {});
     S.loaded = info;
-    refreshModels();
+    await refreshModels();
     showInDemos();
     $('eval-variant').value = info.variant;
   } catch (e) {
@@ -99,7 +99,7 @@ export async function restoreModels() {
       showBox('model-error', `<p>The saved ${v} model could not be restored: ${esc(errText(e))}</p>`);
     }
   }
-  refreshModels();
+  await refreshModels();
   return had;
 }
 

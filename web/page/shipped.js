@@ -49,7 +49,7 @@ export async function loadShipped(remember) {
     const info = await job('load_model', () => P.wasm.page_load_model(bytes, label));
     Object.assign(sh, { label, info, state: 'loaded' });
     S.loaded = info;
-    refreshModels();
+    await refreshModels();
     // The shipped model is already finetuned: a Finetune pressed next starts from scratch unless
     // the user pretrains first (which sets "the current model" again).
     $('h-from').value = 'scratch';
@@ -59,7 +59,7 @@ export async function loadShipped(remember) {
   } catch (e) {
     sh.state = 'unavailable';
     sh.note = `The shipped model could not be loaded: ${errText(e)}. Train a model or load a checkpoint instead.`;
-    refreshModels();
+    await refreshModels();
   }
 }
 

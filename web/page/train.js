@@ -55,7 +55,7 @@ export async function startRun(kind, record) {
         try { await measure(P.deviceKey); showSizing(); } catch { /* the run goes on unmeasured */ }
         setStatus('idle');
       }
-      const spec = readSpec(kind);
+      const spec = await readSpec(kind);
       if (!data.wiki) throw new Error('there is no pretraining text; load wiki.txt or use the built-in corpus');
       if (kind === 'finetune' && !data.train) throw new Error('there is no finetuning TSV; load birth_places_train.tsv or use the built-in corpus');
       const from = kind === 'finetune' ? (spec.from_model ? 'from the current model' : 'from scratch') : '';
@@ -164,7 +164,7 @@ export async function finishRun(how) {
     setStatus('idle', `${r.kind === 'pretrain' ? 'Pretraining' : 'Finetuning'} ${how}: ${S.steps} steps, last loss ${fmt.loss(lastLoss)}. ` +
       (r.kind === 'pretrain' ? 'Next: Finetune (it starts from this model).' : 'Next: Evaluate, or Ask below.'));
     showInDemos();
-    refreshModels();
+    await refreshModels();
     if (r.kind === 'pretrain') $('h-from').value = 'model';
   } catch (e) {
     await failed(e, 'could not keep the model');
@@ -174,13 +174,13 @@ export async function finishRun(how) {
 // A run error: a lost device, a non-finite loss, or anything else. The saved state stays offered.
 export async function failed(e, what) {
   const msg = errText(e);
-  const lost = P.wasm.page_device_lost();
+  const lost = await P.wasm.page_device_lost();
   P.run = null;
   if (lost) {
     S.deviceLost = lost;
-    P.wasm.page_reset_device();
+    await P.wasm.page_reset_device();
     S.models = [];
-    refreshModels();
+    await refreshModels();
   }
   S.error = lost ? `device lost: ${lost}` : msg;
   const saved = await store.get('run').catch(() => null);

@@ -334,7 +334,7 @@ async function start() {
   try {
     const { wasm: m } = await loadDevice();
     wasm = m;
-    state.checksum = wasm.vit_digits_checksum(7, 200);
+    state.checksum = await wasm.vit_digits_checksum(7, 200);
     $('vit-status').textContent = '';
     try {
       await loadShipped();
