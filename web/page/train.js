@@ -97,8 +97,9 @@ export async function loop() {
     const before = S.steps;
     let chunk;
     try {
-      // The loss is read back every 2 steps: between two readbacks the main thread records steps
-      // without yielding, and on a software adapter 4 steps came close to the 200 ms long-task bar.
+      // The loss is read back every 2 steps: between two readbacks the engine records steps
+      // without yielding (on the page's thread, before the engine moved into a worker, 4 steps on
+      // a software adapter came close to the 200 ms long-task bar).
       chunk = await job('train', () => P.wasm.page_train(n, Math.min(n, 2)));
     } catch (e) {
       await failed(e, 'training stopped');
