@@ -13,7 +13,7 @@ import { $, P, S, job, setStatus } from './page/core.js';
 import { errText, esc, showBox } from './page/ui.js';
 import { applyPreset, showSizing, wireForm } from './page/form.js';
 import { measure } from './page/sizing.js';
-import { fetchServed, useEmbedded, useServed, wireData } from './page/data.js';
+import { fetchServed, prepareData, useEmbedded, useServed, wireData } from './page/data.js';
 import { loadShipped, readShippedFacts, showShipped } from './page/shipped.js';
 import { offerSaved, redrawChart, wireTraining } from './page/train.js';
 import { restoreModels, wireModels } from './page/models.js';
@@ -67,9 +67,9 @@ export async function startPage(w, device, browserInfo) {
   // Test hook: destroy the GPU device between two GPU calls (as a driver reset would take it away).
   S.destroyDevice = () => job('destroy', () => P.wasm.page_debug_destroy_device());
   try {
-    P.embedded = await P.wasm.page_default_corpus();
     P.served = await fetchServed();
-    if (P.served) await useServed(); else await useEmbedded();
+    await prepareData();
+    if (P.served) useServed(); else useEmbedded();
   } catch (e) {
     showBox('data-error', `<p>${esc(errText(e))}</p>`);
   }

@@ -13,7 +13,7 @@ export const SAVE_EVERY_MS = 30000;
 // The page's shared mutable state: the engine (the wasm module's exports, web/backend.js), the
 // presets and their forms, the run in progress, the served data folder and the built-in corpus
 // (read once), the training chunk length.
-export const P = { wasm: null, presets: null, presetForms: null, run: null, served: null, embedded: null, chunkMs: 400 };
+export const P = { wasm: null, presets: null, presetForms: null, run: null, served: null, embedded: null, embeddedInfo: null, chunkMs: 400 };
 
 export const S = (window.__page = {
   ready: false, status: 'starting', kind: null, variant: null, steps: 0, total: 0, losses: [],

@@ -95,12 +95,22 @@ export async function loadFiles(files, forced) {
   showData();
 }
 
-export async function useEmbedded() {
-  if (!P.embedded) P.embedded = await P.wasm.page_default_corpus();
-  await setData('wiki', 'built-in wiki.txt', P.embedded.wiki);
-  await setData('train', 'built-in birth_places_train.tsv', P.embedded.train);
-  await setData('dev', 'built-in birth_dev.tsv', P.embedded.dev);
-  await setData('test', 'built-in birth_test.tsv', P.embedded.test);
+const EMBEDDED = [['wiki', 'built-in wiki.txt'], ['train', 'built-in birth_places_train.tsv'],
+  ['dev', 'built-in birth_dev.tsv'], ['test', 'built-in birth_test.tsv']];
+
+// The built-in corpus and the served folder's files are read and checked by the engine once, when
+// the page starts (page.js), so that switching between them is immediate, as a click expects.
+export async function prepareData() {
+  P.embedded = await P.wasm.page_default_corpus();
+  P.embeddedInfo = {};
+  for (const [role, name] of EMBEDDED) P.embeddedInfo[role] = await check(role, name, P.embedded[role]);
+  for (const [role, f] of Object.entries(P.served || {})) {
+    try { f.info = await check(role, f.name, f.text); } catch (e) { f.error = errText(e); }
+  }
+}
+
+export function useEmbedded() {
+  for (const [role, name] of EMBEDDED) data[role] = { name, text: P.embedded[role], info: P.embeddedInfo[role] };
   S.dataSource = 'embedded';
   showBox('data-error', null);
   showData();
@@ -127,11 +137,11 @@ export async function fetchServed() {
   return Object.keys(out).length ? out : null;
 }
 
-export async function useServed() {
+export function useServed() {
   const msgs = [];
-  await useEmbedded(); // roles the folder lacks keep the built-in file
+  useEmbedded(); // roles the folder lacks keep the built-in file
   for (const [role, f] of Object.entries(P.served)) {
-    try { await setData(role, f.name, f.text); } catch (e) { msgs.push(errText(e)); }
+    if (f.error) msgs.push(f.error); else data[role] = { name: f.name, text: f.text, info: f.info };
   }
   S.dataSource = 'served';
   S.dataError = msgs.length ? msgs.join('\n') : null;

@@ -6,7 +6,7 @@ import { drawLoss } from './chart.js';
 import { errText, esc, fmt, showBox } from './ui.js';
 import { readSpec, showSizing } from './form.js';
 import { measure } from './sizing.js';
-import { refreshModels, restoreModels } from './models.js';
+import { readModels, restoreModels, showModels } from './models.js';
 
 export let lastSave = 0;
 
@@ -40,11 +40,15 @@ export function showProgress(last, chunkTps) {
   redrawChart();
 }
 
+// Set while a start reads the form (the engine checks it), so a second click does not start twice.
+let reading = false;
+
 export async function startRun(kind, record) {
-  if (!P.wasm || ['running', 'pausing', 'stopping', 'starting'].includes(S.status)) return;
+  if (!P.wasm || reading || ['running', 'pausing', 'stopping', 'starting'].includes(S.status)) return;
   showBox('train-error', null);
   S.error = null;
   let r;
+  reading = true;
   try {
     if (record) {
       r = { ...record, losses: record.losses || [] };
@@ -67,6 +71,8 @@ export async function startRun(kind, record) {
     showBox('train-error', `<p>${esc(errText(e))}</p>`);
     S.error = errText(e);
     return;
+  } finally {
+    reading = false;
   }
   setStatus('starting', record ? `Restoring the saved ${r.kind} run…` : `Preparing to ${r.kind}…`);
   try {
@@ -155,6 +161,7 @@ export async function finishRun(how) {
     P.run = null;
     await store.put(`model:${r.variant}`, { bytes, label, savedAt: Date.now() }).catch(() => {});
     await store.del('run').catch(() => {});
+    await readModels(); // before the run shows as finished: its model is in S.models then
     S.finished += 1;
     const lastLoss = r.losses.length ? r.losses[r.losses.length - 1][1] : NaN;
     S.losses = r.losses;
@@ -165,7 +172,7 @@ export async function finishRun(how) {
     setStatus('idle', `${r.kind === 'pretrain' ? 'Pretraining' : 'Finetuning'} ${how}: ${S.steps} steps, last loss ${fmt.loss(lastLoss)}. ` +
       (r.kind === 'pretrain' ? 'Next: Finetune (it starts from this model).' : 'Next: Evaluate, or Ask below.'));
     showInDemos();
-    await refreshModels();
+    showModels();
     if (r.kind === 'pretrain') $('h-from').value = 'model';
   } catch (e) {
     await failed(e, 'could not keep the model');
@@ -178,10 +185,10 @@ export async function failed(e, what) {
   const lost = await P.wasm.page_device_lost();
   P.run = null;
   if (lost) {
-    S.deviceLost = lost;
     await P.wasm.page_reset_device();
-    S.models = [];
-    await refreshModels();
+    await readModels();
+    S.deviceLost = lost;
+    showModels();
   }
   S.error = lost ? `device lost: ${lost}` : msg;
   const saved = await store.get('run').catch(() => null);
