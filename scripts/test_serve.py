@@ -84,6 +84,12 @@ class ServeTests(unittest.TestCase):
         status, headers, _ = get(self.plain_port, "/web/app.js")
         self.assertTrue(headers["Content-Type"].startswith("text/javascript"))
         self.assertEqual(headers["X-Content-Type-Options"], "nosniff")
+        # The engine's module worker: a script like any other, under the same policy (a worker's
+        # own response sets its CSP, so it may compile the wasm module too).
+        status, headers, _ = get(self.plain_port, "/web/engine-worker.js")
+        self.assertEqual(status, 200)
+        self.assertTrue(headers["Content-Type"].startswith("text/javascript"))
+        self.assertIn("'wasm-unsafe-eval'", headers["Content-Security-Policy"])
 
     def test_csp_allows_only_self_and_wasm(self):
         _, headers, _ = get(self.plain_port, "/")
@@ -92,6 +98,7 @@ class ServeTests(unittest.TestCase):
         self.assertEqual(directives["default-src"], "'self'")
         self.assertEqual(directives["script-src"], "'self' 'wasm-unsafe-eval'")
         self.assertEqual(directives["connect-src"], "'self'")
+        self.assertEqual(directives["worker-src"], "'self'")
         self.assertEqual(directives["object-src"], "'none'")
         self.assertNotIn("http", csp)  # no remote origin anywhere
         self.assertNotIn("unsafe-inline", csp)

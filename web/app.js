@@ -102,7 +102,7 @@ function showDevice(d, probe) {
   $('device-reason').textContent = `Why: ${d.reason}.`;
   if (d.kind === 'cpu') {
     const budget = d.budget_bytes ? ` A training run may use up to ${bytes(d.budget_bytes)} of the module's memory; a larger model or batch is refused before it starts, with the estimate.` : '';
-    $('device-note').textContent = `One thread: the CPU backend runs on the page's own thread with wasm SIMD128 (no worker threads), so the page answers between training steps rather than during them, and the speed is one core's.${budget}`;
+    $('device-note').textContent = `One thread: the CPU backend runs in the engine's Web Worker with wasm SIMD128 (no further threads), so the page answers during training, a demo's update waits for the current training step, and the speed is one core's.${budget}`;
     $('device-note').hidden = false;
     $('gpu-details').hidden = true;
   } else {

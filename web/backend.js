@@ -1,7 +1,9 @@
 // The page's engine, shared by every card (app.js, page.js, page/bench.js) and the demos
-// (demos.js): the one wasm module, the one device and the one queue of device work (job). It loads
-// the module, asks the browser what WebGPU it has, and opens the device for the user's choice
-// through the wasm export open_device (src/web/mod.rs):
+// (demos.js): the one wasm module, the one device and the one queue of device work (job). The module
+// runs in one module Web Worker (web/engine-worker.js), so training, evaluation and the demos'
+// kernels never block the page's thread; here, on the page's side, are the worker's handle, the
+// queue and the device choice. The worker opens the device for the user's choice through the wasm
+// export open_device (src/web/mod.rs):
 //   auto    a hardware WebGPU adapter if the browser has one, else the CPU backend (f32 kernels,
 //           wasm SIMD128, one thread); a software fallback adapter (SwiftShader) is slower than the
 //           CPU backend, so auto does not take it
@@ -39,15 +41,55 @@ async function probeWebGPU() {
   }
 }
 
-// Load the module and open the device once: resolves to {wasm, device, probe, choice, from}, where
-// device is the wasm side's description {kind: 'gpu'|'cpu', choice, describe, reason, threads,
-// max_tensor_bytes, budget_bytes, adapter}. Rejects only when the module itself does not load.
+// The engine's exports as async functions of the same names: each call posts {id, fn, args} to the
+// worker and resolves to what the export returned (structured-cloned) or rejects with an Error
+// carrying the export's own message. A function argument (a progress callback) stays here and is
+// called with what the worker's stand-in for it was given.
+function startEngine() {
+  const worker = new Worker(new URL('./engine-worker.js', import.meta.url), { type: 'module' });
+  const calls = new Map();
+  let next = 1;
+  const call = (fn, args) => new Promise((resolve, reject) => {
+    const id = next++;
+    const callbacks = [];
+    const sent = args.map((a) => (typeof a === 'function' ? { progress: callbacks.push(a) - 1 } : a));
+    calls.set(id, { resolve, reject, callbacks });
+    worker.postMessage({ id, fn, args: sent });
+  });
+  return new Promise((resolve, reject) => {
+    const stop = (why) => {
+      reject(new Error(why));
+      for (const c of calls.values()) c.reject(new Error(`the engine stopped: ${why}`));
+      calls.clear();
+    };
+    // The script or the module did not load (the event carries no reason for a module worker).
+    worker.onerror = (e) => {
+      e.preventDefault();
+      stop(e.message || 'the engine (web/engine-worker.js with web/pkg/attnlab.js) did not load');
+    };
+    worker.onmessage = ({ data: m }) => {
+      if (m.exports) {
+        resolve(Object.fromEntries(m.exports.map((fn) => [fn, (...args) => call(fn, args)])));
+        return;
+      }
+      if (m.id === undefined) { stop(m.error); return; }
+      const c = calls.get(m.id);
+      if (!c) return;
+      if ('progress' in m) { c.callbacks[m.progress](...m.args); return; }
+      calls.delete(m.id);
+      if (m.ok) c.resolve(m.value); else c.reject(new Error(m.error));
+    };
+  });
+}
+
+// Start the engine and open the device once: resolves to {wasm, device, probe, choice, from}, where
+// wasm holds the engine's exports (each returns a promise) and device is the wasm side's
+// description {kind: 'gpu'|'cpu', choice, describe, reason, threads, max_tensor_bytes,
+// budget_bytes, adapter}. Rejects only when the engine itself does not load.
 export function loadDevice() {
   if (!ready) {
     ready = (async () => {
-      const wasm = await import('./pkg/attnlab.js');
-      await wasm.default();
-      const probe = await probeWebGPU();
+      const [wasm, probe] = await Promise.all([startEngine(), probeWebGPU()]);
       const { choice, from } = currentChoice();
       const device = await wasm.open_device(choice);
       return { wasm, device, probe, choice, from };
@@ -57,8 +99,8 @@ export function loadDevice() {
 }
 
 // The one queue of device work: training chunks, evaluation, questions, the benchmark and the demos
-// run one wasm call at a time, in the order asked (the device has one recorder; a demo waits for at
-// most one training chunk). `what` names the call while it runs (running(), which tags long tasks).
+// run one engine call at a time, in the order asked (the device has one recorder; a demo waits for
+// at most one training chunk). `what` names the call while it runs (running(), which tags long tasks).
 let queue = Promise.resolve();
 let current = '';
 

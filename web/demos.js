@@ -227,6 +227,7 @@ async function main() {
     return;
   }
   if (hash && demos.has(hash.id)) demos.get(hash.id).el.scrollIntoView();
+  await readModels().catch(() => {});
   // First render of every demo, in page order (each is small; the shared queue keeps them serial).
   await Promise.all([...demos.values()].map((d) => run(d)));
   state.ready = true;
@@ -234,7 +235,13 @@ async function main() {
 }
 
 // E8/E9 draw the page's models (one registry in src/web/models.rs, shared with training and Ask).
-const rerunModels = () => { for (const id of ['e8', 'e9']) if (demos.has(id)) run(demos.get(id)); };
+// The registry's variants, as last read from the engine (the models() hook answers at once).
+let modelList = [];
+const readModels = async () => { if (wasm) modelList = await wasm.demo_models(); };
+const rerunModels = () => {
+  readModels().catch(() => {});
+  for (const id of ['e8', 'e9']) if (demos.has(id)) run(demos.get(id));
+};
 
 // The hooks: the training page says when its models changed; a test (or any caller) can put a
 // checkpoint's bytes into the registry or take a variant's model out.
@@ -243,15 +250,18 @@ window.attnlabDemos = {
   async setModel(bytes) {
     await wasmReady;
     const name = await gpuJob(() => wasm.demo_set_model(bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes)));
+    await readModels();
     rerunModels();
     return name;
   },
   async clearModel(variant) {
     await wasmReady;
-    wasm.demo_clear_model(variant);
+    await wasm.demo_clear_model(variant);
+    await readModels();
     rerunModels();
   },
-  models: () => (wasm ? wasm.demo_models() : []),
+  // The variants in the registry (as of the last change the demos were told of).
+  models: () => modelList,
   rerun: (id) => demos.has(id) && run(demos.get(id)),
 };
 

@@ -13,7 +13,7 @@ import { $, P, S, job, setStatus } from './page/core.js';
 import { errText, esc, showBox } from './page/ui.js';
 import { applyPreset, showSizing, wireForm } from './page/form.js';
 import { measure } from './page/sizing.js';
-import { fetchServed, useEmbedded, useServed, wireData } from './page/data.js';
+import { fetchServed, prepareData, useEmbedded, useServed, wireData } from './page/data.js';
 import { loadShipped, readShippedFacts, showShipped } from './page/shipped.js';
 import { offerSaved, redrawChart, wireTraining } from './page/train.js';
 import { restoreModels, wireModels } from './page/models.js';
@@ -54,7 +54,12 @@ export async function startPage(w, device, browserInfo) {
     P.chunkMs = 100;
   }
   $('gpu-line').textContent = deviceLine(device, browserInfo);
-  P.presets = P.wasm.page_presets();
+  P.presets = await P.wasm.page_presets();
+  // The presets' forms, read once (the form switches between them without waiting for the engine).
+  P.presetForms = {};
+  for (const name of ['quick', 'full']) {
+    for (const scratch of [true, false]) P.presetForms[`${name}:${scratch}`] = await P.wasm.page_preset_form(name, scratch);
+  }
   P.deviceKey = `${device.kind}:${device.kind === 'cpu' ? device.describe : device.adapter.name}:${browserInfo ? [browserInfo.vendor, browserInfo.architecture].join('/') : ''}`;
   applyPreset('quick');
   wireData(); wireForm(); wireTraining(); wireModels(); wireEval(); wireAsk();
@@ -63,6 +68,7 @@ export async function startPage(w, device, browserInfo) {
   S.destroyDevice = () => job('destroy', () => P.wasm.page_debug_destroy_device());
   try {
     P.served = await fetchServed();
+    await prepareData();
     if (P.served) useServed(); else useEmbedded();
   } catch (e) {
     showBox('data-error', `<p>${esc(errText(e))}</p>`);

@@ -9,13 +9,9 @@ use wasm_bindgen::prelude::*;
 pub const MAX_ROWS: u32 = 64;
 pub const MAX_REPEATS: u32 = 20;
 
-/// Seconds from `performance.now()` (falling back to `Date.now()` where there is no window).
+/// Seconds from `performance.now()` (in the page's window or the engine's worker).
 fn now() -> f64 {
-    web_sys::window()
-        .and_then(|w| w.performance())
-        .map(|p| p.now())
-        .unwrap_or_else(js_sys::Date::now)
-        / 1e3
+    super::measure::now_ms() / 1e3
 }
 
 /// Run the benchmark: the matmul cases at the GPT's shapes (`quick`: rows and batches / 16, as

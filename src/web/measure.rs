@@ -25,11 +25,18 @@ struct StepTime {
     params: usize,
 }
 
-fn now_ms() -> f64 {
-    web_sys::window()
-        .and_then(|w| w.performance())
+/// A property of the global scope: the engine runs in a Web Worker (web/engine-worker.js), where
+/// there is no `window` but `setTimeout` and `performance` are there all the same.
+fn global(name: &str) -> JsValue {
+    js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// Milliseconds from `performance.now()` (`Date.now()` where there is none).
+pub(super) fn now_ms() -> f64 {
+    global("performance")
+        .dyn_into::<web_sys::Performance>()
         .map(|p| p.now())
-        .unwrap_or_else(js_sys::Date::now)
+        .unwrap_or_else(|_| js_sys::Date::now())
 }
 
 /// Time training steps of a `variant` GPT with `n_layer` layers, `n_head` heads, width `n_embd`

@@ -11,7 +11,7 @@ const NO_MODEL = 'Train or load a model in the Train panel to see this.';
 
 // A trained model's maps for E8/E9, or null (with the reason) when none is loaded.
 async function modelMaps(w, variant, text) {
-  if (!w.demo_models().includes(variant)) return { missing: true };
+  if (!(await w.demo_models()).includes(variant)) return { missing: true };
   try { return await w.demo_model_maps(variant, text); } catch (e) { return { error: String(e.message || e) }; }
 }
 

@@ -6,12 +6,14 @@ import { job, running } from '../backend.js';
 export { job };
 export const $ = (id) => document.getElementById(id);
 export const SAVE_EVERY_MS = 30000;
-// Training chunks last about this long. On the CPU backend a chunk runs on the page's own thread,
-// so it is kept short: clicks and redraws wait for the chunk to end.
+// Training chunks last about this long. The engine runs them in its worker (web/backend.js), so the
+// page never waits for one; a demo's update does (the one queue), so on the CPU backend they are
+// kept short.
 
-// The page's shared mutable state: the wasm module, the presets, the run in progress, the served
-// data folder and the built-in corpus (decoded once), the training chunk length.
-export const P = { wasm: null, presets: null, run: null, served: null, embedded: null, chunkMs: 400 };
+// The page's shared mutable state: the engine (the wasm module's exports, web/backend.js), the
+// presets and their forms, the run in progress, the served data folder and the built-in corpus
+// (read once), the training chunk length.
+export const P = { wasm: null, presets: null, presetForms: null, run: null, served: null, embedded: null, embeddedInfo: null, chunkMs: 400 };
 
 export const S = (window.__page = {
   ready: false, status: 'starting', kind: null, variant: null, steps: 0, total: 0, losses: [],

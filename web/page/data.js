@@ -33,21 +33,21 @@ function looksLikeQuestions(text) {
   return lines.length > 0 && q >= 0.8 * lines.length;
 }
 
-export function check(role, name, text) {
+export async function check(role, name, text) {
   if (role === 'wiki') {
     if (looksLikeQuestions(text)) {
       throw new Error(`${name} looks like a questions file (a question, a tab and an answer on each line), not the pretraining text; ` +
         'give it as the finetuning, dev or test TSV, and as wiki.txt a plain text with one biography a line');
     }
-    const i = P.wasm.page_check_corpus(name, text);
+    const i = await P.wasm.page_check_corpus(name, text);
     return `${i.documents.toLocaleString()} lines, ${i.chars.toLocaleString()} characters, vocabulary ${i.vocab_size}`;
   }
-  const i = P.wasm.page_check_tsv(name, text, role === 'train');
+  const i = await P.wasm.page_check_tsv(name, text, role === 'train');
   return `${i.rows.toLocaleString()} questions${i.answers ? ' with answers' : ' (no answers)'}`;
 }
 
-export function setData(role, name, text) {
-  const info = check(role, name, text);
+export async function setData(role, name, text) {
+  const info = await check(role, name, text);
   data[role] = { name, text, info };
 }
 
@@ -84,7 +84,7 @@ export async function loadFiles(files, forced) {
       continue;
     }
     try {
-      setData(role, file.name, await decodeFile(file));
+      await setData(role, file.name, await decodeFile(file));
       S.dataSource = 'files';
     } catch (e) {
       msgs.push(errText(e));
@@ -95,12 +95,22 @@ export async function loadFiles(files, forced) {
   showData();
 }
 
+const EMBEDDED = [['wiki', 'built-in wiki.txt'], ['train', 'built-in birth_places_train.tsv'],
+  ['dev', 'built-in birth_dev.tsv'], ['test', 'built-in birth_test.tsv']];
+
+// The built-in corpus and the served folder's files are read and checked by the engine once, when
+// the page starts (page.js), so that switching between them is immediate, as a click expects.
+export async function prepareData() {
+  P.embedded = await P.wasm.page_default_corpus();
+  P.embeddedInfo = {};
+  for (const [role, name] of EMBEDDED) P.embeddedInfo[role] = await check(role, name, P.embedded[role]);
+  for (const [role, f] of Object.entries(P.served || {})) {
+    try { f.info = await check(role, f.name, f.text); } catch (e) { f.error = errText(e); }
+  }
+}
+
 export function useEmbedded() {
-  if (!P.embedded) P.embedded = P.wasm.page_default_corpus();
-  setData('wiki', 'built-in wiki.txt', P.embedded.wiki);
-  setData('train', 'built-in birth_places_train.tsv', P.embedded.train);
-  setData('dev', 'built-in birth_dev.tsv', P.embedded.dev);
-  setData('test', 'built-in birth_test.tsv', P.embedded.test);
+  for (const [role, name] of EMBEDDED) data[role] = { name, text: P.embedded[role], info: P.embeddedInfo[role] };
   S.dataSource = 'embedded';
   showBox('data-error', null);
   showData();
@@ -131,7 +141,7 @@ export function useServed() {
   const msgs = [];
   useEmbedded(); // roles the folder lacks keep the built-in file
   for (const [role, f] of Object.entries(P.served)) {
-    try { setData(role, f.name, f.text); } catch (e) { msgs.push(errText(e)); }
+    if (f.error) msgs.push(f.error); else data[role] = { name: f.name, text: f.text, info: f.info };
   }
   S.dataSource = 'served';
   S.dataError = msgs.length ? msgs.join('\n') : null;
@@ -155,8 +165,9 @@ export function wireData() {
 
 // A few people of the built-in dev set to ask about (the shipped model was trained on the
 // built-in corpus; it has never seen the dev set's answers).
+// (The corpus is read from the engine once, when the page starts: page.js.)
 export function builtinDev() {
-  if (!P.embedded) P.embedded = P.wasm.page_default_corpus();
+  if (!P.embedded) throw new Error('the built-in corpus is not loaded (the wasm module did not load)');
   return P.embedded.dev.split('\n').filter((l) => l.includes('\t')).map((l) => l.split('\t'));
 }
 
@@ -165,7 +176,7 @@ export function builtinDev() {
 // answer's ✓/✗: {answer, file} or null.
 export function goldFor(question) {
   const sources = [data.dev, data.test, data.train].filter(Boolean).map((f) => [f.name, f.text]);
-  try { sources.push(['the built-in dev set', P.embedded ? P.embedded.dev : P.wasm.page_default_corpus().dev]); } catch { /* no P.wasm */ }
+  if (P.embedded) sources.push(['the built-in dev set', P.embedded.dev]);
   for (const [file, text] of sources) {
     for (const line of text.split('\n')) {
       const [q, a] = line.replace(/\r$/, '').split('\t');

@@ -96,7 +96,7 @@ export async function evaluate(forceMax) {
     S.evalError = errText(e);
     showBox('eval-error', `<p>${esc(S.evalError)}</p>`);
     $('eval-status').textContent = '';
-    if (P.wasm.page_device_lost()) await failed(e, 'evaluation stopped');
+    if (await P.wasm.page_device_lost()) await failed(e, 'evaluation stopped');
   } finally {
     setStatus(S.status);
   }

@@ -1,5 +1,5 @@
 // The Train card's form: the presets and the hyperparameters, read and checked into a run spec by
-// the library (src/web/spec.rs); this file only moves values between the form and the wasm module.
+// the library (src/web/spec.rs); this file only moves values between the form and the engine.
 import { $, P, S } from './core.js';
 import { describe, quickFor } from './sizing.js';
 
@@ -8,12 +8,12 @@ import { describe, quickFor } from './sizing.js';
 
 export const FIELDS = ['n_layer', 'n_head', 'n_embd', 'dropout', 'seed', 'pre_epochs', 'pre_batch', 'pre_lr', 'max_steps', 'ft_epochs', 'ft_batch', 'ft_lr'];
 
-// The library's presets (page_preset_form in src/web/spec.rs); the quick one's epochs, batch and max
+// The library's presets (page_preset_form in src/web/spec.rs, read once by page.js); the quick one's epochs, batch and max
 // steps sized to this device once it is measured (web/page/sizing.js), before that 40 epochs.
 // ("custom" shows the quick preset's values, as a starting point.)
 export function presetValues(name) {
   const full = name === 'full';
-  const v = P.wasm.page_preset_form(full ? 'full' : 'quick', $('h-from').value === 'scratch');
+  const v = { ...P.presetForms[`${full ? 'full' : 'quick'}:${$('h-from').value === 'scratch'}`] };
   if (full) return v;
   const q = S.sizing ? quickFor(S.sizing) : { pre_epochs: 40, max_steps: '', ft_epochs: 20 };
   for (const f of ['pre_epochs', 'pre_batch', 'max_steps', 'ft_epochs', 'ft_batch']) if (f in q) v[f] = q[f];
@@ -49,7 +49,7 @@ export function applyPreset(name) {
 }
 
 // The form read and checked by the library's rules (page_read_form in src/web/spec.rs), which
-// throws the refusal naming the field and what was typed.
+// rejects with the refusal naming the field and what was typed.
 export function readSpec(kind) {
   const text = (f) => $(`h-${f}`).value;
   const pre = kind === 'pretrain';

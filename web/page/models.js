@@ -10,8 +10,19 @@ import { loadShipped, showShipped } from './shipped.js';
 // ---------------------------------------------------------------------------------------------
 // Models
 
-export function refreshModels() {
-  try { S.models = P.wasm.page_models(); } catch { S.models = []; }
+// The registry's models, read from the engine into S.models. Callers read them before they change
+// the state a test or another card waits on (a model's label must be there when the run is shown
+// as finished), then show them (showModels).
+export async function readModels() {
+  try { S.models = await P.wasm.page_models(); } catch { S.models = []; }
+}
+
+export async function refreshModels() {
+  await readModels();
+  showModels();
+}
+
+export function showModels() {
   const body = $('models').querySelector('tbody');
   body.innerHTML = S.models.length ? S.models.map((m) => `<tr>
       <td>${esc(m.variant)}</td>
@@ -70,8 +81,9 @@ export async function uploadModel(file) {
     // Kept as our safetensors, which carries its vocabulary.
     if (!isSafetensors(bytes)) bytes = await job('model_bytes', () => P.wasm.page_model_bytes(info.variant));
     await store.put(`model:${info.variant}`, { bytes, label: file.name, savedAt: Date.now() }).catch(() => {});
+    await readModels();
     S.loaded = info;
-    refreshModels();
+    showModels();
     showInDemos();
     $('eval-variant').value = info.variant;
   } catch (e) {
@@ -99,7 +111,7 @@ export async function restoreModels() {
       showBox('model-error', `<p>The saved ${v} model could not be restored: ${esc(errText(e))}</p>`);
     }
   }
-  refreshModels();
+  await refreshModels();
   return had;
 }
 

@@ -5,7 +5,7 @@ import { $, P, S, data, job } from './core.js';
 import { errText, esc } from './ui.js';
 import { builtinDev } from './data.js';
 import { showInDemos } from './train.js';
-import { refreshModels } from './models.js';
+import { readModels, showModels } from './models.js';
 
 // ---------------------------------------------------------------------------------------------
 // The shipped model
@@ -47,9 +47,10 @@ export async function loadShipped(remember) {
     if (!r.ok) throw new Error(`${SHIPPED_MODEL} is not on the server (HTTP ${r.status})`);
     const bytes = new Uint8Array(await r.arrayBuffer());
     const info = await job('load_model', () => P.wasm.page_load_model(bytes, label));
+    await readModels();
     Object.assign(sh, { label, info, state: 'loaded' });
     S.loaded = info;
-    refreshModels();
+    showModels();
     // The shipped model is already finetuned: a Finetune pressed next starts from scratch unless
     // the user pretrains first (which sets "the current model" again).
     $('h-from').value = 'scratch';
@@ -57,9 +58,10 @@ export async function loadShipped(remember) {
     prefillAsk();
     if (remember) await store.put(`model:${info.variant}`, { shipped: true, label, savedAt: Date.now() }).catch(() => {});
   } catch (e) {
+    await readModels();
     sh.state = 'unavailable';
     sh.note = `The shipped model could not be loaded: ${errText(e)}. Train a model or load a checkpoint instead.`;
-    refreshModels();
+    showModels();
   }
 }
 

@@ -6,7 +6,7 @@ import { drawLoss } from './chart.js';
 import { errText, esc, fmt, showBox } from './ui.js';
 import { readSpec, showSizing } from './form.js';
 import { measure } from './sizing.js';
-import { refreshModels, restoreModels } from './models.js';
+import { readModels, restoreModels, showModels } from './models.js';
 
 export let lastSave = 0;
 
@@ -40,11 +40,15 @@ export function showProgress(last, chunkTps) {
   redrawChart();
 }
 
+// Set while a start reads the form (the engine checks it), so a second click does not start twice.
+let reading = false;
+
 export async function startRun(kind, record) {
-  if (!P.wasm || ['running', 'pausing', 'stopping', 'starting'].includes(S.status)) return;
+  if (!P.wasm || reading || ['running', 'pausing', 'stopping', 'starting'].includes(S.status)) return;
   showBox('train-error', null);
   S.error = null;
   let r;
+  reading = true;
   try {
     if (record) {
       r = { ...record, losses: record.losses || [] };
@@ -55,7 +59,7 @@ export async function startRun(kind, record) {
         try { await measure(P.deviceKey); showSizing(); } catch { /* the run goes on unmeasured */ }
         setStatus('idle');
       }
-      const spec = readSpec(kind);
+      const spec = await readSpec(kind);
       if (!data.wiki) throw new Error('there is no pretraining text; load wiki.txt or use the built-in corpus');
       if (kind === 'finetune' && !data.train) throw new Error('there is no finetuning TSV; load birth_places_train.tsv or use the built-in corpus');
       const from = kind === 'finetune' ? (spec.from_model ? 'from the current model' : 'from scratch') : '';
@@ -67,6 +71,8 @@ export async function startRun(kind, record) {
     showBox('train-error', `<p>${esc(errText(e))}</p>`);
     S.error = errText(e);
     return;
+  } finally {
+    reading = false;
   }
   setStatus('starting', record ? `Restoring the saved ${r.kind} run…` : `Preparing to ${r.kind}…`);
   try {
@@ -97,8 +103,9 @@ export async function loop() {
     const before = S.steps;
     let chunk;
     try {
-      // The loss is read back every 2 steps: between two readbacks the main thread records steps
-      // without yielding, and on a software adapter 4 steps came close to the 200 ms long-task bar.
+      // The loss is read back every 2 steps: between two readbacks the engine records steps
+      // without yielding (on the page's thread, before the engine moved into a worker, 4 steps on
+      // a software adapter came close to the 200 ms long-task bar).
       chunk = await job('train', () => P.wasm.page_train(n, Math.min(n, 2)));
     } catch (e) {
       await failed(e, 'training stopped');
@@ -154,6 +161,7 @@ export async function finishRun(how) {
     P.run = null;
     await store.put(`model:${r.variant}`, { bytes, label, savedAt: Date.now() }).catch(() => {});
     await store.del('run').catch(() => {});
+    await readModels(); // before the run shows as finished: its model is in S.models then
     S.finished += 1;
     const lastLoss = r.losses.length ? r.losses[r.losses.length - 1][1] : NaN;
     S.losses = r.losses;
@@ -164,7 +172,7 @@ export async function finishRun(how) {
     setStatus('idle', `${r.kind === 'pretrain' ? 'Pretraining' : 'Finetuning'} ${how}: ${S.steps} steps, last loss ${fmt.loss(lastLoss)}. ` +
       (r.kind === 'pretrain' ? 'Next: Finetune (it starts from this model).' : 'Next: Evaluate, or Ask below.'));
     showInDemos();
-    refreshModels();
+    showModels();
     if (r.kind === 'pretrain') $('h-from').value = 'model';
   } catch (e) {
     await failed(e, 'could not keep the model');
@@ -174,13 +182,13 @@ export async function finishRun(how) {
 // A run error: a lost device, a non-finite loss, or anything else. The saved state stays offered.
 export async function failed(e, what) {
   const msg = errText(e);
-  const lost = P.wasm.page_device_lost();
+  const lost = await P.wasm.page_device_lost();
   P.run = null;
   if (lost) {
+    await P.wasm.page_reset_device();
+    await readModels();
     S.deviceLost = lost;
-    P.wasm.page_reset_device();
-    S.models = [];
-    refreshModels();
+    showModels();
   }
   S.error = lost ? `device lost: ${lost}` : msg;
   const saved = await store.get('run').catch(() => null);

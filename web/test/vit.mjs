@@ -59,7 +59,7 @@ try {
   const errors = [];
   page.on('pageerror', (e) => errors.push(String(e)));
   page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-  // Record long tasks from the start (the CPU backend runs on the page's thread).
+  // Record long tasks from the start (the engine runs in a worker: the page's thread should never block).
   await page.addInitScript(() => {
     window.__vitLongTasks = [];
     new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__vitLongTasks.push(e.duration); })

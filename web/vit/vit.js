@@ -21,8 +21,8 @@ if (root && !document.querySelector('link[href$="web/vit.css"]')) {
 const state = (window.__vit = { ready: false, error: null, info: null, answer: null, evals: [], losses: [], checksum: null, trainedSteps: 0, predictions: 0 });
 let wasm = null;
 // Device work goes through the page's one queue (web/backend.js), so ViT calls, training chunks and
-// the demos never interleave on the device. The slowest ViT call is kept in state.slowest (the CPU
-// backend runs on the page's thread, so a slow call is a frozen page).
+// the demos never interleave on the device. The slowest ViT call is kept in state.slowest (it runs
+// in the engine's worker; a slow call holds up the queue, not the page).
 const job = (f) => queueJob('vit', async () => {
   const t0 = performance.now();
   try { return await f(); } finally {
@@ -173,8 +173,8 @@ async function positions() {
     `${mean(groups.row)} within a row, ${mean(groups.col)} within a column.`;
 }
 
-// Held-out accuracy and confusion matrix over n images, asked for in chunks of 25 so that no wasm
-// call holds the page's thread for long (the CPU backend runs on it).
+// Held-out accuracy and confusion matrix over n images, asked for in chunks of 25 so that no engine
+// call holds the one queue for long (a demo or a training chunk waits for it).
 async function evaluate(n) {
   let confusion = null;
   let seen = 0;
@@ -335,7 +335,7 @@ async function start() {
   try {
     const { wasm: m } = await loadDevice();
     wasm = m;
-    state.checksum = wasm.vit_digits_checksum(7, 200);
+    state.checksum = await wasm.vit_digits_checksum(7, 200);
     $('vit-status').textContent = '';
     try {
       await loadShipped();
