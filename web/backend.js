@@ -104,12 +104,20 @@ export function loadDevice() {
 let queue = Promise.resolve();
 let current = '';
 
+// Continue in a new task (a macrotask boundary). A message to a channel, not setTimeout(0): a
+// background tab runs timers at most once a second, and after five minutes hidden once a minute,
+// which would all but stop a run left training in another tab; channel messages are not held back.
+const channel = new MessageChannel();
+const waiting = [];
+channel.port1.onmessage = () => { const r = waiting.shift(); if (r) r(); };
+export const nextTask = () => new Promise((r) => { waiting.push(r); channel.port2.postMessage(0); });
+
 export function job(what, f) {
   const g = async () => {
     // A macrotask boundary before every call: wasm-bindgen futures and IndexedDB callbacks run as
     // microtasks, so without it a click → restore → page_start → first training step chain ran as
     // one 110–250 ms task on a software adapter.
-    await new Promise((r) => setTimeout(r, 0));
+    await nextTask();
     current = what;
     try { return await f(); } finally { current = ''; }
   };

@@ -1,7 +1,7 @@
 // The training page's shared core: the test hook window.__page (S), the shared mutable state (P),
 // the loaded data files, the engine's one queue of wasm calls (job, from web/backend.js) and the
 // run state's buttons (setStatus).
-import { job, running } from '../backend.js';
+import { job, nextTask, running } from '../backend.js';
 
 export { job };
 export const $ = (id) => document.getElementById(id);
@@ -35,7 +35,7 @@ export const data = { wiki: null, train: null, dev: null, test: null };
 export const gpuJob = (what, f) => job(what, f);
 export const trainingStatus = () => S.status;
 
-export const tick = () => new Promise((r) => setTimeout(r, 0));
+export const tick = nextTask;
 
 if ('PerformanceObserver' in window) {
   try {

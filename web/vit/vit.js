@@ -5,7 +5,7 @@
 // clicked patch overlaid on the image, and attention rollout; the patch grid and the position-embedding
 // similarities; short answers to the homework's questions beside the pictures. All numbers come from
 // the wasm module (src/web/vit.rs). Test hooks: window.__vit = {ready, info, answer, evals, error, ...}.
-import { job as queueJob, loadDevice } from '../backend.js';
+import { job as queueJob, loadDevice, nextTask } from '../backend.js';
 import { esc } from '../page/ui.js';
 import { makePad } from './draw.js';
 import { drawChart, drawOverlay, drawPatches, drawPositions, fillConfusion } from './pictures.js';
@@ -182,7 +182,7 @@ async function evaluate(n) {
     const e = await job(() => wasm.vit_evaluate(start, Math.min(25, n - start)));
     confusion = confusion ? confusion.map((row, t) => row.map((v, p) => v + e.confusion[t][p])) : e.confusion;
     seen += e.n;
-    await new Promise((res) => setTimeout(res, 0));
+    await nextTask();
   }
   const correct = confusion.reduce((a, row, t) => a + row[t], 0);
   const e = { accuracy: correct / seen, confusion, n: seen };
@@ -232,7 +232,7 @@ async function train() {
       }
       chart();
       if (r.done) break;
-      await new Promise((res) => setTimeout(res, 0));
+      await nextTask();
     }
   } catch (e) {
     state.error = String(e.message || e);
