@@ -31,7 +31,8 @@ export function showSizing() {
   NOTES.full = d.full;
   $('preset').querySelector('option[value=quick]').textContent = d.quickLabel;
   $('preset').querySelector('option[value=full]').textContent = d.fullLabel;
-  if ($('preset').value === 'custom') return;
+  // Custom settings stay as they are; only the note's “Measuring this device…” goes.
+  if ($('preset').value === 'custom') { $('preset-note').textContent = NOTES.custom; return; }
   applyPreset($('preset').value);
 }
 

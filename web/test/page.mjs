@@ -134,6 +134,8 @@ async function run() {
       assert(tail < firstLoss - 0.1, `loss did not fall: first ${firstLoss.toFixed(3)}, last two ${tail.toFixed(3)} (${losses.map((l) => l.toFixed(3)).join(' ')})`);
       const prog = await page.textContent('#progress-text');
       assert(new RegExp(`epoch \\d+ of \\d+ · step \\d+ of ${MAX_STEPS} · ETA`).test(prog), `progress text: ${prog}`);
+      const note = await page.textContent('#preset-note');
+      assert(!/Measuring/.test(note), `the preset note still says “${note}” after the measurement`);
       await page.locator('#train-card').screenshot({ path: path.join(outDir, 'page-training.png') });
       return `loss ${firstLoss.toFixed(3)} → ${tail.toFixed(3)} over ${pausedAt} steps (${s.msPerStep.toFixed(0)} ms/step); ${prog}`;
     });
