@@ -3,7 +3,7 @@
 // a demo's computation never blocks the page's thread. The page calls the module's exports by name:
 //   {id, fn, args}           → {id, ok: true, value} or {id, error: message}
 //   an argument {progress: k} becomes a function that posts {id, progress: k, args} (the page calls
-//   its k-th callback with them: page_evaluate's (done, total), page_bench's (text))
+//   its k-th callback with them: page_bench's (text))
 // and the first message says which exports there are: {exports: [names]} (or {error} when the module
 // did not load). Calls are served in arrival order; the page's one job queue (job in backend.js)
 // keeps device work to one call at a time.

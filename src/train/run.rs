@@ -237,21 +237,37 @@ pub async fn evaluate(
     file: &str,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Evaluation> {
+    let predictions = predict(model, vocab, rows, file, progress).await?;
+    let score = score(rows, &predictions)?;
+    Ok(Evaluation { predictions, score })
+}
+
+/// The predictions of [`evaluate`] alone, one per row (the page asks for a file in parts, so other
+/// work can run between them).
+pub async fn predict(
+    model: &Gpt,
+    vocab: &Vocab,
+    rows: &[Row],
+    file: &str,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Vec<String>> {
     let prompts = rows
         .iter()
         .map(|r| vocab.encode_in(&prompt_for(&r.prompt_text()), &format!("{file}:{}", r.line)))
         .collect::<Result<Vec<_>>>()?;
     let outs = sample_greedy_batch(model, &prompts, EVAL_STEPS, progress).await?;
-    let predictions = outs
-        .iter()
+    outs.iter()
         .map(|ids| vocab.decode(ids).map(|c| prediction_from_completion(&c)))
-        .collect::<Result<Vec<_>>>()?;
-    let score = if rows.first().is_some_and(|r| r.answer.is_some()) {
-        Some(evaluate_places(rows, &predictions)?)
+        .collect()
+}
+
+/// The score of [`evaluate`]: (correct, total) when the rows have answers, else None.
+pub fn score(rows: &[Row], predictions: &[String]) -> Result<Option<(usize, usize)>> {
+    if rows.first().is_some_and(|r| r.answer.is_some()) {
+        Ok(Some(evaluate_places(rows, predictions)?))
     } else {
-        None
-    };
-    Ok(Evaluation { predictions, score })
+        Ok(None)
+    }
 }
 
 /// Seed of the embedded default corpus (fixed, so every run and the page see the same people).

@@ -1,5 +1,5 @@
-//! The page's questions to a finished model (wasm32 only): evaluation on a TSV as the CLI does it,
-//! and one question with every layer's attention maps.
+//! The page's questions to a finished model (wasm32 only): evaluation on a TSV as the CLI does it
+//! (asked for in parts), and one question with every layer's attention maps.
 
 use super::models::model_for;
 use super::page::{err, lost_or};
@@ -8,10 +8,13 @@ use crate::autograd::Tape;
 use crate::data::{
     self, london_baseline, parse_tsv_str, prediction_from_completion, prompt_for, TsvMode,
 };
-use crate::model::Pass;
+use crate::data::{Row, Vocab};
+use crate::model::{Gpt, Pass};
 use crate::tensor::Tensor;
 use crate::train::{self, run};
 use serde::Serialize;
+use std::cell::RefCell;
+use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
 #[derive(Serialize)]
@@ -34,33 +37,106 @@ struct EvalReport {
     london_line: String,
 }
 
-/// Evaluate the variant's model on a TSV (the first `max_questions` rows when given) by greedy
-/// decoding, as the CLI does; `progress(done, total)` after each batch.
+/// An evaluation going on: the model it started with, the questions and the predictions so far.
+struct Evaluation {
+    model: Rc<Gpt>,
+    vocab: Vocab,
+    name: String,
+    rows: Vec<Row>,
+    predictions: Vec<String>,
+}
+
+thread_local! {
+    static EVAL: RefCell<Option<Evaluation>> = const { RefCell::new(None) };
+}
+
+#[derive(Serialize)]
+struct EvalProgress {
+    done: usize,
+    total: usize,
+}
+
+/// Start evaluating the variant's current model on a TSV (the first `max_questions` rows when
+/// given), as the CLI does; the page then asks for the predictions in parts
+/// ([`page_eval_next`]), so a demo or a training chunk can run between them, and for the report
+/// ([`page_eval_report`]). Starting again drops an unfinished evaluation.
 #[wasm_bindgen]
-pub async fn page_evaluate(
+pub fn page_eval_begin(
     variant: String,
     name: String,
     text: String,
     max_questions: Option<u32>,
-    progress: js_sys::Function,
 ) -> Result<JsValue, JsError> {
     let (model, vocab) = model_for(&variant)?;
     let mut rows = parse_tsv_str(&text, &name, TsvMode::AnswersOptional).map_err(err)?;
     if let Some(n) = max_questions {
         rows.truncate((n as usize).max(1));
     }
-    let mut report = |done: usize, total: usize| {
-        let _ = progress.call2(
-            &JsValue::NULL,
-            &(done as f64).into(),
-            &(total as f64).into(),
-        );
-    };
-    let ev = run::evaluate(&model, &vocab, &rows, &name, &mut report)
-        .await
-        .map_err(|e| err(lost_or(e)))?;
-    let has_answers = rows.first().is_some_and(|r| r.answer.is_some());
-    let london = if has_answers {
+    let total = rows.len();
+    EVAL.with(|e| {
+        *e.borrow_mut() = Some(Evaluation {
+            model,
+            vocab,
+            name,
+            rows,
+            predictions: Vec::new(),
+        })
+    });
+    to_js(&EvalProgress { done: 0, total })
+}
+
+fn no_evaluation() -> JsError {
+    err("no evaluation is going on; press Evaluate")
+}
+
+/// Greedy-decode the next `count` questions (at least one) of the evaluation going on.
+#[wasm_bindgen]
+pub async fn page_eval_next(count: u32) -> Result<JsValue, JsError> {
+    let mut ev = EVAL
+        .with(|e| e.borrow_mut().take())
+        .ok_or_else(no_evaluation)?;
+    let start = ev.predictions.len();
+    let end = (start + (count as usize).max(1)).min(ev.rows.len());
+    let r = run::predict(
+        &ev.model,
+        &ev.vocab,
+        &ev.rows[start..end],
+        &ev.name,
+        &mut |_, _| {},
+    )
+    .await;
+    match r {
+        Ok(p) => {
+            ev.predictions.extend(p);
+            let out = EvalProgress {
+                done: ev.predictions.len(),
+                total: ev.rows.len(),
+            };
+            EVAL.with(|e| *e.borrow_mut() = Some(ev));
+            to_js(&out)
+        }
+        // A failed part ends the evaluation (an out-of-vocabulary question, a lost device).
+        Err(e) => Err(err(lost_or(e))),
+    }
+}
+
+/// The finished evaluation: every row with its prediction, the score and the London baseline when
+/// the file has answers, and the lines the CLI prints.
+#[wasm_bindgen]
+pub fn page_eval_report() -> Result<JsValue, JsError> {
+    let ev = EVAL
+        .with(|e| e.borrow_mut().take())
+        .ok_or_else(no_evaluation)?;
+    if ev.predictions.len() < ev.rows.len() {
+        let (done, total) = (ev.predictions.len(), ev.rows.len());
+        EVAL.with(|e| *e.borrow_mut() = Some(ev));
+        return Err(err(format!(
+            "the evaluation is not finished ({done} of {total} questions)"
+        )));
+    }
+    let (rows, predictions) = (ev.rows, ev.predictions);
+    let score = run::score(&rows, &predictions).map_err(err)?;
+    let london = if score.is_some() {
         Some(london_baseline(&rows).map_err(err)?)
     } else {
         None
@@ -68,7 +144,7 @@ pub async fn page_evaluate(
     let out = EvalReport {
         rows: rows
             .iter()
-            .zip(&ev.predictions)
+            .zip(&predictions)
             .map(|(r, p)| EvalRow {
                 line: r.line,
                 question: r.question.clone(),
@@ -77,9 +153,9 @@ pub async fn page_evaluate(
                 correct: r.answer.as_ref().map(|a| a.trim_end() == p),
             })
             .collect(),
-        score: ev.score,
+        score,
         london,
-        line: data::format_accuracy(ev.score.map_or(0, |s| s.0), ev.score.map_or(0, |s| s.1)),
+        line: data::format_accuracy(score.map_or(0, |s| s.0), score.map_or(0, |s| s.1)),
         london_line: london.map_or(String::new(), |(c, t)| data::format_accuracy(c, t)),
     };
     to_js(&out)

@@ -44,13 +44,25 @@ export function showEstimate() {
   $('eval-estimate').textContent = line;
 }
 
+// Questions asked for in one engine call: as many as take about PART_MS here (between parts a
+// demo, a question or a training chunk gets its turn).
+const PART_MS = 500;
+
 async function runEval(p, max, { sample = false } = {}) {
   const t0 = performance.now();
-  const rep = await job('evaluate', () => P.wasm.page_evaluate(p.variant, p.f.name, p.f.text, max, (done, total) => {
+  let st = await job('evaluate', () => P.wasm.page_eval_begin(p.variant, p.f.name, p.f.text, max));
+  let part = 4;
+  while (st.done < st.total) {
+    const t1 = performance.now();
+    const before = st.done;
+    st = await job('evaluate', () => P.wasm.page_eval_next(part));
+    const each = (performance.now() - t1) / Math.max(1, st.done - before);
+    part = Math.max(1, Math.min(64, Math.round(PART_MS / each)));
     const secs = (performance.now() - t0) / 1000;
-    const left = done > 0 && done < total ? ` · about ${duration((secs / done) * (total - done))} left` : '';
-    $('eval-status').textContent = `${sample ? 'Timing' : 'Evaluating'} the ${p.variant} model on ${p.f.name}: ${done} of ${total} questions${left}…`;
-  }));
+    const left = st.done < st.total ? ` · about ${duration((secs / st.done) * (st.total - st.done))} left` : '';
+    $('eval-status').textContent = `${sample ? 'Timing' : 'Evaluating'} the ${p.variant} model on ${p.f.name}: ${st.done} of ${st.total} questions${left}…`;
+  }
+  const rep = await job('evaluate', () => P.wasm.page_eval_report());
   const seconds = (performance.now() - t0) / 1000;
   if (rep.rows.length) rates.set(rateKey(p.variant), seconds / rep.rows.length);
   return { rep, seconds };
@@ -78,7 +90,7 @@ export async function evaluate(forceMax) {
         const few = Math.max(SAMPLE, Math.min(count, Math.floor(ASK_ABOVE_S / rate)));
         $('eval-status').textContent = '';
         showBox('eval-confirm', `<p>${count.toLocaleString()} questions would take about <strong>${duration(est)}</strong> with the ${esc(p.variant)} model on this device ` +
-          `(the first ${SAMPLE} took ${duration(rate * SAMPLE)}). The page stays usable meanwhile, but training waits.</p>` +
+          `(the first ${SAMPLE} took ${duration(rate * SAMPLE)}). The page stays usable meanwhile; the demos and a training run take their turns between its parts.</p>` +
           `<p><button type="button" data-eval="${count}">Evaluate all ${count.toLocaleString()}</button> ` +
           `<button type="button" class="secondary" data-eval="${few}">Only the first ${few} (about ${duration(rate * few)})</button> ` +
           `<button type="button" class="secondary" data-eval="0">Cancel</button></p>`);

@@ -261,6 +261,44 @@ async function run() {
       return `10 of 10 drawn; E1 max α ${before.a.toFixed(3)} → ${after.toFixed(3)}; E7 toy ${last(t.open.losses).toFixed(3)} without the mask vs ${last(t.masked.losses).toFixed(3)} with`;
     });
 
+    await step('a demo answers while an evaluation runs (the evaluation is asked for in parts)', async () => {
+      // 60 questions of the built-in dev set with the shipped model (several seconds here); a
+      // demo's control is moved 0.3 s in and must answer before the evaluation ends.
+      await page.click('#use-embedded');
+      await page.selectOption('#eval-variant', 'vanilla');
+      await page.selectOption('#eval-file', 'dev');
+      await setField('eval-max', 60);
+      const r = await page.evaluate(() => new Promise((done) => {
+        window.__page.evalReport = null; window.__page.evalError = null;
+        let probe = null;
+        setTimeout(() => {
+          const before = window.__demos.runs.e2 || 0;
+          const el = document.getElementById('e2-s');
+          el.value = String(Number(el.value) === 12 ? 11 : 12);
+          el.dispatchEvent(new Event('input'));
+          const t0 = performance.now();
+          const wait = setInterval(() => {
+            if ((window.__demos.runs.e2 || 0) > before) { probe = { ms: performance.now() - t0, evalDone: !!window.__page.evalReport }; clearInterval(wait); }
+          }, 5);
+        }, 300);
+        const t0 = performance.now();
+        const poll = setInterval(() => {
+          const all = document.querySelector('#eval-confirm button[data-eval]:not([data-eval="0"])');
+          if (all && !document.getElementById('eval-confirm').hidden) all.click();
+          if ((window.__page.evalReport || window.__page.evalError) && probe) {
+            clearInterval(poll);
+            done({ probe, seconds: (performance.now() - t0) / 1000, rows: window.__page.evalReport && window.__page.evalReport.rows.length, error: window.__page.evalError });
+          }
+        }, 20);
+        document.getElementById('btn-eval').click();
+      }));
+      assert(!r.error && r.rows === 60, `evaluation: ${r.error || `${r.rows} rows`}`);
+      assert(!r.probe.evalDone, `the demo answered only after the evaluation (${r.probe.ms.toFixed(0)} ms; evaluation ${r.seconds.toFixed(1)} s)`);
+      await page.click('#use-served');
+      await setField('eval-max', 8);
+      return `60 questions in ${r.seconds.toFixed(1)} s; E2 moved 0.3 s in answered after ${r.probe.ms.toFixed(0)} ms, before the evaluation ended`;
+    });
+
     let firstLoss;
     await step('pretrain a few steps: the loss is finite and falls, the chart updates', async () => {
       await page.selectOption('#preset', 'quick');
