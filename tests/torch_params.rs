@@ -389,6 +389,19 @@ fn mangled_archives_and_pickles_give_errors_not_panics() {
         .position(|(n, _)| n.ends_with("data.pkl"))
         .unwrap();
     let pkl = files[pkl_at].1.clone();
+    // Instructions with nothing on the stack (above the last MARK): STOP pops, BUILD reads the top.
+    for (bytes, what) in [
+        (&b"\x80\x02."[..], "takes a value from an empty stack"),
+        (&b"\x80\x02(."[..], "takes a value from an empty stack"),
+        (&b"\x80\x02Nb."[..], "needs a value on an empty stack"),
+    ] {
+        let mut f = files.clone();
+        f[pkl_at].1 = bytes.to_vec();
+        has(
+            &err(read_state_dict(&zip_of(&f), "e.params"), what),
+            &["e.params", what],
+        );
+    }
     let mut rng = SmallRng::seed_from_u64(5);
     let (mut errors, mut oks) = (0, 0);
     for i in 0..3000 {

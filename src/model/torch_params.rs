@@ -390,10 +390,12 @@ impl<'a> Vm<'a> {
     }
 
     fn pop(&mut self) -> Result<Value> {
-        if self.stack.len() <= self.floor() {
-            return Err(self.err("an instruction takes a value from an empty stack"));
+        if self.stack.len() > self.floor() {
+            if let Some(v) = self.stack.pop() {
+                return Ok(v);
+            }
         }
-        Ok(self.stack.pop().expect("checked above"))
+        Err(self.err("an instruction takes a value from an empty stack"))
     }
 
     fn pop_mark(&mut self) -> Result<Vec<Value>> {
@@ -405,10 +407,10 @@ impl<'a> Vm<'a> {
     }
 
     fn top(&self) -> Result<&Value> {
-        if self.stack.len() <= self.floor() {
-            return Err(self.err("an instruction needs a value on an empty stack"));
-        }
-        Ok(self.stack.last().expect("checked above"))
+        self.stack
+            .get(self.floor()..)
+            .and_then(|above_mark| above_mark.last())
+            .ok_or_else(|| self.err("an instruction needs a value on an empty stack"))
     }
 
     fn push_items(&mut self, items: Vec<Value>) -> Result<()> {
