@@ -5,7 +5,6 @@
 
 pub mod autograd;
 pub mod bench;
-pub mod checks;
 pub mod cpu;
 pub mod data;
 pub mod demos;

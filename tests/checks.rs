@@ -12,7 +12,7 @@ fn every_self_check_passes_natively() {
 
 fn check(g: &std::rc::Rc<attnlab::Device>) {
     let kind = g.kind();
-    let rows = pollster::block_on(attnlab::checks::run_all(g)).unwrap();
+    let rows = pollster::block_on(attnlab::ops::run_checks(g)).unwrap();
     for r in &rows {
         println!(
             "{kind} {:<14} {:<50} err {:.2e} tol {:.0e} {}",

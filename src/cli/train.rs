@@ -91,6 +91,7 @@ fn train_and_save(cli: &Cli, mut session: Session) -> Res<()> {
         session.total_steps(),
         "epoch {msg} [{bar:30}] {pos}/{len} steps, {elapsed_precise} elapsed, ETA {eta}",
     );
+    let first_step = session.trainer.steps;
     let start = Instant::now();
     let clock = move || start.elapsed().as_secs_f64();
     let mut report = |p: Progress| {
@@ -100,7 +101,16 @@ fn train_and_save(cli: &Cli, mut session: Session) -> Res<()> {
             p.epoch, p.epochs, p.loss, p.lr, p.tokens_per_s
         );
         if p.epoch_end && pb.is_hidden() {
-            println!("epoch {msg}");
+            // A log has no bar: say where the run is and how long it still needs.
+            let done = p.step.saturating_sub(first_step).max(1) as f64;
+            let left = p.total_steps.saturating_sub(p.step) as f64 * p.elapsed_s / done;
+            println!(
+                "epoch {msg}, step {}/{}, {} elapsed, about {} left",
+                p.step,
+                p.total_steps,
+                hms(p.elapsed_s),
+                hms(left)
+            );
         }
         pb.set_message(msg);
     };
@@ -149,4 +159,14 @@ fn train_and_save(cli: &Cli, mut session: Session) -> Res<()> {
     write_atomic(&state, &bytes)?;
     println!("saved {}", path.display());
     Ok(())
+}
+
+/// Seconds as `1h02m03s` (or `2m03s`, `3s`) for the log lines.
+fn hms(s: f64) -> String {
+    let s = if s.is_finite() { s.max(0.0) as u64 } else { 0 };
+    match (s / 3600, s / 60 % 60, s % 60) {
+        (0, 0, sec) => format!("{sec}s"),
+        (0, m, sec) => format!("{m}m{sec:02}s"),
+        (h, m, sec) => format!("{h}h{m:02}m{sec:02}s"),
+    }
 }

@@ -1,18 +1,10 @@
-//! The CPU backend: f32 kernels over plain slices, one file per op family (the counterpart of
-//! `shaders/`), a buffer pool like the GPU's, and the thread helpers. Ops run when they are called;
+//! The CPU backend: a buffer pool like the GPU's, the thread helpers and the vector math that the
+//! op families' f32 kernels use (those live beside their op, in `src/ops/<family>/cpu.rs`, the
+//! counterparts of `shaders/<family>.wgsl`). Ops run when they are called;
 //! there is nothing to record or submit. Natively the work is split over the machine's cores with
 //! rayon; in the browser it runs on one thread with wasm SIMD128.
 
-pub mod adamw;
-pub mod cross_entropy;
-pub mod dropout;
-pub mod elementwise;
-pub mod embedding;
-pub mod layernorm;
 pub mod math;
-pub mod matmul;
-pub mod reduce;
-pub mod softmax;
 
 use crate::storage::{bucket, Stats};
 use std::cell::RefCell;

@@ -1,8 +1,14 @@
-//! The op families: one file each, holding the shape checks, the forward and backward on the
-//! tensors' device (a dispatch of `shaders/<family>.wgsl` on the GPU, the kernel of the same name in
-//! `src/cpu/<family>.rs` on the CPU), the f64 reference and the autograd glue.
+//! The op families, one folder each (`<family>/`):
+//! - `mod.rs`: the shape checks, the forward and backward on the tensors' device (a dispatch of
+//!   `shaders/<family>.wgsl` on the GPU, the kernel of the same name in `cpu.rs` on the CPU), the
+//!   f64 reference and the autograd glue;
+//! - `cpu.rs`: the CPU backend's f32 kernels over slices (`crate::cpu` holds only the pool and the
+//!   thread helpers they use);
+//! - `check.rs`: the self-check on the user's device (the page's kernel-check table);
+//! - `tests.rs`: the integration tests, compiled by `tests/ops/main.rs` (not part of the library).
 
 pub mod adamw;
+pub mod checks;
 pub mod cross_entropy;
 pub mod dropout;
 pub mod elementwise;
@@ -12,3 +18,25 @@ pub mod matmul;
 pub mod reduce;
 pub mod softmax;
 pub mod synth;
+
+pub use checks::CheckResult;
+
+use crate::device::Device;
+use crate::error::Result;
+use std::rc::Rc;
+
+/// Run every family's self-check, in a fixed order.
+pub async fn run_checks(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
+    let mut out = vec![];
+    out.extend(matmul::check::check(gpu).await?);
+    out.extend(elementwise::check::check(gpu).await?);
+    out.extend(reduce::check::check(gpu).await?);
+    out.extend(layernorm::check::check(gpu).await?);
+    out.extend(embedding::check::check(gpu).await?);
+    out.extend(softmax::check::check(gpu).await?);
+    out.extend(cross_entropy::check::check(gpu).await?);
+    out.extend(dropout::check::check(gpu).await?);
+    out.extend(synth::check::check(gpu).await?);
+    out.extend(adamw::check::check(gpu).await?);
+    Ok(out)
+}

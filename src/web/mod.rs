@@ -14,9 +14,9 @@ mod page;
 mod spec;
 mod vit;
 
-use crate::checks::{self, CheckResult};
 use crate::device::{Device, DeviceChoice};
 use crate::gpu::GpuLimits;
+use crate::ops::{self, CheckResult};
 use serde::Serialize;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -277,7 +277,7 @@ pub async fn device_info() -> Result<JsValue, JsError> {
 #[wasm_bindgen]
 pub async fn run_checks() -> Result<JsValue, JsError> {
     let g = device().await?;
-    let rows: Vec<CheckResult> = checks::run_all(&g)
+    let rows: Vec<CheckResult> = ops::run_checks(&g)
         .await
         .map_err(|e| JsError::new(&e.to_string()))?;
     to_js(&rows)

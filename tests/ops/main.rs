@@ -4,14 +4,24 @@
 //! gives the two devices; the few tests that are about WGSL kernels alone use `common::gpu()` and
 //! say why.
 
+#[path = "../../src/ops/adamw/tests.rs"]
 mod adamw;
 mod common;
+#[path = "../../src/ops/cross_entropy/tests.rs"]
 mod cross_entropy;
+#[path = "../../src/ops/dropout/tests.rs"]
 mod dropout;
+#[path = "../../src/ops/elementwise/tests.rs"]
 mod elementwise;
+#[path = "../../src/ops/embedding/tests.rs"]
 mod embedding;
+#[path = "../../src/ops/layernorm/tests.rs"]
 mod layernorm;
+#[path = "../../src/ops/matmul/tests.rs"]
 mod matmul;
+#[path = "../../src/ops/reduce/tests.rs"]
 mod reduce;
+#[path = "../../src/ops/softmax/tests.rs"]
 mod softmax;
+#[path = "../../src/ops/synth/tests.rs"]
 mod synth;

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Runs that outlast a sitting: start a CLI training run in the background at nice 19, or continue it
+# from its saved state, with everything it keeps outside the work tree.
+#
+#   scripts/long-run.sh NAME -- pretrain vanilla wiki.txt --writing_params_path vanilla.pretrain.params
+#   scripts/long-run.sh NAME status        # running or not, the last log line (with the time left)
+#   scripts/long-run.sh NAME pause|continue|stop
+#
+# The run's folder is ${ATTNLAB_RUNS:-~/.cache/attnlab-runs}/NAME/: `cmd` (the arguments), `attnlab`
+# (a copy of the CLI as built when the run last started, so rebuilding the work tree does not touch
+# it), `log`, `pid`, `exit` (the exit status once it ends), and the run's files: --writing_params_path
+# is moved into the folder (its file name kept), and so is its `.resume` state, which the CLI writes
+# atomically at epoch ends (at most every 30 s). Starting a NAME whose folder holds a `.resume` state
+# continues from it with `--resume`; if the folder or its state is gone (a new machine), the run
+# says so in the log and starts again from step 0. Input paths are made absolute, so the run can be
+# started from anywhere.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+runs="${ATTNLAB_RUNS:-$HOME/.cache/attnlab-runs}"
+say() { printf '[long-run] %s\n' "$*"; }
+die() { say "$*" >&2; exit 2; }
+
+[ $# -ge 2 ] || die "usage: $0 NAME -- <attnlab arguments> | $0 NAME status|pause|continue|stop"
+name="$1"; shift
+case "$name" in
+  ''|*/*|.*) die "NAME must be a plain folder name (no '/', not starting with '.'), got '$name'" ;;
+esac
+dir="$runs/$name"
+running() { [ -f "$dir/pid" ] && kill -0 "$(cat "$dir/pid")" 2>/dev/null; }
+
+case "$1" in
+  status)
+    [ -d "$dir" ] || die "no run named $name in $runs"
+    if running; then say "$name: running (pid $(cat "$dir/pid"))"
+    elif [ -f "$dir/exit" ]; then say "$name: ended with exit status $(cat "$dir/exit")"
+    else say "$name: not running (start it again with the same command to continue)"; fi
+    grep -E '^(epoch|saved|error|number|device|\[long-run\])' "$dir/log" 2>/dev/null | tail -n 3 || true
+    exit 0 ;;
+  pause|continue|stop)
+    running || die "$name is not running"
+    pid="$(cat "$dir/pid")"
+    case "$1" in
+      pause) kill -STOP -- "-$pid" 2>/dev/null || kill -STOP "$pid" ;;
+      continue) kill -CONT -- "-$pid" 2>/dev/null || kill -CONT "$pid" ;;
+      stop) kill -CONT -- "-$pid" 2>/dev/null || true; kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" ;;
+    esac
+    say "$name: $1 sent to $pid"
+    exit 0 ;;
+  --) shift ;;
+  *) die "unknown action '$1' (status, pause, continue, stop, or -- and the CLI's arguments)" ;;
+esac
+[ $# -gt 0 ] || die "give the CLI's arguments after --"
+running && die "$name is already running (pid $(cat "$dir/pid")); '$0 $name stop' first"
+
+# The arguments: inputs made absolute, the checkpoint moved into the run's folder.
+args=() out=""
+while [ $# -gt 0 ]; do
+  a="$1"; shift
+  case "$a" in
+    --writing_params_path)
+      [ $# -gt 0 ] || die "--writing_params_path needs a value"
+      out="$(basename "$1")"; args+=("$a" "$dir/$out"); shift ;;
+    --resume) die "leave --resume out: the script adds it when the run's folder has a state" ;;
+    *)
+      if [ -e "$a" ] && [[ "$a" != /* ]]; then args+=("$(cd "$(dirname "$a")" && pwd)/$(basename "$a")")
+      else args+=("$a"); fi ;;
+  esac
+done
+[ -n "$out" ] || die "give --writing_params_path: the run's checkpoint and its state go beside it"
+
+mkdir -p "$dir"
+if [ -f "$dir/cmd" ] && [ "$(cat "$dir/cmd")" != "${args[*]}" ]; then
+  die "$dir holds a run with other arguments ($(cat "$dir/cmd")); use another NAME or remove the folder"
+fi
+printf '%s' "${args[*]}" > "$dir/cmd.tmp" && mv "$dir/cmd.tmp" "$dir/cmd"
+
+bin="$root/target/release/attnlab"
+if [ ! -x "$bin" ] || [ -n "$(find "$root/src" "$root/shaders" "$root/Cargo.toml" -newer "$bin" -print -quit)" ]; then
+  say "building the CLI (cargo build --release --bin attnlab)"
+  (cd "$root" && cargo build --release --bin attnlab)
+fi
+cp "$bin" "$dir/attnlab.tmp" && mv "$dir/attnlab.tmp" "$dir/attnlab"
+
+resume=()
+state="$dir/$out.resume"
+{
+  echo "[long-run] $(date -u +%FT%TZ) start at $(cd "$root" && git rev-parse --short HEAD 2>/dev/null || echo '?') on $(hostname)"
+  if [ -f "$state" ]; then
+    echo "[long-run] continuing from $state"
+    resume=(--resume "$state")
+  elif [ -f "$dir/exit" ]; then
+    echo "[long-run] the previous start ended (exit $(cat "$dir/exit")) without a state to continue from; starting again"
+  elif [ -s "$dir/log" ]; then
+    echo "[long-run] no saved state in $dir (a new machine, or the run never reached an epoch end); starting again from step 0"
+  fi
+} >> "$dir/log"
+rm -f "$dir/exit"
+
+# setsid: its own process group, so pause/stop reach the CLI and nothing else.
+setsid bash -c '
+  cd "$1"; shift
+  nice -n 19 ./attnlab "$@" >> log 2>&1
+  echo $? > exit.tmp && mv exit.tmp exit
+  echo "[long-run] $(date -u +%FT%TZ) ended with exit status $(cat exit)" >> log
+' _ "$dir" "${args[@]}" "${resume[@]}" < /dev/null > /dev/null 2>&1 &
+echo $! > "$dir/pid"
+say "$name: started (pid $!), log $dir/log"

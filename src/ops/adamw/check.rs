@@ -1,0 +1,80 @@
+//! AdamW checks: three steps with a changing learning rate, with and without decay and clipping,
+//! GPU against the f64 reference (parameters and both moments).
+
+use crate::device::Device;
+use crate::error::Result;
+use crate::ops::adamw::{adamw_step_into, adamw_step_ref, AdamState, AdamW};
+use crate::ops::checks::{f32s, rand_vec, CheckResult};
+use crate::tensor::Tensor;
+use std::rc::Rc;
+
+pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
+    let mut out = vec![];
+    // (name, elements, decay, norm, max_norm)
+    let cases = [
+        (
+            "1000 elements, decay, clipped",
+            1000usize,
+            true,
+            3.0f32,
+            1.0f32,
+        ),
+        (
+            "17 elements, no decay, no clip",
+            17,
+            false,
+            3.0,
+            f32::INFINITY,
+        ),
+    ];
+    for (ci, &(name, n, decay, nv, max_norm)) in cases.iter().enumerate() {
+        let round = |x: Vec<f64>| f32s(&x).iter().map(|&v| v as f64).collect::<Vec<f64>>();
+        let p0 = round(rand_vec(100 + ci as u64, n));
+        let param = Tensor::from_f32(gpu, &[n], &f32s(&p0))?;
+        let norm = Tensor::from_f32(gpu, &[1], &[nv])?;
+        let mut state = AdamState::new(gpu, &[n])?;
+        let (mut cp, mut cm, mut cv, mut step) = (p0, vec![0.0; n], vec![0.0; n], 0u32);
+        for t in 0..3u64 {
+            let opt = AdamW {
+                lr: 1e-2 / (t + 1) as f32,
+                ..AdamW::default()
+            };
+            let g = round(rand_vec(200 + ci as u64 * 10 + t, n));
+            let tg = Tensor::from_f32(gpu, &[n], &f32s(&g))?;
+            adamw_step_into(&opt, &param, &tg, &mut state, decay, &norm, max_norm)?;
+            adamw_step_ref(
+                &opt,
+                &mut cp,
+                &g,
+                &mut cm,
+                &mut cv,
+                &mut step,
+                decay,
+                nv as f64,
+                max_norm as f64,
+            );
+        }
+        out.push(CheckResult::compare(
+            "adamw",
+            format!("param {name}"),
+            &param.to_vec_f32().await?,
+            &cp,
+            1e-5,
+        ));
+        out.push(CheckResult::compare(
+            "adamw",
+            format!("m {name}"),
+            &state.m().to_vec_f32().await?,
+            &cm,
+            1e-5,
+        ));
+        out.push(CheckResult::compare(
+            "adamw",
+            format!("v {name}"),
+            &state.v().to_vec_f32().await?,
+            &cv,
+            1e-5,
+        ));
+    }
+    Ok(out)
+}

@@ -1,0 +1,527 @@
+//! Batched strided matmul `C[z] = alpha · A[z]·B[z] (+ bias)`, its backward, a CPU reference and the
+//! autograd glue. Operands are [`View`]s, so transposes, head splits and the synthesizer's `w2[:, :T]`
+//! slice are strides, not copies. Shapes: A (Z, M, K), B (Z, K, N), C (Z, M, N), Z = Z1·Z2.
+
+pub(crate) mod check;
+pub(crate) mod cpu;
+
+use crate::autograd::{Tape, Var};
+use crate::error::{Error, Result};
+use crate::gpu::{grid_1d, Kernel};
+use crate::tensor::Tensor;
+
+const SRC: &str = include_str!("../../../shaders/matmul.wgsl");
+const MATMUL: Kernel = Kernel {
+    family: "matmul",
+    src: SRC,
+    entry: "matmul",
+};
+/// The register-blocked variant for CPU adapters (same bindings, same 64 x 64 grid).
+const MATMUL_REG: Kernel = Kernel {
+    family: "matmul",
+    src: SRC,
+    entry: "matmul_reg",
+};
+/// The CPU-adapter variant for N <= 16: 64 x 16 tiles.
+const MATMUL_REG16: Kernel = Kernel {
+    family: "matmul",
+    src: SRC,
+    entry: "matmul_reg16",
+};
+const SUM_ROWS: Kernel = Kernel {
+    family: "matmul",
+    src: SRC,
+    entry: "sum_rows",
+};
+
+/// Where element (z1, z2, i, j) of a batched matrix sits: `z1*outer + z2*inner + i*row + j*col`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct View {
+    pub outer: usize,
+    pub inner: usize,
+    pub row: usize,
+    pub col: usize,
+}
+
+impl View {
+    /// A plain row-major (rows × cols) matrix, repeated `batch` times back to back.
+    pub fn contiguous(rows: usize, cols: usize) -> View {
+        View {
+            outer: rows * cols,
+            inner: rows * cols,
+            row: cols,
+            col: 1,
+        }
+    }
+    /// The same elements read as the transpose.
+    pub fn t(self) -> View {
+        View {
+            row: self.col,
+            col: self.row,
+            ..self
+        }
+    }
+    /// Whether every batch reads the same matrix (a weight shared across the batch).
+    pub fn broadcast(&self) -> bool {
+        self.outer == 0 && self.inner == 0
+    }
+    fn offset(&self, z1: usize, z2: usize, i: usize, j: usize) -> usize {
+        z1 * self.outer + z2 * self.inner + i * self.row + j * self.col
+    }
+}
+
+/// A whole matmul: batch (Z1, Z2), the matrix sizes and the three views.
+#[derive(Clone, Copy, Debug)]
+pub struct Spec {
+    pub z: (usize, usize),
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub a: View,
+    pub b: View,
+    pub c: View,
+    pub alpha: f32,
+}
+
+impl Spec {
+    /// `C = A·B` for contiguous (M, K) and (K, N) matrices.
+    pub fn plain(m: usize, k: usize, n: usize) -> Spec {
+        Spec {
+            z: (1, 1),
+            m,
+            n,
+            k,
+            a: View::contiguous(m, k),
+            b: View::contiguous(k, n),
+            c: View::contiguous(m, n),
+            alpha: 1.0,
+        }
+    }
+    pub fn batches(&self) -> usize {
+        self.z.0 * self.z.1
+    }
+    /// One past the largest element index a view touches, or 0 for an empty product.
+    fn extent(v: &View, z: (usize, usize), rows: usize, cols: usize) -> usize {
+        if z.0 == 0 || z.1 == 0 || rows == 0 || cols == 0 {
+            return 0;
+        }
+        v.offset(z.0 - 1, z.1 - 1, rows - 1, cols - 1) + 1
+    }
+    /// Check that every view stays inside its buffer.
+    pub fn check(&self, a: usize, b: usize, c: usize, bias: Option<usize>) -> Result<()> {
+        let need = [
+            ("A", Spec::extent(&self.a, self.z, self.m, self.k), a),
+            ("B", Spec::extent(&self.b, self.z, self.k, self.n), b),
+            ("C", Spec::extent(&self.c, self.z, self.m, self.n), c),
+        ];
+        for (name, need, have) in need {
+            if need > have {
+                return Err(Error::Shape(format!(
+                    "matmul (Z={:?}, M={}, N={}, K={}): operand {name} needs {need} elements but its tensor has {have}",
+                    self.z, self.m, self.n, self.k
+                )));
+            }
+        }
+        if let Some(len) = bias {
+            if len < self.n {
+                return Err(Error::Shape(format!(
+                    "matmul bias has {len} elements but N = {}",
+                    self.n
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Params {
+    m: u32,
+    n: u32,
+    k: u32,
+    nb_inner: u32,
+    a: [u32; 4],
+    b: [u32; 4],
+    c: [u32; 4],
+    alpha: f32,
+    accumulate: u32,
+    has_bias: u32,
+    _pad: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct SumParams {
+    m: u32,
+    n: u32,
+    nb_outer: u32,
+    nb_inner: u32,
+    src: [u32; 4],
+    accumulate: u32,
+    dn: u32,
+    d_row: u32,
+    d_col: u32,
+}
+
+fn u(x: usize, what: &str) -> Result<u32> {
+    u32::try_from(x)
+        .map_err(|_| Error::Msg(format!("matmul: {what} = {x} does not fit in 32 bits")))
+}
+
+fn strides(v: &View) -> cpu::Strides {
+    cpu::Strides {
+        outer: v.outer,
+        inner: v.inner,
+        row: v.row,
+        col: v.col,
+    }
+}
+
+fn view32(v: &View) -> Result<[u32; 4]> {
+    Ok([
+        u(v.outer, "stride")?,
+        u(v.inner, "stride")?,
+        u(v.row, "stride")?,
+        u(v.col, "stride")?,
+    ])
+}
+
+// ---------------------------------------------------------------------------------------------
+// On the tensors' device
+
+/// Record `C (+)= alpha·A·B (+ bias)` on the GPU.
+pub fn matmul_into(
+    a: &Tensor,
+    b: &Tensor,
+    bias: Option<&Tensor>,
+    c: &Tensor,
+    s: &Spec,
+    accumulate: bool,
+) -> Result<()> {
+    s.check(a.numel(), b.numel(), c.numel(), bias.map(|t| t.numel()))?;
+    let Some(gpu) = a.device().as_gpu() else {
+        let threads = match a.device().backend() {
+            crate::device::Backend::Cpu(cpu) => cpu.threads(),
+            crate::device::Backend::Gpu(_) => 1,
+        };
+        let p = cpu::Product {
+            z: s.z,
+            m: s.m,
+            n: s.n,
+            k: s.k,
+            a: strides(&s.a),
+            b: strides(&s.b),
+            c: strides(&s.c),
+            alpha: s.alpha,
+            accumulate,
+        };
+        let (av, bv, biasv) = (a.f32s()?, b.f32s()?, bias.map(|t| t.f32s()).transpose()?);
+        cpu::matmul(&av, &bv, biasv.as_deref(), &mut c.f32s_mut()?, &p, threads);
+        return Ok(());
+    };
+    let p = Params {
+        m: u(s.m, "M")?,
+        n: u(s.n, "N")?,
+        k: u(s.k, "K")?,
+        nb_inner: u(s.z.1.max(1), "Z2")?,
+        a: view32(&s.a)?,
+        b: view32(&s.b)?,
+        c: view32(&s.c)?,
+        alpha: s.alpha,
+        accumulate: accumulate as u32,
+        has_bias: bias.is_some() as u32,
+        _pad: 0,
+    };
+    let bias = bias.unwrap_or(a);
+    // Output tiles: 64 x 64, or 64 x 16 for the narrow CPU variant.
+    let (k, tile_n) = match (gpu.cpu_kernels(), s.n <= 16) {
+        (false, _) => (&MATMUL, 64),
+        (true, false) => (&MATMUL_REG, 64),
+        (true, true) => (&MATMUL_REG16, 16),
+    };
+    let groups = [
+        u(s.n.div_ceil(tile_n), "N tiles")?,
+        u(s.m.div_ceil(64), "M tiles")?,
+        u(s.batches(), "batch")?,
+    ];
+    gpu.dispatch(k, &p, &[a, b, bias, c], groups)
+}
+
+/// `dst (+)= Σ over (z, i) of src[z, i, j]`, dst a view with `dn` columns (see the shader).
+#[allow(clippy::too_many_arguments)]
+fn sum_rows_into(
+    src: &Tensor,
+    sv: &View,
+    z: (usize, usize),
+    m: usize,
+    n: usize,
+    dst: &Tensor,
+    dv: (usize, usize, usize),
+    acc: bool,
+) -> Result<()> {
+    let Some(gpu) = src.device().as_gpu() else {
+        let sv = strides(sv);
+        cpu::sum_rows(&src.f32s()?, &sv, z, m, n, &mut dst.f32s_mut()?, dv, acc);
+        return Ok(());
+    };
+    let p = SumParams {
+        m: u(m, "M")?,
+        n: u(n, "N")?,
+        nb_outer: u(z.0, "Z1")?,
+        nb_inner: u(z.1, "Z2")?,
+        src: view32(sv)?,
+        accumulate: acc as u32,
+        dn: u(dv.0.max(1), "columns")?,
+        d_row: u(dv.1, "stride")?,
+        d_col: u(dv.2, "stride")?,
+    };
+    gpu.dispatch(
+        &SUM_ROWS,
+        &p,
+        &[src, dst],
+        grid_1d(
+            p.n.div_ceil(64),
+            gpu.limits.max_compute_workgroups_per_dimension,
+        ),
+    )
+}
+
+/// Gradients of `C = alpha·A·B + bias`, accumulated into `da`, `db`, `dbias` (each optional).
+#[allow(clippy::too_many_arguments)]
+pub fn matmul_backward_into(
+    a: &Tensor,
+    b: &Tensor,
+    dc: &Tensor,
+    s: &Spec,
+    da: Option<&Tensor>,
+    db: Option<&Tensor>,
+    dbias: Option<&Tensor>,
+) -> Result<()> {
+    if let Some(da) = da {
+        // dA = alpha · dC · Bᵀ, written through A's view.
+        let sa = Spec {
+            m: s.m,
+            n: s.k,
+            k: s.n,
+            a: s.c,
+            b: s.b.t(),
+            c: s.a,
+            ..*s
+        };
+        if s.a.broadcast() && s.batches() > 1 && !a.device().is_cpu() {
+            reduce_broadcast(dc, b, da, &sa, s.m, s.k)?;
+        } else {
+            matmul_into(dc, b, None, da, &sa, true)?;
+        }
+    }
+    if let Some(db) = db {
+        // dB = alpha · Aᵀ · dC, written through B's view.
+        let sb = Spec {
+            m: s.k,
+            n: s.n,
+            k: s.m,
+            a: s.a.t(),
+            b: s.c,
+            c: s.b,
+            ..*s
+        };
+        if s.b.broadcast() && s.batches() > 1 && !a.device().is_cpu() {
+            reduce_broadcast(a, dc, db, &sb, s.k, s.n)?;
+        } else {
+            matmul_into(a, dc, None, db, &sb, true)?;
+        }
+    }
+    if let Some(dbias) = dbias {
+        sum_rows_into(dc, &s.c, s.z, s.m, s.n, dbias, (s.n, 0, 1), true)?;
+    }
+    Ok(())
+}
+
+/// The gradient of an operand shared by every batch: each batch's product goes to its own slice
+/// of a scratch tensor (so no two workgroups add to one element), then the slices are summed.
+fn reduce_broadcast(
+    x: &Tensor,
+    y: &Tensor,
+    dst: &Tensor,
+    s: &Spec,
+    rows: usize,
+    cols: usize,
+) -> Result<()> {
+    let z = s.batches();
+    let scratch = Tensor::uninit(x.device(), &[z, rows, cols])?;
+    let per = View {
+        outer: s.z.1 * rows * cols,
+        inner: rows * cols,
+        row: cols,
+        col: 1,
+    };
+    matmul_into(x, y, None, &scratch, &Spec { c: per, ..*s }, false)?;
+    let flat = View {
+        outer: s.z.1 * rows * cols,
+        inner: rows * cols,
+        row: 0,
+        col: 1,
+    };
+    sum_rows_into(
+        &scratch,
+        &flat,
+        s.z,
+        1,
+        rows * cols,
+        dst,
+        (cols, s.c.row, s.c.col),
+        true,
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU reference (f64)
+
+/// `c (+)= alpha·a·b (+ bias)` with the same views as the GPU kernel.
+pub fn matmul_ref(
+    a: &[f64],
+    b: &[f64],
+    bias: Option<&[f64]>,
+    c: &mut [f64],
+    s: &Spec,
+    accumulate: bool,
+) {
+    for z1 in 0..s.z.0 {
+        for z2 in 0..s.z.1 {
+            for i in 0..s.m {
+                for j in 0..s.n {
+                    let mut acc = 0.0;
+                    for k in 0..s.k {
+                        acc += a[s.a.offset(z1, z2, i, k)] * b[s.b.offset(z1, z2, k, j)];
+                    }
+                    let mut v = s.alpha as f64 * acc + bias.map_or(0.0, |bb| bb[j]);
+                    let ci = s.c.offset(z1, z2, i, j);
+                    if accumulate {
+                        v += c[ci];
+                    }
+                    c[ci] = v;
+                }
+            }
+        }
+    }
+}
+
+/// Gradients of `C = alpha·A·B + bias`, accumulated into `da`, `db` and `dbias`.
+pub fn matmul_backward_ref(
+    a: &[f64],
+    b: &[f64],
+    dc: &[f64],
+    s: &Spec,
+    da: &mut [f64],
+    db: &mut [f64],
+    dbias: Option<&mut [f64]>,
+) {
+    let alpha = s.alpha as f64;
+    let mut dbias = dbias;
+    for z1 in 0..s.z.0 {
+        for z2 in 0..s.z.1 {
+            for i in 0..s.m {
+                for j in 0..s.n {
+                    let g = dc[s.c.offset(z1, z2, i, j)];
+                    if let Some(d) = dbias.as_deref_mut() {
+                        d[j] += g;
+                    }
+                    for k in 0..s.k {
+                        da[s.a.offset(z1, z2, i, k)] += alpha * g * b[s.b.offset(z1, z2, k, j)];
+                        db[s.b.offset(z1, z2, k, j)] += alpha * g * a[s.a.offset(z1, z2, i, k)];
+                    }
+                }
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Autograd
+
+/// `C = alpha·A·B (+ bias)` on the tape; `out_shape` is the shape of the new tensor C, whose
+/// elements the view `s.c` must cover.
+pub fn matmul(
+    tape: &Tape,
+    a: &Var,
+    b: &Var,
+    bias: Option<&Var>,
+    s: Spec,
+    out_shape: &[usize],
+) -> Result<Var> {
+    let c = Tensor::uninit(a.device(), out_shape)?;
+    matmul_into(a.value(), b.value(), bias.map(|v| v.value()), &c, &s, false)?;
+    let (a2, b2, bias2) = (a.clone(), b.clone(), bias.cloned());
+    let mut inputs = vec![a, b];
+    if let Some(bv) = bias {
+        inputs.push(bv);
+    }
+    Ok(tape.push("matmul", &inputs, c, move |out| {
+        let dc = out.grad_or_zeros()?;
+        let da = if a2.requires_grad() {
+            Some(a2.grad_or_zeros()?)
+        } else {
+            None
+        };
+        let db = if b2.requires_grad() {
+            Some(b2.grad_or_zeros()?)
+        } else {
+            None
+        };
+        let dbias = match &bias2 {
+            Some(v) if v.requires_grad() => Some(v.grad_or_zeros()?),
+            _ => None,
+        };
+        matmul_backward_into(
+            a2.value(),
+            b2.value(),
+            &dc,
+            &s,
+            da.as_ref(),
+            db.as_ref(),
+            dbias.as_ref(),
+        )
+    }))
+}
+
+/// PyTorch's `Linear`: `y = x·Wᵀ + b` for x (N, K) and W (OUT, K), giving (N, OUT).
+pub fn linear(tape: &Tape, x: &Var, w: &Var, b: Option<&Var>) -> Result<Var> {
+    let (xs, ws) = (x.shape(), w.shape());
+    let k = *xs.last().unwrap_or(&0);
+    if ws.len() != 2 || ws[1] != k {
+        return Err(crate::error::shape_err(
+            "linear",
+            "input (.., K) and weight (OUT, K)",
+            xs,
+            ws,
+        ));
+    }
+    if let Some(bv) = b {
+        if bv.shape() != [ws[0]] {
+            return Err(crate::error::shape_err(
+                "linear",
+                "weight (OUT, K) and bias (OUT)",
+                ws,
+                bv.shape(),
+            ));
+        }
+    }
+    let n = x.value().numel() / k.max(1);
+    let out = ws[0];
+    let s = Spec {
+        z: (1, 1),
+        m: n,
+        n: out,
+        k,
+        a: View::contiguous(n, k),
+        b: View::contiguous(out, k).t(),
+        c: View::contiguous(n, out),
+        alpha: 1.0,
+    };
+    let mut shape = xs.to_vec();
+    if let Some(last) = shape.last_mut() {
+        *last = out;
+    }
+    matmul(tape, x, w, b, s, &shape)
+}
