@@ -4,12 +4,13 @@
 
 use super::config::{GptConfig, Variant};
 use super::heads::Heads;
+use super::layout::Layout;
 use super::params::{self, Param};
 use crate::autograd::{Tape, Var};
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::ops::{
-    cross_entropy, dropout, elementwise as ew, embedding, layernorm, matmul, softmax, synth,
+    cross_entropy, dropout, elementwise as ew, embedding, gather, layernorm, matmul, softmax, synth,
 };
 use crate::tensor::Tensor;
 use std::cell::{Cell, RefCell};
@@ -20,7 +21,7 @@ pub struct Gpt {
     pub cfg: GptConfig,
     pub params: Vec<Param>,
     index: HashMap<String, usize>,
-    pos_ids: RefCell<HashMap<(usize, usize), Tensor>>,
+    dense: RefCell<HashMap<(usize, usize), Rc<Layout>>>,
     gpu: Rc<Device>,
 }
 
@@ -95,7 +96,7 @@ impl Gpt {
             cfg,
             params,
             index,
-            pos_ids: RefCell::new(HashMap::new()),
+            dense: RefCell::new(HashMap::new()),
             gpu: gpu.clone(),
         }
     }
@@ -111,9 +112,9 @@ impl Gpt {
         self.params.iter().map(|p| p.var.value().numel()).sum()
     }
 
-    fn drop(&self, tape: &Tape, x: &Var, p: f32, pass: &Pass) -> Result<Var> {
+    fn drop(&self, tape: &Tape, x: &Var, keys: &Tensor, p: f32, pass: &Pass) -> Result<Var> {
         if pass.train && p > 0.0 {
-            dropout::dropout(tape, x, p, pass.next_seed())
+            dropout::dropout(tape, x, keys, p, pass.next_seed())
         } else {
             Ok(x.clone())
         }
@@ -140,18 +141,19 @@ impl Gpt {
     /// Upload what a forward of shape (B, T) needs, before any work of the step is recorded (an
     /// upload submits the recorded work, which would shift the step's parameter offsets).
     pub fn prepare(&self, b: usize, t: usize) -> Result<()> {
-        self.positions(b, t).map(|_| ())
+        self.dense_layout(b, t).map(|_| ())
     }
 
-    /// Position ids 0..T repeated B times, kept for reuse (uploading inside a step costs a submit).
-    fn positions(&self, b: usize, t: usize) -> Result<Tensor> {
-        if let Some(p) = self.pos_ids.borrow().get(&(b, t)) {
-            return Ok(p.clone());
+    /// The dense layout of B rows of T positions, kept for reuse (uploading inside a step costs a
+    /// submit).
+    pub fn dense_layout(&self, b: usize, t: usize) -> Result<Rc<Layout>> {
+        if let Some(l) = self.dense.borrow().get(&(b, t)) {
+            return Ok(l.clone());
         }
-        let ids: Vec<u32> = (0..b * t).map(|i| (i % t) as u32).collect();
-        let p = Tensor::from_u32(&self.gpu, &[b * t], &ids)?;
-        self.pos_ids.borrow_mut().insert((b, t), p.clone());
-        Ok(p)
+        let c = &self.cfg;
+        let l = Rc::new(Layout::dense(&self.gpu, b, t, c.n_head, c.block_size)?);
+        self.dense.borrow_mut().insert((b, t), l.clone());
+        Ok(l)
     }
 
     /// Logits (B·T, V) for token ids `idx` (B·T, u32), and the mean cross-entropy against
@@ -165,6 +167,12 @@ impl Gpt {
         targets: Option<&Tensor>,
         pass: &Pass,
     ) -> Result<(Var, Option<Var>)> {
+        self.check_length(t)?;
+        let layout = self.dense_layout(b, t)?;
+        self.forward_layout(tape, idx, &layout, targets, pass)
+    }
+
+    fn check_length(&self, t: usize) -> Result<()> {
         let cfg = &self.cfg;
         if t == 0
             || t > cfg.block_size
@@ -176,36 +184,59 @@ impl Gpt {
                 cfg.variant.name()
             )));
         }
-        if idx.numel() != b * t {
+        Ok(())
+    }
+
+    /// Logits (N, V) for the N token ids `idx` laid out as `layout` says (dense or packed), and the
+    /// mean cross-entropy against `targets` (N; PAD = 0 ignored) when given.
+    pub fn forward_layout(
+        &self,
+        tape: &Tape,
+        idx: &Tensor,
+        layout: &Layout,
+        targets: Option<&Tensor>,
+        pass: &Pass,
+    ) -> Result<(Var, Option<Var>)> {
+        let cfg = &self.cfg;
+        self.check_length(layout.t)?;
+        if idx.numel() != layout.n {
             return Err(crate::error::shape_err(
                 "gpt",
-                "token ids vs (B, T)",
+                "token ids vs the layout's tokens",
                 idx.shape(),
-                &[b, t],
+                &[layout.n],
             ));
         }
         let c = cfg.n_embd;
+        let keys = &layout.token_keys;
         let tok = embedding::embedding(tape, idx, self.param("tok_emb.weight")?)?;
         let pos_table = self.param("pos_emb")?.reshape(&[cfg.block_size, c])?;
-        let pos = embedding::embedding(tape, &self.positions(b, t)?, &pos_table)?;
-        let mut x = self.drop(tape, &ew::add(tape, &tok, &pos)?, cfg.embd_pdrop, pass)?; // (B·T, C)
+        let pos = embedding::embedding(tape, &layout.pos, &pos_table)?;
+        let mut x = self.drop(
+            tape,
+            &ew::add(tape, &tok, &pos)?,
+            keys,
+            cfg.embd_pdrop,
+            pass,
+        )?; // (N, C)
         for l in 0..cfg.n_layer {
             let blk = format!("blocks.{l}");
             let h = self.layernorm(tape, &x, &format!("{blk}.ln1"))?;
-            let a = self.attention(tape, &h, b, t, &format!("{blk}.attn"), pass)?;
+            let a = self.attention(tape, &h, layout, &format!("{blk}.attn"), pass)?;
             x = ew::add(tape, &x, &a)?;
             let h = self.layernorm(tape, &x, &format!("{blk}.ln2"))?;
             let h = ew::gelu(tape, &self.linear(tape, &h, &format!("{blk}.mlp.0"))?)?;
             let h = self.drop(
                 tape,
                 &self.linear(tape, &h, &format!("{blk}.mlp.2"))?,
+                keys,
                 cfg.resid_pdrop,
                 pass,
             )?;
             x = ew::add(tape, &x, &h)?;
         }
         let x = self.layernorm(tape, &x, "ln_f")?;
-        let logits = matmul::linear(tape, &x, self.param("head.weight")?, None)?; // (B·T, V)
+        let logits = matmul::linear(tape, &x, self.param("head.weight")?, None)?; // (N, V)
         let loss = match targets {
             Some(y) => Some(cross_entropy::cross_entropy(tape, &logits, y)?),
             None => None,
@@ -213,27 +244,31 @@ impl Gpt {
         Ok((logits, loss))
     }
 
-    /// One attention sub-layer on h (B·T, C); returns (B·T, C) after the output projection.
+    /// One attention sub-layer on h (N, C); returns (N, C) after the output projection. A packed
+    /// layout's tokens are gathered into per-row blocks (B·T, C) around the batched attention.
     fn attention(
         &self,
         tape: &Tape,
         h: &Var,
-        b: usize,
-        t: usize,
+        layout: &Layout,
         name: &str,
         pass: &Pass,
     ) -> Result<Var> {
         let cfg = &self.cfg;
-        let (c, nh) = (cfg.n_embd, cfg.n_head);
+        let (c, nh, b, t) = (cfg.n_embd, cfg.n_head, layout.rows, layout.t);
         let heads = Heads { b, t, c, nh };
+        let to_blocks = |x: &Var| match &layout.blocks {
+            None => Ok(x.clone()),
+            Some(m) => gather::gather(tape, x, &m.to_blocks, &m.to_tokens),
+        };
         let scores = match cfg.variant {
             Variant::Vanilla => {
-                let q = self.linear(tape, h, &format!("{name}.query"))?;
-                let k = self.linear(tape, h, &format!("{name}.key"))?;
+                let q = to_blocks(&self.linear(tape, h, &format!("{name}.query"))?)?;
+                let k = to_blocks(&self.linear(tape, h, &format!("{name}.key"))?)?;
                 heads.scores(tape, &q, &k)? // (B, NH, T, T)
             }
             Variant::Synthesizer => {
-                let x3 = h.reshape(&[b, t, c])?;
+                let x3 = to_blocks(h)?.reshape(&[b, t, c])?;
                 let w = |n: &str| self.param(&format!("{name}.{n}"));
                 synth::synth_scores(
                     tape,
@@ -250,10 +285,14 @@ impl Gpt {
         if let Some(c) = &pass.capture {
             c.borrow_mut().push(att.value().clone());
         }
-        let att = self.drop(tape, &att, cfg.attn_pdrop, pass)?;
-        let v = self.linear(tape, h, &format!("{name}.value"))?;
+        let att = self.drop(tape, &att, &layout.attn_keys, cfg.attn_pdrop, pass)?;
+        let v = to_blocks(&self.linear(tape, h, &format!("{name}.value"))?)?;
         let y = heads.mix(tape, &att, &v)?; // (B·T, C)
+        let y = match &layout.blocks {
+            None => y,
+            Some(m) => gather::gather(tape, &y, &m.to_tokens, &m.to_blocks)?, // (N, C)
+        };
         let y = self.linear(tape, &y, &format!("{name}.proj"))?;
-        self.drop(tape, &y, cfg.resid_pdrop, pass)
+        self.drop(tape, &y, &layout.token_keys, cfg.resid_pdrop, pass)
     }
 }

@@ -4,6 +4,7 @@ pub mod checkpoint;
 pub mod config;
 pub mod gpt;
 pub mod heads;
+pub mod layout;
 pub mod memory;
 pub mod params;
 pub mod torch_params;
@@ -11,3 +12,4 @@ pub mod vit;
 
 pub use config::{GptConfig, Variant, MAX_BLOCK_SIZE};
 pub use gpt::{Gpt, Pass};
+pub use layout::Layout;

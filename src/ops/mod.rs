@@ -13,6 +13,7 @@ pub mod cross_entropy;
 pub mod dropout;
 pub mod elementwise;
 pub mod embedding;
+pub mod gather;
 pub mod layernorm;
 pub mod matmul;
 pub mod reduce;
@@ -33,6 +34,7 @@ pub async fn run_checks(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
     out.extend(reduce::check::check(gpu).await?);
     out.extend(layernorm::check::check(gpu).await?);
     out.extend(embedding::check::check(gpu).await?);
+    out.extend(gather::check::check(gpu).await?);
     out.extend(softmax::check::check(gpu).await?);
     out.extend(cross_entropy::check::check(gpu).await?);
     out.extend(dropout::check::check(gpu).await?);

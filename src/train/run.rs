@@ -71,7 +71,8 @@ pub const TRIM_MULTIPLE: usize = 8;
 /// the last non-PAD target of every row only feed ignored targets, and attention is causal, so no
 /// kept position reads them. Returns (x, y, new length), the length rounded up to `TRIM_MULTIPLE`.
 /// The loss and gradients are the same as on the full batch (up to summation order); dropout masks
-/// are drawn by element index, so with dropout on they are different (equally distributed) samples.
+/// are keyed by (row, position), so with dropout on they are the same too. Training packs its
+/// batches instead (`Trainer::step_packed`); this stays as the benchmark's previous step.
 pub fn trim_batch(x: &[u32], y: &[u32], rows: usize, t: usize) -> (Vec<u32>, Vec<u32>, usize) {
     let last = (0..rows)
         .filter_map(|r| y[r * t..(r + 1) * t].iter().rposition(|&v| v != 0))
@@ -150,9 +151,8 @@ pub(super) async fn train_epochs(
                 y.extend_from_slice(&yi);
             }
             let lr = trainer.lr;
-            // Only up to the batch's longest real sequence; the schedule still counts full rows.
-            let (tx, ty, tt) = trim_batch(&x, &y, rows, t);
-            let loss = trainer.step_counting(&tx, &ty, rows, tt, rows * t)?;
+            // Only the rows' real tokens, packed; the schedule still counts full rows.
+            let loss = trainer.step_packed(&x, &y, rows, t, rows * t)?;
             step += 1;
             let last_step = step == stop;
             let epoch_end = s + 1 == per_epoch || step == total;

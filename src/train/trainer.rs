@@ -6,6 +6,7 @@
 use super::schedule::TrainConfig;
 use crate::autograd::Tape;
 use crate::error::Result;
+use crate::model::layout::{pack, target_lengths, Layout};
 use crate::model::{Gpt, Pass};
 use crate::ops::adamw::{adamw_step_into, AdamState, AdamW};
 use crate::ops::reduce::global_norm_into;
@@ -71,8 +72,9 @@ impl Trainer {
         self.step_counting(x, y, rows, t, rows * t)
     }
 
-    /// `step` on a batch that was cut short (see `trim_batch`), counting `counted` tokens for the
-    /// learning-rate schedule: the reference counts every position of the full 127-long rows.
+    /// `step` on a padded batch of `rows` × `t` (possibly cut short), counting `counted` tokens
+    /// for the learning-rate schedule: the reference counts every position of the full 127-long
+    /// rows.
     pub fn step_counting(
         &mut self,
         x: &[u32],
@@ -91,15 +93,49 @@ impl Trainer {
                 ))
                 .clone(),
         };
-        self.model.prepare(rows, t)?;
+        let layout = self.model.dense_layout(rows, t)?;
         tx.write_u32(x)?;
         ty.write_u32(y)?;
+        self.step_on(&layout, &tx, &ty, counted)
+    }
+
+    /// The same step on the batch's real tokens only (see `model::layout`): each row up to its
+    /// last non-PAD target, packed one after another. The same loss, gradients and update as
+    /// `step_counting` on the padded batch, up to float rounding, with dropout on or off.
+    pub fn step_packed(
+        &mut self,
+        x: &[u32],
+        y: &[u32],
+        rows: usize,
+        t: usize,
+        counted: usize,
+    ) -> Result<Tensor> {
+        let gpu = self.norm.device().clone();
+        let lens = target_lengths(y, rows, t);
+        let c = &self.model.cfg;
+        let layout = Layout::packed(&gpu, &lens, c.n_head, c.block_size)?;
+        let (px, py) = (pack(x, &lens, t), pack(y, &lens, t));
+        let tx = Tensor::from_u32(&gpu, &[px.len()], &px)?;
+        let ty = Tensor::from_u32(&gpu, &[py.len()], &py)?;
+        self.step_on(&layout, &tx, &ty, counted)
+    }
+
+    /// Zero the gradients, forward and backward on the uploaded batch, clip, AdamW, move on.
+    fn step_on(
+        &mut self,
+        layout: &Layout,
+        tx: &Tensor,
+        ty: &Tensor,
+        counted: usize,
+    ) -> Result<Tensor> {
         for p in &self.model.params {
             p.var.zero_grad()?;
         }
         let tape = Tape::new();
         let pass = Pass::train(self.seed.wrapping_add(self.steps as u32));
-        let (_, loss) = self.model.forward(&tape, &tx, rows, t, Some(&ty), &pass)?;
+        let (_, loss) = self
+            .model
+            .forward_layout(&tape, tx, layout, Some(ty), &pass)?;
         let loss = loss.ok_or_else(|| crate::Error::Msg("forward returned no loss".into()))?;
         tape.backward(&loss)?;
         let grads = self

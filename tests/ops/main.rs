@@ -15,6 +15,8 @@ mod dropout;
 mod elementwise;
 #[path = "../../src/ops/embedding/tests.rs"]
 mod embedding;
+#[path = "../../src/ops/gather/tests.rs"]
+mod gather;
 #[path = "../../src/ops/layernorm/tests.rs"]
 mod layernorm;
 #[path = "../../src/ops/matmul/tests.rs"]

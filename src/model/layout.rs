@@ -1,0 +1,157 @@
+//! How a batch's tokens lie in memory for one forward pass.
+//!
+//! - **Dense**: B rows of T positions each, (B·T, C) activations; every row is T long (padding
+//!   included). Decoding, Ask and the padded training step use it.
+//! - **Packed**: only each row's real tokens, one row after another, (N, C) activations with
+//!   N = Σ lens. Every per-token op (embeddings, layernorm, linear, GELU, dropout, residuals, the
+//!   head, cross-entropy) runs over the N rows. Attention needs per-row blocks: q, k and v are
+//!   gathered into (B·T, C) with T = the longest row, the batched causal attention runs there, and
+//!   its output is gathered back to (N, C). A block position past its row's length holds zeros;
+//!   causal attention never lets a real position see it, so the real rows compute exactly what
+//!   the dense layout computes.
+//!
+//! Both layouts give each token row the dropout key `row · block_size + position` and each
+//! attention row `(row · NH + head) · block_size + query`, so dropout drops the same elements in
+//! either layout (see `ops::dropout`).
+
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::ops::gather;
+use crate::tensor::Tensor;
+use std::rc::Rc;
+
+/// The maps between packed tokens and attention blocks (see `ops::gather`).
+pub struct Blocks {
+    /// (B·T): the token of each block position, NONE past a row's end.
+    pub to_blocks: Tensor,
+    /// (N): the block position of each token.
+    pub to_tokens: Tensor,
+}
+
+pub struct Layout {
+    /// Batch rows (B).
+    pub rows: usize,
+    /// Attention block width: the longest row (T).
+    pub t: usize,
+    /// Activation rows: B·T when dense, Σ lens when packed.
+    pub n: usize,
+    /// Real length of each row.
+    pub lens: Vec<usize>,
+    /// (N) each token's position in its row.
+    pub pos: Tensor,
+    /// None when the tokens already are the blocks (dense).
+    pub blocks: Option<Blocks>,
+    /// (N) dropout keys of the token rows.
+    pub token_keys: Tensor,
+    /// (B·NH·T) dropout keys of the attention rows.
+    pub attn_keys: Tensor,
+}
+
+impl Layout {
+    /// B rows of T positions.
+    pub fn dense(
+        dev: &Rc<Device>,
+        rows: usize,
+        t: usize,
+        nh: usize,
+        block: usize,
+    ) -> Result<Layout> {
+        let pos: Vec<u32> = (0..rows * t).map(|i| (i % t) as u32).collect();
+        let keys: Vec<u32> = (0..rows * t)
+            .map(|i| token_key(i / t, i % t, block))
+            .collect();
+        Ok(Layout {
+            rows,
+            t,
+            n: rows * t,
+            lens: vec![t; rows],
+            pos: Tensor::from_u32(dev, &[pos.len().max(1)], &pad1(pos))?,
+            blocks: None,
+            token_keys: Tensor::from_u32(dev, &[keys.len().max(1)], &pad1(keys))?,
+            attn_keys: attn_keys(dev, rows, t, nh, block)?,
+        })
+    }
+
+    /// The real tokens of rows of lengths `lens` (each at most `block`; at least one token in all).
+    pub fn packed(dev: &Rc<Device>, lens: &[usize], nh: usize, block: usize) -> Result<Layout> {
+        let t = lens.iter().copied().max().unwrap_or(0);
+        let n: usize = lens.iter().sum();
+        if n == 0 || t > block {
+            return Err(Error::Msg(format!(
+                "a packed batch needs 1 to {block} tokens a row and at least one in all; got row \
+                 lengths {lens:?}"
+            )));
+        }
+        let (to_blocks, to_tokens) = gather::block_maps(lens, t);
+        let mut pos = Vec::with_capacity(n);
+        let mut keys = Vec::with_capacity(n);
+        for (r, &l) in lens.iter().enumerate() {
+            for i in 0..l {
+                pos.push(i as u32);
+                keys.push(token_key(r, i, block));
+            }
+        }
+        Ok(Layout {
+            rows: lens.len(),
+            t,
+            n,
+            lens: lens.to_vec(),
+            pos: Tensor::from_u32(dev, &[n], &pos)?,
+            blocks: Some(Blocks {
+                to_blocks: Tensor::from_u32(dev, &[to_blocks.len()], &to_blocks)?,
+                to_tokens: Tensor::from_u32(dev, &[n], &to_tokens)?,
+            }),
+            token_keys: Tensor::from_u32(dev, &[n], &keys)?,
+            attn_keys: attn_keys(dev, lens.len(), t, nh, block)?,
+        })
+    }
+}
+
+fn token_key(row: usize, pos: usize, block: usize) -> u32 {
+    (row as u32)
+        .wrapping_mul(block as u32)
+        .wrapping_add(pos as u32)
+}
+
+fn attn_keys(dev: &Rc<Device>, rows: usize, t: usize, nh: usize, block: usize) -> Result<Tensor> {
+    let keys: Vec<u32> = (0..rows * nh * t)
+        .map(|i| token_key(i / t, i % t, block))
+        .collect();
+    Tensor::from_u32(dev, &[keys.len().max(1)], &pad1(keys))
+}
+
+/// An empty upload is not allowed; an empty layout never reads its one element.
+fn pad1(mut v: Vec<u32>) -> Vec<u32> {
+    if v.is_empty() {
+        v.push(0);
+    }
+    v
+}
+
+/// Each row's real length for training: up to its last non-PAD target (PAD = 0); a row without
+/// one contributes nothing to the loss and gets length 0. If no row has a target, the first row
+/// keeps one token, so the batch is not empty (its loss is then the empty mean, as padded).
+pub fn target_lengths(y: &[u32], rows: usize, t: usize) -> Vec<usize> {
+    let mut lens: Vec<usize> = (0..rows)
+        .map(|r| {
+            y[r * t..(r + 1) * t]
+                .iter()
+                .rposition(|&v| v != crate::data::PAD_ID)
+                .map_or(0, |i| i + 1)
+        })
+        .collect();
+    if lens.iter().all(|&l| l == 0) {
+        if let Some(l) = lens.first_mut() {
+            *l = 1;
+        }
+    }
+    lens
+}
+
+/// The rows' first `lens` tokens of a (rows, t) row-major batch, one after another.
+pub fn pack(v: &[u32], lens: &[usize], t: usize) -> Vec<u32> {
+    lens.iter()
+        .enumerate()
+        .flat_map(|(r, &l)| v[r * t..r * t + l].iter().copied())
+        .collect()
+}

@@ -1,0 +1,196 @@
+//! Half the work, the same mathematics: a batch packed to its rows' real tokens
+//! (`Trainer::step_packed`, what training runs) gives the loss, the gradient of every parameter and
+//! the updated weights of the padded 127-long batch (`Trainer::step_counting`), and the schedule
+//! counts the same tokens — on each backend, for both variants, with dropout off and on (its masks
+//! are keyed by (row, position), so both layouts drop the same elements), for real pretraining and
+//! finetuning batches and for batches with a one-token row and a full 127-token row.
+
+use attnlab::data::{generate, CharCorruptionDataset, NameDataset, Vocab, BLOCK_SIZE};
+use attnlab::model::{Gpt, GptConfig, Variant};
+use attnlab::train::{TrainConfig, Trainer};
+use attnlab::Device;
+use std::rc::Rc;
+
+mod backends;
+use backends::devices;
+
+fn config(variant: Variant, vocab: usize, dropout: f32) -> GptConfig {
+    GptConfig {
+        embd_pdrop: dropout,
+        resid_pdrop: dropout,
+        attn_pdrop: dropout,
+        ..GptConfig::tiny(variant, vocab)
+    }
+}
+
+/// Relative difference of two tensors: max |a − b| / max |a|.
+fn rel(a: &[f32], b: &[f32]) -> f32 {
+    assert_eq!(a.len(), b.len());
+    let scale = a.iter().fold(0f32, |m, v| m.max(v.abs())).max(1e-12);
+    a.iter().zip(b).fold(0f32, |m, (x, y)| m.max((x - y).abs())) / scale
+}
+
+type Step = (f32, Vec<(String, Vec<f32>, Vec<f32>)>, f64, f64);
+
+fn step(dev: &Rc<Device>, cfg: GptConfig, x: &[u32], y: &[u32], rows: usize, packed: bool) -> Step {
+    let t = BLOCK_SIZE - 1;
+    let model = Gpt::new(dev, cfg, 11).expect("model");
+    let mut tr = Trainer::new(model, TrainConfig::finetune_scratch(), 5).expect("trainer");
+    let loss = if packed {
+        tr.step_packed(x, y, rows, t, rows * t)
+    } else {
+        tr.step_counting(x, y, rows, t, rows * t)
+    };
+    let loss = loss.expect("step").read().expect("loss")[0];
+    let params = tr
+        .model
+        .params
+        .iter()
+        .map(|p| {
+            let g = p.var.grad_or_zeros().expect("grad").read().expect("read");
+            let w = p.var.value().read().expect("read");
+            (p.name.clone(), g, w)
+        })
+        .collect();
+    (loss, params, tr.tokens, tr.lr)
+}
+
+fn compare(dev: &Rc<Device>, variant: Variant, x: &[u32], y: &[u32], rows: usize, what: &str) {
+    let vocab = 1 + *x.iter().chain(y).max().expect("tokens") as usize;
+    for dropout in [0.0f32, 0.1] {
+        let what = format!(
+            "{} {} {what}, dropout {dropout}",
+            dev.kind(),
+            variant.name()
+        );
+        let cfg = config(variant, vocab.max(8), dropout);
+        let (l_pad, p_pad, tok_pad, lr_pad) = step(dev, cfg.clone(), x, y, rows, false);
+        let (l_pack, p_pack, tok_pack, lr_pack) = step(dev, cfg, x, y, rows, true);
+        assert!(l_pad.is_finite(), "{what}: loss {l_pad}");
+        assert!(
+            ((l_pad - l_pack) / l_pad).abs() < 1e-5,
+            "{what}: loss padded {l_pad} vs packed {l_pack}"
+        );
+        assert_eq!(
+            (tok_pad, lr_pad),
+            (tok_pack, lr_pack),
+            "{what}: the schedule counts full rows"
+        );
+        // Gradients within 1e-4 of their largest element; the updated weights within 1e-3: AdamW
+        // divides a gradient by its own size, so a near-zero gradient element whose rounding
+        // differs between the layouts moves its weight by up to a learning rate either way.
+        let (mut worst_g, mut worst_w) = ((0f32, String::new()), (0f32, String::new()));
+        for ((name, ga, wa), (_, gb, wb)) in p_pad.iter().zip(&p_pack) {
+            let (eg, ew) = (rel(ga, gb), rel(wa, wb));
+            if eg > worst_g.0 {
+                worst_g = (eg, name.clone());
+            }
+            if ew > worst_w.0 {
+                worst_w = (ew, name.clone());
+            }
+        }
+        println!(
+            "{what}: loss {l_pad} vs {l_pack}, worst gradient difference {:.2e} ({}), weight {:.2e} ({})",
+            worst_g.0, worst_g.1, worst_w.0, worst_w.1
+        );
+        assert!(
+            worst_g.0 < 1e-4,
+            "{what}: gradient of {} differs by {:.2e}",
+            worst_g.1,
+            worst_g.0
+        );
+        assert!(
+            worst_w.0 < 1e-3,
+            "{what}: updated {} differs by {:.2e}",
+            worst_w.1,
+            worst_w.0
+        );
+    }
+}
+
+/// Real batches from the generated corpus: finetuning questions and span-corruption examples.
+fn batches() -> (Vec<u32>, Vec<u32>, Vec<u32>, Vec<u32>, usize) {
+    let c = generate(21, 40);
+    let vocab = Vocab::from_text(&c.wiki, "wiki.txt").expect("vocab");
+    let rows = 6;
+    let names = NameDataset::new(c.train_tsv.as_bytes(), "train.tsv", &vocab).expect("names");
+    let corrupt = CharCorruptionDataset::new(&c.wiki, "wiki.txt", &vocab, 3).expect("corrupt");
+    let (mut nx, mut ny, mut cx, mut cy) = (vec![], vec![], vec![], vec![]);
+    for i in 0..rows {
+        let (a, b) = names.get(i).expect("example");
+        nx.extend(a);
+        ny.extend(b);
+        let (a, b) = corrupt.get(i, 0).expect("example");
+        cx.extend(a);
+        cy.extend(b);
+    }
+    (nx, ny, cx, cy, rows)
+}
+
+/// Three rows: one whose only target is its first position, one whose every position is a real
+/// target (127 tokens), and one with no target at all.
+fn edge_batch() -> (Vec<u32>, Vec<u32>, usize) {
+    let t = BLOCK_SIZE - 1;
+    let tok = |i: usize| 1 + (i * 7 % 19) as u32;
+    let (mut x, mut y) = (vec![0u32; 3 * t], vec![0u32; 3 * t]);
+    x[0] = tok(0);
+    y[0] = tok(1);
+    for i in 0..t {
+        x[t + i] = tok(i + 3);
+        y[t + i] = tok(i + 4);
+    }
+    for i in 0..10 {
+        x[2 * t + i] = tok(i);
+    }
+    (x, y, 3)
+}
+
+#[test]
+fn packed_batches_give_the_padded_step_vanilla() {
+    let (nx, ny, cx, cy, rows) = batches();
+    let (ex, ey, erows) = edge_batch();
+    for dev in devices() {
+        compare(&dev, Variant::Vanilla, &nx, &ny, rows, "finetune batch");
+        compare(&dev, Variant::Vanilla, &cx, &cy, rows, "pretrain batch");
+        compare(
+            &dev,
+            Variant::Vanilla,
+            &ex,
+            &ey,
+            erows,
+            "1-token and 127-token rows",
+        );
+    }
+}
+
+#[test]
+fn packed_batches_give_the_padded_step_synthesizer() {
+    let (nx, ny, cx, cy, rows) = batches();
+    let (ex, ey, erows) = edge_batch();
+    for dev in devices() {
+        compare(&dev, Variant::Synthesizer, &nx, &ny, rows, "finetune batch");
+        compare(&dev, Variant::Synthesizer, &cx, &cy, rows, "pretrain batch");
+        compare(
+            &dev,
+            Variant::Synthesizer,
+            &ex,
+            &ey,
+            erows,
+            "1-token and 127-token rows",
+        );
+    }
+}
+
+#[test]
+fn packed_lengths_stop_at_each_rows_last_target() {
+    use attnlab::model::layout::{pack, target_lengths};
+    let t = 5;
+    let y = [
+        0, 3, 0, 0, 0, /**/ 1, 2, 3, 4, 5, /**/ 0, 0, 0, 0, 0,
+    ];
+    assert_eq!(target_lengths(&y, 3, t), vec![2, 5, 0]);
+    let x: Vec<u32> = (0..15).collect();
+    assert_eq!(pack(&x, &[2, 5, 0], t), vec![0, 1, 5, 6, 7, 8, 9]);
+    // No target anywhere: the first row keeps one token, so a batch is never empty.
+    assert_eq!(target_lengths(&[0; 10], 2, t), vec![1, 0]);
+}
