@@ -2,8 +2,9 @@
 //! `matmul_into` (wall clock over `--repeats` dispatches after a warm-up, each ended by `sync`) beside a
 //! plain single-threaded f32 CPU triple loop (i-k-j order) on contiguous matrices of the same sizes.
 //! `--quick` divides the row count and the batch count by 16. `--step ROWS` times the tiny preset's
-//! training step instead, and `--step ROWS --profile` adds a per-kernel breakdown. `--trim ROWS`
-//! times the step on real batches at full length and cut after the longest sequence. Native only;
+//! training step instead, and `--step ROWS --profile` adds a per-kernel breakdown. `--layouts ROWS`
+//! (alias `--trim`) times the step on real batches padded, trimmed and packed (`--data DIR` for
+//! the course's files, `--kind pretrain|finetune`). Native only;
 //! the matmul cases and the training step come from `attnlab::bench`, which the page's Benchmark
 //! card (src/web/bench.rs) runs too, so both time the same work. `--device auto|gpu|cpu` picks the
 //! backend as the CLI does; `--step ROWS --size assignment` times the assignment's model, and
@@ -112,69 +113,116 @@ mod native {
         Ok(())
     }
 
-    /// `--trim ROWS`: the tiny preset's training step on real batches of the embedded corpus (the
-    /// first ROWS finetuning questions, the first ROWS span-corruption examples), at the full 127
-    /// columns and cut after the longest real sequence (`trim_batch`), side by side.
-    fn time_trim(gpu: &std::rc::Rc<Device>, rows: usize, repeats: usize) -> Result<()> {
+    /// `--layouts ROWS` (`--trim ROWS` is the same): the training step on real batches, laid out
+    /// three ways side by side: padded to 127 columns (the reference's step), trimmed after the
+    /// batch's longest row (the previous step), and packed to the rows' real tokens (what training
+    /// runs now). The batches are the first `BATCHES` batches of ROWS examples in training order,
+    /// span-corruption examples of `wiki.txt` (pretrain) and questions of
+    /// `birth_places_train.tsv` (finetune): the course's files from `--data DIR`, else the
+    /// embedded corpus. Each timing cycles through the batches; `--kind pretrain|finetune` runs one.
+    fn time_layouts(
+        gpu: &std::rc::Rc<Device>,
+        rows: usize,
+        repeats: usize,
+        size: bench::StepSize,
+        variants: &[attnlab::model::Variant],
+        data: Option<&str>,
+        kinds: &[&str],
+    ) -> Result<()> {
         use attnlab::data::{CharCorruptionDataset, NameDataset, Vocab};
-        use attnlab::model::{Gpt, GptConfig, Variant};
+        use attnlab::model::Gpt;
         use attnlab::train::run::{default_corpus, trim_batch};
         use attnlab::train::{TrainConfig, Trainer};
+        const BATCHES: usize = 4;
         let t = 127;
-        let c = default_corpus(false);
-        let vocab = Vocab::from_text(&c.wiki, "wiki.txt")?;
-        let names = NameDataset::new(c.train_tsv.as_bytes(), "train.tsv", &vocab)?;
-        let corrupt = CharCorruptionDataset::new(&c.wiki, "wiki.txt", &vocab, 0)?;
-        let mut batches = vec![];
-        for (what, get) in [
-            (
-                "finetune",
-                &(|i| names.get(i)) as &dyn Fn(usize) -> Result<(Vec<u32>, Vec<u32>)>,
-            ),
-            ("pretrain", &|i| corrupt.get(i, 0)),
-        ] {
-            let (mut x, mut y) = (vec![], vec![]);
-            for i in 0..rows {
-                let (a, b) = get(i)?;
-                x.extend(a);
-                y.extend(b);
+        let (wiki, train) = match data {
+            Some(dir) => {
+                let read = |f: &str| {
+                    std::fs::read_to_string(std::path::Path::new(dir).join(f))
+                        .map_err(|e| attnlab::Error::Msg(format!("{dir}/{f}: {e}")))
+                };
+                (read("wiki.txt")?, read("birth_places_train.tsv")?)
             }
-            batches.push((what, x, y));
-        }
-        println!("training step, tiny preset, embedded corpus, {rows} rows, {repeats} steps after 1 warm-up");
+            None => {
+                let c = default_corpus(false);
+                (c.wiki, c.train_tsv)
+            }
+        };
+        let vocab = Vocab::from_text(&wiki, "wiki.txt")?;
+        let names = NameDataset::new(train.as_bytes(), "birth_places_train.tsv", &vocab)?;
+        let corrupt = CharCorruptionDataset::new(&wiki, "wiki.txt", &vocab, 0)?;
         println!(
-            "{:<12} {:<9} {:>4} {:>10} {:>10} {:>8}",
-            "variant", "batch", "T", "full ms", "trimmed ms", "speed-up"
+            "training step on real batches ({}; {size:?} size), {BATCHES} batches of {rows} rows \
+             in training order, cycled for {repeats} steps after 1 warm-up",
+            data.unwrap_or("embedded corpus")
         );
-        for variant in [Variant::Vanilla, Variant::Synthesizer] {
-            for (what, x, y) in &batches {
-                let (tx, ty, tt) = trim_batch(x, y, rows, t);
-                let time = |xs: &[u32], ys: &[u32], len: usize| -> Result<f64> {
+        println!(
+            "{:<12} {:<9} {:>6} {:>6} {:>9} {:>9} {:>9} {:>8} {:>8}",
+            "variant",
+            "batch",
+            "real",
+            "trimT",
+            "full ms",
+            "trim ms",
+            "packed ms",
+            "pk/trim",
+            "pk/full"
+        );
+        for &variant in variants {
+            for &kind in kinds {
+                let mut batches = vec![];
+                let (mut real, mut trim_t) = (0usize, 0usize);
+                for b in 0..BATCHES {
+                    let (mut x, mut y) = (vec![], vec![]);
+                    for i in b * rows..(b + 1) * rows {
+                        let (a, c) = if kind == "pretrain" {
+                            corrupt.get(i % corrupt.len(), 0)?
+                        } else {
+                            names.get(i % names.len())?
+                        };
+                        x.extend(a);
+                        y.extend(c);
+                    }
+                    let lens = attnlab::model::layout::target_lengths(&y, rows, t);
+                    real += lens.iter().sum::<usize>();
+                    let (tx, ty, tt) = trim_batch(&x, &y, rows, t);
+                    trim_t += tt;
+                    batches.push((x, y, tx, ty, tt));
+                }
+                let time = |how: u8| -> Result<f64> {
                     let mut tr = Trainer::new(
-                        Gpt::new(gpu, GptConfig::tiny(variant, vocab.len()), 1)?,
+                        Gpt::new(gpu, size.config(variant), 1)?,
                         TrainConfig::finetune_scratch(),
                         0,
                     )?;
-                    tr.step_counting(xs, ys, rows, len, rows * t)?
-                        .to_vec_f32()
-                        .await_blocking()?;
+                    let mut one = |k: usize| -> Result<attnlab::Tensor> {
+                        let (x, y, tx, ty, tt) = &batches[k % BATCHES];
+                        match how {
+                            0 => tr.step_counting(x, y, rows, t, rows * t),
+                            1 => tr.step_counting(tx, ty, rows, *tt, rows * t),
+                            _ => tr.step_packed(x, y, rows, t, rows * t),
+                        }
+                    };
+                    one(0)?.to_vec_f32().await_blocking()?;
                     let t0 = Instant::now();
-                    for _ in 0..repeats {
-                        tr.step_counting(xs, ys, rows, len, rows * t)?;
+                    for k in 0..repeats {
+                        one(k + 1)?;
                     }
                     pollster::block_on(gpu.sync())?;
                     Ok(t0.elapsed().as_secs_f64() / repeats as f64)
                 };
-                let full = time(x, y, t)?;
-                let cut = time(&tx, &ty, tt)?;
+                let (full, cut, packed) = (time(0)?, time(1)?, time(2)?);
                 println!(
-                    "{:<12} {:<9} {:>4} {:>10.1} {:>10.1} {:>7.2}x",
+                    "{:<12} {:<9} {:>5.0}% {:>6} {:>9.1} {:>9.1} {:>9.1} {:>8.2} {:>8.2}",
                     variant.name(),
-                    what,
-                    tt,
+                    kind,
+                    100.0 * real as f64 / (BATCHES * rows * t) as f64,
+                    trim_t / BATCHES,
                     full * 1e3,
                     cut * 1e3,
-                    full / cut
+                    packed * 1e3,
+                    packed / cut,
+                    packed / full
                 );
             }
         }
@@ -208,51 +256,67 @@ mod native {
         };
         let gpu = Device::open_blocking(choice)?;
         println!("device: {} ({})", gpu.describe(), gpu.reason);
-        if let Some(i) = args.iter().position(|a| a == "--step") {
-            let rows = args
-                .get(i + 1)
-                .and_then(|v| v.parse::<usize>().ok())
-                .filter(|&r| r > 0)
-                .unwrap_or(8);
-            let size = match args
-                .iter()
-                .position(|a| a == "--size")
-                .and_then(|i| args.get(i + 1))
-            {
-                Some(s) if s == "assignment" => bench::StepSize::Assignment,
-                Some(s) if s == "tiny" => bench::StepSize::Tiny,
-                None => bench::StepSize::Tiny,
-                Some(s) => {
-                    return Err(attnlab::Error::Msg(format!(
-                        "--size {s}: use tiny or assignment"
-                    )))
-                }
-            };
-            use attnlab::model::Variant;
-            let variants = match args
-                .iter()
-                .position(|a| a == "--variant")
-                .and_then(|i| args.get(i + 1))
-            {
-                Some(v) if v == "vanilla" => vec![Variant::Vanilla],
-                Some(v) if v == "synthesizer" => vec![Variant::Synthesizer],
-                None => vec![Variant::Vanilla, Variant::Synthesizer],
-                Some(v) => {
-                    return Err(attnlab::Error::Msg(format!(
-                        "--variant {v}: use vanilla or synthesizer"
-                    )))
-                }
-            };
+        let size = match args
+            .iter()
+            .position(|a| a == "--size")
+            .and_then(|i| args.get(i + 1))
+        {
+            Some(s) if s == "assignment" => bench::StepSize::Assignment,
+            Some(s) if s == "tiny" => bench::StepSize::Tiny,
+            None => bench::StepSize::Tiny,
+            Some(s) => {
+                return Err(attnlab::Error::Msg(format!(
+                    "--size {s}: use tiny or assignment"
+                )))
+            }
+        };
+        use attnlab::model::Variant;
+        let variants = match args
+            .iter()
+            .position(|a| a == "--variant")
+            .and_then(|i| args.get(i + 1))
+        {
+            Some(v) if v == "vanilla" => vec![Variant::Vanilla],
+            Some(v) if v == "synthesizer" => vec![Variant::Synthesizer],
+            None => vec![Variant::Vanilla, Variant::Synthesizer],
+            Some(v) => {
+                return Err(attnlab::Error::Msg(format!(
+                    "--variant {v}: use vanilla or synthesizer"
+                )))
+            }
+        };
+        let rows_after = |flag: &str| {
+            args.iter().position(|a| a == flag).map(|i| {
+                args.get(i + 1)
+                    .and_then(|v| v.parse::<usize>().ok())
+                    .filter(|&r| r > 0)
+                    .unwrap_or(8)
+            })
+        };
+        if let Some(rows) = rows_after("--step") {
             let profile = args.iter().any(|a| a == "--profile");
             return time_step(&gpu, rows, repeats, profile, size, &variants);
         }
-        if let Some(i) = args.iter().position(|a| a == "--trim") {
-            let rows = args
-                .get(i + 1)
-                .and_then(|v| v.parse::<usize>().ok())
-                .filter(|&r| r > 0)
-                .unwrap_or(8);
-            return time_trim(&gpu, rows, repeats);
+        if let Some(rows) = rows_after("--layouts").or(rows_after("--trim")) {
+            let data = args
+                .iter()
+                .position(|a| a == "--data")
+                .and_then(|i| args.get(i + 1))
+                .map(String::as_str);
+            let kinds: Vec<&str> = match args
+                .iter()
+                .position(|a| a == "--kind")
+                .and_then(|i| args.get(i + 1))
+            {
+                Some(k) if k == "pretrain" || k == "finetune" => vec![k.as_str()],
+                None => vec!["pretrain", "finetune"],
+                Some(k) => {
+                    return Err(attnlab::Error::Msg(format!(
+                        "--kind {k}: use pretrain or finetune"
+                    )))
+                }
+            };
+            return time_layouts(&gpu, rows, repeats, size, &variants, data, &kinds);
         }
         let (rows, batch) = bench::matmul_shape(quick);
         println!(
