@@ -76,12 +76,19 @@ fn compare(dev: &Rc<Device>, variant: Variant, x: &[u32], y: &[u32], rows: usize
             (tok_pack, lr_pack),
             "{what}: the schedule counts full rows"
         );
-        // Gradients within 1e-4 of their largest element; the updated weights within 1e-3: AdamW
-        // divides a gradient by its own size, so a near-zero gradient element whose rounding
-        // differs between the layouts moves its weight by up to a learning rate either way.
+        // Gradients within 1e-4 of their largest element. Updated weights within 1% of a learning
+        // rate: AdamW divides each gradient element by its own size, so an element near zero whose
+        // rounding differs between the layouts (another summation order) moves its weight by a
+        // fraction of the rate, while a wrong gradient moves it by about the whole rate.
+        let lr = TrainConfig::finetune_scratch().learning_rate as f32;
         let (mut worst_g, mut worst_w) = ((0f32, String::new()), (0f32, String::new()));
         for ((name, ga, wa), (_, gb, wb)) in p_pad.iter().zip(&p_pack) {
-            let (eg, ew) = (rel(ga, gb), rel(wa, wb));
+            let eg = rel(ga, gb);
+            let ew = wa
+                .iter()
+                .zip(wb)
+                .fold(0f32, |m, (x, y)| m.max((x - y).abs()))
+                / lr;
             if eg > worst_g.0 {
                 worst_g = (eg, name.clone());
             }
@@ -90,7 +97,7 @@ fn compare(dev: &Rc<Device>, variant: Variant, x: &[u32], y: &[u32], rows: usize
             }
         }
         println!(
-            "{what}: loss {l_pad} vs {l_pack}, worst gradient difference {:.2e} ({}), weight {:.2e} ({})",
+            "{what}: loss {l_pad} vs {l_pack}, worst gradient difference {:.2e} ({}), weight {:.2e} of lr ({})",
             worst_g.0, worst_g.1, worst_w.0, worst_w.1
         );
         assert!(
@@ -100,8 +107,8 @@ fn compare(dev: &Rc<Device>, variant: Variant, x: &[u32], y: &[u32], rows: usize
             worst_g.0
         );
         assert!(
-            worst_w.0 < 1e-3,
-            "{what}: updated {} differs by {:.2e}",
+            worst_w.0 < 1e-2,
+            "{what}: updated {} differs by {:.2e} of a learning rate",
             worst_w.1,
             worst_w.0
         );

@@ -245,7 +245,8 @@ impl Gpt {
     }
 
     /// One attention sub-layer on h (N, C); returns (N, C) after the output projection. A packed
-    /// layout's tokens are gathered into per-row blocks (B·T, C) around the batched attention.
+    /// layout's tokens are gathered into each group's per-row blocks (B_g·T_g, C) around the
+    /// batched attention, and the groups' outputs gathered back and summed.
     fn attention(
         &self,
         tape: &Tape,
@@ -255,43 +256,68 @@ impl Gpt {
         pass: &Pass,
     ) -> Result<Var> {
         let cfg = &self.cfg;
-        let (c, nh, b, t) = (cfg.n_embd, cfg.n_head, layout.rows, layout.t);
-        let heads = Heads { b, t, c, nh };
-        let to_blocks = |x: &Var| match &layout.blocks {
-            None => Ok(x.clone()),
-            Some(m) => gather::gather(tape, x, &m.to_blocks, &m.to_tokens),
+        let (c, nh) = (cfg.n_embd, cfg.n_head);
+        let lin = |what: &str| self.linear(tape, h, &format!("{name}.{what}"));
+        let qk = match cfg.variant {
+            Variant::Vanilla => Some((lin("query")?, lin("key")?)),
+            Variant::Synthesizer => None,
         };
-        let scores = match cfg.variant {
-            Variant::Vanilla => {
-                let q = to_blocks(&self.linear(tape, h, &format!("{name}.query"))?)?;
-                let k = to_blocks(&self.linear(tape, h, &format!("{name}.key"))?)?;
-                heads.scores(tape, &q, &k)? // (B, NH, T, T)
+        // One seed for the layer's attention dropout, whatever the number of groups.
+        let seed = (pass.train && cfg.attn_pdrop > 0.0).then(|| pass.next_seed());
+        let v = lin("value")?;
+        // Attention on blocks of `heads`: `blocks` moves an (N, C) activation there.
+        let attend = |heads: Heads, blocks: &dyn Fn(&Var) -> Result<Var>, keys: &Tensor| {
+            let scores = match &qk {
+                Some((q, k)) => heads.scores(tape, &blocks(q)?, &blocks(k)?)?, // (B, NH, T, T)
+                None => {
+                    let x3 = blocks(h)?.reshape(&[heads.b, heads.t, c])?;
+                    let w = |n: &str| self.param(&format!("{name}.{n}"));
+                    synth::synth_scores(
+                        tape,
+                        &x3,
+                        w("w1.weight")?,
+                        w("w1.bias")?,
+                        w("w2")?,
+                        w("b2")?,
+                        nh,
+                    )?
+                }
+            };
+            let mut att = softmax::causal_softmax(tape, &scores, 1.0)?;
+            if let Some(c) = &pass.capture {
+                c.borrow_mut().push(att.value().clone());
             }
-            Variant::Synthesizer => {
-                let x3 = to_blocks(h)?.reshape(&[b, t, c])?;
-                let w = |n: &str| self.param(&format!("{name}.{n}"));
-                synth::synth_scores(
-                    tape,
-                    &x3,
-                    w("w1.weight")?,
-                    w("w1.bias")?,
-                    w("w2")?,
-                    w("b2")?,
-                    nh,
-                )?
+            if let Some(seed) = seed {
+                att = dropout::dropout(tape, &att, keys, cfg.attn_pdrop, seed)?;
             }
+            heads.mix(tape, &att, &blocks(&v)?) // (B·T, C)
         };
-        let att = softmax::causal_softmax(tape, &scores, 1.0)?;
-        if let Some(c) = &pass.capture {
-            c.borrow_mut().push(att.value().clone());
+        let mut y: Option<Var> = None;
+        if layout.groups.is_empty() {
+            let heads = Heads {
+                b: layout.rows,
+                t: layout.t,
+                c,
+                nh,
+            };
+            y = Some(attend(heads, &|x| Ok(x.clone()), &layout.attn_keys)?);
         }
-        let att = self.drop(tape, &att, &layout.attn_keys, cfg.attn_pdrop, pass)?;
-        let v = to_blocks(&self.linear(tape, h, &format!("{name}.value"))?)?;
-        let y = heads.mix(tape, &att, &v)?; // (B·T, C)
-        let y = match &layout.blocks {
-            None => y,
-            Some(m) => gather::gather(tape, &y, &m.to_tokens, &m.to_blocks)?, // (N, C)
-        };
+        for g in &layout.groups {
+            let heads = Heads {
+                b: g.rows,
+                t: g.t,
+                c,
+                nh,
+            };
+            let to_blocks = |x: &Var| gather::gather(tape, x, &g.to_blocks, &g.to_tokens);
+            let yg = attend(heads, &to_blocks, &g.attn_keys)?;
+            let yg = gather::gather(tape, &yg, &g.to_tokens, &g.to_blocks)?; // (N, C)
+            y = Some(match y {
+                None => yg,
+                Some(sum) => ew::add(tape, &sum, &yg)?,
+            });
+        }
+        let y = y.ok_or_else(|| Error::Msg("attention: a packed layout without groups".into()))?;
         let y = self.linear(tape, &y, &format!("{name}.proj"))?;
         self.drop(tape, &y, &layout.token_keys, cfg.resid_pdrop, pass)
     }

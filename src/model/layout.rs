@@ -4,11 +4,13 @@
 //!   included). Decoding, Ask and the padded training step use it.
 //! - **Packed**: only each row's real tokens, one row after another, (N, C) activations with
 //!   N = Σ lens. Every per-token op (embeddings, layernorm, linear, GELU, dropout, residuals, the
-//!   head, cross-entropy) runs over the N rows. Attention needs per-row blocks: q, k and v are
-//!   gathered into (B·T, C) with T = the longest row, the batched causal attention runs there, and
-//!   its output is gathered back to (N, C). A block position past its row's length holds zeros;
-//!   causal attention never lets a real position see it, so the real rows compute exactly what
-//!   the dense layout computes.
+//!   head, cross-entropy) runs over the N rows. Attention needs per-row blocks: the rows are sorted
+//!   by length into a few groups, and for each group q, k and v are gathered into (B_g·T_g, C)
+//!   with T_g = the group's longest row, the batched causal attention runs there, and its output
+//!   is gathered back to (N, C) (zero for the other groups' tokens) and summed over the groups.
+//!   A block position past its row's length holds zeros; causal attention never lets a real
+//!   position see it, so the real rows compute exactly what the dense layout computes, and the
+//!   groups keep attention's work near Σ lens² instead of B·T².
 //!
 //! Both layouts give each token row the dropout key `row · block_size + position` and each
 //! attention row `(row · NH + head) · block_size + query`, so dropout drops the same elements in
@@ -20,13 +22,27 @@ use crate::ops::gather;
 use crate::tensor::Tensor;
 use std::rc::Rc;
 
-/// The maps between packed tokens and attention blocks (see `ops::gather`).
-pub struct Blocks {
-    /// (B·T): the token of each block position, NONE past a row's end.
+/// One group of rows of a packed layout and the maps between its tokens and its attention
+/// blocks (see `ops::gather`).
+pub struct Group {
+    /// Rows in the group (B_g).
+    pub rows: usize,
+    /// The group's block width: its longest row (T_g).
+    pub t: usize,
+    /// (B_g·T_g): the token of each block position, NONE past a row's end.
     pub to_blocks: Tensor,
-    /// (N): the block position of each token.
+    /// (N): the block position of each token, NONE for the other groups' tokens.
     pub to_tokens: Tensor,
+    /// (B_g·NH·T_g) dropout keys of the group's attention rows (from the batch row indices).
+    pub attn_keys: Tensor,
 }
+
+/// The most groups a packed batch's attention is split into: each group costs a few more
+/// dispatches and two (N, C) gathers per layer; four already bring the padded B·T² attention
+/// work close to Σ lens² (measured in BENCHMARKS.md).
+pub const MAX_GROUPS: usize = 4;
+/// Rows per group at least, so that small batches stay one group.
+pub const MIN_GROUP_ROWS: usize = 16;
 
 pub struct Layout {
     /// Batch rows (B).
@@ -39,11 +55,11 @@ pub struct Layout {
     pub lens: Vec<usize>,
     /// (N) each token's position in its row.
     pub pos: Tensor,
-    /// None when the tokens already are the blocks (dense).
-    pub blocks: Option<Blocks>,
+    /// The attention groups; none when the tokens already are the blocks (dense).
+    pub groups: Vec<Group>,
     /// (N) dropout keys of the token rows.
     pub token_keys: Tensor,
-    /// (B·NH·T) dropout keys of the attention rows.
+    /// (B·NH·T) dropout keys of the attention rows (dense only).
     pub attn_keys: Tensor,
 }
 
@@ -66,9 +82,9 @@ impl Layout {
             n: rows * t,
             lens: vec![t; rows],
             pos: Tensor::from_u32(dev, &[pos.len().max(1)], &pad1(pos))?,
-            blocks: None,
+            groups: vec![],
             token_keys: Tensor::from_u32(dev, &[keys.len().max(1)], &pad1(keys))?,
-            attn_keys: attn_keys(dev, rows, t, nh, block)?,
+            attn_keys: attn_keys(dev, &(0..rows).collect::<Vec<_>>(), t, nh, block)?,
         })
     }
 
@@ -82,14 +98,39 @@ impl Layout {
                  lengths {lens:?}"
             )));
         }
-        let (to_blocks, to_tokens) = gather::block_maps(lens, t);
         let mut pos = Vec::with_capacity(n);
         let mut keys = Vec::with_capacity(n);
+        let mut first = Vec::with_capacity(lens.len()); // each row's first token
         for (r, &l) in lens.iter().enumerate() {
+            first.push(pos.len());
             for i in 0..l {
                 pos.push(i as u32);
                 keys.push(token_key(r, i, block));
             }
+        }
+        // Rows sorted by length (stable), cut into groups of equal row counts.
+        let mut order: Vec<usize> = (0..lens.len()).collect();
+        order.sort_by_key(|&r| lens[r]);
+        let count = (lens.len() / MIN_GROUP_ROWS).clamp(1, MAX_GROUPS);
+        let mut groups = Vec::with_capacity(count);
+        for g in 0..count {
+            let rows = &order[g * order.len() / count..(g + 1) * order.len() / count];
+            let gt = rows.iter().map(|&r| lens[r]).max().unwrap_or(0).max(1);
+            let mut to_blocks = vec![gather::NONE; rows.len() * gt];
+            let mut to_tokens = vec![gather::NONE; n];
+            for (b, &r) in rows.iter().enumerate() {
+                for i in 0..lens[r] {
+                    to_blocks[b * gt + i] = (first[r] + i) as u32;
+                    to_tokens[first[r] + i] = (b * gt + i) as u32;
+                }
+            }
+            groups.push(Group {
+                rows: rows.len(),
+                t: gt,
+                to_blocks: Tensor::from_u32(dev, &[to_blocks.len()], &to_blocks)?,
+                to_tokens: Tensor::from_u32(dev, &[n], &to_tokens)?,
+                attn_keys: attn_keys(dev, rows, gt, nh, block)?,
+            });
         }
         Ok(Layout {
             rows: lens.len(),
@@ -97,12 +138,9 @@ impl Layout {
             n,
             lens: lens.to_vec(),
             pos: Tensor::from_u32(dev, &[n], &pos)?,
-            blocks: Some(Blocks {
-                to_blocks: Tensor::from_u32(dev, &[to_blocks.len()], &to_blocks)?,
-                to_tokens: Tensor::from_u32(dev, &[n], &to_tokens)?,
-            }),
+            groups,
             token_keys: Tensor::from_u32(dev, &[n], &keys)?,
-            attn_keys: attn_keys(dev, lens.len(), t, nh, block)?,
+            attn_keys: Tensor::from_u32(dev, &[1], &[0])?,
         })
     }
 }
@@ -113,9 +151,19 @@ fn token_key(row: usize, pos: usize, block: usize) -> u32 {
         .wrapping_add(pos as u32)
 }
 
-fn attn_keys(dev: &Rc<Device>, rows: usize, t: usize, nh: usize, block: usize) -> Result<Tensor> {
-    let keys: Vec<u32> = (0..rows * nh * t)
-        .map(|i| token_key(i / t, i % t, block))
+/// Keys of the attention rows (row, head, query) of the batch rows `rows`, blocks of width t.
+fn attn_keys(
+    dev: &Rc<Device>,
+    rows: &[usize],
+    t: usize,
+    nh: usize,
+    block: usize,
+) -> Result<Tensor> {
+    let keys: Vec<u32> = (0..rows.len() * nh * t)
+        .map(|i| {
+            let (b, h, q) = (i / (nh * t), i / t % nh, i % t);
+            token_key(rows[b] * nh + h, q, block)
+        })
         .collect();
     Tensor::from_u32(dev, &[keys.len().max(1)], &pad1(keys))
 }

@@ -50,7 +50,7 @@ fn params(n: usize, keys: &Tensor, p: f32, seed: u32) -> Result<Params> {
         return Err(Error::Msg(format!("dropout: p = {p} must be in [0, 1)")));
     }
     let rows = keys.numel();
-    if keys.shape().len() != 1 || rows == 0 || n % rows != 0 {
+    if keys.shape().len() != 1 || rows == 0 || !n.is_multiple_of(rows) {
         return Err(Error::Shape(format!(
             "dropout: {n} elements cannot be read as rows of the {rows} row keys (shape {:?})",
             keys.shape()

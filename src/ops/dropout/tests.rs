@@ -11,7 +11,7 @@ const SIZES: &[usize] = &[1, 3, 17, 127, 1000, 70001];
 
 /// Row keys for n elements: rows of 10 when n allows it, else rows of 1; scattered key values.
 fn keys_for(n: usize) -> Vec<u32> {
-    let rows = if n % 10 == 0 { n / 10 } else { n };
+    let rows = if n.is_multiple_of(10) { n / 10 } else { n };
     (0..rows as u32)
         .map(|r| r.wrapping_mul(2_654_435_761) ^ 5)
         .collect()
