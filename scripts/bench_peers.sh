@@ -5,6 +5,13 @@
 # GPT's shapes (M = 16256 and M/16 = 1016).
 #
 #   scripts/bench_peers.sh [ROUNDS] [THREADS]        (defaults 3 and the machine's cores)
+#   PARTS="layouts" scripts/bench_peers.sh 1          (only some parts: steps, matmul, layouts)
+#
+# The layouts part: the assignment's step on real batches of the course's files (../shared/data/
+# cs224n-a5 when present, else the embedded corpus): span-corruption batches of wiki.txt at
+# 128 x 127 and birth_places_train.tsv questions at 256 x 127, padded (the reference's step),
+# trimmed (our previous step) and packed (ours now), beside PyTorch's reference step, which always
+# runs the full padded batch.
 #
 # Needs PyTorch: `pip install torch numpy safetensors` (CPU wheels are enough). Without it the script
 # says so and exits 0, so nothing else depends on it. Builds `bench` in release mode first, or runs
@@ -32,7 +39,22 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "bench: $bench; commit: $(git rev-parse --short HEAD)$(git diff --quiet || echo ' (+ uncommitted changes)'); torch $(python3 -c 'import torch; print(torch.__version__)'); $threads threads; $rounds rounds"
+parts=${PARTS:-steps matmul layouts}
+data=../shared/data/cs224n-a5
+[ -f "$data/wiki.txt" ] && [ -f "$data/birth_places_train.tsv" ] || data=""
 for r in $(seq "$rounds"); do
+  for kind in pretrain:128 finetune:256; do
+    case " $parts " in *" layouts "*) ;; *) break ;; esac
+    k=${kind%%:*} rows=${kind##*:}
+    ours --layouts "$rows" --size assignment --variant vanilla --kind "$k" --repeats 3 ${data:+--data "$data"} |
+      awk -v k="$k" -v rows="$rows" '$1 == "vanilla" {
+        printf "ours\tstep %s padded %sx127\t%s\n", k, rows, $5
+        printf "ours\tstep %s trimmed %sx127 (T %s)\t%s\n", k, rows, $4, $6
+        printf "ours\tstep %s packed %sx127 (%s real)\t%s\n", k, rows, $3, $7 }' >> "$out"
+    peer step --size assignment --variant vanilla --rows "$rows" --repeats 3 |
+      awk -F'\t' -v k="$k" -v rows="$rows" '{ print "torch\tstep " k " padded " rows "x127\t" $2 }' >> "$out"
+  done
+  case " $parts " in *" steps "*) ;; *) continue ;; esac
   for size in tiny:8 assignment:8 assignment:32; do
     s=${size%%:*} rows=${size##*:}
     for v in vanilla synthesizer; do
@@ -41,6 +63,7 @@ for r in $(seq "$rounds"); do
       peer step --size "$s" --variant "$v" --rows "$rows" --repeats 3 | sed 's/^/torch\t/' >> "$out"
     done
   done
+  case " $parts " in *" matmul "*) ;; *) continue ;; esac
   for m in 16256 1016; do
     flag=""; [ "$m" = 1016 ] && flag="--quick"
     ours $flag --repeats 3 | awk -F'|' '/^\| (x|q|att)/ {gsub(/^ +| +$/, "", $2); gsub(/ /, "", $5); print "ours\t" $2 "\t" $5}' >> "$out"
@@ -61,6 +84,11 @@ print("| workload | ours | PyTorch CPU | ours faster by |")
 print("|---|---:|---:|---:|")
 for n in names:
     o, t = vals.get(("ours", n)), vals.get(("torch", n))
+    if not t and " padded " not in n:
+        # Our trimmed and packed steps against PyTorch's padded reference step on the same batches.
+        t = next((vals.get(("torch", m)) for m in names
+                  if m.startswith(n.split(" ")[0] + " " + n.split(" ")[1] + " padded ")
+                  and ("torch", m) in vals), None)
     if not o or not t:
         continue
     o, t = statistics.median(o), statistics.median(t)

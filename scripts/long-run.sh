@@ -26,7 +26,8 @@ case "$name" in
   ''|*/*|.*) die "NAME must be a plain folder name (no '/', not starting with '.'), got '$name'" ;;
 esac
 dir="$runs/$name"
-running() { [ -f "$dir/pid" ] && kill -0 "$(cat "$dir/pid")" 2>/dev/null; }
+# Running: its process is alive and it has not written its exit status (the last thing it does).
+running() { [ -f "$dir/pid" ] && [ ! -f "$dir/exit" ] && kill -0 "$(cat "$dir/pid")" 2>/dev/null; }
 
 case "$1" in
   status)
@@ -74,8 +75,11 @@ if [ -f "$dir/cmd" ] && [ "$(cat "$dir/cmd")" != "${args[*]}" ]; then
 fi
 printf '%s' "${args[*]}" > "$dir/cmd.tmp" && mv "$dir/cmd.tmp" "$dir/cmd"
 
-bin="$root/target/release/attnlab"
-if [ ! -x "$bin" ] || [ -n "$(find "$root/src" "$root/shaders" "$root/Cargo.toml" -newer "$bin" -print -quit)" ]; then
+# ATTNLAB_BIN names another build of the CLI (the tests use their debug build).
+bin="${ATTNLAB_BIN:-$root/target/release/attnlab}"
+if [ -n "${ATTNLAB_BIN:-}" ]; then
+  [ -x "$bin" ] || die "ATTNLAB_BIN=$bin is not an executable"
+elif [ ! -x "$bin" ] || [ -n "$(find "$root/src" "$root/shaders" "$root/Cargo.toml" -newer "$bin" -print -quit)" ]; then
   say "building the CLI (cargo build --release --bin attnlab)"
   (cd "$root" && cargo build --release --bin attnlab)
 fi
@@ -89,7 +93,7 @@ state="$dir/$out.resume"
     echo "[long-run] continuing from $state"
     resume=(--resume "$state")
   elif [ -f "$dir/exit" ]; then
-    echo "[long-run] the previous start ended (exit $(cat "$dir/exit")) without a state to continue from; starting again"
+    echo "[long-run] no saved state in $dir after the previous start (exit $(cat "$dir/exit")); starting again from step 0"
   elif [ -s "$dir/log" ]; then
     echo "[long-run] no saved state in $dir (a new machine, or the run never reached an epoch end); starting again from step 0"
   fi
@@ -100,8 +104,9 @@ rm -f "$dir/exit"
 setsid bash -c '
   cd "$1"; shift
   nice -n 19 ./attnlab "$@" >> log 2>&1
-  echo $? > exit.tmp && mv exit.tmp exit
-  echo "[long-run] $(date -u +%FT%TZ) ended with exit status $(cat exit)" >> log
+  status=$?
+  echo "[long-run] $(date -u +%FT%TZ) ended with exit status $status" >> log
+  echo $status > exit.tmp && exec mv exit.tmp exit
 ' _ "$dir" "${args[@]}" "${resume[@]}" < /dev/null > /dev/null 2>&1 &
 echo $! > "$dir/pid"
 say "$name: started (pid $!), log $dir/log"

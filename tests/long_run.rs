@@ -1,0 +1,100 @@
+//! `scripts/long-run.sh`: a run started in the background keeps its checkpoint, state and log in
+//! its own folder, a second start continues from the saved state, and a start whose state is gone
+//! says so and begins again. Runs the tiny preset on the embedded corpus with the test build of the
+//! CLI (`ATTNLAB_BIN`), in a temporary runs folder (`ATTNLAB_RUNS`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn script(runs: &Path, args: &[&str]) -> (bool, String) {
+    let out = Command::new("bash")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/long-run.sh"))
+        .args(args)
+        .env("ATTNLAB_RUNS", runs)
+        .env("ATTNLAB_BIN", env!("CARGO_BIN_EXE_attnlab"))
+        .output()
+        .expect("run long-run.sh");
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.success(), text)
+}
+
+/// Wait for the run to write its exit status; returns it.
+fn wait_exit(dir: &Path) -> String {
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(300) {
+        if let Ok(s) = std::fs::read_to_string(dir.join("exit")) {
+            return s.trim().to_string();
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    panic!("the run did not end within 5 minutes; log:\n{}", log(dir));
+}
+
+fn log(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("log")).unwrap_or_default()
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("attnlab-long-run-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
+#[test]
+fn a_long_run_keeps_its_state_continues_and_starts_again_when_the_state_is_gone() {
+    let runs = tmp("runs");
+    let dir = runs.join("t1");
+    let args = [
+        "t1",
+        "--",
+        "pretrain",
+        "vanilla",
+        "--tiny",
+        "--device",
+        "cpu",
+        "--max_epochs",
+        "2",
+        "--writing_params_path",
+        "somewhere/model.st",
+    ];
+    let (ok, text) = script(&runs, &args);
+    assert!(ok, "{text}");
+    assert_eq!(wait_exit(&dir), "0", "log:\n{}", log(&dir));
+    // The checkpoint went into the run's folder, with its state beside it.
+    assert!(dir.join("model.st").is_file() && dir.join("model.st.resume").is_file());
+    assert!(
+        log(&dir).contains("about"),
+        "the epoch lines give the time left:\n{}",
+        log(&dir)
+    );
+
+    // A second start continues from the saved state (here: the end of the run, so no step left).
+    let (ok, text) = script(&runs, &args);
+    assert!(ok, "{text}");
+    assert_eq!(wait_exit(&dir), "0", "log:\n{}", log(&dir));
+    assert!(log(&dir).contains("continuing from"), "{}", log(&dir));
+
+    // Other arguments under the same name are refused.
+    let mut other = args.to_vec();
+    other[8] = "3";
+    let (ok, text) = script(&runs, &other);
+    assert!(!ok && text.contains("other arguments"), "{text}");
+
+    // The state gone (a new machine): it says so and starts again from step 0.
+    std::fs::remove_file(dir.join("model.st.resume")).expect("remove state");
+    let (ok, text) = script(&runs, &args);
+    assert!(ok, "{text}");
+    assert_eq!(wait_exit(&dir), "0", "log:\n{}", log(&dir));
+    let l = log(&dir);
+    assert!(l.contains("no saved state"), "{l}");
+    assert_eq!(
+        script(&runs, &["t1", "status"])
+            .1
+            .contains("ended with exit status 0"),
+        true
+    );
+    let _ = std::fs::remove_dir_all(&runs);
+}
