@@ -114,7 +114,7 @@ export function startBench(w, device, browserInfo) {
   for (const id of ['bench-rows', 'bench-repeats']) {
     $(id).addEventListener('keydown', (e) => { if (e.key === 'Enter' && !$('btn-bench').disabled) runBench(); });
   }
-  // Training starts and stops elsewhere on the page: follow its status (page.js setStatus fires it).
+  // Training starts and stops elsewhere on the page: follow its status (setStatus in page/core.js fires it).
   window.addEventListener('attnlab-status', refreshButton);
   refreshButton();
   B.ready = true;
