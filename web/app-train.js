@@ -1,5 +1,5 @@
 // The Train, Evaluate, Ask and Models cards, started by app.js: data (built-in corpus, served folder, files), the run controls, live progress,
-// models (download/upload as the CLI's safetensors), evaluation and Ask. All GPU work goes through
+// models (download/upload as the CLI's safetensors), evaluation and Ask. All device work (WebGPU or the CPU backend) goes through
 // the wasm exports `page_*` (src/web/train.rs), one call at a time (job()). A run is driven in chunks
 // of a few steps (about half a second each), so the page stays responsive and Pause is simply "no
 // next chunk". The run's exact training state is saved to IndexedDB (web/page/store.js) at Pause,

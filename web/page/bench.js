@@ -1,8 +1,8 @@
 // The Benchmark card: runs the wasm export page_bench (src/web/bench.rs -> attnlab::bench, the same
 // workloads as the native `bench` binary) and shows GFLOP/s per matrix product and ms/step and
-// tokens/s per attention variant. The call goes through the training page's job queue and the
-// demos' one, and the button is only on while no training run is going, so the timings never share
-// the GPU with other work of this page.
+// tokens/s per attention variant. The call goes through the engine's one job queue (web/backend.js),
+// and the button is only on while no training run is going, so the timings never share the device
+// with other work of this page.
 // Test hook: window.__bench = {ready, running, done, result, error, inputError, adapter}.
 import { gpuJob, trainingStatus } from './core.js';
 
