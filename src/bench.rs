@@ -1,5 +1,5 @@
 //! The benchmark workloads, shared by the native `bench` binary and the page's Benchmark card
-//! (`src/web/bench.rs`), so that both time exactly the same GPU work: the matmul products at the
+//! (`src/web/bench.rs`), so that both time exactly the same device work: the matmul products at the
 //! GPT's shapes (B=128, T=127, C=256, 8 heads of 32; `quick` divides the rows and the batches by 16)
 //! and the tiny preset's whole training step (forward, backward, clip, AdamW) on ROWS x 127 tokens.
 //!
@@ -179,7 +179,7 @@ pub struct StepResult {
     pub ms_per_step: f64,
     pub tokens_per_s: f64,
     pub dispatches_per_step: u64,
-    /// The most GPU memory this workload's live tensors held, from building the trainer to the last
+    /// The most device memory (GPU or CPU pool) this workload's live tensors held, from building the trainer to the last
     /// step (model, gradients, AdamW moments, activations; buffer-pool bucket sizes; buffers other
     /// work already held are not counted).
     pub peak_mib: f64,

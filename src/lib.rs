@@ -1,4 +1,4 @@
-//! attnlab: the CS224N transformer assignment on WebGPU. WGSL kernels and their f32 CPU twins under
+//! attnlab: the CS224N transformer assignment on WebGPU and the CPU. WGSL kernels and their f32 CPU twins under
 //! a small reverse-mode autograd, compiled natively (tests, benchmarks, CLI) and to wasm32 (the
 //! page). The modules form one-way layers: storage → gpu, cpu → device → tensor → autograd → ops →
 //! model → train → front ends (ARCHITECTURE.md).

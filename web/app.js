@@ -1,11 +1,11 @@
 // The page's entry: open the device (web/backend.js: WebGPU, or the CPU backend without it), fill
 // the Device card (backend, why, and the adapter's limits on WebGPU) with its Backend selector,
-// start the training page (web/page.js) and the Benchmark card (web/page/bench.js), and keep the
+// start the Train, Evaluate, Ask and Models cards (web/app-train.js) and the Benchmark card (web/page/bench.js), and keep the
 // kernel-checks card (run on demand, or at once with ?checks=1).
 // State for automated tests lives in window.__checks = {done, passed, failed, rows, error} and
 // window.__device = {ready, kind, choice, describe, reason, webgpu, error}.
 // A missing wasm build shows a message instead of silently stopping this script.
-import { startPage, pageUnavailable } from './page.js';
+import { startPage, pageUnavailable } from './app-train.js';
 import { startBench, benchUnavailable } from './page/bench.js';
 import { loadDevice, switchBackend } from './backend.js';
 import { esc as escapeHtml } from './page/ui.js';

@@ -1,4 +1,4 @@
-// The page's engine, shared by every card (app.js, page.js, page/bench.js) and the demos
+// The page's engine, shared by every card (app.js, app-train.js, page/bench.js) and the demos
 // (demos.js): the one wasm module, the one device and the one queue of device work (job). The module
 // runs in one module Web Worker (web/engine-worker.js), so training, evaluation and the demos'
 // kernels never block the page's thread; here, on the page's side, are the worker's handle, the

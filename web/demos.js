@@ -208,7 +208,7 @@ async function main() {
     <p id="demos-busy" class="notice info" hidden>A training run is going: the demos share its device, so each
     update waits for the current training chunk to end (a second or two with the quick preset; longer with
     bigger models). Pause the run and the demos answer at once.</p>`;
-  // The training page announces its state (web/page.js setStatus); say why a slider is slow meanwhile.
+  // The training page announces its state (setStatus in web/page/core.js); say why a slider is slow meanwhile.
   window.addEventListener('attnlab-status', (e) => {
     const busy = document.getElementById('demos-busy');
     if (busy) busy.hidden = !['running', 'pausing', 'stopping', 'starting'].includes(e.detail);

@@ -239,8 +239,25 @@ mod native {
     }
     impl<F: std::future::Future> BlockOn for F {}
 
+    const USAGE: &str = "\
+usage: bench [--device auto|gpu|cpu] [--repeats N] [--quick]
+             [--step ROWS [--size tiny|assignment] [--variant vanilla|synthesizer] [--profile]]
+             [--trim ROWS]
+
+With no mode flag: matmul GFLOP/s at the GPT's shapes (--quick: rows and batches / 16).
+  --step ROWS   time the whole training step (tiny preset unless --size assignment)
+  --profile     with --step: a per-kernel breakdown (GPU backend)
+  --trim ROWS   the step on real batches, full length against cut after the longest sequence
+  --repeats N   timed repeats after one warm-up (default 5)
+  --device D    the backend, chosen as the CLI does (default auto)
+Numbers measured with it are in BENCHMARKS.md.";
+
     pub fn run() -> Result<()> {
         let args: Vec<String> = std::env::args().skip(1).collect();
+        if args.iter().any(|a| a == "--help" || a == "-h") {
+            println!("{USAGE}");
+            return Ok(());
+        }
         let quick = args.iter().any(|a| a == "--quick");
         let repeats = match args.iter().position(|a| a == "--repeats") {
             Some(i) => args

@@ -31,9 +31,14 @@ enum VariantArg {
     Synthesizer,
 }
 
-/// Train and evaluate the CS224N A5 GPT on the GPU (run.py's interface).
+/// Train and evaluate the CS224N A5 GPT on the GPU or the CPU (run.py's interface).
 #[derive(Parser, Debug)]
-#[command(name = "attnlab", version)]
+#[command(
+    name = "attnlab",
+    version,
+    after_help = "Also: `attnlab vit train|evaluate` trains and evaluates the Vision Transformer on \
+                  generated digits (`attnlab vit --help` for its flags)."
+)]
 struct Cli {
     /// What to do: pretrain, finetune, evaluate, london (the London baseline), corpus (write
     /// the embedded generated corpus's files to --out_dir), or convert (a course .params file

@@ -26,7 +26,7 @@ pub struct NoiseSpec {
 }
 
 /// Per-sample outputs: γ (k_a's length along μ_a), the single-head c and the two-head c (all 2-D,
-/// GPU), with the CPU's values for the same samples and the fractions the checks count.
+/// from the kernels on either backend), with the f64 reference's values for the same samples and the fractions the checks count.
 #[derive(Clone, Debug, Serialize)]
 pub struct Noise {
     /// The values v₁…v_N in the plane (v_a = v₀, v_b = v₁).
@@ -43,7 +43,7 @@ pub struct Noise {
     /// Among samples with γ > 0: fraction of two-head outputs within 0.1·‖v_a − v_b‖ of the mean
     /// (E4's check).
     pub two_near_mean: f64,
-    /// Largest |GPU − CPU| over every output coordinate.
+    /// Largest |kernels − f64 reference| over every output coordinate.
     pub max_gpu_cpu: f64,
 }
 
@@ -92,7 +92,7 @@ fn draw(sp: &NoiseSpec) -> (Vec<f64>, Vec<f64>) {
 }
 
 /// Run one batch: per sample three queries (the single head and the two heads) against that
-/// sample's keys, in one Z = samples batch on the GPU; the CPU does the same in f64.
+/// sample's keys, in one Z = samples batch on the device; the reference does the same in f64.
 pub async fn noise(gpu: &Rc<Device>, sp: NoiseSpec) -> Result<Noise> {
     let n = sp.n;
     if !(3..=12).contains(&n) || sp.samples == 0 || sp.samples > 4096 {

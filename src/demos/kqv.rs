@@ -16,7 +16,7 @@ pub struct Mapping {
     pub out: Vec<f64>,
 }
 
-/// `rows·Wᵀ` for rows (R, D_in) and W (D_out, D_in), on the CPU (the matmul does it on the GPU
+/// `rows·Wᵀ` for rows (R, D_in) and W (D_out, D_in), in f64 (the matmul does it on the device
 /// inside [`project`]).
 fn project_cpu(rows: &[f64], w: &[f64], d_in: usize, d_out: usize) -> Vec<f64> {
     rows.chunks(d_in)
@@ -24,7 +24,7 @@ fn project_cpu(rows: &[f64], w: &[f64], d_in: usize, d_out: usize) -> Vec<f64> {
         .collect()
 }
 
-/// `rows·Wᵀ` on the GPU with the strided matmul (W read through a transposed view).
+/// `rows·Wᵀ` on the device with the strided matmul (W read through a transposed view).
 async fn project(
     gpu: &Rc<Device>,
     rows: &[f64],

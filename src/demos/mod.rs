@@ -144,7 +144,7 @@ pub fn attend(
     Ok((alpha, out))
 }
 
-/// The GPU's α and c for Z problems given as f64 slices (shared operands hold one problem).
+/// The device's α and c (either backend) for Z problems given as f64 slices (shared operands hold one problem).
 pub async fn attend_values(
     gpu: &Rc<Device>,
     q: &[f64],

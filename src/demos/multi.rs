@@ -136,7 +136,7 @@ pub struct SynthVsDot {
     /// max_k |after − before| for each row i (T values), per map.
     pub dot_row_change: Vec<f64>,
     pub synth_row_change: Vec<f64>,
-    /// The synthesizer's scores before the change on the CPU, to compare with the GPU.
+    /// The synthesizer's scores before the change from the f64 reference, to compare with the kernels'.
     pub synth_scores_ref: Vec<f64>,
     pub synth_scores_gpu: Vec<f64>,
 }

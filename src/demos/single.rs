@@ -12,7 +12,7 @@ use crate::ops::softmax::softmax;
 use serde::Serialize;
 use std::rc::Rc;
 
-/// α (N) and c (DV) of one query, as the GPU or the CPU computed them.
+/// α (N) and c (DV) of one query, as the device's kernels (either backend) or the f64 reference computed them.
 #[derive(Clone, Debug, Serialize)]
 pub struct AttnOut {
     pub alpha: Vec<f64>,
@@ -26,7 +26,7 @@ pub struct Copying {
     pub best: usize,
     /// k_jᵀq − max_{i≠j} k_iᵀq.
     pub margin: f64,
-    /// ‖c − v_j‖ (GPU) and max‖v‖, for the check ‖c − v_j‖ ≤ 1e-3·max‖v‖ at margin 10.
+    /// ‖c − v_j‖ (the kernels') and max‖v‖, for the check ‖c − v_j‖ ≤ 1e-3·max‖v‖ at margin 10.
     pub dist_to_best: f64,
     pub max_v: f64,
     pub gpu: AttnOut,
@@ -188,11 +188,11 @@ pub struct Temperature {
     pub grid: Vec<f64>,
     pub grid_entropy_gpu: Vec<f64>,
     pub grid_entropy_cpu: Vec<f64>,
-    /// α at β = 0 on the GPU (the check: exactly 1/N), if 0 is on the grid.
+    /// α at β = 0 from the kernels (the check: exactly 1/N), if 0 is on the grid.
     pub uniform_gpu: Option<Vec<f64>>,
 }
 
-/// E6: N keys and one query with N(0, 1) entries in D dimensions (seeded); scores on the GPU with
+/// E6: N keys and one query with N(0, 1) entries in D dimensions (seeded); scores on the device with
 /// the matmul, then softmax(β·scores) for β and every grid value in one batch (the rows β_g·s are
 /// an outer product, also a matmul).
 pub async fn temperature(

@@ -32,7 +32,7 @@ fn metadata(cfg: &GptConfig, vocab: &str) -> HashMap<String, String> {
     m
 }
 
-/// Serialise the model's parameters (read back from the GPU) and `vocab` (the itos characters in
+/// Serialise the model's parameters (read back from the device, GPU or CPU) and `vocab` (the itos characters in
 /// order, as one string) into safetensors bytes.
 pub async fn to_bytes(model: &Gpt, vocab: &str) -> Result<Vec<u8>> {
     to_bytes_with(model, vocab, vec![], vec![]).await

@@ -62,7 +62,7 @@ impl GptConfig {
         }
     }
 
-    /// A model small enough to train in CI on a software GPU: 2 layers, 4 heads, width 64.
+    /// A model small enough to train in CI on either backend (a software GPU included): 2 layers, 4 heads, width 64.
     pub fn tiny(variant: Variant, vocab_size: usize) -> GptConfig {
         GptConfig {
             n_layer: 2,

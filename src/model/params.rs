@@ -92,7 +92,7 @@ pub fn init_values(init: Init, n: usize, rng: &mut SmallRng) -> Vec<f32> {
     }
 }
 
-/// Create every parameter on the GPU, initialised from `seed`.
+/// Create every parameter on the device (GPU or CPU), initialised from `seed`.
 pub fn init(gpu: &Rc<Device>, cfg: &GptConfig, seed: u64) -> Result<Vec<Param>> {
     let mut rng = SmallRng::seed_from_u64(seed);
     layout(cfg)

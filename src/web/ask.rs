@@ -2,7 +2,7 @@
 //! (asked for in parts), and one question with every layer's attention maps.
 
 use super::models::model_for;
-use super::page::{err, lost_or};
+use super::train::{err, lost_or};
 use super::{device, to_js};
 use crate::autograd::Tape;
 use crate::data::{

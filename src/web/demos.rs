@@ -1,5 +1,6 @@
 //! The demos' entry points (wasm32 only): one async export per exercise, each returning the
-//! `crate::demos` result (GPU numbers with the CPU reference beside them) as a plain JS object.
+//! `crate::demos` result (the kernels' numbers on the page's device, WebGPU or the CPU backend, with the f64 CPU
+//! reference beside them) as a plain JS object.
 //! Seeds cross as u32 (a JS number). E8/E9 read the trained models from the page's one registry
 //! (`models.rs`): a model trained, loaded or shipped on the page is the demos' model too, with no
 //! copy; `demo_set_model` puts a checkpoint there (a test's, or any caller's).

@@ -10,8 +10,8 @@ mod demos;
 mod inputs;
 mod measure;
 mod models;
-mod page;
 mod spec;
+mod train;
 mod vit;
 
 use crate::device::{Device, DeviceChoice};
@@ -255,7 +255,7 @@ pub async fn open_device(choice: String) -> Result<JsValue, JsError> {
     };
     if CHOICE.with(|x| x.get()) != c {
         // Everything on the old device goes with it (the page reloads on a switch anyway).
-        page::drop_all();
+        train::drop_all();
         DEVICE.with(|g| *g.borrow_mut() = None);
         CHOICE.with(|x| x.set(c));
     }

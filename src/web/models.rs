@@ -3,7 +3,7 @@
 //! (`demos.rs`). A run's model arrives through `page_finish`, a file through `page_load_model`,
 //! a checkpoint handed to the demos through `demo_set_model`.
 
-use super::page::{err, lost_or};
+use super::train::{err, lost_or};
 use super::{device, to_js};
 use crate::data::Vocab;
 use crate::model::memory::{self, MemoryLimit};

@@ -3,7 +3,7 @@
 // Each item: defaults (also the URL-fragment keys), controls, compute(wasm, settings) → result from
 // the kernels, draw(d) onto d.cv, numbers(d) → HTML. d.cpu says whether to show the CPU reference.
 import { C, begin, plane, dot, cross, arrow, bars, heatmap, lines, fmt } from './draw.js';
-import { ITEMS2 } from './items2.js';
+import { LAYER_ITEMS } from './layer-items.js';
 import { L } from './labels.js';
 
 const range = (a, b, step) => Array.from({ length: Math.round((b - a) / step) + 1 }, (_, i) => +(a + i * step).toFixed(6));
@@ -373,4 +373,4 @@ const E6 = {
   },
 };
 
-export const ITEMS = [E1, E2, E3, E4, E5, E6, ...ITEMS2];
+export const ITEMS = [E1, E2, E3, E4, E5, E6, ...LAYER_ITEMS];

@@ -1,8 +1,8 @@
 // The Benchmark card: runs the wasm export page_bench (src/web/bench.rs -> attnlab::bench, the same
 // workloads as the native `bench` binary) and shows GFLOP/s per matrix product and ms/step and
-// tokens/s per attention variant. The call goes through the training page's job queue and the
-// demos' one, and the button is only on while no training run is going, so the timings never share
-// the GPU with other work of this page.
+// tokens/s per attention variant. The call goes through the engine's one job queue (web/backend.js),
+// and the button is only on while no training run is going, so the timings never share the device
+// with other work of this page.
 // Test hook: window.__bench = {ready, running, done, result, error, inputError, adapter}.
 import { gpuJob, trainingStatus } from './core.js';
 
@@ -114,7 +114,7 @@ export function startBench(w, device, browserInfo) {
   for (const id of ['bench-rows', 'bench-repeats']) {
     $(id).addEventListener('keydown', (e) => { if (e.key === 'Enter' && !$('btn-bench').disabled) runBench(); });
   }
-  // Training starts and stops elsewhere on the page: follow its status (page.js setStatus fires it).
+  // Training starts and stops elsewhere on the page: follow its status (setStatus in page/core.js fires it).
   window.addEventListener('attnlab-status', refreshButton);
   refreshButton();
   B.ready = true;

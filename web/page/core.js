@@ -30,7 +30,7 @@ export const S = (window.__page = {
 
 export const data = { wiki: null, train: null, dev: null, test: null };
 
-// For the Benchmark card (web/page/bench.js): its GPU call waits its turn in the same queue, and
+// For the Benchmark card (web/page/bench.js): its device call waits its turn in the same queue, and
 // it only starts when no training run is going (status idle or paused).
 export const gpuJob = (what, f) => job(what, f);
 export const trainingStatus = () => S.status;

@@ -99,7 +99,7 @@ const EMBEDDED = [['wiki', 'built-in wiki.txt'], ['train', 'built-in birth_place
   ['dev', 'built-in birth_dev.tsv'], ['test', 'built-in birth_test.tsv']];
 
 // The built-in corpus and the served folder's files are read and checked by the engine once, when
-// the page starts (page.js), so that switching between them is immediate, as a click expects.
+// the page starts (app-train.js), so that switching between them is immediate, as a click expects.
 export async function prepareData() {
   P.embedded = await P.wasm.page_default_corpus();
   P.embeddedInfo = {};
@@ -165,7 +165,7 @@ export function wireData() {
 
 // A few people of the built-in dev set to ask about (the shipped model was trained on the
 // built-in corpus; it has never seen the dev set's answers).
-// (The corpus is read from the engine once, when the page starts: page.js.)
+// (The corpus is read from the engine once, when the page starts: app-train.js.)
 export function builtinDev() {
   if (!P.embedded) throw new Error('the built-in corpus is not loaded (the wasm module did not load)');
   return P.embedded.dev.split('\n').filter((l) => l.includes('\t')).map((l) => l.split('\t'));

@@ -8,7 +8,7 @@ import { describe, quickFor } from './sizing.js';
 
 export const FIELDS = ['n_layer', 'n_head', 'n_embd', 'dropout', 'seed', 'pre_epochs', 'pre_batch', 'pre_lr', 'max_steps', 'ft_epochs', 'ft_batch', 'ft_lr'];
 
-// The library's presets (page_preset_form in src/web/spec.rs, read once by page.js); the quick one's epochs, batch and max
+// The library's presets (page_preset_form in src/web/spec.rs, read once by app-train.js); the quick one's epochs, batch and max
 // steps sized to this device once it is measured (web/page/sizing.js), before that 40 epochs.
 // ("custom" shows the quick preset's values, as a starting point.)
 export function presetValues(name) {

@@ -1,4 +1,4 @@
-//! The training page's runs (wasm32 only). At most one run lives here, in a thread-local: a
+//! The Train card's runs (wasm32 only; the page's `page_*` training exports). At most one run lives here, in a thread-local: a
 //! library `Session`, set up from the form through a `RunSpec` exactly as the CLI sets one up from
 //! its flags. JS drives it in short chunks (`page_train(n)` is `Session::run_steps(n)`), so pausing
 //! is simply not asking for the next chunk and the page stays responsive between chunks. A
@@ -270,7 +270,7 @@ pub fn page_drop_run() {
 // ---------------------------------------------------------------------------------------------
 // Faults
 
-/// Destroy the GPU device (for the browser test of the device-lost path). Everything on it is gone:
+/// Destroy the WebGPU device (for the browser test of the device-lost path). Everything on it is gone:
 /// the run and the models are dropped; the next call opens a new device. On the CPU backend there
 /// is no device to lose: only the run and the models are dropped.
 #[wasm_bindgen]

@@ -1,5 +1,5 @@
-// E7–E10: the causal mask (with a toy trained with and without it), multi-head shapes, synthesizer vs
-// dot-product scores, and the layers one attention layer can imitate. E8/E9 also draw a trained
+// The demos about a whole attention layer, E7–E10: the causal mask (with a toy trained with and
+// without it), multi-head shapes, synthesizer vs dot-product scores, and the layers one attention layer can imitate. E8/E9 also draw a trained
 // model's maps once one is handed over with window.attnlabDemos.setModel(bytes). The exercises are
 // stated in docs/attention-exercises.md; the numbers come from src/demos/.
 import { C, OKABE, begin, bars, heatmap, lines, fmt } from './draw.js';
@@ -263,4 +263,4 @@ const E10 = {
   },
 };
 
-export const ITEMS2 = [E7, E8, E9, E10];
+export const LAYER_ITEMS = [E7, E8, E9, E10];

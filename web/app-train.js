@@ -1,6 +1,6 @@
-// The training page: data (built-in corpus, served folder, files), the run controls, live progress,
-// models (download/upload as the CLI's safetensors), evaluation and Ask. All GPU work goes through
-// the wasm exports `page_*` (src/web/page.rs), one call at a time (job()). A run is driven in chunks
+// The Train, Evaluate, Ask and Models cards, started by app.js: data (built-in corpus, served folder, files), the run controls, live progress,
+// models (download/upload as the CLI's safetensors), evaluation and Ask. All device work (WebGPU or the CPU backend) goes through
+// the wasm exports `page_*` (src/web/train.rs), one call at a time (job()). A run is driven in chunks
 // of a few steps (about half a second each), so the page stays responsive and Pause is simply "no
 // next chunk". The run's exact training state is saved to IndexedDB (web/page/store.js) at Pause,
 // every 30 s and on errors, so a reload (or a lost device) resumes where the run was.
