@@ -74,9 +74,17 @@ fn attnlab(args: &[String], cwd: &Path) -> std::process::Output {
 #[test]
 fn readme_names_the_cli_commands() {
     let cmds = readme_commands();
-    let functions: Vec<&str> = cmds.iter().filter_map(|(c, _)| c.first().map(|s| s.as_str())).collect();
-    for f in ["pretrain", "finetune", "evaluate", "london", "convert", "vit", "--help"] {
-        assert!(functions.contains(&f), "README.md has no `{f}` command; found {functions:?}");
+    let functions: Vec<&str> = cmds
+        .iter()
+        .filter_map(|(c, _)| c.first().map(|s| s.as_str()))
+        .collect();
+    for f in [
+        "pretrain", "finetune", "evaluate", "london", "convert", "vit", "--help",
+    ] {
+        assert!(
+            functions.contains(&f),
+            "README.md has no `{f}` command; found {functions:?}"
+        );
     }
 }
 
@@ -107,7 +115,9 @@ fn readme_handout_commands_run_cheaply_on_the_course_files() {
     std::fs::create_dir_all(&tmp).unwrap();
     let mut ran = 0;
     for (args, _) in readme_commands().into_iter().filter(|(_, block)| *block) {
-        let Some(function) = args.first().map(String::as_str) else { continue };
+        let Some(function) = args.first().map(String::as_str) else {
+            continue;
+        };
         if !["pretrain", "finetune", "evaluate", "london", "convert"].contains(&function) {
             continue;
         }
@@ -120,7 +130,10 @@ fn readme_handout_commands_run_cheaply_on_the_course_files() {
                     missing.get_or_insert(p.display().to_string());
                 }
                 cheap.push(p.display().to_string());
-            } else if a.ends_with(".params") || a.ends_with(".predictions") || a.ends_with(".safetensors") {
+            } else if a.ends_with(".params")
+                || a.ends_with(".predictions")
+                || a.ends_with(".safetensors")
+            {
                 cheap.push(tmp.join(a).display().to_string());
             } else {
                 cheap.push(a.clone());
@@ -159,7 +172,12 @@ fn readme_handout_commands_run_cheaply_on_the_course_files() {
         for flag in ["--writing_params_path", "--outputs_path"] {
             if let Some(i) = args.iter().position(|a| a == flag) {
                 let written = tmp.join(&args[i + 1]);
-                assert!(written.exists(), "`attnlab {}` did not write {}", args.join(" "), written.display());
+                assert!(
+                    written.exists(),
+                    "`attnlab {}` did not write {}",
+                    args.join(" "),
+                    written.display()
+                );
             }
         }
         ran += 1;

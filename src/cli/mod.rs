@@ -3,6 +3,7 @@
 
 mod files;
 mod model;
+mod probe;
 mod train;
 pub mod vit;
 
@@ -23,6 +24,7 @@ enum Function {
     London,
     Corpus,
     Convert,
+    Probe,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
@@ -42,7 +44,9 @@ enum VariantArg {
 struct Cli {
     /// What to do: pretrain, finetune, evaluate, london (the London baseline), corpus (write
     /// the embedded generated corpus's files to --out_dir), or convert (a course .params file
-    /// at --reading_params_path to our safetensors at --writing_params_path).
+    /// at --reading_params_path to our safetensors at --writing_params_path), or probe (what a
+    /// pretrained model at --reading_params_path recalls of the birthplaces in
+    /// --eval_corpus_path, asked as masked spans of the corpus; not in run.py).
     #[arg(value_enum)]
     function: Function,
     /// Attention variant (not used by london).
@@ -67,6 +71,10 @@ struct Cli {
     /// Where to write the predictions, one per line.
     #[arg(long = "outputs_path")]
     outputs_path: Option<PathBuf>,
+    /// probe: the finetuned model's predictions for --eval_corpus_path (as `evaluate
+    /// --outputs_path` writes them), for the table of stored × answered.
+    #[arg(long = "predictions_path")]
+    predictions_path: Option<PathBuf>,
     /// Override the number of epochs (650 pretrain, 75 finetune, 10 after pretraining).
     #[arg(long = "max_epochs")]
     max_epochs: Option<usize>,
@@ -220,7 +228,7 @@ fn check_flags(cli: &Cli, spec: &RunSpec) -> Res<()> {
             Function::Finetune => {
                 need(&cli.finetune_corpus_path, "finetune_corpus_path", &fname)?;
             }
-            Function::Evaluate => {
+            Function::Evaluate | Function::Probe => {
                 need(&cli.eval_corpus_path, "eval_corpus_path", &fname)?;
             }
             _ => {}
@@ -271,6 +279,7 @@ fn run_cli(cli: &Cli) -> Res<()> {
         Function::Pretrain | Function::Finetune => run.train(text, &inp.corpus.name, inp.finetune),
         Function::Evaluate => model::evaluate(cli, &gpu, &run.cfg, &run.vocab, inp.eval),
         Function::Convert => model::convert(cli, &gpu, &run.cfg, &run.vocab),
+        Function::Probe => probe::probe(cli, &gpu, &run.cfg, &run.vocab, text, inp.eval),
         Function::London | Function::Corpus => Err("internal: handled above".into()),
     }
 }

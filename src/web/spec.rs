@@ -2,8 +2,8 @@
 //! in and the reading of what the user typed into a run spec, checked by the library's
 //! `RunSpec::check` rules. The page's JS keeps no copy of either (web/page/form.js calls these).
 
-use super::train::err;
 use super::to_js;
+use super::train::err;
 use crate::model::{GptConfig, Variant};
 use crate::train::{validate_model, Overrides, RunKind, RunSpec, Setting, TrainConfig, Words};
 use serde::{Deserialize, Serialize};

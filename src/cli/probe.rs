@@ -1,0 +1,67 @@
+//! `attnlab probe VARIANT CORPUS --reading_params_path PRETRAINED --eval_corpus_path TSV
+//! [--predictions_path FINETUNED_PREDICTIONS]`: what the pretrained model recalls (see
+//! `attnlab::train::probe`), and with the finetuned model's predictions the table of stored ×
+//! answered.
+
+use super::files::{need, read, Input};
+use super::model::load;
+use super::{Cli, Res};
+use attnlab::data::{parse_tsv, CharCorruptionDataset, TsvMode, Vocab};
+use attnlab::model::GptConfig;
+use attnlab::train::probe;
+use attnlab::Device;
+use std::rc::Rc;
+
+pub fn probe(
+    cli: &Cli,
+    dev: &Rc<Device>,
+    cfg: &GptConfig,
+    vocab: &Vocab,
+    corpus: &str,
+    tsv: Option<Input>,
+) -> Res<()> {
+    let tsv = tsv.ok_or("probe needs --eval_corpus_path PATH (questions with their answers)")?;
+    let mut rows =
+        parse_tsv(&tsv.bytes, &tsv.name, TsvMode::RequireAnswers).map_err(|e| e.to_string())?;
+    if let Some(n) = cli.max_questions {
+        rows.truncate(n);
+    }
+    // Read the predictions before the work, so a bad file is refused at once.
+    let predictions = match &cli.predictions_path {
+        Some(p) => {
+            let f = read(p)?;
+            let text =
+                attnlab::data::text_from_bytes(&f.bytes, &f.name).map_err(|e| e.to_string())?;
+            let lines: Vec<String> = text.lines().map(str::to_string).collect();
+            if lines.len() != rows.len() {
+                return Err(format!(
+                    "{} has {} lines but {} has {} questions; give the predictions `evaluate \
+                     --outputs_path` wrote for the same file",
+                    f.name,
+                    lines.len(),
+                    tsv.name,
+                    rows.len()
+                ));
+            }
+            Some(lines)
+        }
+        None => None,
+    };
+    let path = need(&cli.reading_params_path, "reading_params_path", "probe")?;
+    let model = load(dev, path, cfg, vocab)?;
+    let docs = CharCorruptionDataset::new(corpus, "corpus", vocab, 0).map_err(|e| e.to_string())?;
+    let report = pollster::block_on(probe::probe(&model, docs.docs(), vocab, &rows))
+        .map_err(|e| e.to_string())?;
+    println!("{}", report.line());
+    if let Some(pred) = predictions {
+        let t = probe::ProbeReport::table(&report, &rows, &pred);
+        println!(
+            "stored in pretraining (probe) x answered after finetuning, {} people:",
+            report.asked
+        );
+        println!("                      answered right  answered wrong");
+        println!("  recalled            {:>14}  {:>14}", t[0][0], t[0][1]);
+        println!("  not recalled        {:>14}  {:>14}", t[1][0], t[1][1]);
+    }
+    Ok(())
+}
