@@ -71,6 +71,10 @@ struct Cli {
     /// Where to write the predictions, one per line.
     #[arg(long = "outputs_path")]
     outputs_path: Option<PathBuf>,
+    /// pretrain: every 10 epochs, log the probe's recall (see probe) on the first 100 people of
+    /// this TSV (not in run.py).
+    #[arg(long = "probe_corpus_path")]
+    probe_corpus_path: Option<PathBuf>,
     /// probe: the finetuned model's predictions for --eval_corpus_path (as `evaluate
     /// --outputs_path` writes them), for the table of stored × answered.
     #[arg(long = "predictions_path")]

@@ -39,6 +39,7 @@ impl Run<'_> {
         .map_err(|e| e.to_string())?;
         // run.py's final_tokens counts the pretraining corpus's lines even when finetuning.
         let tc = self.spec.train_config(data::documents(text));
+        let batch = tc.batch_size;
         let begin = || -> Res<Begin> {
             if let Some(p) = &cli.resume {
                 let input = read(p)?;
@@ -61,7 +62,55 @@ impl Run<'_> {
         if let Some(p) = &cli.resume {
             println!("resuming {} after step {}", p.display(), session.steps());
         }
-        train_and_save(cli, session)
+        let probe = match (&cli.probe_corpus_path, self.spec.kind) {
+            (Some(p), RunKind::Pretrain) => {
+                let f = read(p)?;
+                let mut rows = data::parse_tsv(&f.bytes, &f.name, data::TsvMode::RequireAnswers)
+                    .map_err(|e| e.to_string())?;
+                rows.truncate(PROBE_PEOPLE);
+                let docs = data::CharCorruptionDataset::new(text, name, vocab, 0)
+                    .map_err(|e| e.to_string())?;
+                let per_epoch = attnlab::train::run::steps_per_epoch(docs.len(), batch);
+                Some(RecallLog {
+                    docs: docs.docs().to_vec(),
+                    rows,
+                    per_epoch: per_epoch.max(1) as u64,
+                })
+            }
+            (Some(_), RunKind::Finetune) => {
+                return Err(
+                    "--probe_corpus_path is for pretrain runs (the probe asks masked spans)".into(),
+                )
+            }
+            (None, _) => None,
+        };
+        train_and_save(cli, session, probe)
+    }
+}
+
+/// People a pretraining run's recall is measured on (the first of --probe_corpus_path), and how
+/// often (epochs).
+const PROBE_PEOPLE: usize = 100;
+const PROBE_EVERY: u64 = 10;
+
+/// What a pretraining run needs to log the probe's recall every `PROBE_EVERY` epochs.
+struct RecallLog {
+    docs: Vec<Vec<u32>>,
+    rows: Vec<data::Row>,
+    per_epoch: u64,
+}
+
+impl RecallLog {
+    /// At an epoch end that is a multiple of `PROBE_EVERY` (and the first), the recall line.
+    fn line(&self, t: &Trainer, vocab: &Vocab) -> attnlab::Result<Option<String>> {
+        let epoch = t.steps / self.per_epoch;
+        if t.steps % self.per_epoch != 0 || (epoch % PROBE_EVERY != 0 && epoch != 1) {
+            return Ok(None);
+        }
+        let r = pollster::block_on(attnlab::train::probe::probe(
+            &t.model, &self.docs, vocab, &self.rows,
+        ))?;
+        Ok(Some(format!("epoch {epoch}: {}", r.line())))
     }
 }
 
@@ -82,7 +131,7 @@ pub fn bar(len: u64, template: &str) -> ProgressBar {
 
 /// Run the session to its end with a progress bar (and plain per-epoch lines when stderr is no
 /// terminal, so logs keep the losses), then save the checkpoint and the state atomically.
-fn train_and_save(cli: &Cli, mut session: Session) -> Res<()> {
+fn train_and_save(cli: &Cli, mut session: Session, probe: Option<RecallLog>) -> Res<()> {
     println!(
         "number of parameters: {}",
         session.trainer.model.num_params()
@@ -123,7 +172,19 @@ fn train_and_save(cli: &Cli, mut session: Session) -> Res<()> {
     let itos = session.vocab.itos_string();
     let mut saved: Option<(f64, u64)> = None;
     let mut pending: Option<(Vec<u8>, u64)> = None;
+    let probe_vocab = session.vocab.clone();
     let mut save_state = |t: &Trainer| -> attnlab::Result<()> {
+        if let Some(line) = probe
+            .as_ref()
+            .map(|p| p.line(t, &probe_vocab))
+            .transpose()?
+            .flatten()
+        {
+            pb.println(&line);
+            if pb.is_hidden() {
+                println!("{line}");
+            }
+        }
         let now = clock();
         if let Some((bytes, step)) = pending.take() {
             if saved.is_none_or(|(at, _)| now - at >= 30.0) {
