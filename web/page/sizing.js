@@ -110,7 +110,7 @@ export function describe(z, quick) {
     fullLabel: `Full assignment: about ${duration(fullS)} here`,
     quick: `Tiny model (2 layers, 4 heads, width 64) at batch ${quick.pre_batch}: pretraining ${quick.preSteps.toLocaleString()} steps ` +
       `(${quick.pre_epochs} epoch${quick.pre_epochs === 1 ? '' : 's'}${quick.max_steps ? ', cut by max steps' : ''}) ≈ ${duration(quick.preS)}, finetuning ` +
-      `${quick.ftSteps.toLocaleString()} steps ≈ ${duration(quick.ftS)} on this device (measured: a step of ${quick.pre_batch} rows ≈ ${duration(t.tiny(quick.pre_batch) / 1000)}). ${warm}`,
+      `${quick.ftSteps.toLocaleString()} steps ≈ ${duration(quick.ftS)} on this device (measured: a step of ${quick.pre_batch} rows ≈ ${duration(t.tiny(quick.pre_batch) / 1000)}). It shows the flow and the falling loss, not knowledge: expect the tiny model to answer one or two common places to every question. ${warm}`,
     full: `The assignment’s run.py settings: pretraining ${fullPre.toLocaleString()} steps (${p.pretrain.epochs} epochs of batch ${p.pretrain.batch}) and finetuning ` +
       `${fullFt.toLocaleString()} steps: about ${duration(fullS)} on this device (a step of ${p.pretrain.batch} rows ≈ ${duration(t.full(p.pretrain.batch) / 1000)}, ` +
       `measured at one row and scaled). ${warm}`,
