@@ -261,6 +261,69 @@ pub async fn predict(
         .collect()
 }
 
+/// A question [`predict_known`] could not ask: its line and the first character of it that the
+/// model's vocabulary lacks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Skipped {
+    pub line: usize,
+    pub ch: char,
+}
+
+/// [`predict`] for a model whose vocabulary may lack some characters of the questions (the page's
+/// shipped models on the course's files): such a question is not asked, its prediction is empty
+/// (it counts as wrong), and it is listed; the others are predicted as `predict` does.
+pub async fn predict_known(
+    model: &Gpt,
+    vocab: &Vocab,
+    rows: &[Row],
+    file: &str,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<(Vec<String>, Vec<Skipped>)> {
+    let mut skipped = vec![];
+    let mut asked = vec![];
+    for (i, r) in rows.iter().enumerate() {
+        match prompt_for(&r.prompt_text())
+            .chars()
+            .find(|&c| vocab.id(c).is_none())
+        {
+            Some(ch) => skipped.push(Skipped { line: r.line, ch }),
+            None => asked.push(i),
+        }
+    }
+    let chosen: Vec<Row> = asked.iter().map(|&i| rows[i].clone()).collect();
+    let got = predict(model, vocab, &chosen, file, progress).await?;
+    let mut out = vec![String::new(); rows.len()];
+    for (&i, p) in asked.iter().zip(got) {
+        out[i] = p;
+    }
+    Ok((out, skipped))
+}
+
+/// One line about skipped questions for a person: how many, and the characters with a line each.
+pub fn skipped_line(file: &str, skipped: &[Skipped]) -> String {
+    if skipped.is_empty() {
+        return String::new();
+    }
+    let mut chars: Vec<(char, usize)> = vec![];
+    for s in skipped {
+        if !chars.iter().any(|(c, _)| *c == s.ch) {
+            chars.push((s.ch, s.line));
+        }
+    }
+    let shown: Vec<String> = chars
+        .iter()
+        .take(5)
+        .map(|(c, l)| format!("'{}' ({file} line {l})", c.escape_debug()))
+        .collect();
+    format!(
+        "{} question{} not asked: the model's vocabulary lacks {}{}; they count as wrong",
+        skipped.len(),
+        if skipped.len() == 1 { " was" } else { "s were" },
+        shown.join(", "),
+        if chars.len() > 5 { ", and more" } else { "" }
+    )
+}
+
 /// The score of [`evaluate`]: (correct, total) when the rows have answers, else None.
 pub fn score(rows: &[Row], predictions: &[String]) -> Result<Option<(usize, usize)>> {
     if rows.first().is_some_and(|r| r.answer.is_some()) {

@@ -35,6 +35,9 @@ struct EvalReport {
     /// The CLI's line, `Correct: c out of t: p%`.
     line: String,
     london_line: String,
+    /// Questions not asked because the model lacks one of their characters, said in one line
+    /// (empty when none).
+    skipped: String,
 }
 
 /// An evaluation going on: the model it started with, the questions and the predictions so far.
@@ -44,6 +47,7 @@ struct Evaluation {
     name: String,
     rows: Vec<Row>,
     predictions: Vec<String>,
+    skipped: Vec<run::Skipped>,
 }
 
 thread_local! {
@@ -80,6 +84,7 @@ pub fn page_eval_begin(
             name,
             rows,
             predictions: Vec::new(),
+            skipped: Vec::new(),
         })
     });
     to_js(&EvalProgress { done: 0, total })
@@ -97,7 +102,7 @@ pub async fn page_eval_next(count: u32) -> Result<JsValue, JsError> {
         .ok_or_else(no_evaluation)?;
     let start = ev.predictions.len();
     let end = (start + (count as usize).max(1)).min(ev.rows.len());
-    let r = run::predict(
+    let r = run::predict_known(
         &ev.model,
         &ev.vocab,
         &ev.rows[start..end],
@@ -106,8 +111,9 @@ pub async fn page_eval_next(count: u32) -> Result<JsValue, JsError> {
     )
     .await;
     match r {
-        Ok(p) => {
+        Ok((p, skipped)) => {
             ev.predictions.extend(p);
+            ev.skipped.extend(skipped);
             let out = EvalProgress {
                 done: ev.predictions.len(),
                 total: ev.rows.len(),
@@ -115,7 +121,8 @@ pub async fn page_eval_next(count: u32) -> Result<JsValue, JsError> {
             EVAL.with(|e| *e.borrow_mut() = Some(ev));
             to_js(&out)
         }
-        // A failed part ends the evaluation (an out-of-vocabulary question, a lost device).
+        // A failed part ends the evaluation (a lost device); a question with a character the
+        // model lacks is skipped and counted instead.
         Err(e) => Err(err(lost_or(e))),
     }
 }
@@ -134,6 +141,7 @@ pub fn page_eval_report() -> Result<JsValue, JsError> {
             "the evaluation is not finished ({done} of {total} questions)"
         )));
     }
+    let skipped = run::skipped_line(&ev.name, &ev.skipped);
     let (rows, predictions) = (ev.rows, ev.predictions);
     let score = run::score(&rows, &predictions).map_err(err)?;
     let london = if score.is_some() {
@@ -157,6 +165,7 @@ pub fn page_eval_report() -> Result<JsValue, JsError> {
         london,
         line: data::format_accuracy(score.map_or(0, |s| s.0), score.map_or(0, |s| s.1)),
         london_line: london.map_or(String::new(), |(c, t)| data::format_accuracy(c, t)),
+        skipped,
     };
     to_js(&out)
 }

@@ -128,6 +128,9 @@ export function showEval(rep) {
     $('eval-london').textContent = rep.london ? score(rep.london[0], rep.london[1]) : '—';
     $('eval-london-line').textContent = rep.london_line || '';
   }
+  const skipped = $('eval-skipped');
+  skipped.hidden = !rep.skipped;
+  skipped.textContent = rep.skipped ? `${rep.skipped}.` : '';
   const only = $('eval-predictions-only');
   only.hidden = gold;
   only.textContent = gold ? '' : `Predictions only: ${rep.file} has no answers (the course keeps the test answers), so there is nothing to score here. ` +

@@ -1,0 +1,50 @@
+//! An evaluation with a model whose vocabulary lacks a character of some questions (the page's
+//! shipped models on the course's files): those questions are skipped and named with their line
+//! and character, their predictions are empty (wrong), and the other questions get exactly the
+//! predictions they get alone.
+
+use attnlab::data::{parse_tsv_str, TsvMode, Vocab};
+use attnlab::model::{Gpt, GptConfig, Variant};
+use attnlab::train::run::{predict, predict_known, skipped_line};
+use attnlab::{Device, DeviceChoice};
+
+#[test]
+fn questions_with_unknown_characters_are_skipped_and_named() {
+    let dev = Device::open_blocking(DeviceChoice::Cpu).expect("cpu");
+    let wiki = "Ann Vole. Ann Vole was born in Paris .\nBo Wu. Bo Wu was born in Oslo .\nWhere was he born? Lima.\n";
+    let vocab = Vocab::from_text(wiki, "wiki.txt").expect("vocab");
+    let tsv = "Where was Ann Vole born?\tParis\n\
+               Where was Xavier born?\tLima\n\
+               Where was Bo Wu born?\tOslo\n\
+               Where was Åsa born?\tUmeå\n";
+    let rows = parse_tsv_str(tsv, "dev.tsv", TsvMode::RequireAnswers).expect("tsv");
+    let model = Gpt::new(&dev, GptConfig::tiny(Variant::Vanilla, vocab.len()), 1).expect("model");
+    let (preds, skipped) = pollster::block_on(predict_known(
+        &model,
+        &vocab,
+        &rows,
+        "dev.tsv",
+        &mut |_, _| {},
+    ))
+    .expect("evaluation");
+    assert_eq!(
+        skipped.iter().map(|s| (s.line, s.ch)).collect::<Vec<_>>(),
+        vec![(2, 'X'), (4, 'Å')]
+    );
+    assert_eq!((preds[1].as_str(), preds[3].as_str()), ("", ""));
+    let known = [rows[0].clone(), rows[2].clone()];
+    let alone = pollster::block_on(predict(&model, &vocab, &known, "dev.tsv", &mut |_, _| {}))
+        .expect("predict");
+    assert_eq!((&preds[0], &preds[2]), (&alone[0], &alone[1]));
+    let line = skipped_line("dev.tsv", &skipped);
+    assert_eq!(
+        line,
+        "2 questions were not asked: the model's vocabulary lacks 'X' (dev.tsv line 2), 'Å' \
+         (dev.tsv line 4); they count as wrong"
+    );
+    // Without the skip, the first unknown character is an error naming the file and line.
+    let err = pollster::block_on(predict(&model, &vocab, &rows, "dev.tsv", &mut |_, _| {}))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("dev.tsv:2"), "{err}");
+}
