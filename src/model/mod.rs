@@ -6,6 +6,7 @@ pub mod gpt;
 pub mod heads;
 pub mod memory;
 pub mod params;
+mod pickle;
 pub mod torch_params;
 pub mod vit;
 
