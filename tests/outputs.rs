@@ -231,3 +231,30 @@ fn an_unwritable_output_folder_is_refused_before_any_work() {
     std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// A killed run's temporary file (our pattern, beside the output, its process gone) is removed
+/// at the next run's start; a live process's, another output's and other files are kept.
+#[test]
+fn stale_temporaries_of_a_killed_run_are_removed_at_the_next_start() {
+    let d = dir("stale");
+    // Linux pids stay below 2^22, so 999999999 is no process; ours is alive.
+    let stale = d.join("out.st.999999999-0.attnlab.tmp");
+    let live = d.join(format!("out.st.{}-0.attnlab.tmp", std::process::id()));
+    let kept = [
+        live.clone(),
+        d.join("out.st.999999999-0.other.tmp"),
+        d.join("other.st.999999999-0.attnlab.tmp"),
+        d.join("out.st.tmp"),
+    ];
+    std::fs::write(&stale, b"half").expect("write");
+    for k in &kept {
+        std::fs::write(k, b"keep").expect("write");
+    }
+    let o = run(&d, &pre("out.st"));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!stale.exists(), "the stale temporary was left");
+    for k in &kept {
+        assert!(k.exists(), "{} was removed", k.display());
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
