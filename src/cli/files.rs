@@ -271,6 +271,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Res<()> {
         {
             std::thread::sleep(std::time::Duration::from_millis(ms));
         }
+        // Fault injection for tests/vit_cli.rs: fail as a full disk would, after the write.
+        if std::env::var_os("ATTNLAB_FAULT_FAIL_BEFORE_RENAME").is_some() {
+            return Err(std::io::Error::other(
+                "injected fault (ATTNLAB_FAULT_FAIL_BEFORE_RENAME)",
+            ));
+        }
         std::fs::rename(&tmp, path)?;
         // The rename is durable once the folder is synced (Unix; elsewhere best effort).
         if let Ok(d) = std::fs::File::open(folder_of(path)) {
