@@ -125,6 +125,10 @@ fn vit_cli_refuses_bad_input_with_one_message() {
             "not a readable safetensors",
         ),
         (
+            &["vit", "evaluate", "--model", "/dev/zero", "--device", "cpu"],
+            "/dev/zero: it is not a regular file",
+        ),
+        (
             &[
                 "vit",
                 "evaluate",
