@@ -13,17 +13,22 @@ What it serves:
                          (web/node_modules/katex/dist, installed by scripts/setup.sh): the page's
                          formulas, served from this origin so nothing is fetched from elsewhere
 Everything else is 404, including any path that climbs out of those folders ('..', encoded or not,
-or a symlink pointing elsewhere). Only GET and HEAD are answered. Every response carries a
-Content-Security-Policy that allows the app's own files, WebAssembly compilation and nothing remote.
+or a symlink pointing elsewhere). Only GET and HEAD are answered (any other method, known or not, gets
+405 with Allow). Every response, errors included, carries a Content-Security-Policy that allows the
+app's own files, WebAssembly compilation and nothing remote. A request whose Host header is not this
+server (localhost, an IP address, or the --host name, with its port) gets 421, so a web page on another
+site cannot reach it by DNS rebinding; a connection idle for --timeout seconds is closed.
 It listens on 127.0.0.1 unless --host says otherwise (and then it warns: the data folder is readable
 by anyone who can reach that address).
 """
 
 import argparse
 import http.server
+import ipaddress
 import json
 import os
 import posixpath
+import re
 import socketserver
 import sys
 import urllib.parse
@@ -69,6 +74,30 @@ TYPES = {
     ".ts": "text/plain; charset=utf-8",
     ".woff2": "font/woff2",
 }
+
+
+def host_allowed(header, listen_host, port):
+    """Whether a request's Host header names this server, with its port (none only for port 80):
+    localhost, a loopback address, or the --host it listens on (any IP address when that is a
+    wildcard; DNS rebinding needs a name, which is then still refused)."""
+    m = re.fullmatch(r"(\[[0-9A-Fa-f:.]+\]|[^:\[\]]+)(?::([0-9]+))?", header or "")
+    if not m:
+        return False
+    host, p = m.group(1).lower(), m.group(2)
+    if (p or "80") != str(port):
+        return False
+    if host in ("localhost", listen_host.lower()):
+        return True
+    try:
+        ip = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    if ip.is_loopback or listen_host in ("0.0.0.0", "::", ""):
+        return True
+    try:
+        return ip == ipaddress.ip_address(listen_host.strip("[]"))
+    except ValueError:
+        return False
 
 
 def inside(path, folder):
@@ -124,10 +153,16 @@ class Site:
         return None
 
 
-def make_handler(site, quiet):
+def make_handler(site, quiet, listen_host="127.0.0.1", timeout=20):
     class Handler(http.server.BaseHTTPRequestHandler):
         server_version = "attnlab"
         sys_version = ""
+        # StreamRequestHandler sets it on the connection: a silent client is dropped.
+        timeout = None
+
+        def setup(self):
+            self.timeout = timeout
+            super().setup()
 
         def headers_common(self, ctype, length):
             self.send_header("Content-Type", ctype)
@@ -144,9 +179,37 @@ def make_handler(site, quiet):
             self.send_response(code)
             if code == 405:
                 self.send_header("Allow", "GET, HEAD")
+            if code >= 400 and code != 404 and code != 405:
+                self.send_header("Connection", "close")
+                self.close_connection = True
             self.headers_common("text/plain; charset=utf-8", len(body))
             if self.command != "HEAD":
                 self.wfile.write(body)
+
+        def send_error(self, code, message=None, explain=None):
+            # http.server's own errors (a malformed request line, a URI or header too long, an
+            # unsupported version, a method without a do_ handler) in our form: with the CSP, and
+            # 405 + Allow for any method but GET and HEAD.
+            if code == 501:
+                code, message = 405, "method not allowed"
+            # A request line it could not parse leaves HTTP/0.9, which has no status line or
+            # headers: answer in HTTP/1.0 so the status and the CSP are sent.
+            if self.request_version == "HTTP/0.9":
+                self.request_version = "HTTP/1.0"
+            try:
+                short = self.responses[code][0]
+            except KeyError:
+                short = "error"
+            self.refuse(code, message or short)
+
+        def parse_request(self):
+            if not super().parse_request():
+                return False
+            port = self.server.server_address[1]
+            if not host_allowed(self.headers.get("Host", ""), listen_host, port):
+                self.refuse(421, "misdirected request: the Host header does not name this server")
+                return False
+            return True
 
         def answer(self, with_body):
             try:
@@ -199,6 +262,7 @@ def main(argv=None):
     ap.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     ap.add_argument("--data", metavar="DIR", help="a folder with wiki.txt and the birth_*.tsv files for the page to offer")
     ap.add_argument("--quiet", action="store_true", help="do not log requests")
+    ap.add_argument("--timeout", type=float, default=20, help="close a connection idle this many seconds (default 20)")
     args = ap.parse_args(argv)
 
     if args.data is not None:
@@ -215,7 +279,7 @@ def main(argv=None):
 
     site = Site(ROOT, args.data)
     try:
-        httpd = Server((args.host, args.port), make_handler(site, args.quiet))
+        httpd = Server((args.host, args.port), make_handler(site, args.quiet, args.host, args.timeout))
     except OSError as e:
         print(f"error: cannot listen on {args.host}:{args.port}: {e.strerror}; pick another with --port", file=sys.stderr)
         return 1

@@ -37,9 +37,11 @@ def start(*args):
     return proc, host, int(port)
 
 
-def get(port, path, method="GET", host="127.0.0.1"):
+def get(port, path, method="GET", host="127.0.0.1", host_header=None):
     c = http.client.HTTPConnection(host, port, timeout=10)
-    c.putrequest(method, path, skip_host=False, skip_accept_encoding=True)
+    c.putrequest(method, path, skip_host=host_header is not None, skip_accept_encoding=True)
+    if host_header is not None:
+        c.putheader("Host", host_header)
     c.endheaders()
     r = c.getresponse()
     body = r.read()
@@ -153,6 +155,65 @@ class ServeTests(unittest.TestCase):
         self.assertEqual(headers["Allow"], "GET, HEAD")
         status, _, body = get(self.plain_port, "/", method="HEAD")
         self.assertEqual((status, body), (200, b""))
+
+    def test_every_other_method_is_405_with_allow_and_csp(self):
+        # http.server answers methods without a do_ handler with a bare 501; they are ours too.
+        for method in ("TRACE", "CONNECT", "PROPFIND", "BREW", "get", "head", "OPTIONS", "DELETE"):
+            status, headers, body = get(self.plain_port, "/", method=method)
+            self.assertEqual(status, 405, method)
+            self.assertEqual(headers.get("Allow"), "GET, HEAD", method)
+            self.assertIn("Content-Security-Policy", headers, method)
+            self.assertNotIn(b"<html", body.lower(), method)
+
+    def raw(self, request, port=None):
+        import socket
+        with socket.create_connection(("127.0.0.1", port or self.plain_port), timeout=10) as s:
+            s.sendall(request)
+            data = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        head = data.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
+        status = int(head[0].split()[1])
+        headers = dict(h.split(": ", 1) for h in head[1:] if ": " in h)
+        return status, headers
+
+    def test_protocol_errors_carry_the_csp(self):
+        host = f"Host: 127.0.0.1:{self.plain_port}\r\n".encode()
+        for request, code in (
+            (b"GET /" + b"a" * 70000 + b" HTTP/1.1\r\n\r\n", 414),
+            (b"GET / HTTP/1.1\r\n" + host + b"X: " + b"a" * 70000 + b"\r\n\r\n", 431),
+            (b"GET / HTTP/1.1 extra\r\n\r\n", 400),
+            (b"GET / HTTP/3.0\r\n" + host + b"\r\n", 505),
+        ):
+            status, headers = self.raw(request)
+            self.assertEqual(status, code, request[:40])
+            self.assertIn("Content-Security-Policy", headers, code)
+
+    def test_host_must_name_this_server(self):
+        p = self.plain_port
+        for ok in (f"127.0.0.1:{p}", f"localhost:{p}", f"[::1]:{p}", f"LOCALHOST:{p}"):
+            status, _, _ = get(p, "/", host_header=ok)
+            self.assertEqual(status, 200, ok)
+        for bad in (f"evil.example:{p}", "127.0.0.1:1", "127.0.0.1", f"10.0.0.1:{p}", "", f"localhost.evil:{p}"):
+            status, headers, _ = get(p, "/", host_header=bad)
+            self.assertEqual(status, 421, bad)
+            self.assertIn("Content-Security-Policy", headers, bad)
+
+    def test_an_idle_connection_is_closed(self):
+        import socket
+        proc, _, port = start("--timeout", "1")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+                s.sendall(b"GET / HTTP/1.1\r\n")  # and never the rest
+                t0 = time.monotonic()
+                self.assertEqual(s.recv(100), b"")
+                self.assertLess(time.monotonic() - t0, 8)
+        finally:
+            proc.kill()
+            proc.wait()
 
     def test_manifest_without_data(self):
         status, _, body = get(self.plain_port, "/data/manifest.json")

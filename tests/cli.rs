@@ -414,7 +414,9 @@ fn bad_files_name_the_file_and_line_and_a_failed_run_keeps_the_old_checkpoint() 
         "oov.tsv:2: character '\u{3a9}' (U+03A9)",
         "pred.txt",
     );
-    // Training that diverges stops with a message and leaves the checkpoint it would replace.
+    // Training that diverges stops with a message and leaves the checkpoint it would replace
+    // (read from a copy: an output may not be one of the inputs).
+    std::fs::copy(dir.join("good.st"), dir.join("start.st")).expect("copy");
     let o = run(
         &dir,
         &[
@@ -425,7 +427,7 @@ fn bad_files_name_the_file_and_line_and_a_failed_run_keeps_the_old_checkpoint() 
             "--finetune_corpus_path",
             "train.tsv",
             "--reading_params_path",
-            "good.st",
+            "start.st",
             "--writing_params_path",
             "good.st",
             "--learning_rate",

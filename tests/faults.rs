@@ -23,6 +23,57 @@ fn attnlab(d: &PathBuf, args: &[&str]) -> Command {
     c
 }
 
+/// The temporary files of `name` in `d` (`<name>.<pid>-<n>.attnlab.tmp`).
+fn temps(d: &PathBuf, name: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(d)
+        .expect("list")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let n = p.file_name().unwrap_or_default().to_string_lossy();
+            n.starts_with(&format!("{name}.")) && n.ends_with(".tmp")
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Two runs writing the same outputs at once: each has its own temporary file (the old shared
+/// `<name>.tmp` let one truncate the other's), both succeed, the files are whole.
+#[test]
+fn concurrent_writers_use_their_own_temporaries() {
+    let d = dir("concurrent");
+    let args = ["corpus", "--out_dir", ".", "--people", "12"];
+    let spawn = || {
+        attnlab(&d, &args)
+            .env("ATTNLAB_FAULT_PAUSE_BEFORE_RENAME_MS", "1500")
+            .spawn()
+            .expect("spawn")
+    };
+    let (mut a, mut b) = (spawn(), spawn());
+    let t0 = Instant::now();
+    let mut most = 0;
+    while t0.elapsed() < Duration::from_secs(60) {
+        most = most.max(temps(&d, "wiki.txt").len());
+        if most >= 2 || (a.try_wait().expect("a").is_some() && b.try_wait().expect("b").is_some()) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(a.wait().expect("a").success() && b.wait().expect("b").success());
+    assert_eq!(
+        most, 2,
+        "the two runs did not write separate temporary files"
+    );
+    let want = attnlab::data::generate(attnlab::train::run::DEFAULT_CORPUS_SEED, 12);
+    assert_eq!(
+        std::fs::read_to_string(d.join("wiki.txt")).expect("wiki"),
+        want.wiki
+    );
+    assert!(temps(&d, "wiki.txt").is_empty());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 #[test]
 fn killing_the_cli_during_a_checkpoint_write_keeps_the_previous_checkpoint() {
     let d = dir("kill");
@@ -48,9 +99,13 @@ fn killing_the_cli_during_a_checkpoint_write_keeps_the_previous_checkpoint() {
         .env("ATTNLAB_FAULT_PAUSE_BEFORE_RENAME_MS", "60000")
         .spawn()
         .expect("spawn");
-    let tmp = d.join("model.st.tmp");
     let t0 = Instant::now();
-    while !(tmp.exists() && std::fs::metadata(&tmp).map(|m| m.len()).unwrap_or(0) > 0) {
+    let tmp = loop {
+        if let Some(t) = temps(&d, "model.st").pop() {
+            if std::fs::metadata(&t).map(|m| m.len()).unwrap_or(0) > 0 {
+                break t;
+            }
+        }
         assert!(
             t0.elapsed() < Duration::from_secs(120),
             "the temp file never appeared"
@@ -59,7 +114,7 @@ fn killing_the_cli_during_a_checkpoint_write_keeps_the_previous_checkpoint() {
             panic!("the run ended before writing ({status})");
         }
         std::thread::sleep(Duration::from_millis(20));
-    }
+    };
     child.kill().expect("kill"); // SIGKILL: no cleanup code runs
     child.wait().expect("reap");
     assert_eq!(
@@ -67,13 +122,15 @@ fn killing_the_cli_during_a_checkpoint_write_keeps_the_previous_checkpoint() {
         before,
         "the previous checkpoint changed"
     );
-    // The next run replaces the stale temp file and succeeds.
+    assert!(tmp.exists());
+    // The next run removes the stale temp file (its process is gone) and succeeds.
     assert!(attnlab(&d, &[&train[..], &["--seed", "7"]].concat())
         .status()
         .expect("run")
         .success());
     assert_ne!(std::fs::read(d.join("model.st")).expect("read"), before);
-    assert!(!tmp.exists());
+    assert!(!tmp.exists(), "the killed run's {} was left", tmp.display());
+    assert!(temps(&d, "model.st").is_empty());
     let _ = std::fs::remove_dir_all(&d);
 }
 

@@ -133,6 +133,50 @@ fn bad_question_files_are_refused_naming_the_file_and_line() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// As the reference's `sample()`, evaluate crops a question longer than the block to its last
+/// `block_size` characters at each step: it gets a prediction, not a refusal.
+#[test]
+fn an_over_long_question_is_cropped_in_evaluate() {
+    let d = dir("long");
+    let o = run(
+        &d,
+        &[
+            "pretrain",
+            "vanilla",
+            "wiki.txt",
+            "--tiny",
+            "--max_steps",
+            "1",
+            "--batch_size",
+            "2",
+            "--writing_params_path",
+            "m.st",
+        ],
+    );
+    assert!(o.status.success());
+    let q = format!("Where was {} born?\tParis\n", "a".repeat(200));
+    std::fs::write(d.join("long.tsv"), q).expect("write");
+    let o = run(
+        &d,
+        &[
+            "evaluate",
+            "vanilla",
+            "wiki.txt",
+            "--tiny",
+            "--reading_params_path",
+            "m.st",
+            "--eval_corpus_path",
+            "long.tsv",
+            "--outputs_path",
+            "p.txt",
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let p = std::fs::read_to_string(d.join("p.txt")).expect("predictions");
+    assert_eq!(p.lines().count(), 1, "{p:?}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// The reference's behaviour: a gold file without answers gets predictions and
 /// "No gold birth places provided", not an accuracy and not an error.
 #[test]

@@ -80,6 +80,13 @@ fn refusals_name_the_setting_in_the_front_ends_words() {
         ),
         (
             Overrides {
+                lr: Some(1e39),
+                ..none.clone()
+            },
+            "LR 1e39 must be a positive number of at most 3.4e38",
+        ),
+        (
+            Overrides {
                 dropout: Some(1.0),
                 ..none.clone()
             },

@@ -6,8 +6,13 @@ use std::path::Path;
 use std::process::Command;
 
 fn run(args: &[&str]) -> (bool, String) {
+    run_env(args, &[])
+}
+
+fn run_env(args: &[&str], env: &[(&str, &str)]) -> (bool, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_attnlab"))
         .args(args)
+        .envs(env.iter().copied())
         .output()
         .expect("run attnlab");
     let text =
@@ -19,28 +24,35 @@ fn run(args: &[&str]) -> (bool, String) {
 }
 
 fn train(out: &Path) -> (bool, String) {
-    run(&[
-        "vit",
-        "train",
-        "--device",
-        "cpu",
-        "--steps",
-        "40",
-        "--batch",
-        "16",
-        "--width",
-        "16",
-        "--heads",
-        "2",
-        "--layers",
-        "1",
-        "--test-size",
-        "100",
-        "--eval-every",
-        "20",
-        "--out",
-        out.to_str().unwrap(),
-    ])
+    train_env(out, &[])
+}
+
+fn train_env(out: &Path, env: &[(&str, &str)]) -> (bool, String) {
+    run_env(
+        &[
+            "vit",
+            "train",
+            "--device",
+            "cpu",
+            "--steps",
+            "40",
+            "--batch",
+            "16",
+            "--width",
+            "16",
+            "--heads",
+            "2",
+            "--layers",
+            "1",
+            "--test-size",
+            "100",
+            "--eval-every",
+            "20",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        env,
+    )
 }
 
 #[test]
@@ -70,12 +82,16 @@ fn vit_cli_trains_saves_and_evaluates() {
         "{text}"
     );
 
-    // A failed write (the temp file's name is taken by a folder) leaves the good checkpoint alone.
+    // A failed write (injected after the temporary file is written, as a full disk would) leaves
+    // the good checkpoint alone and no temporary behind.
     let before = std::fs::read(&ck).unwrap();
-    std::fs::create_dir_all(dir.join("v.safetensors.tmp")).unwrap();
-    let (ok, text) = train(&ck);
+    let (ok, text) = train_env(&ck, &[("ATTNLAB_FAULT_FAIL_BEFORE_RENAME", "1")]);
     assert!(!ok && text.contains("could not write"), "{text}");
     assert_eq!(std::fs::read(&ck).unwrap(), before);
+    for e in std::fs::read_dir(&dir).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        assert!(!name.ends_with(".tmp"), "left behind {name}");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -107,6 +123,10 @@ fn vit_cli_refuses_bad_input_with_one_message() {
                 "cpu",
             ],
             "not a readable safetensors",
+        ),
+        (
+            &["vit", "evaluate", "--model", "/dev/zero", "--device", "cpu"],
+            "/dev/zero: it is not a regular file",
         ),
         (
             &[

@@ -13,11 +13,54 @@ pub struct Input {
     pub bytes: Vec<u8>,
 }
 
+/// The largest input file read (corpus, question file, checkpoint, training state): far above
+/// the course's files (the largest, a checkpoint, is a few MB) and below what would exhaust memory.
+pub const MAX_INPUT_BYTES: u64 = 2 << 30;
+
+/// Read an input file: only a regular file (a FIFO would block forever, `/dev/zero` never ends)
+/// of at most `MAX_INPUT_BYTES`, refused with a message naming it otherwise.
 pub fn read(path: &Path) -> Res<Input> {
-    Ok(Input {
-        name: path.display().to_string(),
-        bytes: data::read_file(path).map_err(|e| e.to_string())?,
-    })
+    use std::io::Read;
+    let name = path.display().to_string();
+    if let Ok(m) = std::fs::metadata(path) {
+        if m.is_dir() {
+            return Err(format!("cannot read {name}: it is a folder; give a file"));
+        }
+        if !m.is_file() {
+            return Err(format!(
+                "cannot read {name}: it is not a regular file (a pipe, socket or device); save \
+                 the data to a file and give that"
+            ));
+        }
+        if m.len() > MAX_INPUT_BYTES {
+            return Err(too_big(&name, m.len()));
+        }
+    }
+    // A missing or unreadable file gets the library's message ("cannot read …; check the path").
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(_) => {
+            return Ok(Input {
+                name,
+                bytes: data::read_file(path).map_err(|e| e.to_string())?,
+            })
+        }
+    };
+    let mut bytes = vec![];
+    file.take(MAX_INPUT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read {name}: {e}; check the path"))?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(too_big(&name, bytes.len() as u64));
+    }
+    Ok(Input { name, bytes })
+}
+
+fn too_big(name: &str, len: u64) -> String {
+    format!(
+        "{name} is {len} bytes, more than the {} GiB an input may have; give a smaller file",
+        MAX_INPUT_BYTES >> 30
+    )
 }
 
 pub fn embedded(name: &str, text: &str) -> Input {
@@ -57,13 +100,11 @@ pub fn inputs(cli: &Cli) -> Res<Inputs> {
     }
 }
 
-/// Fail before any work when an output could not be written: its folder must exist and the
-/// path must not be a folder.
+/// Fail before any work when an output could not be written: its folder must exist and take
+/// new files (a probe file is created and removed), and the path must not be a folder. Stale
+/// temporary files a killed run left beside it are removed.
 pub fn check_output(path: &Path, flag: &str) -> Res<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
+    let dir = folder_of(path);
     if !dir.is_dir() {
         return Err(format!(
             "{flag} {}: the folder {} does not exist; create it first",
@@ -77,17 +118,149 @@ pub fn check_output(path: &Path, flag: &str) -> Res<()> {
             path.display()
         ));
     }
+    let probe = temp_path(path);
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+        }
+        Err(e) => {
+            return Err(format!(
+                "{flag} {}: cannot create files in the folder {} ({e}); make it writable or \
+                 choose another folder",
+                path.display(),
+                dir.display()
+            ))
+        }
+    }
+    remove_stale_temps(path);
     Ok(())
 }
 
-/// Write `<path>.tmp` in the same folder, fsync it, then rename over `path`: a reader never
-/// sees half a file, and a failure leaves no output behind.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Res<()> {
+/// The folder a path's file lives in (`.` for a bare name).
+fn folder_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
+/// Whether two paths name the same file: the same (device, inode) on Unix (hard links,
+/// symlinks), else the same canonical path; paths that do not exist are compared as absolute
+/// paths.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    if let (Ok(ma), Ok(mb)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            if (ma.dev(), ma.ino()) == (mb.dev(), mb.ino()) {
+                return true;
+            }
+        }
+        let _ = (ma, mb);
+        if let (Ok(ca), Ok(cb)) = (a.canonicalize(), b.canonicalize()) {
+            return ca == cb;
+        }
+    }
+    match (std::path::absolute(a), std::path::absolute(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+/// Refuse, before any work, an output that is one of the command's inputs: writing it would
+/// destroy the input. Each entry is (flag, path).
+pub fn check_outputs_are_not_inputs(
+    outputs: &[(&str, &Path)],
+    inputs: &[(&str, &Path)],
+) -> Res<()> {
+    for (oflag, out) in outputs {
+        for (iflag, inp) in inputs {
+            if same_file(out, inp) {
+                return Err(format!(
+                    "{oflag} {} is the same file as {iflag} {}: writing it would destroy the \
+                     input; give {oflag} another path",
+                    out.display(),
+                    inp.display()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A temporary name beside `path`, unique to this process and call:
+/// `<name>.<pid>-<counter>.attnlab.tmp`.
+fn temp_path(path: &Path) -> PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(".tmp");
-    let tmp = path.with_file_name(name);
+    name.push(format!(".{}-{n}{TEMP_SUFFIX}", std::process::id()));
+    path.with_file_name(name)
+}
+
+const TEMP_SUFFIX: &str = ".attnlab.tmp";
+
+/// The process id in `name` if it is one of our temporary names for `base`
+/// (`<base>.<pid>-<counter>.attnlab.tmp`).
+fn temp_owner(name: &str, base: &str) -> Option<u32> {
+    let rest = name.strip_prefix(base)?.strip_prefix('.')?;
+    let rest = rest.strip_suffix(TEMP_SUFFIX)?;
+    let (pid, n) = rest.split_once('-')?;
+    if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    pid.parse().ok()
+}
+
+/// Remove the temporary files of `path` that a killed run left behind: only names of our own
+/// pattern beside `path`, and only those whose process is gone (Linux: no `/proc/<pid>`;
+/// elsewhere: older than a day).
+fn remove_stale_temps(path: &Path) {
+    let Some(base) = path.file_name().and_then(|n| n.to_str()) else {
+        return;
+    };
+    let Ok(entries) = std::fs::read_dir(folder_of(path)) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name.to_str().and_then(|n| temp_owner(n, base)) else {
+            continue;
+        };
+        if pid == std::process::id() || process_alive(pid, &e) {
+            continue;
+        }
+        let _ = std::fs::remove_file(e.path());
+    }
+}
+
+fn process_alive(pid: u32, entry: &std::fs::DirEntry) -> bool {
+    if Path::new("/proc/self").exists() {
+        return Path::new("/proc").join(pid.to_string()).exists();
+    }
+    let age = entry
+        .metadata()
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok());
+    age.is_none_or(|a| a.as_secs() < 24 * 3600)
+}
+
+/// Write a unique temporary file in the same folder, fsync it, rename it over `path`, then sync
+/// the folder: a reader never sees half a file, concurrent runs never share a temporary, and a
+/// failure leaves no output behind.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Res<()> {
+    let tmp = temp_path(path);
     let result = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
         // Fault injection for tests/faults.rs: hold the finished temp file for a while so a
@@ -98,7 +271,18 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Res<()> {
         {
             std::thread::sleep(std::time::Duration::from_millis(ms));
         }
-        std::fs::rename(&tmp, path)
+        // Fault injection for tests/vit_cli.rs: fail as a full disk would, after the write.
+        if std::env::var_os("ATTNLAB_FAULT_FAIL_BEFORE_RENAME").is_some() {
+            return Err(std::io::Error::other(
+                "injected fault (ATTNLAB_FAULT_FAIL_BEFORE_RENAME)",
+            ));
+        }
+        std::fs::rename(&tmp, path)?;
+        // The rename is durable once the folder is synced (Unix; elsewhere best effort).
+        if let Ok(d) = std::fs::File::open(folder_of(path)) {
+            let _ = d.sync_all();
+        }
+        Ok(())
     })();
     result.map_err(|e| {
         let _ = std::fs::remove_file(&tmp);

@@ -2,6 +2,7 @@
 //! functions (`train.rs`: pretrain and finetune; `model.rs`: evaluate, convert, london, corpus).
 
 mod files;
+mod finite;
 mod model;
 mod probe;
 mod train;
@@ -12,7 +13,8 @@ use attnlab::model::Variant;
 use attnlab::train::{validate_model, Overrides, RunKind, RunSpec, Words};
 use attnlab::{Device, DeviceChoice};
 use clap::{Parser, ValueEnum};
-use files::{check_output, inputs, need};
+use files::{check_output, check_outputs_are_not_inputs, inputs, need};
+use std::path::Path;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -238,9 +240,56 @@ fn check_flags(cli: &Cli, spec: &RunSpec) -> Res<()> {
             _ => {}
         }
     }
+    check_not_overwriting_inputs(cli)?;
     spec.check(&WORDS).map_err(|e| e.to_string())?;
     if cli.max_questions == Some(0) {
         return Err("--max_questions must be at least 1".into());
+    }
+    Ok(())
+}
+
+/// The command's input files, each with its flag.
+fn input_paths(cli: &Cli) -> Vec<(&'static str, &Path)> {
+    [
+        (
+            "the corpus (pretrain_corpus_path)",
+            &cli.pretrain_corpus_path,
+        ),
+        ("--reading_params_path", &cli.reading_params_path),
+        ("--finetune_corpus_path", &cli.finetune_corpus_path),
+        ("--eval_corpus_path", &cli.eval_corpus_path),
+        ("--resume", &cli.resume),
+    ]
+    .into_iter()
+    .filter_map(|(flag, p)| p.as_deref().map(|p| (flag, p)))
+    .collect()
+}
+
+/// Refuse an output that is one of the inputs (same path, hard link or symlink): the run would
+/// read it and then replace it. The training state beside the checkpoint may be the `--resume`
+/// file: continuing a run replaces its state, as intended.
+fn check_not_overwriting_inputs(cli: &Cli) -> Res<()> {
+    let inputs = input_paths(cli);
+    let mut outputs: Vec<(&str, &Path)> = vec![];
+    if let Some(p) = &cli.writing_params_path {
+        outputs.push(("--writing_params_path", p));
+    }
+    if let Some(p) = &cli.outputs_path {
+        outputs.push(("--outputs_path", p));
+    }
+    check_outputs_are_not_inputs(&outputs, &inputs)?;
+    if let (Function::Pretrain | Function::Finetune, Some(p)) =
+        (cli.function, &cli.writing_params_path)
+    {
+        let state = train::state_path(p);
+        let not_resume: Vec<_> = inputs
+            .into_iter()
+            .filter(|(f, _)| *f != "--resume")
+            .collect();
+        check_outputs_are_not_inputs(
+            &[("the training state beside --writing_params_path", &state)],
+            &not_resume,
+        )?;
     }
     Ok(())
 }

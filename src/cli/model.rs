@@ -22,7 +22,12 @@ pub fn load_input(gpu: &Rc<Device>, input: &Input, cfg: &GptConfig, vocab: &Voca
     }
     let (model, header) = checkpoint::from_bytes(gpu, &input.bytes, Some(cfg), &input.name)
         .map_err(|e| {
-            format!("{e}; use the variant (and --tiny or not) the checkpoint was trained with")
+            let e = e.to_string();
+            if is_size_mismatch(&e) {
+                format!("{e}; use the variant (and --tiny or not) the checkpoint was trained with")
+            } else {
+                e
+            }
         })?;
     if header.vocab != vocab.itos_string() {
         return Err(format!(
@@ -32,6 +37,14 @@ pub fn load_input(gpu: &Rc<Device>, input: &Input, cfg: &GptConfig, vocab: &Voca
         ));
     }
     Ok(model)
+}
+
+/// Whether a checkpoint error is about the model's kind or sizes (which the variant and
+/// --tiny choose), not about damage such as truncation or a NaN.
+fn is_size_mismatch(message: &str) -> bool {
+    [" was expected", " has no tensor ", ", expected F32 "]
+        .iter()
+        .any(|n| message.contains(n))
 }
 
 /// A course `.params` file (torch.save of a state_dict): it has no config, so the sizes come
@@ -128,6 +141,7 @@ pub fn london(cli: &Cli) -> Res<()> {
     if let Some(p) = &cli.outputs_path {
         check_output(p, "--outputs_path")?;
     }
+    super::check_not_overwriting_inputs(cli)?;
     let tsv = match (&cli.eval_corpus_path, &cli.pretrain_corpus_path) {
         (Some(p), _) => read(p)?,
         (None, None) => embedded("dev.tsv", &run::default_corpus(cli.tiny).dev_tsv),
@@ -146,26 +160,47 @@ pub fn london(cli: &Cli) -> Res<()> {
     Ok(())
 }
 
+/// The most people `corpus --people` generates (about 1.4 KB of text each).
+const MAX_PEOPLE: usize = 100_000;
+
+/// The files `corpus` writes, in the order of the corpus's texts.
+const CORPUS_FILES: [&str; 4] = [
+    "wiki.txt",
+    "birth_places_train.tsv",
+    "birth_dev.tsv",
+    "birth_test.tsv",
+];
+
 /// Write the embedded corpus (or one of `--people` people) as the course's four files.
 pub fn corpus(cli: &Cli) -> Res<()> {
     let dir = need(&cli.out_dir, "out_dir", "corpus")?;
-    let c = match cli.people {
+    let n = match cli.people {
         Some(n) if n < 3 => {
             return Err(format!(
                 "--people {n} must be at least 3 (so that train and dev get one each)"
             ))
         }
-        Some(n) => data::generate(run::DEFAULT_CORPUS_SEED, n),
-        None => run::default_corpus(cli.tiny),
+        Some(n) if n > MAX_PEOPLE => {
+            return Err(format!(
+                "--people {n} is more than {MAX_PEOPLE}; give at most {MAX_PEOPLE} (the course \
+                 has 2937)"
+            ))
+        }
+        n => n,
     };
     std::fs::create_dir_all(dir)
         .map_err(|e| format!("could not create the folder {}: {e}", dir.display()))?;
-    for (name, text) in [
-        ("wiki.txt", &c.wiki),
-        ("birth_places_train.tsv", &c.train_tsv),
-        ("birth_dev.tsv", &c.dev_tsv),
-        ("birth_test.tsv", &c.test_tsv),
-    ] {
+    for name in CORPUS_FILES {
+        check_output(&dir.join(name), "--out_dir")?;
+    }
+    let c = match n {
+        Some(n) => data::generate(run::DEFAULT_CORPUS_SEED, n),
+        None => run::default_corpus(cli.tiny),
+    };
+    for (name, text) in CORPUS_FILES
+        .iter()
+        .zip([&c.wiki, &c.train_tsv, &c.dev_tsv, &c.test_tsv])
+    {
         write_atomic(&dir.join(name), text.as_bytes())?;
     }
     println!(

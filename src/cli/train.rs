@@ -29,20 +29,39 @@ impl Run<'_> {
     /// Pretrain on `text` (the corpus, named `name`) or finetune on `tsv`, then save.
     pub fn train(&self, text: &str, name: &str, tsv: Option<Input>) -> Res<()> {
         let (cli, gpu, cfg, vocab) = (self.cli, self.gpu, &self.cfg, &self.vocab);
-        let data = match self.spec.kind {
-            RunKind::Pretrain => RunData::new(self.spec, text, name, (&[], ""), vocab),
+        let (data, source) = match self.spec.kind {
+            RunKind::Pretrain => (
+                RunData::new(self.spec, text, name, (&[], ""), vocab),
+                name.to_string(),
+            ),
             RunKind::Finetune => {
                 let tsv = tsv.ok_or("finetune needs --finetune_corpus_path PATH")?;
-                RunData::new(self.spec, text, name, (&tsv.bytes, &tsv.name), vocab)
+                (
+                    RunData::new(self.spec, text, name, (&tsv.bytes, &tsv.name), vocab),
+                    tsv.name,
+                )
             }
+        };
+        let data = data.map_err(|e| e.to_string())?;
+        if data.is_empty() {
+            return Err(match self.spec.kind {
+                RunKind::Finetune => format!(
+                    "{source} gives no training examples: as the course's NameDataset does, the \
+                     text after the last newline is not a row, so a file of one row needs a \
+                     final newline; end the file with a newline (or add rows)"
+                ),
+                RunKind::Pretrain => format!(
+                    "{source} gives no training examples; give a text with at least one line"
+                ),
+            });
         }
-        .map_err(|e| e.to_string())?;
         // run.py's final_tokens counts the pretraining corpus's lines even when finetuning.
         let tc = self.spec.train_config(data::documents(text));
         let batch = tc.batch_size;
         let begin = || -> Res<Begin> {
             if let Some(p) = &cli.resume {
                 let input = read(p)?;
+                check_resume_matches(&input, self.spec.kind, batch)?;
                 let model = load_input(gpu, &input, cfg, vocab)?;
                 return Ok(Begin::Resume {
                     model,
@@ -59,6 +78,17 @@ impl Run<'_> {
             begin().map_err(Error::Msg)
         })
         .map_err(|e| e.to_string())?;
+        let mut session = session;
+        session.trainer.run_meta = run_meta(self.spec.kind, batch);
+        if let (Some(p), true) = (&cli.resume, session.done()) {
+            return Err(format!(
+                "--resume {} is at step {}, already the end of this run ({} steps): nothing to \
+                 train; raise --max_epochs or --max_steps to go on",
+                p.display(),
+                session.steps(),
+                session.total_steps()
+            ));
+        }
         if let Some(p) = &cli.resume {
             println!("resuming {} after step {}", p.display(), session.steps());
         }
@@ -114,8 +144,59 @@ impl RecallLog {
     }
 }
 
+const RUN_KEY: &str = "attnlab.run";
+const BATCH_KEY: &str = "attnlab.batch_size";
+
+fn kind_name(kind: RunKind) -> &'static str {
+    match kind {
+        RunKind::Pretrain => "pretrain",
+        RunKind::Finetune => "finetune",
+    }
+}
+
+/// What a training state records about its run, to be checked when it is resumed.
+fn run_meta(kind: RunKind, batch: usize) -> Vec<(String, String)> {
+    vec![
+        (RUN_KEY.into(), kind_name(kind).into()),
+        (BATCH_KEY.into(), batch.to_string()),
+    ]
+}
+
+/// Refuse to resume a state saved by another kind of run or with another batch size (a state
+/// written before these were recorded is taken as it is).
+fn check_resume_matches(input: &Input, kind: RunKind, batch: usize) -> Res<()> {
+    let Ok(meta) = attnlab::model::checkpoint::metadata_of(&input.bytes, &input.name) else {
+        return Ok(()); // the loader gives the message for a damaged file
+    };
+    let name = &input.name;
+    if let Some(saved) = meta.get(RUN_KEY) {
+        if saved != kind_name(kind) {
+            return Err(format!(
+                "--resume {name} is the state of a {} run, and this is a {}; continue it with \
+                 the function that saved it ({}), or start from its model with \
+                 --reading_params_path",
+                saved.escape_debug(),
+                kind_name(kind),
+                saved.escape_debug()
+            ));
+        }
+    }
+    if let Some(saved) = meta.get(BATCH_KEY) {
+        if *saved != batch.to_string() {
+            return Err(format!(
+                "--resume {name} was saved by a run with --batch_size {}, and this one has \
+                 --batch_size {batch}; resume with --batch_size {} (the data order and the \
+                 steps depend on it)",
+                saved.escape_debug(),
+                saved.escape_debug()
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Where a run keeps its resumable training state: `<checkpoint>.resume`.
-fn state_path(checkpoint: &Path) -> PathBuf {
+pub(super) fn state_path(checkpoint: &Path) -> PathBuf {
     let mut name = checkpoint.file_name().unwrap_or_default().to_os_string();
     name.push(".resume");
     checkpoint.with_file_name(name)
@@ -192,7 +273,9 @@ fn train_and_save(cli: &Cli, mut session: Session, probe: Option<RecallLog>) -> 
                 saved = Some((now, step));
             }
         }
-        pending = Some((pollster::block_on(t.state_to_bytes(&itos))?, t.steps));
+        let bytes = pollster::block_on(t.state_to_bytes(&itos))?;
+        super::finite::check(&bytes, &[path, &state], t.steps).map_err(Error::Msg)?;
+        pending = Some((bytes, t.steps));
         Ok(())
     };
     let mut hooks = Hooks {
@@ -214,10 +297,14 @@ fn train_and_save(cli: &Cli, mut session: Session, probe: Option<RecallLog>) -> 
             ),
         });
     }
+    // Both files are checked before either is written, so a diverged run replaces neither.
+    let step = session.steps();
     let bytes = pollster::block_on(session.checkpoint_bytes()).map_err(|e| e.to_string())?;
+    super::finite::check(&bytes, &[path, &state], step)?;
+    let state_bytes = pollster::block_on(session.state_bytes()).map_err(|e| e.to_string())?;
+    super::finite::check(&state_bytes, &[path, &state], step)?;
     write_atomic(path, &bytes)?;
-    let bytes = pollster::block_on(session.state_bytes()).map_err(|e| e.to_string())?;
-    write_atomic(&state, &bytes)?;
+    write_atomic(&state, &state_bytes)?;
     println!("saved {}", path.display());
     Ok(())
 }

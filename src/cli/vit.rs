@@ -264,9 +264,10 @@ fn train(a: &TrainArgs) -> Res<()> {
 
 fn eval(a: &EvalArgs) -> Res<()> {
     let what = a.model.display().to_string();
-    let bytes = std::fs::read(&a.model).map_err(|e| {
-        format!("cannot read {what}: {e} (give the file written by `attnlab vit train --out`)")
-    })?;
+    // The CLI's reader: a regular file of at most 2 GiB (a FIFO or /dev/zero is refused).
+    let bytes = super::files::read(&a.model)
+        .map_err(|e| format!("{e} (give the file written by `attnlab vit train --out`)"))?
+        .bytes;
     let dev = open(&a.common)?;
     let (model, meta) = checkpoint::from_bytes(&dev, &bytes, &what).map_err(|e| e.to_string())?;
     if let Some(s) = meta.get("seed").and_then(|s| s.parse::<u64>().ok()) {

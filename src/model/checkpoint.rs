@@ -159,12 +159,15 @@ fn read_header(st_meta: &Option<HashMap<String, String>>, what: &str) -> Result<
             .ok_or_else(|| bad(format!("metadata has no '{k}'")))
     };
     if get("format")? != FORMAT {
-        return Err(bad(format!("format '{}' is not {FORMAT}", get("format")?)));
+        return Err(bad(format!(
+            "format '{}' is not {FORMAT}",
+            get("format")?.escape_debug()
+        )));
     }
     let variant = match get("variant")?.as_str() {
         "vanilla" => Variant::Vanilla,
         "synthesizer" => Variant::Synthesizer,
-        v => return Err(bad(format!("unknown variant '{v}'"))),
+        v => return Err(bad(format!("unknown variant '{}'", v.escape_debug()))),
     };
     let num = |k: &str| -> Result<usize> {
         get(k)?

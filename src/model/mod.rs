@@ -7,6 +7,7 @@ pub mod heads;
 pub mod layout;
 pub mod memory;
 pub mod params;
+mod pickle;
 pub mod torch_params;
 pub mod vit;
 

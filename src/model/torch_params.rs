@@ -8,10 +8,11 @@
 //!
 //! The zip is read with the `zip` crate (stored entries only: torch never compresses). No
 //! maintained Rust crate reads torch's pickles (serde-pickle refuses persistent ids; the others are
-//! unmaintained or part of a whole ML framework), so a small pickle machine here runs exactly the
-//! opcodes `torch.save` emits. It calls nothing: unknown classes become opaque objects that are
-//! only named in messages. Every malformed input is an `Error` naming the file; nothing is
-//! allocated beyond what the file's own length justifies.
+//! unmaintained or part of a whole ML framework), so a small pickle machine (`pickle.rs`) runs
+//! exactly the opcodes `torch.save` emits. It calls nothing: unknown classes become opaque objects
+//! that are only named in messages. Every malformed input is an `Error` naming the file; nothing is
+//! allocated beyond what the file's own length justifies: each storage is read once, all of them
+//! together at most the file's size, and the tensors copied out of them at most twice that.
 //!
 //! A state_dict carries no configuration, so the GPT's is inferred from the names and shapes
 //! (`config_of`): the variant from the attention's parameters, the sizes from `tok_emb` and
@@ -24,9 +25,9 @@ use super::checkpoint;
 use super::config::{GptConfig, Variant};
 use super::gpt::Gpt;
 use super::params::layout;
+use super::pickle::{truncate, TensorRef, Value, Vm};
 use crate::device::Device;
 use crate::error::{Error, Result};
-use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::io::{Cursor, Read};
 use std::rc::Rc;
@@ -59,6 +60,12 @@ pub struct TorchTensor {
 
 fn msg(m: String) -> Error {
     Error::Msg(m)
+}
+
+/// A name from the file as a message shows it: control characters, quotes and backslashes
+/// escaped, so a hostile name cannot rewrite the terminal or fake another line.
+pub fn escape(s: &str) -> String {
+    s.escape_debug().to_string()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -110,9 +117,9 @@ impl<'a> Archive<'a> {
         let prefix = match pickles.as_slice() {
             [one] => one.trim_end_matches("data.pkl").to_string(),
             [] => {
-                let mut shown: Vec<&str> = names.iter().take(6).map(String::as_str).collect();
+                let mut shown: Vec<String> = names.iter().take(6).map(|n| escape(n)).collect();
                 if names.len() > 6 {
-                    shown.push("...");
+                    shown.push("...".into());
                 }
                 return Err(msg(format!(
                     "{what} is a zip archive but not one written by torch.save: it has no \
@@ -130,7 +137,7 @@ impl<'a> Archive<'a> {
                     "{what} holds {} pickles ({}); torch.save writes one <name>/data.pkl",
                     many.len(),
                     many.iter()
-                        .map(|s| s.as_str())
+                        .map(|s| escape(s))
                         .collect::<Vec<_>>()
                         .join(", ")
                 )))
@@ -147,8 +154,8 @@ impl<'a> Archive<'a> {
     /// The entry `<prefix><name>`, which must hold `expect` bytes when given; `Ok(None)` when the
     /// archive has no such entry.
     fn entry(&mut self, name: &str, expect: Option<usize>) -> Result<Option<Vec<u8>>> {
-        let (what, full) = (self.what, format!("{}{name}", self.prefix));
-        let mut f = match self.zip.by_name(&full) {
+        let (what, full) = (self.what, escape(&format!("{}{name}", self.prefix)));
+        let mut f = match self.zip.by_name(&format!("{}{name}", self.prefix)) {
             Ok(f) => f,
             Err(zip::result::ZipError::FileNotFound) => return Ok(None),
             Err(e) => return Err(msg(format!("{what}: cannot read {full}: {e}"))),
@@ -186,541 +193,6 @@ impl<'a> Archive<'a> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The pickle machine.
-
-/// A storage named by a persistent id: its element type (`FloatStorage`, ...), its entry key and
-/// its length in elements.
-#[derive(Debug)]
-struct Storage {
-    kind: String,
-    key: String,
-    numel: usize,
-}
-
-#[derive(Debug)]
-struct TensorRef {
-    storage: Rc<Storage>,
-    offset: usize,
-    size: Vec<usize>,
-    stride: Vec<usize>,
-}
-
-/// The items of a tuple or list, and the entries of a dict. Both drop their contents without
-/// recursion (`unnest`): a hostile pickle can nest a million tuples in a megabyte (one TUPLE1
-/// each), and dropping them recursively would overflow the stack.
-#[derive(Default)]
-struct Items(Vec<Value>);
-
-#[derive(Default)]
-struct Pairs(Vec<(Value, Value)>);
-
-impl Drop for Items {
-    fn drop(&mut self) {
-        unnest(std::mem::take(&mut self.0));
-    }
-}
-
-impl Drop for Pairs {
-    fn drop(&mut self) {
-        unnest(self.0.drain(..).flat_map(|(k, v)| [k, v]).collect());
-    }
-}
-
-/// Drop `pending` depth-first with an explicit stack: the contents of every container that is
-/// dropped for good move onto the stack, so no drop goes deeper than one level.
-fn unnest(mut pending: Vec<Value>) {
-    while let Some(v) = pending.pop() {
-        match v {
-            Value::Tuple(rc) => {
-                if let Some(mut items) = Rc::into_inner(rc) {
-                    pending.append(&mut items.0);
-                }
-            }
-            Value::List(rc) => {
-                if let Some(cell) = Rc::into_inner(rc) {
-                    pending.append(&mut cell.into_inner().0);
-                }
-            }
-            Value::Dict(rc) => {
-                if let Some(cell) = Rc::into_inner(rc) {
-                    let mut pairs = cell.into_inner();
-                    pending.extend(pairs.0.drain(..).flat_map(|(k, v)| [k, v]));
-                }
-            }
-            _ => {}
-        }
-    }
-}
-
-/// A Python value, as far as a state_dict needs. Lists and dicts are shared and mutable as in
-/// Python (the memo and the stack may hold the same one).
-#[derive(Clone)]
-enum Value {
-    None,
-    Bool(bool),
-    Int(i64),
-    Float(f64),
-    Str(Rc<str>),
-    Tuple(Rc<Items>),
-    List(Rc<RefCell<Items>>),
-    Dict(Rc<RefCell<Pairs>>),
-    /// A class or function named by GLOBAL ("module.name"); never called.
-    Global(Rc<str>),
-    /// What calling or instantiating an unknown global gave: only its class name is kept.
-    Object(Rc<str>),
-    Storage(Rc<Storage>),
-    Tensor(Rc<TensorRef>),
-}
-
-impl Value {
-    /// What it is, for messages ("an int", "a parity.GPT object").
-    fn describe(&self) -> String {
-        match self {
-            Value::None => "None".into(),
-            Value::Bool(b) => format!("a bool ({})", if *b { "True" } else { "False" }),
-            Value::Int(i) => format!("an int ({i})"),
-            Value::Float(f) => format!("a float ({f})"),
-            Value::Str(s) => format!("a str ({:?})", truncate(s, 40)),
-            Value::Tuple(t) => format!("a tuple of {}", t.0.len()),
-            Value::List(l) => format!("a list of {}", l.borrow().0.len()),
-            Value::Dict(d) => format!("a dict of {} entries", d.borrow().0.len()),
-            Value::Global(g) => format!("the class or function {g}"),
-            Value::Object(c) => format!("a {c} object"),
-            Value::Storage(_) => "a bare storage".into(),
-            Value::Tensor(_) => "a tensor".into(),
-        }
-    }
-
-    fn usize(&self) -> Option<usize> {
-        match self {
-            Value::Int(i) => usize::try_from(*i).ok(),
-            _ => None,
-        }
-    }
-
-    fn usizes(&self) -> Option<Vec<usize>> {
-        match self {
-            Value::Tuple(t) => t.0.iter().map(Value::usize).collect(),
-            _ => None,
-        }
-    }
-
-    fn str(&self) -> Option<&str> {
-        match self {
-            Value::Str(s) => Some(s),
-            _ => None,
-        }
-    }
-}
-
-fn truncate(s: &str, n: usize) -> String {
-    match s.char_indices().nth(n) {
-        Some((i, _)) => format!("{}...", &s[..i]),
-        None => s.to_string(),
-    }
-}
-
-struct Vm<'a> {
-    data: &'a [u8],
-    pos: usize,
-    stack: Vec<Value>,
-    /// Stack lengths at each MARK.
-    marks: Vec<usize>,
-    memo: HashMap<u32, Value>,
-    what: &'a str,
-    entry: &'a str,
-}
-
-impl<'a> Vm<'a> {
-    fn err(&self, m: impl std::fmt::Display) -> Error {
-        msg(format!(
-            "{}: {} is not a pickle of a state_dict this reader understands: {m} (at byte {})",
-            self.what, self.entry, self.pos
-        ))
-    }
-
-    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
-        let end = self
-            .pos
-            .checked_add(n)
-            .filter(|&e| e <= self.data.len())
-            .ok_or_else(|| self.err("it ends in the middle of an instruction (truncated?)"))?;
-        let s = &self.data[self.pos..end];
-        self.pos = end;
-        Ok(s)
-    }
-
-    fn byte(&mut self) -> Result<u8> {
-        Ok(self.take(1)?[0])
-    }
-
-    fn le<const N: usize>(&mut self) -> Result<[u8; N]> {
-        let mut a = [0u8; N];
-        a.copy_from_slice(self.take(N)?);
-        Ok(a)
-    }
-
-    fn len_u32(&mut self) -> Result<usize> {
-        Ok(u32::from_le_bytes(self.le()?) as usize)
-    }
-
-    fn string(&mut self, n: usize) -> Result<Value> {
-        let b = self.take(n)?;
-        let s = std::str::from_utf8(b).map_err(|_| self.err("a string is not UTF-8"))?;
-        Ok(Value::Str(s.into()))
-    }
-
-    /// A GLOBAL operand: one line of at most 256 bytes.
-    fn line(&mut self) -> Result<String> {
-        let rest = &self.data[self.pos..];
-        let n = rest
-            .iter()
-            .take(257)
-            .position(|&b| b == b'\n')
-            .ok_or_else(|| self.err("a GLOBAL name is unterminated or too long"))?;
-        let s = std::str::from_utf8(&rest[..n])
-            .map_err(|_| self.err("a GLOBAL name is not UTF-8"))?
-            .to_string();
-        self.pos += n + 1;
-        Ok(s)
-    }
-
-    fn floor(&self) -> usize {
-        self.marks.last().copied().unwrap_or(0)
-    }
-
-    fn pop(&mut self) -> Result<Value> {
-        if self.stack.len() > self.floor() {
-            if let Some(v) = self.stack.pop() {
-                return Ok(v);
-            }
-        }
-        Err(self.err("an instruction takes a value from an empty stack"))
-    }
-
-    fn pop_mark(&mut self) -> Result<Vec<Value>> {
-        let m = self
-            .marks
-            .pop()
-            .ok_or_else(|| self.err("an instruction needs a MARK that is not there"))?;
-        Ok(self.stack.split_off(m))
-    }
-
-    fn top(&self) -> Result<&Value> {
-        self.stack
-            .get(self.floor()..)
-            .and_then(|above_mark| above_mark.last())
-            .ok_or_else(|| self.err("an instruction needs a value on an empty stack"))
-    }
-
-    fn push_items(&mut self, items: Vec<Value>) -> Result<()> {
-        match self.top()?.clone() {
-            Value::List(l) => l.borrow_mut().0.extend(items),
-            Value::Object(_) => {} // a list subclass we do not model: its items are not needed
-            other => return Err(self.err(format!("APPEND to {}", other.describe()))),
-        }
-        Ok(())
-    }
-
-    fn set_items(&mut self, items: Vec<Value>) -> Result<()> {
-        if !items.len().is_multiple_of(2) {
-            return Err(self.err("SETITEMS with an odd number of values"));
-        }
-        let mut it = items.into_iter();
-        let pairs: Vec<(Value, Value)> =
-            std::iter::from_fn(|| Some((it.next()?, it.next()?))).collect();
-        match self.top()?.clone() {
-            Value::Dict(d) => d.borrow_mut().0.extend(pairs),
-            Value::Object(_) => {} // a dict subclass we do not model
-            other => return Err(self.err(format!("SETITEM on {}", other.describe()))),
-        }
-        Ok(())
-    }
-
-    fn memo_put(&mut self, i: u32) -> Result<()> {
-        let v = self.top()?.clone();
-        self.memo.insert(i, v);
-        Ok(())
-    }
-
-    fn memo_get(&mut self, i: u32) -> Result<()> {
-        let v = self.memo.get(&i).cloned().ok_or_else(|| {
-            self.err(format!(
-                "it refers to memo entry {i}, which was never stored"
-            ))
-        })?;
-        self.stack.push(v);
-        Ok(())
-    }
-
-    /// REDUCE: the few callables a state_dict uses; anything else gives an opaque object.
-    fn call(&self, f: Value, args: Value) -> Result<Value> {
-        let Value::Global(name) = f else {
-            return Err(self.err(format!("it calls {}", f.describe())));
-        };
-        let Value::Tuple(args) = args else {
-            return Err(self.err(format!("{name} is called with {}", args.describe())));
-        };
-        Ok(match &*name {
-            "collections.OrderedDict" | "builtins.dict" | "__builtin__.dict"
-                if args.0.is_empty() =>
-            {
-                Value::Dict(Rc::default())
-            }
-            "torch._utils._rebuild_tensor_v2" | "torch._utils._rebuild_tensor" => {
-                self.tensor(&args.0)?
-            }
-            "torch._utils._rebuild_parameter" | "torch._utils._rebuild_parameter_with_state" => {
-                match args.0.first() {
-                    Some(t @ Value::Tensor(_)) => t.clone(),
-                    _ => return Err(self.err(format!("{name} is not given a tensor"))),
-                }
-            }
-            _ => Value::Object(name),
-        })
-    }
-
-    /// `_rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks[,
-    /// metadata])`; only the first four matter.
-    fn tensor(&self, args: &[Value]) -> Result<Value> {
-        let bad =
-            || self.err("_rebuild_tensor_v2 is not given (storage, offset, size, stride, ...)");
-        if !(4..=7).contains(&args.len()) {
-            return Err(bad());
-        }
-        let Value::Storage(storage) = &args[0] else {
-            return Err(bad());
-        };
-        let offset = args[1].usize().ok_or_else(bad)?;
-        let size = args[2].usizes().ok_or_else(bad)?;
-        let stride = args[3].usizes().ok_or_else(bad)?;
-        if size.len() != stride.len() {
-            return Err(bad());
-        }
-        Ok(Value::Tensor(Rc::new(TensorRef {
-            storage: storage.clone(),
-            offset,
-            size,
-            stride,
-        })))
-    }
-
-    /// BINPERSID: `('storage', torch.<Kind>Storage, key, location, numel)`.
-    fn persistent(&self, pid: Value) -> Result<Value> {
-        let bad = |what: String| {
-            self.err(format!(
-                "a persistent id is {what}, expected ('storage', type, key, location, numel)"
-            ))
-        };
-        let Value::Tuple(t) = &pid else {
-            return Err(bad(pid.describe()));
-        };
-        match &t.0[..] {
-            [tag, Value::Global(kind), key, _location, numel] if tag.str() == Some("storage") => {
-                let key = key
-                    .str()
-                    .ok_or_else(|| bad("a tuple whose key is not a str".into()))?;
-                let numel = numel
-                    .usize()
-                    .ok_or_else(|| bad("a tuple whose numel is not a count".into()))?;
-                Ok(Value::Storage(Rc::new(Storage {
-                    kind: kind.strip_prefix("torch.").unwrap_or(kind).to_string(),
-                    key: key.to_string(),
-                    numel,
-                })))
-            }
-            _ => Err(bad(format!("{} of other items", pid.describe()))),
-        }
-    }
-
-    fn run(mut self) -> Result<Value> {
-        loop {
-            let op = self.byte()?;
-            match op {
-                0x80 => {
-                    let v = self.byte()?;
-                    if v > 5 {
-                        return Err(self.err(format!("pickle protocol {v} is unknown")));
-                    }
-                }
-                0x95 => {
-                    self.take(8)?; // FRAME: a length hint
-                }
-                b'.' => return self.pop(),
-                b'(' => self.marks.push(self.stack.len()),
-                b'0' => {
-                    self.pop()?;
-                }
-                b'1' => {
-                    self.pop_mark()?;
-                }
-                b'N' => self.stack.push(Value::None),
-                0x88 => self.stack.push(Value::Bool(true)),
-                0x89 => self.stack.push(Value::Bool(false)),
-                b'J' => {
-                    let v = i32::from_le_bytes(self.le()?);
-                    self.stack.push(Value::Int(v as i64));
-                }
-                b'K' => {
-                    let v = self.byte()?;
-                    self.stack.push(Value::Int(v as i64));
-                }
-                b'M' => {
-                    let v = u16::from_le_bytes(self.le()?);
-                    self.stack.push(Value::Int(v as i64));
-                }
-                0x8a => {
-                    // LONG1: a little-endian two's-complement integer of n bytes.
-                    let n = self.byte()? as usize;
-                    if n > 8 {
-                        return Err(self.err(format!("an integer of {n} bytes is too large")));
-                    }
-                    let b = self.take(n)?;
-                    let mut a = if b.last().is_some_and(|&x| x & 0x80 != 0) {
-                        [0xffu8; 8]
-                    } else {
-                        [0u8; 8]
-                    };
-                    a[..n].copy_from_slice(b);
-                    self.stack.push(Value::Int(i64::from_le_bytes(a)));
-                }
-                b'G' => {
-                    let v = f64::from_be_bytes(self.le()?);
-                    self.stack.push(Value::Float(v));
-                }
-                b'X' => {
-                    let n = self.len_u32()?;
-                    let v = self.string(n)?;
-                    self.stack.push(v);
-                }
-                0x8c => {
-                    let n = self.byte()? as usize;
-                    let v = self.string(n)?;
-                    self.stack.push(v);
-                }
-                0x8d => {
-                    let n = u64::from_le_bytes(self.le()?);
-                    let n = usize::try_from(n).unwrap_or(usize::MAX);
-                    let v = self.string(n)?;
-                    self.stack.push(v);
-                }
-                b')' => self.stack.push(Value::Tuple(Rc::default())),
-                b't' => {
-                    let items = self.pop_mark()?;
-                    self.stack.push(Value::Tuple(Rc::new(Items(items))));
-                }
-                0x85..=0x87 => {
-                    let n = (op - 0x84) as usize;
-                    let mut items = vec![];
-                    for _ in 0..n {
-                        items.push(self.pop()?);
-                    }
-                    items.reverse();
-                    self.stack.push(Value::Tuple(Rc::new(Items(items))));
-                }
-                b']' => self.stack.push(Value::List(Rc::default())),
-                b'l' => {
-                    let items = self.pop_mark()?;
-                    self.stack
-                        .push(Value::List(Rc::new(RefCell::new(Items(items)))));
-                }
-                b'a' => {
-                    let v = self.pop()?;
-                    self.push_items(vec![v])?;
-                }
-                b'e' => {
-                    let items = self.pop_mark()?;
-                    self.push_items(items)?;
-                }
-                b'}' => self.stack.push(Value::Dict(Rc::default())),
-                b'd' => {
-                    let items = self.pop_mark()?;
-                    self.stack.push(Value::Dict(Rc::default()));
-                    self.set_items(items)?;
-                }
-                b's' => {
-                    let v = self.pop()?;
-                    let k = self.pop()?;
-                    self.set_items(vec![k, v])?;
-                }
-                b'u' => {
-                    let items = self.pop_mark()?;
-                    self.set_items(items)?;
-                }
-                b'c' => {
-                    let module = self.line()?;
-                    let name = self.line()?;
-                    self.stack
-                        .push(Value::Global(format!("{module}.{name}").into()));
-                }
-                0x93 => {
-                    let name = self.pop()?;
-                    let module = self.pop()?;
-                    match (module.str(), name.str()) {
-                        (Some(m), Some(n)) => {
-                            self.stack.push(Value::Global(format!("{m}.{n}").into()))
-                        }
-                        _ => return Err(self.err("STACK_GLOBAL is not given two strings")),
-                    }
-                }
-                b'R' => {
-                    let args = self.pop()?;
-                    let f = self.pop()?;
-                    let v = self.call(f, args)?;
-                    self.stack.push(v);
-                }
-                0x81 => {
-                    let _args = self.pop()?;
-                    let cls = self.pop()?;
-                    let Value::Global(name) = cls else {
-                        return Err(self.err(format!("NEWOBJ of {}", cls.describe())));
-                    };
-                    self.stack.push(Value::Object(name));
-                }
-                b'b' => {
-                    // BUILD sets attributes (a state_dict's `_metadata`, a module's __dict__):
-                    // none of them is needed.
-                    self.pop()?;
-                    self.top()?;
-                }
-                b'Q' => {
-                    let pid = self.pop()?;
-                    let v = self.persistent(pid)?;
-                    self.stack.push(v);
-                }
-                b'q' => {
-                    let i = self.byte()? as u32;
-                    self.memo_put(i)?;
-                }
-                b'r' => {
-                    let i = u32::from_le_bytes(self.le()?);
-                    self.memo_put(i)?;
-                }
-                0x94 => {
-                    let i = self.memo.len() as u32;
-                    self.memo_put(i)?;
-                }
-                b'h' => {
-                    let i = self.byte()? as u32;
-                    self.memo_get(i)?;
-                }
-                b'j' => {
-                    let i = u32::from_le_bytes(self.le()?);
-                    self.memo_get(i)?;
-                }
-                _ => {
-                    self.pos -= 1;
-                    return Err(self.err(format!(
-                        "opcode 0x{op:02x} ({:?}) is not one torch.save writes",
-                        op as char
-                    )));
-                }
-            }
-        }
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
 // The state_dict.
 
 /// Python's element type name and size for a storage kind.
@@ -748,8 +220,9 @@ fn tensors_of(top: Value, what: &str) -> Result<Vec<(String, Rc<TensorRef>)>> {
         Value::Dict(d) => d.clone(),
         Value::Object(c) => {
             return Err(msg(format!(
-                "{what} holds a {c} object, not a state_dict: torch.save(model, path) pickles the \
-                 whole model; {expected}"
+                "{what} holds a {} object, not a state_dict: torch.save(model, path) pickles the \
+                 whole model; {expected}",
+                escape(c)
             )))
         }
         other => {
@@ -783,14 +256,15 @@ fn tensors_of(top: Value, what: &str) -> Result<Vec<(String, Rc<TensorRef>)>> {
                         Some(format!(
                             "; its entry '{k}' is a dict of {} tensors, perhaps the model's \
                              state_dict: save that alone, torch.save(checkpoint['{k}'], path)",
-                            d.borrow().0.len()
+                            d.borrow().0.len(),
+                            k = escape(k)
                         ))
                     }
                     _ => None,
                 });
                 return Err(msg(format!(
                     "{what} holds a dict whose entry '{}' is {}, not a tensor; {expected}{}",
-                    truncate(name, 60),
+                    escape(&truncate(name, 60)),
                     other.describe(),
                     inner.unwrap_or_default()
                 )));
@@ -798,6 +272,61 @@ fn tensors_of(top: Value, what: &str) -> Result<Vec<(String, Rc<TensorRef>)>> {
         }
     }
     Ok(out)
+}
+
+/// The most bytes of storage `read_state_dict` reads from one file: the course's model is 13 MB.
+pub const MAX_STORAGE_BYTES: usize = 1 << 30;
+
+/// Check a tensor's header: float32, a possible size, contiguous, inside its storage. Returns the
+/// elements of the storage it reads.
+fn check_view(name: &str, t: &TensorRef, what: &str) -> Result<(usize, usize)> {
+    let name = name.escape_debug();
+    let s = &t.storage;
+    let (dtype, _) = dtype_of(&s.kind);
+    if s.kind != "FloatStorage" {
+        return Err(msg(format!(
+            "{what}: tensor '{name}' is {dtype} (torch.{}), expected float32; save a float32 \
+             model (model.float()) as the course's code does",
+            s.kind.escape_debug()
+        )));
+    }
+    let numel = t
+        .size
+        .iter()
+        .try_fold(1usize, |a, &d| a.checked_mul(d))
+        .ok_or_else(|| {
+            msg(format!(
+                "{what}: tensor '{name}' has an impossible size {:?}",
+                t.size
+            ))
+        })?;
+    // Row-major strides; a dimension of size 1 may have any stride.
+    let mut want = 1usize;
+    for (&d, &st) in t.size.iter().zip(&t.stride).rev() {
+        if d != 1 && st != want && numel != 0 {
+            return Err(msg(format!(
+                "{what}: tensor '{name}' is not contiguous (size {:?}, stride {:?}); save \
+                 contiguous tensors ({{k: v.contiguous() for k, v in sd.items()}}), as \
+                 model.state_dict() gives",
+                t.size, t.stride
+            )));
+        }
+        want = want.saturating_mul(d);
+    }
+    let end = t
+        .offset
+        .checked_add(numel)
+        .filter(|&e| e <= s.numel)
+        .ok_or_else(|| {
+            msg(format!(
+                "{what}: tensor '{name}' reads elements {}..{} of a storage of {}; the file is \
+                 corrupted",
+                t.offset,
+                t.offset.saturating_add(numel),
+                s.numel
+            ))
+        })?;
+    Ok((t.offset, end))
 }
 
 /// Read the state_dict of a `torch.save` file: name → float32 tensor, in the file's order.
@@ -814,19 +343,11 @@ pub fn read_state_dict(bytes: &[u8], what: &str) -> Result<Vec<(String, TorchTen
             )));
         }
     }
-    let pkl_name = format!("{}data.pkl", ar.prefix);
+    let pkl_name = escape(&format!("{}data.pkl", ar.prefix));
     let pkl = ar
         .entry("data.pkl", None)?
         .ok_or_else(|| msg(format!("{what}: cannot read {pkl_name}")))?;
-    let vm = Vm {
-        data: &pkl,
-        pos: 0,
-        stack: vec![],
-        marks: vec![],
-        memo: HashMap::new(),
-        what,
-        entry: &pkl_name,
-    };
+    let vm = Vm::new(&pkl, what, &pkl_name);
     let top = vm.run()?;
     let mut tensors = tensors_of(top, what)?;
     // A model wrapped in nn.DataParallel saves every name under "module.".
@@ -835,94 +356,83 @@ pub fn read_state_dict(bytes: &[u8], what: &str) -> Result<Vec<(String, TorchTen
             n.drain(..7);
         }
     }
+    // First every tensor's header, and the sizes: nothing is read or allocated until the
+    // storages together fit in the file and the limit, and the tensors' views in twice that.
     let mut seen = HashSet::new();
-    let mut storages: HashMap<String, Rc<Vec<u8>>> = HashMap::new();
-    let mut out = vec![];
-    for (name, t) in tensors {
-        if !seen.insert(name.clone()) {
-            return Err(msg(format!("{what} holds the tensor '{name}' twice")));
-        }
-        let s = &t.storage;
-        let (dtype, elem) = dtype_of(&s.kind);
-        if s.kind != "FloatStorage" {
+    let mut storages: HashMap<&str, usize> = HashMap::new();
+    let mut views = 0usize;
+    let mut spans = Vec::with_capacity(tensors.len());
+    for (name, t) in &tensors {
+        if !seen.insert(name.as_str()) {
             return Err(msg(format!(
-                "{what}: tensor '{name}' is {dtype} (torch.{}), expected float32; save a float32 \
-                 model (model.float()) as the course's code does",
-                s.kind
+                "{what} holds the tensor '{}' twice",
+                escape(name)
             )));
         }
-        let numel = t
-            .size
-            .iter()
-            .try_fold(1usize, |a, &d| a.checked_mul(d))
-            .ok_or_else(|| {
-                msg(format!(
-                    "{what}: tensor '{name}' has an impossible size {:?}",
-                    t.size
-                ))
-            })?;
-        // Row-major strides; a dimension of size 1 may have any stride.
-        let mut want = 1usize;
-        for (&d, &st) in t.size.iter().zip(&t.stride).rev() {
-            if d != 1 && st != want && numel != 0 {
+        let span = check_view(name, t, what)?;
+        let s = &t.storage;
+        match storages.insert(&s.key, s.numel) {
+            Some(n) if n != s.numel => {
                 return Err(msg(format!(
-                    "{what}: tensor '{name}' is not contiguous (size {:?}, stride {:?}); save \
-                     contiguous tensors ({{k: v.contiguous() for k, v in sd.items()}}), as \
-                     model.state_dict() gives",
-                    t.size, t.stride
-                )));
+                    "{what}: storage {} is used with {n} and with {} elements; the file is \
+                     corrupted",
+                    s.key.escape_debug(),
+                    s.numel
+                )))
             }
-            want = want.saturating_mul(d);
+            _ => {}
         }
-        let end = t
-            .offset
-            .checked_add(numel)
-            .filter(|&e| e <= s.numel)
-            .ok_or_else(|| {
-                msg(format!(
-                "{what}: tensor '{name}' reads elements {}..{} of a storage of {}; the file is \
-                 corrupted",
-                t.offset,
-                t.offset.saturating_add(numel),
-                s.numel
-            ))
-            })?;
-        let data = match storages.get(&s.key) {
+        views = views.saturating_add(span.1 - span.0);
+        spans.push(span);
+    }
+    let total = storages
+        .values()
+        .try_fold(0usize, |a, &n| a.checked_add(n.checked_mul(4)?))
+        .unwrap_or(usize::MAX);
+    if total > bytes.len() || total > MAX_STORAGE_BYTES {
+        return Err(msg(format!(
+            "{what}: its storages claim {total} bytes, more than {}; the file is corrupted",
+            if total > bytes.len() {
+                format!("the whole file ({} bytes)", bytes.len())
+            } else {
+                format!("the {} MiB this reader takes", MAX_STORAGE_BYTES >> 20)
+            }
+        )));
+    }
+    if views.saturating_mul(4) > total.saturating_mul(2) {
+        return Err(msg(format!(
+            "{what}: its {} tensors view {} bytes of storages that hold {total}; a model's \
+             state_dict does not reuse its storages that much, so the file is corrupted or not a \
+             state_dict",
+            tensors.len(),
+            views.saturating_mul(4)
+        )));
+    }
+    // Then each storage once, and each tensor copied out of it.
+    let mut read: HashMap<String, Rc<Vec<u8>>> = HashMap::new();
+    let mut out = Vec::with_capacity(tensors.len());
+    for ((name, t), (start, end)) in tensors.into_iter().zip(spans) {
+        let s = &t.storage;
+        let data = match read.get(&s.key) {
             Some(d) => d.clone(),
             None => {
-                let bytes_needed = s
-                    .numel
-                    .checked_mul(elem)
-                    .filter(|&n| n <= bytes.len())
-                    .ok_or_else(|| {
-                        msg(format!(
-                            "{what}: storage {} claims {} elements, more than the file holds",
-                            s.key, s.numel
-                        ))
-                    })?;
                 let d = ar
-                    .entry(&format!("data/{}", s.key), Some(bytes_needed))?
+                    .entry(&format!("data/{}", s.key), Some(s.numel * 4))?
                     .ok_or_else(|| {
                         msg(format!(
-                            "{what} has no {}data/{} for tensor '{name}' (truncated or not \
-                             written by torch.save?)",
-                            ar.prefix, s.key
+                            "{what} has no {}data/{} for tensor '{}' (truncated or not written \
+                             by torch.save?)",
+                            escape(&ar.prefix),
+                            s.key.escape_debug(),
+                            name.escape_debug()
                         ))
                     })?;
                 let d = Rc::new(d);
-                storages.insert(s.key.clone(), d.clone());
+                read.insert(s.key.clone(), d.clone());
                 d
             }
         };
-        if data.len() != s.numel * elem {
-            return Err(msg(format!(
-                "{what}: storage {} is used with {} and with {} elements",
-                s.key,
-                data.len() / elem,
-                s.numel
-            )));
-        }
-        let values = data[t.offset * 4..end * 4]
+        let values = data[start * 4..end * 4]
             .chunks_exact(4)
             .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
             .collect();
@@ -952,11 +462,12 @@ pub struct Expected<'a> {
     pub vocab: Option<(usize, &'a str)>,
 }
 
+/// Up to six names (escaped: they come from the file), and how many more.
 fn list(names: &[String]) -> String {
-    let mut s: Vec<&str> = names.iter().take(6).map(String::as_str).collect();
+    let mut s: Vec<String> = names.iter().take(6).map(|n| escape(n)).collect();
     let more = names.len().saturating_sub(6);
     if more > 0 {
-        s.push("...");
+        s.push("...".into());
     }
     format!(
         "{}{}",

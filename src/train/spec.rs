@@ -105,8 +105,15 @@ impl RunSpec {
             return refuse(Setting::MaxSteps, "0".into());
         }
         if let Some(lr) = o.lr {
-            if !(lr.is_finite() && lr > 0.0) {
-                return refuse(Setting::Lr, lr.to_string());
+            // Training runs in f32: a rate above f32::MAX becomes infinity there.
+            if !(lr.is_finite() && lr > 0.0 && lr <= f64::from(f32::MAX)) {
+                // 1e39, not forty digits.
+                let shown = if lr.abs() >= 1e9 {
+                    format!("{lr:e}")
+                } else {
+                    lr.to_string()
+                };
+                return refuse(Setting::Lr, shown);
             }
         }
         if let Some(p) = o.dropout {
@@ -203,7 +210,11 @@ impl Setting {
             Setting::Epochs | Setting::Batch | Setting::MaxSteps => {
                 ("a whole number", "at least 1")
             }
-            Setting::Lr => ("a positive number", ""),
+            Setting::Lr => (
+                "a positive number",
+                "a positive number of at most 3.4e38 (it is used as an f32; the assignment uses \
+                 6e-3 to pretrain and 6e-4 to finetune)",
+            ),
             Setting::Dropout => (
                 "a probability",
                 "at least 0 and below 1 (0 turns dropout off; the assignment uses 0.1)",

@@ -27,6 +27,9 @@ pub struct Trainer {
     /// The learning rate the next step will use.
     pub lr: f64,
     pub seed: u32,
+    /// Metadata a front end records in every training state (the CLI: the run's kind and batch
+    /// size, checked when the state is resumed); `state_to_bytes` writes it.
+    pub run_meta: Vec<(String, String)>,
 }
 
 impl Trainer {
@@ -63,6 +66,7 @@ impl Trainer {
             steps: 0,
             lr,
             seed,
+            run_meta: vec![],
         })
     }
 
@@ -193,14 +197,17 @@ impl Trainer {
             ));
         }
         let adam_step = self.states.first().map_or(0, |s| s.step());
-        let meta = vec![
+        let meta: Vec<(String, String)> = vec![
             (STATE_KEY.to_string(), "1".to_string()),
             ("steps".to_string(), self.steps.to_string()),
             // Rust prints the shortest decimal that parses back to the same f64.
             ("tokens".to_string(), self.tokens.to_string()),
             ("seed".to_string(), self.seed.to_string()),
             ("adam_step".to_string(), adam_step.to_string()),
-        ];
+        ]
+        .into_iter()
+        .chain(self.run_meta.iter().cloned())
+        .collect();
         crate::model::checkpoint::to_bytes_with(&self.model, vocab, extra, meta).await
     }
 

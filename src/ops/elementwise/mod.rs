@@ -1,7 +1,7 @@
 //! Elementwise ops on tensors of any shape: `add(a, b)` (same shapes), `scale(a, s) = s·a`,
 //! `relu(a) = max(a, 0)`, `gelu(a) = a·Φ(a) = 0.5·a·(1 + erf(a/√2))` (PyTorch's exact form), their
 //! backward passes (accumulating), the GPU helpers `add_into` and `axpy_into` (y += α·x), and f64
-//! CPU references including an accurate `erf`/`erfc`.
+//! CPU references including an accurate `erf`/`erfc` (libm's).
 
 pub(crate) mod check;
 pub(crate) mod cpu;
@@ -171,39 +171,14 @@ pub fn gelu_backward_into(x: &Tensor, dout: &Tensor, dx: &Tensor) -> Result<()> 
 // ---------------------------------------------------------------------------------------------
 // CPU reference (f64)
 
-/// erf(x) to about 1e-15: the Maclaurin series where it converges without much cancellation
-/// (|x| < 2.5), else 1 − erfc(x).
+/// erf(x), from libm (a port of musl's, accurate to about 1 ulp).
 pub fn erf(x: f64) -> f64 {
-    if x.abs() >= 2.5 {
-        return x.signum() * (1.0 - erfc(x.abs()));
-    }
-    // erf(x) = 2/√π Σ (−1)ⁿ x^(2n+1) / (n! (2n+1)); the largest term is about e^(x²) ≈ 500.
-    let (x2, mut term, mut sum) = (x * x, x, x);
-    for n in 1..200 {
-        term *= -x2 / n as f64;
-        let t = term / (2 * n + 1) as f64;
-        sum += t;
-        if t.abs() < 1e-17 * sum.abs() {
-            break;
-        }
-    }
-    sum * std::f64::consts::FRAC_2_SQRT_PI
+    libm::erf(x)
 }
 
-/// erfc(x) with relative accuracy in the tail: Laplace's continued fraction for x ≥ 2.5,
-/// erfc(x) = e^(−x²)/√π · 1/(x + (1/2)/(x + 1/(x + (3/2)/(x + …)))), evaluated bottom-up.
+/// erfc(x), from libm, with relative accuracy in the tail.
 pub fn erfc(x: f64) -> f64 {
-    if x <= -2.5 {
-        return 2.0 - erfc(-x);
-    }
-    if x < 2.5 {
-        return 1.0 - erf(x);
-    }
-    let mut f = x;
-    for k in (1..=120).rev() {
-        f = x + (k as f64 / 2.0) / f;
-    }
-    (-x * x).exp() / std::f64::consts::PI.sqrt() / f
+    libm::erfc(x)
 }
 
 /// Φ(x) = 0.5·erfc(−x/√2), the standard normal CDF.

@@ -1,0 +1,260 @@
+//! Outputs that would destroy an input, unwritable output folders, and the temporary files of
+//! atomic writes: each refused before any work with a message naming both flags, every input
+//! left byte for byte as it was.
+
+use attnlab::data::CorpusSizes;
+use std::path::{Path, PathBuf};
+
+mod common;
+use common::run;
+
+fn dir(tag: &str) -> PathBuf {
+    common::corpus_dir(
+        "outputs",
+        tag,
+        11,
+        CorpusSizes {
+            train: 6,
+            dev: 3,
+            test: 2,
+        },
+    )
+}
+
+/// Every file in `d` with its bytes.
+fn snapshot(d: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<_> = std::fs::read_dir(d)
+        .expect("list")
+        .flatten()
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap_or_default(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Exit 1 with every needle in stderr, no panic, and the folder exactly as before.
+fn refused_untouched(d: &Path, args: &[&str], needles: &[&str]) {
+    let before = snapshot(d);
+    let o = run(d, args);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{args:?}: {e}");
+    for n in needles {
+        assert!(e.contains(n), "stderr of {args:?} lacks {n:?}: {e}");
+    }
+    assert!(!e.contains("panicked"), "{e}");
+    assert_eq!(snapshot(d), before, "{args:?} changed the folder");
+}
+
+const PRE: [&str; 7] = [
+    "pretrain",
+    "vanilla",
+    "wiki.txt",
+    "--tiny",
+    "--max_steps",
+    "1",
+    "--writing_params_path",
+];
+
+fn pre(out: &str) -> Vec<&str> {
+    [&PRE[..], &[out]].concat()
+}
+
+fn eval<'a>(out: &'a str, input: &'a str) -> Vec<&'a str> {
+    vec![
+        "evaluate",
+        "vanilla",
+        "wiki.txt",
+        "--tiny",
+        "--reading_params_path",
+        "pre.st",
+        "--eval_corpus_path",
+        input,
+        "--outputs_path",
+        out,
+    ]
+}
+
+#[test]
+fn an_output_that_is_an_input_is_refused_and_the_input_kept() {
+    let d = dir("same");
+    // A real checkpoint for the commands that read one.
+    let o = run(&d, &[&PRE[..], &["pre.st"]].concat());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let same = "is the same file as";
+    refused_untouched(
+        &d,
+        &pre("wiki.txt"),
+        &[
+            "--writing_params_path wiki.txt",
+            same,
+            "pretrain_corpus_path",
+        ],
+    );
+    refused_untouched(
+        &d,
+        &pre("./wiki.txt"),
+        &["--writing_params_path ./wiki.txt", same],
+    );
+    for (out, input, needles) in [
+        (
+            "dev.tsv",
+            "dev.tsv",
+            ["--outputs_path dev.tsv", "--eval_corpus_path dev.tsv"],
+        ),
+        (
+            "pre.st",
+            "dev.tsv",
+            ["--outputs_path pre.st", "--reading_params_path pre.st"],
+        ),
+        (
+            "wiki.txt",
+            "dev.tsv",
+            ["--outputs_path wiki.txt", "pretrain_corpus_path"],
+        ),
+    ] {
+        refused_untouched(&d, &eval(out, input), &[needles[0], needles[1], same]);
+    }
+    refused_untouched(
+        &d,
+        &[
+            "finetune",
+            "vanilla",
+            "wiki.txt",
+            "--tiny",
+            "--max_steps",
+            "1",
+            "--finetune_corpus_path",
+            "train.tsv",
+            "--writing_params_path",
+            "train.tsv",
+        ],
+        &[
+            "--writing_params_path train.tsv",
+            "--finetune_corpus_path train.tsv",
+        ],
+    );
+    refused_untouched(
+        &d,
+        &[
+            "london",
+            "--eval_corpus_path",
+            "dev.tsv",
+            "--outputs_path",
+            "dev.tsv",
+        ],
+        &["--outputs_path dev.tsv", "--eval_corpus_path dev.tsv"],
+    );
+    refused_untouched(
+        &d,
+        &[
+            "convert",
+            "vanilla",
+            "wiki.txt",
+            "--tiny",
+            "--reading_params_path",
+            "pre.st",
+            "--writing_params_path",
+            "pre.st",
+        ],
+        &[
+            "--writing_params_path pre.st",
+            "--reading_params_path pre.st",
+        ],
+    );
+    // The training state written beside the checkpoint must not be an input either.
+    std::fs::copy(d.join("train.tsv"), d.join("x.resume")).expect("copy");
+    refused_untouched(
+        &d,
+        &[
+            "finetune",
+            "vanilla",
+            "wiki.txt",
+            "--tiny",
+            "--finetune_corpus_path",
+            "x.resume",
+            "--writing_params_path",
+            "x",
+        ],
+        &["training state", "--finetune_corpus_path x.resume"],
+    );
+    std::fs::remove_file(d.join("x.resume")).expect("rm");
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink("wiki.txt", d.join("link.txt")).expect("symlink");
+        std::fs::hard_link(d.join("dev.tsv"), d.join("hard.tsv")).expect("hard link");
+        refused_untouched(
+            &d,
+            &pre("link.txt"),
+            &["--writing_params_path link.txt", same],
+        );
+        refused_untouched(
+            &d,
+            &eval("hard.tsv", "dev.tsv"),
+            &["--outputs_path hard.tsv", "--eval_corpus_path dev.tsv"],
+        );
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A read-only folder is refused before training. Root ignores mode bits, so there the test
+/// checks only that the probe left nothing behind and says it skipped the refusal.
+#[cfg(unix)]
+#[test]
+fn an_unwritable_output_folder_is_refused_before_any_work() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = dir("readonly");
+    let ro = d.join("ro");
+    std::fs::create_dir(&ro).expect("mkdir");
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).expect("chmod");
+    let root_writes = std::fs::write(ro.join("probe"), b"x").is_ok();
+    let _ = std::fs::remove_file(ro.join("probe"));
+    if root_writes {
+        println!(
+            "skipped: mode 555 does not stop this user (root); the refusal is not testable here"
+        );
+    } else {
+        let o = run(&d, &[&PRE[..], &["ro/out.st"]].concat());
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{e}");
+        assert!(
+            e.contains("--writing_params_path ro/out.st") && e.contains("writable"),
+            "{e}"
+        );
+        assert!(!String::from_utf8_lossy(&o.stdout).contains("number of parameters"));
+    }
+    assert_eq!(std::fs::read_dir(&ro).expect("list").count(), 0);
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A killed run's temporary file (our pattern, beside the output, its process gone) is removed
+/// at the next run's start; a live process's, another output's and other files are kept.
+#[test]
+fn stale_temporaries_of_a_killed_run_are_removed_at_the_next_start() {
+    let d = dir("stale");
+    // Linux pids stay below 2^22, so 999999999 is no process; ours is alive.
+    let stale = d.join("out.st.999999999-0.attnlab.tmp");
+    let live = d.join(format!("out.st.{}-0.attnlab.tmp", std::process::id()));
+    let kept = [
+        live.clone(),
+        d.join("out.st.999999999-0.other.tmp"),
+        d.join("other.st.999999999-0.attnlab.tmp"),
+        d.join("out.st.tmp"),
+    ];
+    std::fs::write(&stale, b"half").expect("write");
+    for k in &kept {
+        std::fs::write(k, b"keep").expect("write");
+    }
+    let o = run(&d, &pre("out.st"));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!stale.exists(), "the stale temporary was left");
+    for k in &kept {
+        assert!(k.exists(), "{} was removed", k.display());
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -1,0 +1,249 @@
+//! Refusals that keep a user's files and time safe: a learning rate that overflows f32, a resume
+//! of another kind of run or batch size, inputs that are no regular file or too big, an absurd
+//! `--people`, and messages that name the file and the right fix. Each: exit 1, a message, no
+//! panic, and every existing file unchanged.
+
+use attnlab::data::CorpusSizes;
+use std::path::{Path, PathBuf};
+
+mod common;
+use common::run;
+
+fn dir(tag: &str) -> PathBuf {
+    common::corpus_dir(
+        "safety",
+        tag,
+        13,
+        CorpusSizes {
+            train: 6,
+            dev: 3,
+            test: 2,
+        },
+    )
+}
+
+/// Exit 1, every needle in stderr, none of `absent`, no panic; returns stderr.
+fn refused(d: &Path, args: &[&str], needles: &[&str], absent: &[&str]) -> String {
+    let o = run(d, args);
+    let e = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(1), "{args:?}: {e}");
+    for n in needles {
+        assert!(e.contains(n), "stderr of {args:?} lacks {n:?}: {e}");
+    }
+    for n in absent {
+        assert!(!e.contains(n), "stderr of {args:?} has {n:?}: {e}");
+    }
+    assert!(!e.contains("panicked"), "{e}");
+    common::no_tmp_left(d);
+    e
+}
+
+fn pretrain<'a>(out: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec![
+        "pretrain",
+        "vanilla",
+        "wiki.txt",
+        "--tiny",
+        "--batch_size",
+        "4",
+        "--writing_params_path",
+        out,
+    ];
+    v.extend(extra);
+    v
+}
+
+#[test]
+fn a_learning_rate_beyond_f32_is_refused_and_the_good_checkpoint_kept() {
+    let d = dir("lr");
+    let o = run(&d, &pretrain("good.st", &["--max_steps", "1"]));
+    assert!(o.status.success());
+    let good = std::fs::read(d.join("good.st")).expect("good");
+    let state = std::fs::read(d.join("good.st.resume")).expect("state");
+    for lr in ["1e39", "3.5e38", "inf"] {
+        refused(
+            &d,
+            &pretrain("good.st", &["--max_steps", "1", "--learning_rate", lr]),
+            &["--learning_rate", "at most 3.4e38"],
+            &[],
+        );
+    }
+    // A rate that fits f32 but still blows the weights up in one step: nothing is written.
+    refused(
+        &d,
+        &pretrain("good.st", &["--max_steps", "1", "--learning_rate", "1e38"]),
+        &[
+            "diverged",
+            "after step 1",
+            "good.st and good.st.resume were not written",
+        ],
+        &["saved"],
+    );
+    assert_eq!(std::fs::read(d.join("good.st")).expect("read"), good);
+    assert_eq!(
+        std::fs::read(d.join("good.st.resume")).expect("read"),
+        state
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_resume_of_another_run_kind_or_batch_size_is_refused() {
+    let d = dir("resume");
+    let o = run(&d, &pretrain("pre.st", &["--max_steps", "1"]));
+    assert!(o.status.success());
+    refused(
+        &d,
+        &[
+            "finetune",
+            "vanilla",
+            "wiki.txt",
+            "--tiny",
+            "--batch_size",
+            "4",
+            "--finetune_corpus_path",
+            "train.tsv",
+            "--writing_params_path",
+            "fine.st",
+            "--resume",
+            "pre.st.resume",
+        ],
+        &[
+            "--resume pre.st.resume",
+            "state of a pretrain run",
+            "finetune",
+        ],
+        &[],
+    );
+    assert!(!d.join("fine.st").exists());
+    refused(
+        &d,
+        &pretrain("pre.st", &["--resume", "pre.st.resume", "--max_steps", "2"])
+            .into_iter()
+            .map(|a| if a == "4" { "2" } else { a })
+            .collect::<Vec<_>>(),
+        &["--batch_size 4", "--batch_size 2", "pre.st.resume"],
+        &[],
+    );
+    // Nothing left to do is said, not passed over with exit 0.
+    refused(
+        &d,
+        &pretrain("pre.st", &["--resume", "pre.st.resume", "--max_steps", "1"]),
+        &["pre.st.resume", "already the end", "--max_steps"],
+        &[],
+    );
+    // The same run goes on.
+    let o = run(
+        &d,
+        &pretrain("pre.st", &["--resume", "pre.st.resume", "--max_steps", "2"]),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[cfg(unix)]
+#[test]
+fn inputs_that_are_no_regular_file_or_too_big_are_refused_naming_them() {
+    let d = dir("inputs");
+    let fifo = d.join("fifo.txt");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success());
+    if made {
+        refused(
+            &d,
+            &pretrain("out.st", &["--max_steps", "1"])
+                .into_iter()
+                .map(|a| if a == "wiki.txt" { "fifo.txt" } else { a })
+                .collect::<Vec<_>>(),
+            &["fifo.txt", "not a regular file"],
+            &[],
+        );
+    } else {
+        println!("skipped the FIFO: mkfifo failed");
+    }
+    refused(
+        &d,
+        &[
+            "london",
+            "--eval_corpus_path",
+            "/dev/zero",
+            "--outputs_path",
+            "out.txt",
+        ],
+        &["/dev/zero", "not a regular file"],
+        &[],
+    );
+    // A sparse file of 3 GiB: refused from its size, without reading it.
+    let big = std::fs::File::create(d.join("big.tsv")).expect("create");
+    big.set_len(3 << 30).expect("set_len");
+    refused(
+        &d,
+        &[
+            "london",
+            "--eval_corpus_path",
+            "big.tsv",
+            "--outputs_path",
+            "out.txt",
+        ],
+        &["big.tsv", "3221225472 bytes", "2 GiB"],
+        &[],
+    );
+    assert!(!d.join("out.txt").exists() && !d.join("out.st").exists());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn corpus_people_is_bounded() {
+    let d = common::fresh_dir("safety", "people");
+    for n in ["100001", "1000000000000", &usize::MAX.to_string()] {
+        refused(
+            &d,
+            &["corpus", "--out_dir", "out", "--people", n],
+            &["--people", "at most 100000"],
+            &[],
+        );
+    }
+    assert!(!d.join("out").exists());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn messages_name_the_file_and_the_right_fix() {
+    let d = dir("messages");
+    // One row without a final newline: the course's NameDataset drops it.
+    std::fs::write(d.join("one.tsv"), "Where was Ab born?\tParis").expect("write");
+    refused(
+        &d,
+        &[
+            "finetune",
+            "vanilla",
+            "wiki.txt",
+            "--tiny",
+            "--finetune_corpus_path",
+            "one.tsv",
+            "--writing_params_path",
+            "fine.st",
+        ],
+        &["one.tsv", "final newline"],
+        &[],
+    );
+    let o = run(&d, &pretrain("pre.st", &["--max_steps", "1"]));
+    assert!(o.status.success());
+    let good = std::fs::read(d.join("pre.st")).expect("read");
+    std::fs::write(d.join("cut.st"), &good[..good.len() / 2]).expect("write");
+    let eval = |ck: &'static str, tiny: bool| {
+        let mut v = vec!["evaluate", "vanilla", "wiki.txt"];
+        if tiny {
+            v.push("--tiny");
+        }
+        v.extend(["--reading_params_path", ck, "--eval_corpus_path", "dev.tsv"]);
+        v
+    };
+    let fix = "use the variant (and --tiny or not)";
+    refused(&d, &eval("cut.st", true), &["cut.st", "truncated"], &[fix]);
+    // The suffix stays where it is the fix: a model of another size.
+    refused(&d, &eval("pre.st", false), &["pre.st", fix], &[]);
+    let _ = std::fs::remove_dir_all(&d);
+}
