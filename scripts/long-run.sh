@@ -11,9 +11,10 @@
 # it), `log`, `pid`, `exit` (the exit status once it ends), and the run's files: --writing_params_path
 # is moved into the folder (its file name kept), and so is its `.resume` state, which the CLI writes
 # atomically at epoch ends (at most every 30 s). Starting a NAME whose folder holds a `.resume` state
-# continues from it with `--resume`; if the folder or its state is gone (a new machine), the run
-# says so in the log and starts again from step 0. Input paths are made absolute, so the run can be
-# started from anywhere.
+# continues from it with `--resume`; a run that finished is not started again; if the folder or its
+# state is gone (a new machine), the run says so in the log and starts again from step 0. `stop`
+# returns once the run is gone. Input paths are made absolute, so the run can be started from
+# anywhere.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 runs="${ATTNLAB_RUNS:-$HOME/.cache/attnlab-runs}"
@@ -43,7 +44,11 @@ case "$1" in
     case "$1" in
       pause) kill -STOP -- "-$pid" 2>/dev/null || kill -STOP "$pid" ;;
       continue) kill -CONT -- "-$pid" 2>/dev/null || kill -CONT "$pid" ;;
-      stop) kill -CONT -- "-$pid" 2>/dev/null || true; kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" ;;
+      stop)
+        kill -CONT -- "-$pid" 2>/dev/null || true
+        kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid"
+        # Return once it is gone, so a start right after finds it stopped.
+        for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done ;;
     esac
     say "$name: $1 sent to $pid"
     exit 0 ;;
@@ -70,6 +75,11 @@ done
 [ -n "$out" ] || die "give --writing_params_path: the run's checkpoint and its state go beside it"
 
 mkdir -p "$dir"
+if [ -f "$dir/exit" ] && [ "$(cat "$dir/exit")" = 0 ] && [ -f "$dir/$out" ] && [ -f "$dir/cmd" ] &&
+   [ "$(cat "$dir/cmd")" = "${args[*]}" ]; then
+  say "$name already finished (exit status 0): its checkpoint is $dir/$out, its log $dir/log"
+  exit 0
+fi
 if [ -f "$dir/cmd" ] && [ "$(cat "$dir/cmd")" != "${args[*]}" ]; then
   die "$dir holds a run with other arguments ($(cat "$dir/cmd")); use another NAME or remove the folder"
 fi
@@ -92,10 +102,8 @@ state="$dir/$out.resume"
   if [ -f "$state" ]; then
     echo "[long-run] continuing from $state"
     resume=(--resume "$state")
-  elif [ -f "$dir/exit" ]; then
-    echo "[long-run] no saved state in $dir after the previous start (exit $(cat "$dir/exit")); starting again from step 0"
-  elif [ -s "$dir/log" ]; then
-    echo "[long-run] no saved state in $dir (a new machine, or the run never reached an epoch end); starting again from step 0"
+  else
+    echo "[long-run] no saved state in $dir: starting from step 0 (a run started before on another machine keeps its state there)"
   fi
 } >> "$dir/log"
 rm -f "$dir/exit"

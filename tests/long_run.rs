@@ -56,35 +56,55 @@ fn a_long_run_keeps_its_state_continues_and_starts_again_when_the_state_is_gone(
         "--device",
         "cpu",
         "--max_epochs",
-        "2",
+        "6",
         "--writing_params_path",
         "somewhere/model.st",
     ];
     let (ok, text) = script(&runs, &args);
     assert!(ok, "{text}");
-    assert_eq!(wait_exit(&dir), "0", "log:\n{}", log(&dir));
-    // The checkpoint went into the run's folder, with its state beside it.
-    assert!(dir.join("model.st").is_file() && dir.join("model.st.resume").is_file());
-    assert!(
-        log(&dir).contains("about"),
-        "the epoch lines give the time left:\n{}",
-        log(&dir)
-    );
-
-    // A second start continues from the saved state (here: the end of the run, so no step left).
+    // Stop it once it has saved a state (the state of epoch 1 is written at the end of epoch 2).
+    let t0 = Instant::now();
+    while !dir.join("model.st.resume").is_file() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(300),
+            "no state saved:\n{}",
+            log(&dir)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (ok, text) = script(&runs, &["t1", "stop"]);
+    assert!(ok || text.contains("not running"), "{text}");
+    std::thread::sleep(Duration::from_millis(500));
+    // A second start continues from the saved state and runs to the end.
     let (ok, text) = script(&runs, &args);
     assert!(ok, "{text}");
     assert_eq!(wait_exit(&dir), "0", "log:\n{}", log(&dir));
-    assert!(log(&dir).contains("continuing from"), "{}", log(&dir));
+    let l = log(&dir);
+    assert!(
+        l.contains("continuing from") && l.contains("resuming"),
+        "{l}"
+    );
+    // The checkpoint went into the run's folder, with its state beside it.
+    assert!(dir.join("model.st").is_file() && dir.join("model.st.resume").is_file());
+    assert!(
+        l.contains("about"),
+        "the epoch lines give the time left:\n{l}"
+    );
+    // A finished run is not started again.
+    let (ok, text) = script(&runs, &args);
+    assert!(ok && text.contains("already finished"), "{text}");
 
     // Other arguments under the same name are refused.
     let mut other = args.to_vec();
-    other[8] = "3";
+    other[8] = "7";
     let (ok, text) = script(&runs, &other);
     assert!(!ok && text.contains("other arguments"), "{text}");
 
     // The state gone (a new machine): it says so and starts again from step 0.
-    std::fs::remove_file(dir.join("model.st.resume")).expect("remove state");
+    while script(&runs, &["t1", "status"]).1.contains(": running") {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::fs::remove_dir_all(&dir).expect("remove the run's folder");
     let (ok, text) = script(&runs, &args);
     assert!(ok, "{text}");
     assert_eq!(wait_exit(&dir), "0", "log:\n{}", log(&dir));
