@@ -2,6 +2,7 @@
 
 pub mod checkpoint;
 pub mod config;
+pub mod decode;
 pub mod gpt;
 pub mod heads;
 pub mod memory;
@@ -10,4 +11,5 @@ pub mod torch_params;
 pub mod vit;
 
 pub use config::{GptConfig, Variant, MAX_BLOCK_SIZE};
+pub use decode::Decoder;
 pub use gpt::{Gpt, Pass};
