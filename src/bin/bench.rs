@@ -201,7 +201,8 @@ mod native {
             Err(e) => return Err(attnlab::Error::Msg(format!("cannot read {path}: {e}"))),
         };
         let rows = parse_tsv(&bytes, &what, TsvMode::AnswersOptional)?;
-        let text: String = rows.iter().map(|r| prompt_for(&r.prompt_text())).collect();
+        // The questions' characters (⁇, which every prompt ends with, is always in a vocabulary).
+        let text: String = rows.iter().map(|r| r.prompt_text()).collect();
         let vocab = Vocab::from_text(&text, &what)?;
         let prompts = rows
             .iter()
