@@ -39,10 +39,7 @@ impl<'a> Decoder<'a> {
     /// context: block_size, synthesizer block_size − 1).
     pub fn new(model: &'a Gpt, rows: usize, capacity: usize) -> Result<Decoder<'a>> {
         let cfg = &model.cfg;
-        let most = match cfg.variant {
-            Variant::Vanilla => cfg.block_size,
-            Variant::Synthesizer => cfg.block_size - 1,
-        };
+        let most = cfg.max_context();
         if rows == 0 || capacity == 0 || capacity > most {
             return Err(Error::Shape(format!(
                 "decoder: {rows} rows of {capacity} positions; need at least one row and 1..={most} positions"

@@ -17,17 +17,13 @@
 
 use crate::autograd::Tape;
 use crate::error::{Error, Result};
-use crate::model::{Decoder, Gpt, Pass, Variant};
+use crate::model::{Decoder, Gpt, Pass};
 use crate::ops::embedding;
 use crate::tensor::Tensor;
 
 /// The longest context the model accepts.
 pub fn max_context(model: &Gpt) -> usize {
-    let c = &model.cfg;
-    match c.variant {
-        Variant::Vanilla => c.block_size,
-        Variant::Synthesizer => c.block_size - 1,
-    }
+    model.cfg.max_context()
 }
 
 /// Index of the first maximum (torch.topk's pick on ties in practice); NaN never wins.
