@@ -238,3 +238,35 @@ fn shipped_model_predictions_are_unchanged() {
         assert!(answers.len() > 3, "{}: answers {answers:?}", dev.kind());
     }
 }
+
+/// `Tensor::copy_from`, which appends to the cache: a range lands where asked, in order with the
+/// work around it, and ranges outside either tensor or a tensor copied into itself are refused.
+#[test]
+fn copy_from_moves_a_range_and_refuses_bad_ones() {
+    for dev in devices() {
+        let src = Tensor::from_f32(&dev, &[6], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]).expect("src");
+        let dst = Tensor::full(&dev, &[8], -1.0).expect("dst");
+        dst.copy_from(3, &src, 2, 4).expect("copy");
+        let want = [-1.0, -1.0, -1.0, 3.0, 4.0, 5.0, 6.0, -1.0];
+        assert_eq!(dst.read().expect("read"), want, "{}", dev.kind());
+        assert!(
+            dst.copy_from(5, &src, 0, 4).is_err(),
+            "past the destination"
+        );
+        assert!(dst.copy_from(0, &src, 3, 4).is_err(), "past the source");
+        assert!(
+            dst.copy_from(0, &src, usize::MAX, 2).is_err(),
+            "overflowing offset"
+        );
+        assert!(
+            dst.copy_from(0, &dst, 4, 2).is_err(),
+            "a tensor into itself"
+        );
+        assert_eq!(
+            dst.read().expect("read"),
+            want,
+            "{}: refusals change nothing",
+            dev.kind()
+        );
+    }
+}
