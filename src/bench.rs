@@ -316,3 +316,45 @@ pub async fn run_all(
         seconds: clock() - start,
     })
 }
+
+/// Greedy decoding of a set of questions, timed with and without the key/value cache.
+#[derive(Clone, Debug, Serialize)]
+pub struct DecodeResult {
+    pub variant: String,
+    pub questions: usize,
+    /// Seconds for all questions on today's uncached path (the whole context re-run per step).
+    pub uncached_s: f64,
+    /// Seconds for all questions with the key/value cache.
+    pub cached_s: f64,
+    /// Whether both paths decoded exactly the same tokens.
+    pub same: bool,
+}
+
+/// The evaluation's decoding (`run::EVAL_STEPS` greedy tokens after each prompt) for `prompts`
+/// with a full-size model (`GptConfig::assignment`, random weights, seed 1) of `vocab_size`
+/// tokens: one warm-up question on each path, then all prompts uncached, then all cached.
+pub async fn bench_decode(
+    gpu: &Rc<Device>,
+    variant: Variant,
+    vocab_size: usize,
+    prompts: &[Vec<u32>],
+    clock: &dyn Fn() -> f64,
+) -> Result<DecodeResult> {
+    use crate::train::{run::EVAL_STEPS, sample_greedy_batch, sample_greedy_batch_uncached};
+    let model = Gpt::new(gpu, GptConfig::assignment(variant, vocab_size), 1)?;
+    let warm = &prompts[..prompts.len().min(1)];
+    sample_greedy_batch_uncached(&model, warm, EVAL_STEPS, &mut |_, _| {}).await?;
+    sample_greedy_batch(&model, warm, EVAL_STEPS, &mut |_, _| {}).await?;
+    let t0 = clock();
+    let old = sample_greedy_batch_uncached(&model, prompts, EVAL_STEPS, &mut |_, _| {}).await?;
+    let t1 = clock();
+    let new = sample_greedy_batch(&model, prompts, EVAL_STEPS, &mut |_, _| {}).await?;
+    let t2 = clock();
+    Ok(DecodeResult {
+        variant: variant.name().to_string(),
+        questions: prompts.len(),
+        uncached_s: t1 - t0,
+        cached_s: t2 - t1,
+        same: old == new,
+    })
+}

@@ -112,6 +112,39 @@ impl Tensor {
         }
     }
 
+    /// Copy `n` elements of `src`, from element `src_at`, into this tensor from element
+    /// `dst_at`; recorded in order with the ops around it (no readback). Refuses ranges outside
+    /// either tensor and a source that is this tensor.
+    pub fn copy_from(&self, dst_at: usize, src: &Tensor, src_at: usize, n: usize) -> Result<()> {
+        let fits = |at: usize, len: usize| at.checked_add(n).is_some_and(|end| end <= len);
+        if !fits(dst_at, self.numel()) || !fits(src_at, src.numel()) {
+            return Err(Error::Shape(format!(
+                "copy_from: {n} elements from {src_at} of {:?} into {dst_at} of {:?} fall outside a tensor",
+                src.shape, self.shape
+            )));
+        }
+        if self.same_buffer(src) {
+            return Err(aliased());
+        }
+        match (&*self.buf, &*src.buf, self.dev.backend()) {
+            (Storage::Gpu(d), Storage::Gpu(s), Backend::Gpu(gpu)) => {
+                gpu.copy(
+                    s.buffer(),
+                    src_at as u64 * 4,
+                    d.buffer(),
+                    dst_at as u64 * 4,
+                    n as u64 * 4,
+                );
+                Ok(())
+            }
+            _ => {
+                let from = src.f32s()?;
+                self.f32s_mut()?[dst_at..dst_at + n].copy_from_slice(&from[src_at..src_at + n]);
+                Ok(())
+            }
+        }
+    }
+
     /// Set every element to `value`.
     pub fn fill(&self, value: f32) -> Result<()> {
         match self.dev.backend() {

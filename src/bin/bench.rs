@@ -8,7 +8,10 @@
 //! the matmul cases and the training step come from `attnlab::bench`, which the page's Benchmark
 //! card (src/web/bench.rs) runs too, so both time the same work. `--device auto|gpu|cpu` picks the
 //! backend as the CLI does; `--step ROWS --size assignment` times the assignment's model, and
-//! `--variant vanilla|synthesizer` only one variant.
+//! `--variant vanilla|synthesizer` only one variant. `--decode [TSV]` times the evaluation's greedy
+//! decoding of the TSV's first 500 questions (default: the course's birth_dev.tsv under
+//! ../shared/data/cs224n-a5/, else the built-in corpus's training questions) with the assignment's
+//! model, without and with the key/value cache, in one run.
 
 #[cfg(target_arch = "wasm32")]
 fn main() {}
@@ -232,6 +235,61 @@ mod native {
         Ok(())
     }
 
+    /// `--decode [TSV]`: the first 500 questions of TSV as the evaluation's prompts, decoded by a
+    /// random full-size model of each variant without and with the key/value cache.
+    fn time_decode(gpu: &std::rc::Rc<Device>, tsv: Option<&str>) -> Result<()> {
+        use attnlab::data::{parse_tsv, prompt_for, TsvMode, Vocab};
+        use attnlab::model::Variant;
+        let course = "../shared/data/cs224n-a5/birth_dev.tsv";
+        let path = tsv.unwrap_or(course);
+        let (what, bytes) = match std::fs::read(path) {
+            Ok(b) => (path.to_string(), b),
+            Err(e) if tsv.is_none() => {
+                println!("{course}: {e}; using the built-in corpus's training questions");
+                let c = attnlab::train::run::default_corpus(false);
+                ("built-in train.tsv".to_string(), c.train_tsv.into_bytes())
+            }
+            Err(e) => return Err(attnlab::Error::Msg(format!("cannot read {path}: {e}"))),
+        };
+        let rows = parse_tsv(&bytes, &what, TsvMode::AnswersOptional)?;
+        // The questions' characters (⁇, which every prompt ends with, is always in a vocabulary).
+        let text: String = rows.iter().map(|r| r.prompt_text()).collect();
+        let vocab = Vocab::from_text(&text, &what)?;
+        let prompts = rows
+            .iter()
+            .take(500)
+            .map(|r| vocab.encode_in(&prompt_for(&r.prompt_text()), &what))
+            .collect::<Result<Vec<_>>>()?;
+        let vocab_size = vocab.len().max(256);
+        let cfg = attnlab::model::GptConfig::assignment(Variant::Vanilla, vocab_size);
+        println!(
+            "greedy decoding, {} questions of {what}, {} tokens each, {} layers, {} heads, width {}, vocab {vocab_size}, random weights",
+            prompts.len(),
+            attnlab::train::run::EVAL_STEPS,
+            cfg.n_layer,
+            cfg.n_head,
+            cfg.n_embd
+        );
+        println!(
+            "{:<12} {:>12} {:>12} {:>9} {:>10}",
+            "variant", "uncached s", "cached s", "speed-up", "same"
+        );
+        let clock = clock();
+        for variant in [Variant::Vanilla, Variant::Synthesizer] {
+            let r =
+                bench::bench_decode(gpu, variant, vocab_size, &prompts, &clock).await_blocking()?;
+            println!(
+                "{:<12} {:>12.2} {:>12.2} {:>8.1}x {:>10}",
+                r.variant,
+                r.uncached_s,
+                r.cached_s,
+                r.uncached_s / r.cached_s,
+                if r.same { "yes" } else { "NO" }
+            );
+        }
+        Ok(())
+    }
+
     trait BlockOn: std::future::Future + Sized {
         fn await_blocking(self) -> Self::Output {
             pollster::block_on(self)
@@ -337,6 +395,10 @@ Numbers measured with it are in BENCHMARKS.md.";
                 }
             };
             return time_layouts(&gpu, rows, repeats, size, &variants, data, &kinds);
+        }
+        if let Some(i) = args.iter().position(|a| a == "--decode") {
+            let tsv = args.get(i + 1).filter(|a| !a.starts_with("--"));
+            return time_decode(&gpu, tsv.map(|s| s.as_str()));
         }
         let (rows, batch) = bench::matmul_shape(quick);
         println!(

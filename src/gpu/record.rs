@@ -297,6 +297,26 @@ impl Gpu {
         }
     }
 
+    /// Record a copy of `bytes` bytes from `src` at `src_offset` into `dst` at `dst_offset`, in
+    /// order with the dispatches around it (the open compute pass is closed first; the next
+    /// dispatch opens a new one). Offsets and size must be multiples of 4.
+    pub fn copy(
+        &self,
+        src: &wgpu::Buffer,
+        src_offset: u64,
+        dst: &wgpu::Buffer,
+        dst_offset: u64,
+        bytes: u64,
+    ) {
+        if bytes == 0 {
+            return;
+        }
+        let mut r = self.rec.borrow_mut();
+        r.pass = None;
+        r.encoder(&self.device)
+            .copy_buffer_to_buffer(src, src_offset, dst, dst_offset, bytes);
+    }
+
     /// Write bytes into a buffer. Work already recorded is submitted first, because a queue
     /// write lands before the next submit's commands and the buffer may be a recycled one that
     /// those commands still read.

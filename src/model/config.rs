@@ -72,6 +72,15 @@ impl GptConfig {
         }
     }
 
+    /// The longest context the model reads: block_size (synthesizer block_size − 1, the columns
+    /// of its w2).
+    pub fn max_context(&self) -> usize {
+        match self.variant {
+            Variant::Vanilla => self.block_size,
+            Variant::Synthesizer => self.block_size - 1,
+        }
+    }
+
     pub fn head_size(&self) -> usize {
         self.n_embd / self.n_head.max(1)
     }

@@ -2,6 +2,7 @@
 
 pub mod checkpoint;
 pub mod config;
+pub mod decode;
 pub mod gpt;
 pub mod heads;
 pub mod layout;
@@ -12,5 +13,6 @@ pub mod torch_params;
 pub mod vit;
 
 pub use config::{GptConfig, Variant, MAX_BLOCK_SIZE};
+pub use decode::Decoder;
 pub use gpt::{Gpt, Pass};
 pub use layout::Layout;

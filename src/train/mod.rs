@@ -11,7 +11,9 @@ pub mod spec;
 pub mod trainer;
 
 pub use run::{evaluate, finetune, pretrain, Evaluation, Hooks, Progress};
-pub use sample::{sample_greedy, sample_greedy_batch};
+pub use sample::{
+    sample_greedy, sample_greedy_batch, sample_greedy_batch_uncached, sample_greedy_uncached,
+};
 pub use schedule::TrainConfig;
 pub use session::{vocab_of_checkpoint, Begin, RunData, Session};
 pub use spec::{validate_model, Overrides, Refusal, RunKind, RunSpec, Setting, Words};

@@ -1,26 +1,29 @@
 //! Greedy decoding as the reference's `sample(model, x, steps, sample=False)`: each step crops the
 //! context to the last `block_size` tokens (synthesizer: block_size − 1, since its w2 has that many
 //! columns), runs the model in eval mode without a tape, and appends the argmax of the last
-//! position's logits (first maximum on ties). Only the last position's row is read back: it is
-//! gathered on the GPU with the embedding kernel, treating the (B·T, V) logits as a table.
+//! position's logits (first maximum on ties). Only the last position's rows are read back.
 //!
-//! The batched form pads prompts on the right. With causal attention a position only sees itself
-//! and earlier ones, and masked keys get an exact 0 weight, so the padding never changes a real
-//! position's logits; each row reads its own last position.
+//! [`sample_greedy`] and [`sample_greedy_batch`] use a key/value cache (`model::Decoder`): the
+//! prompt is run once, then each step runs one position per row. Prompts of one length are decoded
+//! together, so every row of a chunk is at the same position and attention needs no mask. A prompt
+//! whose context would outgrow the model (prompt + steps − 1 > the context) has its positions
+//! shifted by the crop, which invalidates a cache: it takes the uncached path.
+//!
+//! The uncached path ([`sample_greedy_uncached`], [`sample_greedy_batch_uncached`]) re-runs the
+//! whole context at every step; it is the crop fallback and the tests' reference. It pads prompts
+//! on the right: with causal attention a position only sees itself and earlier ones, and masked keys
+//! get an exact 0 weight, so the padding never changes a real position's logits; each row reads its
+//! own last position, gathered on the device with the embedding kernel.
 
 use crate::autograd::Tape;
 use crate::error::{Error, Result};
-use crate::model::{Gpt, Pass, Variant};
+use crate::model::{Decoder, Gpt, Pass};
 use crate::ops::embedding;
 use crate::tensor::Tensor;
 
 /// The longest context the model accepts.
 pub fn max_context(model: &Gpt) -> usize {
-    let c = &model.cfg;
-    match c.variant {
-        Variant::Vanilla => c.block_size,
-        Variant::Synthesizer => c.block_size - 1,
-    }
+    model.cfg.max_context()
 }
 
 /// Index of the first maximum (torch.topk's pick on ties in practice); NaN never wins.
@@ -66,8 +69,9 @@ async fn next_tokens(model: &Gpt, rows: &[&[u32]]) -> Result<Vec<u32>> {
     Ok(vals.chunks(v).map(argmax).collect())
 }
 
-/// Greedy decoding of `steps` tokens after `ids`; returns the prompt followed by the new tokens.
-pub async fn sample_greedy(model: &Gpt, ids: &[u32], steps: usize) -> Result<Vec<u32>> {
+/// Greedy decoding of `steps` tokens after `ids` without a cache (the whole context re-run at each
+/// step); returns the prompt followed by the new tokens.
+pub async fn sample_greedy_uncached(model: &Gpt, ids: &[u32], steps: usize) -> Result<Vec<u32>> {
     if ids.is_empty() {
         return Err(Error::Msg("cannot decode from an empty prompt".into()));
     }
@@ -101,11 +105,11 @@ fn chunk_rows(model: &Gpt, t: usize) -> usize {
 /// Prompts decoded together on the CPU backend.
 const CPU_CHUNK_ROWS: usize = 32;
 
-/// Greedy decoding of many prompts; the result for each is exactly what [`sample_greedy`] returns.
-/// Prompts are sorted by length and decoded in chunks (little padding, bounded memory); a prompt
-/// that would outgrow the context is decoded on its own, with the reference's cropping.
-/// `progress(done, total)` is called after each chunk.
-pub async fn sample_greedy_batch(
+/// Greedy decoding of many prompts without a cache; the result for each is exactly what
+/// [`sample_greedy_uncached`] returns. Prompts are sorted by length and decoded in chunks (little
+/// padding, bounded memory); a prompt that would outgrow the context is decoded on its own, with
+/// the reference's cropping. `progress(done, total)` is called after each chunk.
+pub async fn sample_greedy_batch_uncached(
     model: &Gpt,
     prompts: &[Vec<u32>],
     steps: usize,
@@ -145,9 +149,95 @@ pub async fn sample_greedy_batch(
         start = end;
     }
     for i in long {
-        out[i] = sample_greedy(model, &prompts[i], steps).await?;
+        out[i] = sample_greedy_uncached(model, &prompts[i], steps).await?;
         done += 1;
         progress(done, prompts.len());
+    }
+    Ok(out)
+}
+
+/// Greedy decoding of `steps` tokens after `ids` with a key/value cache (the uncached path when
+/// the context would outgrow the model); returns the prompt followed by the new tokens.
+pub async fn sample_greedy(model: &Gpt, ids: &[u32], steps: usize) -> Result<Vec<u32>> {
+    if ids.is_empty() {
+        return Err(Error::Msg("cannot decode from an empty prompt".into()));
+    }
+    let mut out = sample_greedy_batch(model, &[ids.to_vec()], steps, &mut |_, _| {}).await?;
+    out.pop()
+        .ok_or_else(|| Error::Msg("decoding returned no sequence".into()))
+}
+
+/// Greedy decoding of many prompts with a key/value cache; the result for each is what
+/// [`sample_greedy_uncached`] returns. Prompts are sorted by length and decoded in chunks of one
+/// length (bounded by memory); a prompt whose context would outgrow the model takes the uncached
+/// path on its own. `progress(done, total)` is called after each chunk.
+pub async fn sample_greedy_batch(
+    model: &Gpt,
+    prompts: &[Vec<u32>],
+    steps: usize,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Vec<Vec<u32>>> {
+    let max_t = max_context(model);
+    let mut out: Vec<Vec<u32>> = prompts.to_vec();
+    if let Some(i) = prompts.iter().position(|p| p.is_empty()) {
+        return Err(Error::Msg(format!(
+            "prompt {i} is empty; every prompt needs at least one token"
+        )));
+    }
+    if steps == 0 {
+        return Ok(out);
+    }
+    // The cache holds positions up to len + steps − 1.
+    let (mut fits, long): (Vec<usize>, Vec<usize>) =
+        (0..prompts.len()).partition(|&i| prompts[i].len() + steps - 1 <= max_t);
+    fits.sort_by_key(|&i| prompts[i].len());
+    let longest = fits.last().map_or(1, |&i| prompts[i].len() + steps - 1);
+    let per_chunk = chunk_rows(model, longest);
+    let mut done = 0;
+    for same in fits.chunk_by(|&a, &b| prompts[a].len() == prompts[b].len()) {
+        for chunk in same.chunks(per_chunk) {
+            let rows: Vec<&[u32]> = chunk.iter().map(|&i| prompts[i].as_slice()).collect();
+            let new = decode_cached(model, &rows, steps).await?;
+            for (&i, toks) in chunk.iter().zip(new) {
+                out[i].extend(toks);
+            }
+            done += chunk.len();
+            progress(done, prompts.len());
+        }
+    }
+    for i in long {
+        out[i] = sample_greedy_uncached(model, &prompts[i], steps).await?;
+        done += 1;
+        progress(done, prompts.len());
+    }
+    Ok(out)
+}
+
+/// `steps` greedy tokens for each of several prompts of one length, through one cache of
+/// len + steps − 1 positions; the only readback per step is the rows' last logits.
+async fn decode_cached(model: &Gpt, rows: &[&[u32]], steps: usize) -> Result<Vec<Vec<u32>>> {
+    let (r, t) = (rows.len(), rows.first().map_or(0, |p| p.len()));
+    if t == 0 || rows.iter().any(|p| p.len() != t) {
+        return Err(Error::Msg(format!(
+            "cached decoding needs prompts of one non-zero length; got lengths {:?}",
+            rows.iter().map(|p| p.len()).collect::<Vec<_>>()
+        )));
+    }
+    let v = model.cfg.vocab_size;
+    let mut dec = Decoder::new(model, r, t + steps - 1)?;
+    // Position-major: token t of row b at t·R + b.
+    let prompt: Vec<u32> = (0..t * r).map(|i| rows[i % r][i / r]).collect();
+    let mut logits = dec.advance(&prompt)?;
+    let mut out = vec![Vec::with_capacity(steps); r];
+    for step in 0..steps {
+        let vals = logits.to_vec_f32().await?;
+        let next: Vec<u32> = vals.chunks(v).map(argmax).collect();
+        for (o, &tok) in out.iter_mut().zip(&next) {
+            o.push(tok);
+        }
+        if step + 1 < steps {
+            logits = dec.advance(&next)?;
+        }
     }
     Ok(out)
 }
