@@ -5,6 +5,11 @@ or matmul GFLOP/s at the GPT's shapes. Prints one line per measurement, `name<TA
 
     python3 scripts/bench_peers.py step  --size tiny|assignment --variant vanilla --rows 8 --threads 2
     python3 scripts/bench_peers.py matmul --rows 16256 --threads 2
+    python3 scripts/bench_peers.py decode --tsv birth_dev.tsv --questions 100 --threads 2
+
+decode: the reference's evaluation loop (run.py: one question at a time, utils.sample: 32 greedy
+steps, each a full forward over the context cropped to the block) with a random full-size vanilla
+model, on the first --questions questions; prints the seconds for those and, scaled, for 500.
 """
 
 import argparse
@@ -72,9 +77,32 @@ def matmul(args):
         print(f"{name}\t{flops / dt / 1e9:.1f}")
 
 
+@torch.no_grad()
+def decode(args):
+    vocab, n_layer, n_head, n_embd = SIZES["assignment"]
+    rows = [line.split("\t")[0] for line in open(args.tsv, encoding="utf-8").read().split("\n") if line]
+    chars = sorted(set("".join(rows)) | {"\u2047"})
+    stoi = {c: i + 2 for i, c in enumerate(chars)}
+    torch.manual_seed(1)
+    model = GPT("vanilla", max(vocab, len(stoi) + 2), 128, n_layer, n_head, n_embd)
+    model.eval()
+    qs = rows[: args.questions]
+    t0 = time.perf_counter()
+    for q in qs:
+        x = torch.tensor([[stoi[c] for c in q + "\u2047"]], dtype=torch.long)
+        for _ in range(32):
+            logits, _ = model(x[:, -128:])
+            x = torch.cat([x, logits[:, -1, :].argmax(-1, keepdim=True)], dim=1)
+    dt = time.perf_counter() - t0
+    print(f"decode {len(qs)} questions (s)\t{dt:.2f}")
+    print(f"decode 500 questions, scaled (s)\t{dt * 500 / len(qs):.2f}")
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("what", choices=["step", "matmul"])
+    p.add_argument("what", choices=["step", "matmul", "decode"])
+    p.add_argument("--tsv", default="../shared/data/cs224n-a5/birth_dev.tsv")
+    p.add_argument("--questions", type=int, default=100)
     p.add_argument("--size", default="tiny", choices=list(SIZES))
     p.add_argument("--variant", default="vanilla", choices=["vanilla", "synthesizer"])
     p.add_argument("--rows", type=int, default=8)
@@ -82,6 +110,9 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     args = p.parse_args()
     torch.set_num_threads(args.threads)
+    if args.what == "decode":
+        decode(args)
+        return
     with torch.no_grad() if args.what == "matmul" else torch.enable_grad():
         step(args) if args.what == "step" else matmul(args)
 

@@ -5,13 +5,17 @@
 # GPT's shapes (M = 16256 and M/16 = 1016).
 #
 #   scripts/bench_peers.sh [ROUNDS] [THREADS]        (defaults 3 and the machine's cores)
-#   PARTS="layouts" scripts/bench_peers.sh 1          (only some parts: steps, matmul, layouts)
+#   PARTS="layouts" scripts/bench_peers.sh 1          (only some parts: steps, matmul, layouts, decode)
 #
 # The layouts part: the assignment's step on real batches of the course's files (../shared/data/
 # cs224n-a5 when present, else the embedded corpus): span-corruption batches of wiki.txt at
 # 128 x 127 and birth_places_train.tsv questions at 256 x 127, padded (the reference's step),
 # trimmed (our previous step) and packed (ours now), beside PyTorch's reference step, which always
 # runs the full padded batch.
+# The decode part: greedy decoding of the first 500 questions of birth_dev.tsv (32 tokens each) by a
+# random full-size vanilla model: ours with the key/value cache (and without it, the previous
+# path), beside the reference's loop in PyTorch (one question at a time, the whole context each
+# step), timed on 100 questions and scaled to 500.
 #
 # Needs PyTorch: `pip install torch numpy safetensors` (CPU wheels are enough). Without it the script
 # says so and exits 0, so nothing else depends on it. Builds `bench` in release mode first, or runs
@@ -39,7 +43,7 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "bench: $bench; commit: $(git rev-parse --short HEAD)$(git diff --quiet || echo ' (+ uncommitted changes)'); torch $(python3 -c 'import torch; print(torch.__version__)'); $threads threads; $rounds rounds"
-parts=${PARTS:-steps matmul layouts}
+parts=${PARTS:-steps matmul layouts decode}
 data=../shared/data/cs224n-a5
 [ -f "$data/wiki.txt" ] && [ -f "$data/birth_places_train.tsv" ] || data=""
 for r in $(seq "$rounds"); do
@@ -54,6 +58,14 @@ for r in $(seq "$rounds"); do
     peer step --size assignment --variant vanilla --rows "$rows" --repeats 3 |
       awk -F'\t' -v k="$k" -v rows="$rows" '{ print "torch\tstep " k " padded " rows "x127\t" $2 }' >> "$out"
   done
+  case " $parts " in
+    *" decode "*)
+      ours --decode ${data:+"$data/birth_dev.tsv"} | awk '$1 == "vanilla" {
+        printf "ours\tdecode 500 questions, previous path (s)\t%s\n", $2
+        printf "ours\tdecode 500 questions (s)\t%s\n", $3 }' >> "$out"
+      peer decode ${data:+--tsv "$data/birth_dev.tsv"} --questions 100 | grep 'scaled' |
+        awk -F'\t' '{ print "torch\tdecode 500 questions (s)\t" $2 }' >> "$out" ;;
+  esac
   case " $parts " in *" steps "*) ;; *) continue ;; esac
   for size in tiny:8 assignment:8 assignment:32; do
     s=${size%%:*} rows=${size##*:}
@@ -84,6 +96,8 @@ print("| workload | ours | PyTorch CPU | ours faster by |")
 print("|---|---:|---:|---:|")
 for n in names:
     o, t = vals.get(("ours", n)), vals.get(("torch", n))
+    if not t and ", previous path" in n:
+        t = vals.get(("torch", n.replace(", previous path", "")))
     if not t and " padded " not in n:
         # Our trimmed and packed steps against PyTorch's padded reference step on the same batches.
         t = next((vals.get(("torch", m)) for m in names
@@ -92,8 +106,9 @@ for n in names:
     if not o or not t:
         continue
     o, t = statistics.median(o), statistics.median(t)
-    if n.startswith("step"):
-        print(f"| {n} (ms/step) | {o:.1f} | {t:.1f} | {t / o:.2f}x |")
+    if n.startswith("step") or n.startswith("decode"):
+        unit = "" if n.startswith("decode") else " (ms/step)"
+        print(f"| {n}{unit} | {o:.1f} | {t:.1f} | {t / o:.2f}x |")
     else:
         print(f"| {n} (GFLOP/s) | {o:.1f} | {t:.1f} | {o / t:.2f}x |")
 PY
