@@ -87,6 +87,8 @@ cp "$bin" "$dir/attnlab.tmp" && mv "$dir/attnlab.tmp" "$dir/attnlab"
 
 resume=()
 state="$dir/$out.resume"
+had_log=0
+[ -s "$dir/log" ] && had_log=1
 {
   echo "[long-run] $(date -u +%FT%TZ) start at $(cd "$root" && git rev-parse --short HEAD 2>/dev/null || echo '?') on $(hostname)"
   if [ -f "$state" ]; then
@@ -94,7 +96,7 @@ state="$dir/$out.resume"
     resume=(--resume "$state")
   elif [ -f "$dir/exit" ]; then
     echo "[long-run] no saved state in $dir after the previous start (exit $(cat "$dir/exit")); starting again from step 0"
-  elif [ -s "$dir/log" ]; then
+  elif [ "$had_log" = 1 ]; then
     echo "[long-run] no saved state in $dir (a new machine, or the run never reached an epoch end); starting again from step 0"
   fi
 } >> "$dir/log"
