@@ -5,6 +5,7 @@
 #
 #   scripts/gpu-check.sh [--stages a,b,c,d,e] [--budget SECONDS] [--tests NAME,...] [--fresh]
 #   scripts/gpu-check.sh --dry-run          (here: lavapipe, tiny sizes, OUT a temp folder if unset)
+#   bash gpukit/scripts/gpu-check.sh ...    (the kit's own copy: the same, where the repo has none)
 #
 # Stages, each time-boxed (seconds: its cap, then whatever is left of --budget, default 540):
 #   a  loader   unpack the Vulkan loader from gpukit/gl if the machine has none, find the NVIDIA ICD,
@@ -150,13 +151,19 @@ print("cuda" if torch.cuda.is_available() else "nocuda", "torch", torch.__versio
 
 stage_e() {
   local name=pretrain-vanilla runs="$GC_RUNS" data="$GC_KIT/data" attnlab="$GC_KIT/bin/attnlab"
-  local ls="$GC_ROOT/scripts/long-run.sh"
-  [ -x "$ls" ] || ls="$GC_KIT/scripts/long-run.sh"
+  local ls="$GC_KIT/scripts/long-run.sh"
+  [ -f "$ls" ] || ls="$GC_ROOT/scripts/long-run.sh"
   local size=() ft=()
   if [ "$GC_DRY" = 1 ]; then
     name=dry-pretrain-vanilla
     size=(--tiny --batch_size 8 --max_steps 3)
     ft=(--tiny --batch_size 8 --max_steps 2)
+  fi
+  # GPUCHECK_PRETRAIN_ARGS: other pretraining flags (e.g. "--tiny --max_epochs 4" to try the
+  # stop-and-continue path in a dry run); a new run name, so an existing run is left alone.
+  if [ -n "${GPUCHECK_PRETRAIN_ARGS:-}" ]; then
+    # shellcheck disable=SC2206
+    size=($GPUCHECK_PRETRAIN_ARGS); name="$name-custom"
   fi
   local dir="$runs/$name"
   export ATTNLAB_RUNS="$runs" ATTNLAB_BIN="$attnlab"
@@ -172,14 +179,17 @@ stage_e() {
       bash "$ls" "$name" -- pretrain vanilla "$data/wiki.txt" "${size[@]}" --device gpu \
         --writing_params_path vanilla.pretrain.params
     # Wait until it ends or the stage's time is nearly up (30 s kept to stop it and copy).
+    local seen="" line
     while [ ! -f "$dir/exit" ] && [ $(($(date +%s) + 30)) -lt "$GC_DEADLINE" ]; do
       sleep 5
-      grep -E '^epoch .*left' "$dir/log" | tail -n 1 || true
+      line=$(grep -E '^epoch .*left' "$dir/log" | tail -n 1 || true)
+      [ "$line" = "$seen" ] || { echo "$line"; seen=$line; }
     done
     if [ ! -f "$dir/exit" ]; then
       log "the stage's time is up: stopping the pretraining; its state stays in $dir for the next call"
       bash "$ls" "$name" stop || true
-      for _ in $(seq 20); do [ -f "$dir/exit" ] && break; sleep 1; done
+      # stop ends the run's whole process group, the wrapper that would write `exit` included.
+      for _ in $(seq 20); do kill -0 "$(cat "$dir/pid")" 2>/dev/null || break; sleep 1; done
     fi
   fi
   cp "$dir/log" "$GC_OUT/pretrain.log" 2>/dev/null || true
@@ -224,9 +234,14 @@ fi
 
 # ---- the driver ----
 
-root="$(cd "$(dirname "$0")/.." && pwd)"
+# Run as scripts/gpu-check.sh (the repo's) or as gpukit/scripts/gpu-check.sh (the kit's copy, which
+# matches the kit's binaries): either way the repo root is the folder the kit sits in.
+self="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
+here="$(cd "$(dirname "$0")/.." && pwd)"
+if [ -f "$here/kit.env" ]; then root="$(cd "$here/.." && pwd)" kit="$here"
+else root="$here" kit="$here/gpukit"; fi
 cd "$root"
-dry=0 stages="a,b,c,d,e" budget="" kit="$root/gpukit" tests="" fresh=0
+dry=0 stages="a,b,c,d,e" budget="" tests="" fresh=0
 die() { printf '[gpu-check] error: %s\n' "$*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -236,7 +251,7 @@ while [ $# -gt 0 ]; do
     --kit) kit="${2:?--kit needs a folder}"; [[ "$kit" = /* ]] || kit="$root/$kit"; shift ;;
     --tests) tests="${2:?--tests needs test binary names}"; shift ;;
     --fresh) fresh=1 ;;
-    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$self" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
   shift
@@ -266,6 +281,7 @@ main() {
   log "gpu-check: $([ "$dry" = 1 ] && echo 'DRY RUN (software adapter allowed, tiny sizes)' || echo 'hardware GPU required')"
   log "kit: commit $KIT_COMMIT, built $KIT_BUILT, $KIT_RUSTC, target-cpu $KIT_TARGET_CPU; stages: $stages; budget $budget s"
   log "machine: $(uname -srm), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+  log "glibc here: $(ldd --version 2>/dev/null | head -n 1 | grep -o '[0-9.]*$' || echo '?'); the kit needs ${KIT_NEEDS_GLIBC:-?} or later"
   {
     echo "# gpu-check $(date -u +%FT%TZ)$([ "$dry" = 1 ] && echo ' — DRY RUN: not a GPU result')"
     echo
@@ -353,12 +369,12 @@ main() {
     fi
     log "==== stage $s ($name), at most $cap s"
     st=0
-    GC_DEADLINE=$((t0 + cap)) timeout -k 10 "$cap" bash "$0" __stage "$s" || st=$?
+    GC_DEADLINE=$((t0 + cap)) timeout -k 10 "$cap" bash "$self" __stage "$s" || st=$?
     detail=""
     case "$s" in
       a) detail=$(grep -m1 '^device: ' "$OUT/log.txt" 2>/dev/null | tail -n 1 | cut -c1-160 || true)
          if [ "$st" != 0 ] && [ "$dry" = 0 ]; then gate="no hardware GPU adapter (stage a)"; fi ;;
-      b) detail=$(tr '\n' ';' <"$OUT/.tests" 2>/dev/null | sed 's/;$//; s/;/; /g' || true) ;;
+      b) detail=$(awk 'NR > 1 { printf " / " } { printf "%s", $0 }' "$OUT/.tests" 2>/dev/null || true) ;;
       c) detail="bench lines in log.txt" ;;
       d) [ -f "$OUT/.d" ] && [ "$st" = 0 ] && st=skip; detail="see log.txt" ;;
       e) detail="pretrain $(cat "$OUT/.e" 2>/dev/null || echo '?'): $(grep -E '^epoch .*left|ended with|continuing' "$OUT/pretrain.log" 2>/dev/null | tail -n 1 || true)" ;;

@@ -83,8 +83,16 @@ strip --strip-all "$kit.new"/bin/* "$kit.new"/tests/*
 # Some 30 test binaries of 1-7 MiB each, mostly the same code (the library, wgpu, naga): one xz
 # stream with a dictionary larger than them all stores each shared part once (about 10x smaller).
 # gpu-check.sh unpacks it (with xz, or Python's lzma where xz is missing).
-say "packing the test binaries ($(du -sh "$kit.new/tests" | cut -f1)) into tests.tar.xz"
-tar -C "$kit.new" -cf - tests | xz -6 -T2 --lzma2=preset=6,dict=256MiB >"$kit.new/tests.tar.xz"
+# Packing takes minutes on a busy 2-core machine: the last kit's archive is kept when the stripped
+# binaries are the same (tests.sha256).
+(cd "$kit.new" && sha256sum tests/* | sort -k2) >"$kit.new/tests.sha256"
+if [ -f "$kit/tests.tar.xz" ] && cmp -s "$kit/tests.sha256" "$kit.new/tests.sha256"; then
+  say "the test binaries are the last kit's: keeping its tests.tar.xz"
+  cp "$kit/tests.tar.xz" "$kit.new/tests.tar.xz"
+else
+  say "packing the test binaries ($(du -sh "$kit.new/tests" | cut -f1)) into tests.tar.xz (minutes)"
+  tar -C "$kit.new" -cf - tests | xz -6 -T2 --lzma2=preset=6,dict=256MiB >"$kit.new/tests.tar.xz"
+fi
 rm -rf "$kit.new/tests"
 
 # 2. The Vulkan loader (the GPU machine has the NVIDIA driver and its ICD, not always the loader).
@@ -118,6 +126,7 @@ git diff --quiet 2>/dev/null || commit="$commit+dirty"
   echo "KIT_BUILT=$(date -u +%FT%TZ)"
   echo "KIT_RUSTC='$(rustc -V)'"
   echo "KIT_TARGET_CPU=$cpu"
+  echo "KIT_NEEDS_GLIBC=$(objdump -T "$kit.new/bin/attnlab" 2>/dev/null | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -n 1 | sed 's/GLIBC_//')"
   echo "KIT_MANIFEST_DIR=$root"
   echo "KIT_BIN_EXE_attnlab=$target_dir/$triple/release/attnlab"
   echo "KIT_BIN_EXE_bench=$target_dir/$triple/release/bench"
@@ -136,4 +145,4 @@ say "$n_tests test binaries: $(tar -tJf "$kit/tests.tar.xz" | sed -n 's|^tests/|
 say "loader: $(cd "$kit/gl" && ls)"
 [ "$size_kib" -le $((limit_mib * 1024)) ] ||
   die "the kit is over $limit_mib MiB: with the repo it must travel in 64 MiB (carry)"
-say "run it there with: scripts/gpu-check.sh (carry: [\"gpukit\"]); here first: scripts/gpu-check.sh --dry-run"
+say "run it there with: bash gpukit/scripts/gpu-check.sh (carry: [\"gpukit\"]); try it here first: scripts/gpu-check.sh --dry-run"
