@@ -281,7 +281,7 @@ main() {
   log "gpu-check: $([ "$dry" = 1 ] && echo 'DRY RUN (software adapter allowed, tiny sizes)' || echo 'hardware GPU required')"
   log "kit: commit $KIT_COMMIT, built $KIT_BUILT, $KIT_RUSTC, target-cpu $KIT_TARGET_CPU; stages: $stages; budget $budget s"
   log "machine: $(uname -srm), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
-  log "glibc here: $(ldd --version 2>/dev/null | head -n 1 | grep -o '[0-9.]*$' || echo '?'); the kit needs ${KIT_NEEDS_GLIBC:-?} or later"
+  log "glibc here: $(getconf GNU_LIBC_VERSION 2>/dev/null || echo '?'); the kit needs ${KIT_NEEDS_GLIBC:-?} or later"
   {
     echo "# gpu-check $(date -u +%FT%TZ)$([ "$dry" = 1 ] && echo ' — DRY RUN: not a GPU result')"
     echo
@@ -372,7 +372,7 @@ main() {
     GC_DEADLINE=$((t0 + cap)) timeout -k 10 "$cap" bash "$self" __stage "$s" || st=$?
     detail=""
     case "$s" in
-      a) detail=$(grep -m1 '^device: ' "$OUT/log.txt" 2>/dev/null | tail -n 1 | cut -c1-160 || true)
+      a) detail=$(grep -m1 -E '^device: |^bench: ' "$OUT/log.txt" 2>/dev/null | cut -c1-240 || true)
          if [ "$st" != 0 ] && [ "$dry" = 0 ]; then gate="no hardware GPU adapter (stage a)"; fi ;;
       b) detail=$(awk 'NR > 1 { printf " / " } { printf "%s", $0 }' "$OUT/.tests" 2>/dev/null || true) ;;
       c) detail="bench lines in log.txt" ;;

@@ -92,7 +92,11 @@ fn require_hardware_gpu_refuses_a_software_adapter_and_nothing_else() {
     let software = t.contains("software adapter: true");
     let required = info(true);
     if software {
-        assert!(!required.status.success(), "a software adapter was accepted:\n{}", text(&required));
+        assert!(
+            !required.status.success(),
+            "a software adapter was accepted:\n{}",
+            text(&required)
+        );
         let e = text(&required);
         assert!(
             e.contains("ATTNLAB_REQUIRE_HARDWARE_GPU is set") && e.contains("VK_DRIVER_FILES"),
@@ -101,6 +105,48 @@ fn require_hardware_gpu_refuses_a_software_adapter_and_nothing_else() {
     } else {
         assert!(required.status.success(), "{}", text(&required));
     }
+}
+
+/// Without --dry-run a hardware GPU is required: on a software adapter stage a fails, says why,
+/// and the GPU stages are skipped rather than run on it. (On a hardware GPU, stage a passes.)
+#[test]
+fn gpu_check_without_dry_run_refuses_a_software_adapter() {
+    let info = Command::new(env!("CARGO_BIN_EXE_bench"))
+        .args(["--device", "gpu", "--info"])
+        .env_remove("ATTNLAB_REQUIRE_HARDWARE_GPU")
+        .output()
+        .expect("run bench");
+    let dir = tmp("hw");
+    let kit = small_kit(&dir);
+    let out = dir.join("out");
+    let o = check(
+        &[
+            "--kit",
+            kit.to_str().unwrap(),
+            "--stages",
+            "a,c",
+            "--budget",
+            "60",
+        ],
+        Some(&out),
+    );
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap_or_default();
+    if text(&info).contains("software adapter: false") {
+        assert!(o.status.success(), "{}", text(&o));
+        return;
+    }
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(summary.contains("| a loader | FAILED (1) |"), "{summary}");
+    assert!(
+        summary.contains("ATTNLAB_REQUIRE_HARDWARE_GPU is set")
+            || summary.contains("no GPU adapter"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("| c bench | skipped | 0 | no hardware GPU adapter (stage a) |"),
+        "{summary}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -113,7 +159,10 @@ fn gpu_check_says_what_to_do_without_a_kit_or_out() {
     let o = check(&["--kit", kit.to_str().unwrap()], None);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("OUT is not set"), "{}", text(&o));
-    let o = check(&["--kit", kit.to_str().unwrap(), "--stages", "x"], Some(&dir));
+    let o = check(
+        &["--kit", kit.to_str().unwrap(), "--stages", "x"],
+        Some(&dir),
+    );
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -127,7 +176,15 @@ fn gpu_check_dry_run_passes_every_stage_here() {
     let run = |stages: &str| {
         let mut c = Command::new("bash");
         c.arg(root().join("scripts/gpu-check.sh"))
-            .args(["--dry-run", "--budget", "150", "--stages", stages, "--tests", "gpu_kit"])
+            .args([
+                "--dry-run",
+                "--budget",
+                "150",
+                "--stages",
+                stages,
+                "--tests",
+                "gpu_kit",
+            ])
             .arg("--kit")
             .arg(&kit)
             .current_dir(root())
@@ -161,7 +218,10 @@ fn gpu_check_dry_run_passes_every_stage_here() {
         summary.contains("| d torch | ok |") || summary.contains("| d torch | skipped |"),
         "{summary}"
     );
-    assert!(log.contains("device: GPU") && log.contains("limits: "), "{log}");
+    assert!(
+        log.contains("device: GPU") && log.contains("limits: "),
+        "{log}"
+    );
     assert!(log.contains("gpu_kit: ok, 1 passed; 0 failed"), "{log}");
     assert!(log.contains("GFLOP/s") || log.contains("ms/step"), "{log}");
     for f in [
@@ -174,12 +234,21 @@ fn gpu_check_dry_run_passes_every_stage_here() {
         assert!(out.join(f).is_file(), "{f} in $OUT:\n{log}");
     }
     // The run's state stayed outside $OUT, and a second call finds the pretraining done.
-    assert!(runs.join("dry-pretrain-vanilla/vanilla.pretrain.params.resume").is_file());
+    assert!(runs
+        .join("dry-pretrain-vanilla/vanilla.pretrain.params.resume")
+        .is_file());
     let o = run("e");
     let log = std::fs::read_to_string(out.join("log.txt")).unwrap_or_default();
     assert!(o.status.success(), "{}\n{log}", text(&o));
     let plog = std::fs::read_to_string(out.join("pretrain.log")).unwrap();
-    assert_eq!(plog.matches(" start at ").count(), 1, "not started again:\n{plog}");
-    assert!(!plog.contains("no saved state"), "a first start is no restart:\n{plog}");
+    assert_eq!(
+        plog.matches(" start at ").count(),
+        1,
+        "not started again:\n{plog}"
+    );
+    assert!(
+        !plog.contains("no saved state"),
+        "a first start is no restart:\n{plog}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
