@@ -24,7 +24,7 @@
 #               and predictions are copied to $OUT                                         (the rest)
 # With a hardware GPU required (not --dry-run) and stage a failing, b, c and e are skipped.
 # --fresh starts the pretraining again from step 0. --tests runs only the named test binaries
-# (names as in gpukit/tests); GPUCHECK_TEST_FILTER, words passed to each (a name filter, or
+# (names as in gpukit/MANIFEST.txt); GPUCHECK_TEST_FILTER, words passed to each (a name filter, or
 # --exact NAME, --skip NAME). Exit status: 0 when no stage failed (skips are not failures).
 #
 # --dry-run: the same stages on whatever adapter is here (lavapipe on a machine without a GPU, the
@@ -66,18 +66,18 @@ stage_b() {
     names=(ops)
     while IFS= read -r name; do
       case "$name" in ops|gpu_kit) ;; *) names+=("$name") ;; esac
-    done < <(ls "$GC_KIT/tests")
+    done < <(ls "$GC_TESTBIN")
   fi
   local filter=()
   # shellcheck disable=SC2206 # the filter is words: a name, or --exact NAME, or --skip NAME
   [ -n "$GC_TEST_FILTER" ] && filter=($GC_TEST_FILTER)
   : >"$GC_OUT/.tests"
   for name in "${names[@]}"; do
-    [ -x "$GC_KIT/tests/$name" ] || { log "no test binary $name in $GC_KIT/tests"; echo "$name: missing" >>"$GC_OUT/.tests"; failed=1; continue; }
+    [ -x "$GC_TESTBIN/$name" ] || { log "no test binary $name in $GC_TESTBIN"; echo "$name: missing" >>"$GC_OUT/.tests"; failed=1; continue; }
     t0=$(date +%s)
     st=0
     # cwd: the repo root, as under cargo test.
-    run_until_deadline "$GC_KIT/tests/$name" "${filter[@]}" 2>&1 | tee "$GC_OUT/.test-out" || st=$?
+    run_until_deadline "$GC_TESTBIN/$name" "${filter[@]}" 2>&1 | tee "$GC_OUT/.test-out" || st=$?
     res=$(grep -E '^test result:' "$GC_OUT/.test-out" | tail -n 1 | sed 's/^test result: [A-Za-z]*\. //; s/; finished in.*//; s/  */ /g' || true)
     case "$st" in
       0) echo "$name: ok, ${res:-?} ($(($(date +%s) - t0)) s)" >>"$GC_OUT/.tests" ;;
@@ -319,13 +319,20 @@ main() {
     done
   fi
 
-  # The test binaries travel packed (gpu-kit.sh); unpacked into the kit once.
-  if [ ! -d "$kit/tests" ] && [ -f "$kit/tests.tar.xz" ]; then
-    if command -v xz >/dev/null; then tar -C "$kit" -xJf "$kit/tests.tar.xz"
-    else python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$kit/tests.tar.xz" "$kit"; fi
-    log "unpacked $(ls "$kit/tests" | wc -l) test binaries into $kit/tests"
+  # The test binaries travel packed (gpu-kit.sh): unpacked outside the kit (which must stay small
+  # enough to carry), once per kit. A kit with a plain tests/ folder (tests/gpu_kit.rs's) is used as is.
+  testbin="$kit/tests"
+  if [ ! -d "$testbin" ] && [ -f "$kit/tests.tar.xz" ]; then
+    testbin="${TMPDIR:-/tmp}/attnlab-gpukit-tests-$KIT_COMMIT-$(cksum <"$kit/tests.tar.xz" | cut -d' ' -f1)/tests"
+    if [ ! -d "$testbin" ]; then
+      rm -rf "$testbin.part" && mkdir -p "$testbin.part"
+      if command -v xz >/dev/null; then tar -C "$testbin.part" -xJf "$kit/tests.tar.xz"
+      else python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$kit/tests.tar.xz" "$testbin.part"; fi
+      mv "$testbin.part/tests" "$testbin" && rmdir "$testbin.part"
+    fi
+    log "$(ls "$testbin" | wc -l) test binaries in $testbin (from the kit's tests.tar.xz)"
   fi
-  [ -d "$kit/tests" ] || log "no test binaries in $kit (tests/ or tests.tar.xz): stage b will fail"
+  [ -d "$testbin" ] || log "no test binaries in $kit (tests/ or tests.tar.xz): stage b will fail"
 
   # Test binaries have this build machine's paths baked in: recreate them as links where missing.
   local p want
@@ -341,7 +348,7 @@ main() {
   want="$(realpath -m "$KIT_MANIFEST_DIR/../shared/data/cs224n-a5")"
   if [ ! -e "$want" ] && [ "$dry" = 0 ]; then mkdir -p "$(dirname "$want")"; ln -s "$kit/data" "$want"; log "linked $want -> the kit's course files"; fi
 
-  export GC_ROOT="$root" GC_KIT="$kit" GC_OUT="$OUT" GC_DRY="$dry" GC_TESTS="$tests" GC_FRESH="$fresh"
+  export GC_TESTBIN="$testbin" GC_ROOT="$root" GC_KIT="$kit" GC_OUT="$OUT" GC_DRY="$dry" GC_TESTS="$tests" GC_FRESH="$fresh"
   export GC_RUNS="${GPUCHECK_RUNS:-/var/tmp/attnlab-gpu-runs}" GC_TEST_FILTER="${GPUCHECK_TEST_FILTER-}"
   if [ "$dry" = 1 ]; then
     # A few binaries, a few tests each: the mechanics, not the coverage.
