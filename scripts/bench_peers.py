@@ -6,10 +6,14 @@ or matmul GFLOP/s at the GPT's shapes. Prints one line per measurement, `name<TA
     python3 scripts/bench_peers.py step  --size tiny|assignment --variant vanilla --rows 8 --threads 2
     python3 scripts/bench_peers.py matmul --rows 16256 --threads 2
     python3 scripts/bench_peers.py decode --tsv birth_dev.tsv --questions 100 --threads 2
+    python3 scripts/bench_peers.py step --size assignment --rows 32 --device cuda   (scripts/gpu-check.sh)
 
 decode: the reference's evaluation loop (run.py: one question at a time, utils.sample: 32 greedy
 steps, each a full forward over the context cropped to the block) with a random full-size vanilla
 model, on the first --questions questions; prints the seconds for those and, scaled, for 500.
+
+--device cuda runs the same work on the GPU in plain f32 (TF32 off, PyTorch's default for matmul),
+synchronizing before each clock read; it exits 3 with a message when CUDA is not available.
 """
 
 import argparse
@@ -27,10 +31,16 @@ T = 127
 SIZES = {"tiny": (65, 2, 4, 64), "assignment": (256, 4, 8, 256)}
 
 
+def sync(args):
+    """Wait for the GPU's queued work, so the clock reads finished work (a no-op on the CPU)."""
+    if args.device == "cuda":
+        torch.cuda.synchronize()
+
+
 def step(args):
     vocab, n_layer, n_head, n_embd = SIZES[args.size]
     torch.manual_seed(1)
-    model = GPT(args.variant, vocab, 128, n_layer, n_head, n_embd, pdrop=0.1)
+    model = GPT(args.variant, vocab, 128, n_layer, n_head, n_embd, pdrop=0.1).to(args.device)
     model.train()
     decay = [p for n, p in model.named_parameters() if "bias" not in n and "LayerNorm.weight" not in n]
     no_decay = [p for n, p in model.named_parameters() if "bias" in n or "LayerNorm.weight" in n]
@@ -39,7 +49,7 @@ def step(args):
         lr=6e-3,
         betas=(0.9, 0.95),
     )
-    x = (torch.arange(args.rows * T) % 63 + 2).view(args.rows, T)
+    x = (torch.arange(args.rows * T) % 63 + 2).view(args.rows, T).to(args.device)
 
     def one():
         model.zero_grad(set_to_none=True)
@@ -50,29 +60,34 @@ def step(args):
         return loss
 
     one()
+    sync(args)
     t0 = time.perf_counter()
     for _ in range(args.repeats):
         one()
+    sync(args)
     dt = (time.perf_counter() - t0) / args.repeats
     print(f"step {args.size} {args.variant} {args.rows}x{T}\t{dt * 1e3:.1f}")
 
 
 def matmul(args):
     m, b = args.rows, args.rows // T
+    dev = args.device
     cases = []
     for k, n in ((256, 768), (256, 1024), (1024, 256)):
-        x, w = torch.rand(m, k) - 0.5, torch.rand(n, k) - 0.5
+        x, w = torch.rand(m, k, device=dev) - 0.5, torch.rand(n, k, device=dev) - 0.5
         cases.append((f"x·Wᵀ {m}x{k}x{n}", 2.0 * m * k * n, lambda x=x, w=w: x @ w.t()))
-    q = torch.rand(b, 8, T, 32) - 0.5
-    att = torch.rand(b, 8, T, T)
+    q = torch.rand(b, 8, T, 32, device=dev) - 0.5
+    att = torch.rand(b, 8, T, T, device=dev)
     z = b * 8
     cases.append((f"q·kᵀ {z}x({T}x32x{T})", 2.0 * z * T * T * 32, lambda: q @ q.transpose(-2, -1)))
     cases.append((f"att·v {z}x({T}x{T}x32)", 2.0 * z * T * T * 32, lambda: att @ q))
     for name, flops, f in cases:
         f()
+        sync(args)
         t0 = time.perf_counter()
         for _ in range(args.repeats):
             f()
+        sync(args)
         dt = (time.perf_counter() - t0) / args.repeats
         print(f"{name}\t{flops / dt / 1e9:.1f}")
 
@@ -108,7 +123,11 @@ def main():
     p.add_argument("--rows", type=int, default=8)
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     args = p.parse_args()
+    if args.device == "cuda" and not torch.cuda.is_available():
+        print(f"bench_peers: CUDA is not available to torch {torch.__version__}; use --device cpu", file=sys.stderr)
+        sys.exit(3)
     torch.set_num_threads(args.threads)
     if args.what == "decode":
         decode(args)

@@ -308,6 +308,7 @@ With no mode flag: matmul GFLOP/s at the GPT's shapes (--quick: rows and batches
   --trim ROWS   the step on real batches, full length against cut after the longest sequence
   --repeats N   timed repeats after one warm-up (default 5)
   --device D    the backend, chosen as the CLI does (default auto)
+  --info        print the adapter (name, backend, type, driver) and its limits, then stop
 Numbers measured with it are in BENCHMARKS.md.";
 
     pub fn run() -> Result<()> {
@@ -334,6 +335,22 @@ Numbers measured with it are in BENCHMARKS.md.";
         };
         let gpu = Device::open_blocking(choice)?;
         println!("device: {} ({})", gpu.describe(), gpu.reason);
+        if args.iter().any(|a| a == "--info") {
+            // The adapter and the limits the kernels were granted, then nothing else.
+            match gpu.as_gpu() {
+                Some(g) => {
+                    let a = &g.adapter;
+                    println!("adapter: {}", a.name);
+                    println!("backend: {}", a.backend);
+                    println!("device type: {}", a.device_type);
+                    println!("driver: {}", a.driver);
+                    println!("software adapter: {}", g.is_software());
+                    println!("limits: {:?}", g.limits);
+                }
+                None => println!("no GPU adapter in use: the CPU backend"),
+            }
+            return Ok(());
+        }
         let size = match args
             .iter()
             .position(|a| a == "--size")

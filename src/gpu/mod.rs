@@ -58,6 +58,16 @@ pub struct Gpu {
     lost: Arc<Mutex<Option<String>>>,
 }
 
+/// Set to 1 (native only), a software adapter (lavapipe, SwiftShader) is an error wherever a GPU is
+/// opened, `--device gpu` and the tests included: for runs that must prove they ran on a hardware
+/// GPU (scripts/gpu-check.sh). Unset, or anything but 1, nothing changes.
+pub const REQUIRE_HARDWARE_GPU: &str = "ATTNLAB_REQUIRE_HARDWARE_GPU";
+
+#[cfg(not(target_arch = "wasm32"))]
+fn require_hardware_gpu() -> bool {
+    std::env::var(REQUIRE_HARDWARE_GPU).is_ok_and(|v| v == "1")
+}
+
 /// The smallest limits the kernels are written for (WebGPU's defaults).
 const NEED_INVOCATIONS: u32 = 256;
 const NEED_WG_STORAGE: u32 = 16384;
@@ -79,6 +89,17 @@ impl Gpu {
             .await
             .map_err(|e| Error::NoAdapter(format!("{e}. {}", no_adapter_hint())))?;
         let info = adapter.get_info();
+        #[cfg(not(target_arch = "wasm32"))]
+        if info.device_type == wgpu::DeviceType::Cpu && require_hardware_gpu() {
+            return Err(Error::NoAdapter(format!(
+                "{REQUIRE_HARDWARE_GPU} is set, and the adapter wgpu found, '{}' ({:?}, driver '{} {}'), is a software one: \
+                 no hardware GPU's Vulkan driver was found. Check that the Vulkan loader is installed \
+                 (`ldconfig -p | grep libvulkan`) and that VK_DRIVER_FILES names the GPU's ICD file \
+                 (NVIDIA: /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json or \
+                 /usr/share/vulkan/icd.d/nvidia_icd.json); unset {REQUIRE_HARDWARE_GPU} to accept a software adapter",
+                info.name, info.backend, info.driver, info.driver_info
+            )));
+        }
         let al = adapter.limits();
         if al.max_compute_invocations_per_workgroup < NEED_INVOCATIONS
             || al.max_compute_workgroup_storage_size < NEED_WG_STORAGE

@@ -1,6 +1,9 @@
 //! The two backends the model-level tests run on (the op tests have the same pair in
 //! `tests/ops/common.rs`): the CPU backend, and the GPU on whatever adapter wgpu finds. A missing
 //! adapter fails the test: CI must have Mesa's lavapipe.
+//! With ATTNLAB_REQUIRE_HARDWARE_GPU=1 (scripts/gpu-check.sh sets it) a software adapter such as
+//! lavapipe fails it too: the library's `Gpu::new` refuses it, so every test that opens the GPU,
+//! here or directly, needs a hardware GPU then.
 #![allow(dead_code)] // each test file uses only some of these
 
 use attnlab::Device;

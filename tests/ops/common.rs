@@ -9,6 +9,7 @@ use std::rc::Rc;
 
 /// The GPU device, for the few tests about the WGSL kernels alone. A missing adapter fails the
 /// test: CI must have Mesa's lavapipe.
+/// With ATTNLAB_REQUIRE_HARDWARE_GPU=1 (scripts/gpu-check.sh) a software adapter fails it too.
 pub fn gpu() -> Rc<Device> {
     match Device::gpu_blocking() {
         Ok(g) => g,

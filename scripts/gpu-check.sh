@@ -1,0 +1,405 @@
+#!/usr/bin/env bash
+# The GPU machine's one command: with the kit from scripts/gpu-kit.sh carried in gpukit/, check and
+# time our WGSL on a hardware GPU, everything written to $OUT (log.txt: all output; summary.md: one
+# line per stage, written as each ends, so a call cut short still says how far it got).
+#
+#   scripts/gpu-check.sh [--stages a,b,c,d,e] [--budget SECONDS] [--tests NAME,...] [--fresh]
+#   scripts/gpu-check.sh --dry-run          (here: lavapipe, tiny sizes, OUT a temp folder if unset)
+#   bash gpukit/scripts/gpu-check.sh ...    (the kit's own copy: the same, where the repo has none)
+#
+# Stages, each time-boxed (seconds: its cap, then whatever is left of --budget, default 540):
+#   a  loader   unpack the Vulkan loader from gpukit/gl if the machine has none, find the NVIDIA ICD,
+#               print nvidia-smi and our own adapter report (`bench --device gpu --info`)      (60)
+#   b  tests    every test binary of the kit, with ATTNLAB_REQUIRE_HARDWARE_GPU=1: a software
+#               adapter fails them, so "passed" means the WGSL ran on the hardware GPU         (210)
+#   c  bench    `bench --device gpu`: matmul GFLOP/s at the GPT's shapes (M = 16256 and /16), the
+#               training step (tiny 8 rows; assignment 8, 32, 128; a per-kernel profile), and the
+#               step on the course's batches (--layouts 128 pretrain, 256 finetune)            (120)
+#   d  torch    PyTorch's same step and matmuls on CUDA (scripts/bench_peers.py --device cuda);
+#               skipped, and not a failure, when torch or CUDA is missing                     (60)
+#   e  pretrain the assignment's full pretraining (vanilla, wiki.txt, --device gpu) through
+#               scripts/long-run.sh, its state in $GPUCHECK_RUNS (default /var/tmp/attnlab-gpu-runs,
+#               outside $OUT): stopped when the budget ends, continued by the next call on the same
+#               machine; once done, the course's finetune and dev evaluation. Its log, checkpoints
+#               and predictions are copied to $OUT                                         (the rest)
+# With a hardware GPU required (not --dry-run) and stage a failing, b, c and e are skipped.
+# --fresh starts the pretraining again from step 0. --tests runs only the named test binaries
+# (names as in gpukit/MANIFEST.txt); GPUCHECK_TEST_FILTER, words passed to each (a name filter, or
+# --exact NAME, --skip NAME). Exit status: 0 when no stage failed (skips are not failures).
+#
+# --dry-run: the same stages on whatever adapter is here (lavapipe on a machine without a GPU, the
+# hardware requirement off), at tiny sizes: a few test binaries with a filter, --quick and tiny
+# benches, torch on the CPU when CUDA is missing, a tiny pretraining of a few steps. Nothing is
+# unpacked or linked outside the repo and $OUT. For checking the kit and this script, not the GPU.
+set -euo pipefail
+
+# ---- the stages (each runs as `gpu-check.sh __stage NAME` under `timeout`, with GC_* set) ----
+
+log() { printf '[gpu-check %s] %s\n' "$(date -u +%T)" "$*"; }
+
+# One command, cut at the stage's deadline (less a margin to finish the stage); prints it first.
+run_until_deadline() {
+  local left=$((GC_DEADLINE - $(date +%s) - 5))
+  [ "$left" -ge 5 ] || { log "no time left for: $*"; return 124; }
+  log "\$ $* (at most ${left} s)"
+  timeout -k 5 "$left" "$@"
+}
+
+stage_a() {
+  if command -v nvidia-smi >/dev/null; then
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv || true
+  else
+    log "nvidia-smi: not on this machine"
+  fi
+  log "Vulkan loader: $(ldconfig -p 2>/dev/null | grep -m1 'libvulkan.so.1' | sed 's/^[[:space:]]*//' || echo none)"
+  log "VK_DRIVER_FILES=${VK_DRIVER_FILES:-(unset)}"
+  run_until_deadline "$GC_KIT/bin/bench" --device gpu --info
+}
+
+stage_b() {
+  local names=() failed=0 name t0 st res
+  if [ -n "$GC_TESTS" ]; then
+    IFS=, read -r -a names <<<"$GC_TESTS"
+  else
+    # ops first (the WGSL kernels one by one), then the rest by name; not gpu_kit (it tests this
+    # script's dry run, not the GPU).
+    names=(ops)
+    while IFS= read -r name; do
+      case "$name" in ops|gpu_kit) ;; *) names+=("$name") ;; esac
+    done < <(ls "$GC_TESTBIN")
+  fi
+  local filter=()
+  # shellcheck disable=SC2206 # the filter is words: a name, or --exact NAME, or --skip NAME
+  [ -n "$GC_TEST_FILTER" ] && filter=($GC_TEST_FILTER)
+  : >"$GC_OUT/.tests"
+  for name in "${names[@]}"; do
+    [ -x "$GC_TESTBIN/$name" ] || { log "no test binary $name in $GC_TESTBIN"; echo "$name: missing" >>"$GC_OUT/.tests"; failed=1; continue; }
+    t0=$(date +%s)
+    st=0
+    # cwd: the repo root, as under cargo test.
+    run_until_deadline "$GC_TESTBIN/$name" "${filter[@]}" 2>&1 | tee "$GC_OUT/.test-out" || st=$?
+    res=$(grep -E '^test result:' "$GC_OUT/.test-out" | tail -n 1 | sed 's/^test result: [A-Za-z]*\. //; s/; finished in.*//; s/  */ /g' || true)
+    case "$st" in
+      0) echo "$name: ok, ${res:-?} ($(($(date +%s) - t0)) s)" >>"$GC_OUT/.tests" ;;
+      124|137) echo "$name: TIMED OUT at the stage's deadline" >>"$GC_OUT/.tests"; failed=1; break ;;
+      *) echo "$name: FAILED (exit $st), ${res:-no result line} ($(($(date +%s) - t0)) s)" >>"$GC_OUT/.tests"; failed=1 ;;
+    esac
+  done
+  rm -f "$GC_OUT/.test-out"
+  log "test binaries:"; cat "$GC_OUT/.tests"
+  return "$failed"
+}
+
+stage_c() {
+  local b="$GC_KIT/bin/bench" st=0
+  local cmds
+  if [ "$GC_DRY" = 1 ]; then
+    cmds=("--quick --repeats 1"
+          "--step 2 --size tiny --variant vanilla --repeats 1"
+          "--layouts 8 --size tiny --variant vanilla --kind pretrain --repeats 1 --data $GC_KIT/data")
+  else
+    cmds=("--repeats 10"
+          "--quick --repeats 10"
+          "--step 8 --size tiny --repeats 5"
+          "--step 8 --size assignment --repeats 5"
+          "--step 32 --size assignment --repeats 5"
+          "--step 128 --size assignment --variant vanilla --repeats 5"
+          "--step 32 --size assignment --variant vanilla --repeats 3 --profile"
+          "--layouts 128 --size assignment --variant vanilla --kind pretrain --repeats 3 --data $GC_KIT/data"
+          "--layouts 256 --size assignment --variant vanilla --kind finetune --repeats 3 --data $GC_KIT/data")
+  fi
+  local c
+  for c in "${cmds[@]}"; do
+    # shellcheck disable=SC2086 # each entry is a list of plain words
+    run_until_deadline "$b" --device gpu $c || { st=$?; log "bench $c: exit $st"; [ "$st" = 124 ] && return 124; }
+  done
+  return "$st"
+}
+
+stage_d() {
+  local py="$GC_KIT/scripts/bench_peers.py" dev=cuda probe
+  # One probe (importing torch takes seconds): "cuda", "nocuda" or "notorch", then the versions.
+  probe=$(python3 -c 'import torch
+print("cuda" if torch.cuda.is_available() else "nocuda", "torch", torch.__version__, "cuda", torch.version.cuda,
+      torch.cuda.get_device_name(0) if torch.cuda.is_available() else "")' 2>/dev/null || echo notorch)
+  log "probe: $probe"
+  case "$probe" in
+    notorch) log "SKIP: python3 has no torch here"; echo skip >"$GC_OUT/.d"; return 0 ;;
+    nocuda*)
+      if [ "$GC_DRY" = 1 ]; then
+        log "torch has no CUDA here; dry run: the same calls on the CPU, tiny"; dev=cpu
+      else
+        log "SKIP: torch sees no CUDA device"; echo skip >"$GC_OUT/.d"; return 0
+      fi ;;
+  esac
+  local cmds
+  if [ "$GC_DRY" = 1 ]; then
+    cmds=("step --size tiny --rows 2 --repeats 1")
+  else
+    cmds=("matmul --rows 16256 --repeats 10" "matmul --rows 1016 --repeats 10"
+          "step --size tiny --rows 8" "step --size assignment --rows 8" "step --size assignment --rows 32"
+          "step --size assignment --variant synthesizer --rows 32" "step --size assignment --rows 128")
+  fi
+  local c
+  for c in "${cmds[@]}"; do
+    # shellcheck disable=SC2086
+    run_until_deadline env PYTHONUNBUFFERED=1 python3 "$py" $c --device "$dev" --threads "$(nproc)" || return $?
+  done
+  [ "$dev" = cpu ] && echo "skip" >"$GC_OUT/.d"
+  return 0
+}
+
+stage_e() {
+  local name=pretrain-vanilla runs="$GC_RUNS" data="$GC_KIT/data" attnlab="$GC_KIT/bin/attnlab"
+  local ls="$GC_KIT/scripts/long-run.sh"
+  [ -f "$ls" ] || ls="$GC_ROOT/scripts/long-run.sh"
+  local size=() ft=()
+  if [ "$GC_DRY" = 1 ]; then
+    name=dry-pretrain-vanilla
+    size=(--tiny --batch_size 8 --max_steps 3)
+    ft=(--tiny --batch_size 8 --max_steps 2)
+  fi
+  # GPUCHECK_PRETRAIN_ARGS: other pretraining flags (e.g. "--tiny --max_epochs 4" to try the
+  # stop-and-continue path in a dry run); a new run name, so an existing run is left alone.
+  if [ -n "${GPUCHECK_PRETRAIN_ARGS:-}" ]; then
+    # shellcheck disable=SC2206
+    size=($GPUCHECK_PRETRAIN_ARGS); name="$name-custom"
+  fi
+  local dir="$runs/$name"
+  export ATTNLAB_RUNS="$runs" ATTNLAB_BIN="$attnlab"
+  if [ "$GC_FRESH" = 1 ] && [ -d "$dir" ]; then
+    bash "$ls" "$name" stop 2>/dev/null || true
+    sleep 1; rm -rf "$dir"; log "--fresh: removed $dir"
+  fi
+  mkdir -p "$runs"
+  local exit_status=""
+  [ -f "$dir/exit" ] && exit_status=$(cat "$dir/exit")
+  if [ "$exit_status" != 0 ]; then
+    bash "$ls" "$name" status 2>/dev/null | grep -q ': running' ||
+      bash "$ls" "$name" -- pretrain vanilla "$data/wiki.txt" "${size[@]}" --device gpu \
+        --writing_params_path vanilla.pretrain.params
+    # Wait until it ends or the stage's time is nearly up (30 s kept to stop it and copy).
+    local seen="" line
+    while [ ! -f "$dir/exit" ] && [ $(($(date +%s) + 30)) -lt "$GC_DEADLINE" ]; do
+      sleep 5
+      line=$(grep -E '^epoch .*left' "$dir/log" | tail -n 1 || true)
+      [ "$line" = "$seen" ] || { echo "$line"; seen=$line; }
+    done
+    if [ ! -f "$dir/exit" ]; then
+      log "the stage's time is up: stopping the pretraining; its state stays in $dir for the next call"
+      bash "$ls" "$name" stop || true
+      # stop ends the run's whole process group, the wrapper that would write `exit` included.
+      for _ in $(seq 20); do kill -0 "$(cat "$dir/pid")" 2>/dev/null || break; sleep 1; done
+    fi
+  fi
+  cp "$dir/log" "$GC_OUT/pretrain.log" 2>/dev/null || true
+  exit_status=$(cat "$dir/exit" 2>/dev/null || echo none)
+  if [ "$exit_status" != 0 ]; then
+    bash "$ls" "$name" status || true
+    if [ -f "$dir/vanilla.pretrain.params.resume" ]; then
+      log "pretraining not finished (exit $exit_status); run stage e again on this machine to continue"
+      echo "partial" >"$GC_OUT/.e"; return 0
+    fi
+    log "pretraining failed (exit $exit_status) with no saved state: see pretrain.log"; return 1
+  fi
+  cp "$dir/vanilla.pretrain.params" "$GC_OUT/"
+  # The course's next steps: finetune on the birth places, predict the dev set.
+  if [ ! -f "$dir/vanilla.finetune.params" ]; then
+    local st=0
+    run_until_deadline "$attnlab" finetune vanilla "$data/wiki.txt" "${ft[@]}" --device gpu \
+      --reading_params_path "$dir/vanilla.pretrain.params" --finetune_corpus_path "$data/birth_places_train.tsv" \
+      --writing_params_path "$dir/vanilla.finetune.params" >"$dir/finetune.log" 2>&1 || st=$?
+    cat "$dir/finetune.log"
+    if [ "$st" != 0 ]; then
+      log "finetune did not finish (exit $st): run stage e again"
+      rm -f "$dir/vanilla.finetune.params"; cp "$dir/finetune.log" "$GC_OUT/"; return 1
+    fi
+  fi
+  local eval_args=()
+  [ "$GC_DRY" = 1 ] && eval_args=(--tiny --max_questions 5)
+  run_until_deadline "$attnlab" evaluate vanilla "$data/wiki.txt" "${eval_args[@]}" --device gpu \
+    --reading_params_path "$dir/vanilla.finetune.params" --eval_corpus_path "$data/birth_dev.tsv" \
+    --outputs_path "$dir/vanilla.pretrain.dev.predictions" 2>&1 | tee -a "$dir/finetune.log" || true
+  cp "$dir/finetune.log" "$GC_OUT/" 2>/dev/null || true
+  [ -f "$dir/vanilla.pretrain.dev.predictions" ] || { log "evaluation wrote no predictions: see finetune.log"; return 1; }
+  cp "$dir/vanilla.finetune.params" "$dir/vanilla.pretrain.dev.predictions" "$GC_OUT/"
+  echo done >"$GC_OUT/.e"
+}
+
+if [ "${1:-}" = __stage ]; then
+  cd "$GC_ROOT"
+  "stage_$2"
+  exit $?
+fi
+
+# ---- the driver ----
+
+# Run as scripts/gpu-check.sh (the repo's) or as gpukit/scripts/gpu-check.sh (the kit's copy, which
+# matches the kit's binaries): either way the repo root is the folder the kit sits in.
+self="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
+here="$(cd "$(dirname "$0")/.." && pwd)"
+if [ -f "$here/kit.env" ]; then root="$(cd "$here/.." && pwd)" kit="$here"
+else root="$here" kit="$here/gpukit"; fi
+cd "$root"
+dry=0 stages="a,b,c,d,e" budget="" tests="" fresh=0
+die() { printf '[gpu-check] error: %s\n' "$*" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --dry-run) dry=1 ;;
+    --stages) stages="${2:?--stages needs a list such as a,b or pretrain}"; shift ;;
+    --budget) budget="${2:?--budget needs seconds}"; shift ;;
+    --kit) kit="${2:?--kit needs a folder}"; [[ "$kit" = /* ]] || kit="$root/$kit"; shift ;;
+    --tests) tests="${2:?--tests needs test binary names}"; shift ;;
+    --fresh) fresh=1 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$self" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) die "unknown argument '$1' (see --help)" ;;
+  esac
+  shift
+done
+stages=$(echo "$stages" | sed 's/loader/a/g; s/tests/b/g; s/bench/c/g; s/torch/d/g; s/pretrain/e/g' | tr ',' ' ')
+[[ "$stages" =~ ^[a-e\ ]+$ ]] || die "--stages takes a to e (or loader, tests, bench, torch, pretrain), comma-separated, got '$stages'"
+budget=${budget:-$([ "$dry" = 1 ] && echo 150 || echo 540)}
+[[ "$budget" =~ ^[0-9]+$ ]] || die "--budget takes whole seconds, got '$budget'"
+
+[ -f "$kit/kit.env" ] && [ -x "$kit/bin/bench" ] ||
+  die "no kit in $kit: build it where Rust is with scripts/gpu-kit.sh, then carry it (run's carry: [\"gpukit\"])"
+# shellcheck source=/dev/null
+source "$kit/kit.env"
+
+if [ -z "${OUT:-}" ]; then
+  [ "$dry" = 1 ] || die "OUT is not set: the device machine sets it; for a try here use --dry-run (or OUT=DIR)"
+  OUT="$(mktemp -d /tmp/gpu-check-out.XXXXXX)"
+fi
+mkdir -p "$OUT"
+OUT="$(cd "$OUT" && pwd)"
+start=$(date +%s)
+deadline=$((start + budget))
+summary="$OUT/summary.md"
+rm -f "$OUT"/.tests "$OUT"/.d "$OUT"/.e
+
+main() {
+  log "gpu-check: $([ "$dry" = 1 ] && echo 'DRY RUN (software adapter allowed, tiny sizes)' || echo 'hardware GPU required')"
+  log "kit: commit $KIT_COMMIT, built $KIT_BUILT, $KIT_RUSTC, target-cpu $KIT_TARGET_CPU; stages: $stages; budget $budget s"
+  log "machine: $(uname -srm), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+  log "glibc here: $(getconf GNU_LIBC_VERSION 2>/dev/null || echo '?'); the kit needs ${KIT_NEEDS_GLIBC:-?} or later"
+  {
+    echo "# gpu-check $(date -u +%FT%TZ)$([ "$dry" = 1 ] && echo ' — DRY RUN: not a GPU result')"
+    echo
+    echo "kit commit $KIT_COMMIT (built $KIT_BUILT, target-cpu $KIT_TARGET_CPU); machine $(uname -m), $(nproc) cores"
+    echo
+    echo "| stage | result | seconds | detail |"
+    echo "|---|---|---:|---|"
+  } >"$summary"
+
+  # The loader and the driver: needed by every GPU stage, so done first whatever the stages.
+  if [ "$dry" = 0 ]; then
+    export ATTNLAB_REQUIRE_HARDWARE_GPU=1
+    if ! ldconfig -p 2>/dev/null | grep -q 'libvulkan.so.1'; then
+      compgen -G "$kit/gl/*.deb" >/dev/null ||
+        { log "error: no Vulkan loader (libvulkan.so.1) here and no .deb in $kit/gl: rebuild the kit with scripts/gpu-kit.sh"; exit 1; }
+      log "no Vulkan loader here: unpacking $(cd "$kit/gl" && ls) into /"
+      for f in "$kit"/gl/*.deb; do dpkg -x "$f" /; done
+      ldconfig
+    fi
+    if [ -z "${VK_DRIVER_FILES:-}${VK_ICD_FILENAMES:-}" ]; then
+      for f in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd.json \
+               /etc/vulkan/icd.d/nvidia_icd.json /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.x86_64.json; do
+        [ -f "$f" ] && { export VK_DRIVER_FILES="$f"; break; }
+      done
+      [ -n "${VK_DRIVER_FILES:-}" ] || log "no NVIDIA ICD file found (looked in /usr/local/nvidia/share and /usr/share, /etc): the loader will find no GPU driver"
+    fi
+    if [ -z "${__EGL_VENDOR_LIBRARY_FILENAMES:-}" ] && [ -f /usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json ]; then
+      export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+    fi
+  else
+    unset ATTNLAB_REQUIRE_HARDWARE_GPU
+    for f in "$kit"/gl/*.deb; do
+      [ -f "$f" ] || { log "dry run: no loader .deb in $kit/gl (the GPU machine needs one unless it has libvulkan.so.1)"; break; }
+      dpkg-deb --info "$f" >/dev/null && log "dry run: $(basename "$f") is readable (not unpacked here)"
+    done
+  fi
+
+  # The test binaries travel packed (gpu-kit.sh): unpacked outside the kit (which must stay small
+  # enough to carry), once per kit. A kit with a plain tests/ folder (tests/gpu_kit.rs's) is used as is.
+  testbin="$kit/tests"
+  if [ ! -d "$testbin" ] && [ -f "$kit/tests.tar.xz" ]; then
+    testbin="${TMPDIR:-/tmp}/attnlab-gpukit-tests-$KIT_COMMIT-$(cksum <"$kit/tests.tar.xz" | cut -d' ' -f1)/tests"
+    if [ ! -d "$testbin" ]; then
+      rm -rf "$testbin.part" && mkdir -p "$testbin.part"
+      if command -v xz >/dev/null; then tar -C "$testbin.part" -xJf "$kit/tests.tar.xz"
+      else python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$kit/tests.tar.xz" "$testbin.part"; fi
+      mv "$testbin.part/tests" "$testbin" && rmdir "$testbin.part"
+    fi
+    log "$(ls "$testbin" | wc -l) test binaries in $testbin (from the kit's tests.tar.xz)"
+  fi
+  [ -d "$testbin" ] || log "no test binaries in $kit (tests/ or tests.tar.xz): stage b will fail"
+
+  # Test binaries have this build machine's paths baked in: recreate them as links where missing.
+  local p want
+  if [ ! -e "$KIT_MANIFEST_DIR" ]; then
+    if [ "$dry" = 0 ]; then mkdir -p "$(dirname "$KIT_MANIFEST_DIR")"; ln -s "$root" "$KIT_MANIFEST_DIR"; log "linked $KIT_MANIFEST_DIR -> $root (the tests' CARGO_MANIFEST_DIR)"
+    else log "dry run: $KIT_MANIFEST_DIR is missing; tests that read the repo's files will fail"; fi
+  fi
+  for p in "$KIT_BIN_EXE_attnlab" "$KIT_BIN_EXE_bench"; do
+    [ -x "$p" ] && continue
+    if [ "$dry" = 0 ]; then mkdir -p "$(dirname "$p")"; ln -sf "$kit/bin/$(basename "$p")" "$p"; log "linked $p (the tests' CARGO_BIN_EXE_*)"
+    else log "dry run: $p is missing; the CLI tests will fail"; fi
+  done
+  want="$(realpath -m "$KIT_MANIFEST_DIR/../shared/data/cs224n-a5")"
+  if [ ! -e "$want" ] && [ "$dry" = 0 ]; then mkdir -p "$(dirname "$want")"; ln -s "$kit/data" "$want"; log "linked $want -> the kit's course files"; fi
+
+  export GC_TESTBIN="$testbin" GC_ROOT="$root" GC_KIT="$kit" GC_OUT="$OUT" GC_DRY="$dry" GC_TESTS="$tests" GC_FRESH="$fresh"
+  export GC_RUNS="${GPUCHECK_RUNS:-/var/tmp/attnlab-gpu-runs}" GC_TEST_FILTER="${GPUCHECK_TEST_FILTER-}"
+  if [ "$dry" = 1 ]; then
+    # A few binaries, a few tests each: the mechanics, not the coverage.
+    GC_TESTS="${tests:-ops,pool}"
+    GC_TEST_FILTER="${GPUCHECK_TEST_FILTER-matmul}"
+    GC_RUNS="${GPUCHECK_RUNS:-$OUT/.runs}"
+  fi
+  export RUST_BACKTRACE=1
+
+  local failed=0 gate="" s cap name t0 st detail
+  for s in $stages; do
+    case "$s" in
+      a) name=loader cap=60 ;; b) name=tests cap=210 ;; c) name=bench cap=120 ;;
+      d) name=torch cap=60 ;; e) name=pretrain cap=100000 ;;
+    esac
+    [ "$dry" = 1 ] && case "$s" in a) cap=30 ;; b) cap=60 ;; c) cap=40 ;; d) cap=50 ;; esac
+    t0=$(date +%s)
+    local left=$((deadline - t0 - 5))
+    [ "$left" -lt "$cap" ] && cap=$left
+    if [ -n "$gate" ] && [ "$s" != d ]; then
+      echo "| $s $name | skipped | 0 | $gate |" >>"$summary"; log "stage $s ($name): skipped: $gate"; continue
+    fi
+    if [ "$cap" -lt 15 ]; then
+      echo "| $s $name | skipped | 0 | no time left in the budget |" >>"$summary"; log "stage $s ($name): skipped, no time left"; failed=1; continue
+    fi
+    log "==== stage $s ($name), at most $cap s"
+    st=0
+    GC_DEADLINE=$((t0 + cap)) timeout -k 10 "$cap" bash "$self" __stage "$s" || st=$?
+    detail=""
+    case "$s" in
+      a) detail=$(grep -m1 -E '^device: |^bench: ' "$OUT/log.txt" 2>/dev/null | cut -c1-240 || true)
+         if [ "$st" != 0 ] && [ "$dry" = 0 ]; then gate="no hardware GPU adapter (stage a)"; fi ;;
+      b) detail=$(awk 'NR > 1 { printf " / " } { printf "%s", $0 }' "$OUT/.tests" 2>/dev/null || true) ;;
+      c) detail="bench lines in log.txt" ;;
+      d) [ -f "$OUT/.d" ] && [ "$st" = 0 ] && st=skip; detail="see log.txt" ;;
+      e) detail="pretrain $(cat "$OUT/.e" 2>/dev/null || echo '?'): $(grep -E '^epoch .*left|ended with|continuing' "$OUT/pretrain.log" 2>/dev/null | tail -n 1 || true)" ;;
+    esac
+    local secs=$(($(date +%s) - t0)) result
+    case "$st" in
+      0) result=ok ;; skip) result=skipped ;; 124|137) result="TIMED OUT"; failed=1 ;; *) result="FAILED ($st)"; failed=1 ;;
+    esac
+    echo "| $s $name | $result | $secs | ${detail//|//} |" >>"$summary"
+    log "stage $s ($name): $result in $secs s"
+  done
+  rm -f "$OUT"/.tests "$OUT"/.d "$OUT"/.e
+  echo >>"$summary"
+  echo "total $(($(date +%s) - start)) s of a $budget s budget" >>"$summary"
+  log "summary ($summary):"
+  cat "$summary"
+  return "$failed"
+}
+
+set -o pipefail
+main 2>&1 | tee "$OUT/log.txt"

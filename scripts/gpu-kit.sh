@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Everything a bare x86-64 Linux machine with an NVIDIA driver (and no Rust, no network) needs to run
+# scripts/gpu-check.sh, built here into the git-ignored folder gpukit/ (or $GPUKIT):
+#
+#   bin/      attnlab and bench, release, stripped
+#   tests.tar.xz  every test binary of `cargo test --release --no-run` (lib, bins, tests/*.rs),
+#             stripped, as tests/NAME; one xz stream (they share most of their code)
+#   gl/       the Vulkan loader's .deb (libvulkan1, amd64), unpacked there with `dpkg -x`
+#   data/     the course's files from ../shared/data/cs224n-a5 (never committed: gpukit/ is ignored)
+#   scripts/  gpu-check.sh, bench_peers.py, parity.py, long-run.sh (copies, so the kit is whole)
+#   kit.env   what the binaries have baked in (CARGO_MANIFEST_DIR, CARGO_BIN_EXE_*), the commit,
+#             the toolchain and the CPU target; MANIFEST.txt: every file with its size
+#
+#   scripts/gpu-kit.sh            build the kit (about 60 MiB at most; it says its size)
+#
+# CPU target: x86-64-v3 (AVX2, FMA, BMI2; every x86-64 server CPU since 2013-2015, and every host an
+# H100 or H200 is sold in), not this repo's usual `-C target-cpu=native`: a native build here would
+# use AVX-512 and could die with SIGILL on a host (or a VM's CPU model) without it. v3 keeps the
+# CPU backend's row kernels vectorised (they need AVX2's per-lane shifts and 32-bit multiplies);
+# gemm picks its kernels at run time either way. GPUKIT_TARGET_CPU overrides it (x86-64 for any).
+#
+# The build goes to $CARGO_TARGET_DIR/x86_64-unknown-linux-gnu/release (an explicit --target, so
+# its RUSTFLAGS do not touch the usual target/release build).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+source scripts/env.sh
+kit="${GPUKIT:-$root/gpukit}"
+cpu="${GPUKIT_TARGET_CPU:-x86-64-v3}"
+triple=x86_64-unknown-linux-gnu
+data_src="${GPUKIT_DATA:-$root/../shared/data/cs224n-a5}"
+limit_mib=60
+say() { printf '[gpu-kit] %s\n' "$*"; }
+die() { printf '[gpu-kit] error: %s\n' "$*" >&2; exit 1; }
+
+[ "$(uname -m)" = x86_64 ] || die "this machine is $(uname -m); the GPU machine is x86-64: build the kit on an x86-64 machine"
+command -v cargo >/dev/null || die "cargo not found: run scripts/setup.sh first"
+command -v python3 >/dev/null || die "python3 is needed to read cargo's JSON messages"
+[ -f "$data_src/wiki.txt" ] && [ -f "$data_src/birth_places_train.tsv" ] && [ -f "$data_src/birth_dev.tsv" ] ||
+  die "the course's files are not in $data_src (wiki.txt, birth_places_train.tsv, birth_dev.tsv); set GPUKIT_DATA=DIR"
+
+# 1. Build: the two binaries and every test binary, release, for the portable CPU target.
+say "building (release, --target $triple, -C target-cpu=$cpu); this takes a while the first time"
+json="$(mktemp)"
+trap 'rm -f "$json"' EXIT
+RUSTFLAGS="-C target-cpu=$cpu" cargo test --release --no-run --target "$triple" \
+  --message-format=json-render-diagnostics >"$json"
+target_dir="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
+
+rm -rf "$kit.new"
+mkdir -p "$kit.new"/{bin,tests,gl,data,scripts}
+# Test binaries are named after their target (tests/ops/main.rs -> tests/ops; the library's unit
+# tests -> tests/lib-attnlab; a binary's -> tests/bin-NAME); the two programs go to bin/.
+python3 - "$json" "$kit.new" <<'PY'
+import json, os, shutil, sys
+msgs, kit = sys.argv[1], sys.argv[2]
+seen = set()
+with open(os.path.join(kit, "artifacts.txt"), "w") as out:
+    for line in open(msgs):
+        m = json.loads(line)
+        if m.get("reason") != "compiler-artifact" or not m.get("executable"):
+            continue
+        t, exe = m["target"], m["executable"]
+        kinds = t["kind"]
+        if m["profile"]["test"]:
+            name = t["name"] if "test" in kinds else ("lib-" if "lib" in kinds or "cdylib" in kinds else "bin-") + t["name"]
+            dest = os.path.join(kit, "tests", name)
+        elif "bin" in kinds:
+            name = t["name"]
+            dest = os.path.join(kit, "bin", name)
+        else:
+            continue
+        if dest in seen:
+            sys.exit(f"two artifacts would be {dest}")
+        seen.add(dest)
+        shutil.copy2(exe, dest)
+        out.write(f"{os.path.relpath(dest, kit)}\t{exe}\n")
+PY
+[ -x "$kit.new/bin/attnlab" ] && [ -x "$kit.new/bin/bench" ] || die "cargo built no attnlab or bench binary"
+n_tests=$(find "$kit.new/tests" -type f | wc -l)
+[ "$n_tests" -gt 0 ] || die "cargo listed no test binaries"
+strip --strip-all "$kit.new"/bin/* "$kit.new"/tests/*
+# Some 30 test binaries of 1-7 MiB each, mostly the same code (the library, wgpu, naga): one xz
+# stream with a dictionary larger than them all stores each shared part once (about 10x smaller).
+# gpu-check.sh unpacks it (with xz, or Python's lzma where xz is missing).
+# Packing takes minutes on a busy 2-core machine: the last kit's archive is kept when the stripped
+# binaries are the same (tests.sha256).
+(cd "$kit.new" && sha256sum tests/* | sort -k2) >"$kit.new/tests.sha256"
+if [ -f "$kit/tests.tar.xz" ] && cmp -s "$kit/tests.sha256" "$kit.new/tests.sha256"; then
+  say "the test binaries are the last kit's: keeping its tests.tar.xz"
+  cp "$kit/tests.tar.xz" "$kit.new/tests.tar.xz"
+else
+  say "packing the test binaries ($(du -sh "$kit.new/tests" | cut -f1)) into tests.tar.xz (minutes)"
+  tar -C "$kit.new" -cf - tests | xz -6 -T2 --lzma2=preset=6,dict=256MiB >"$kit.new/tests.tar.xz"
+fi
+rm -rf "$kit.new/tests"
+
+# 2. The Vulkan loader (the GPU machine has the NVIDIA driver and its ICD, not always the loader).
+# A repo's .gl/ from the device README's recipe is reused; otherwise apt downloads libvulkan1 for
+# amd64 with its own package lists in /tmp/amd64 (the recipe's, so this machine's apt state stays).
+if compgen -G "$root/.gl/libvulkan1_*.deb" >/dev/null; then
+  cp "$root"/.gl/libvulkan1_*.deb "$kit.new/gl/"
+else
+  say "downloading the Vulkan loader (apt-get download libvulkan1, amd64)"
+  mkdir -p /tmp/amd64/partial
+  o=(-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64)
+  ls /tmp/amd64/*Packages* >/dev/null 2>&1 || apt-get "${o[@]}" update -qq >/dev/null ||
+    die "apt-get update failed; put libvulkan1_*.deb (amd64) into $root/.gl/ by hand and run again"
+  (cd "$kit.new/gl" && apt-get "${o[@]}" download libvulkan1 >/dev/null) ||
+    die "apt-get download libvulkan1 failed; put libvulkan1_*.deb (amd64) into $root/.gl/ by hand and run again"
+fi
+for f in "$kit.new"/gl/*.deb; do dpkg-deb --info "$f" >/dev/null || die "$f is not a readable .deb"; done
+
+# 3. The course's files, the Python peers and the scripts that run there.
+cp "$data_src"/wiki.txt "$data_src"/birth_places_train.tsv "$data_src"/birth_dev.tsv "$kit.new/data/"
+[ -f "$data_src/birth_test_inputs.tsv" ] && cp "$data_src/birth_test_inputs.tsv" "$kit.new/data/"
+cp scripts/gpu-check.sh scripts/bench_peers.py scripts/parity.py scripts/long-run.sh "$kit.new/scripts/"
+
+# 4. What the binaries assume: test binaries have CARGO_MANIFEST_DIR (fixtures, scripts) and
+# CARGO_BIN_EXE_* (the CLI) baked in as absolute paths of this machine; gpu-check.sh recreates them
+# there as links when they are missing.
+commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+git diff --quiet 2>/dev/null || commit="$commit+dirty"
+{
+  echo "KIT_COMMIT=$commit"
+  echo "KIT_BUILT=$(date -u +%FT%TZ)"
+  echo "KIT_RUSTC='$(rustc -V)'"
+  echo "KIT_TARGET_CPU=$cpu"
+  echo "KIT_NEEDS_GLIBC=$(objdump -T "$kit.new/bin/attnlab" 2>/dev/null | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -n 1 | sed 's/GLIBC_//')"
+  echo "KIT_MANIFEST_DIR=$root"
+  echo "KIT_BIN_EXE_attnlab=$target_dir/$triple/release/attnlab"
+  echo "KIT_BIN_EXE_bench=$target_dir/$triple/release/bench"
+} >"$kit.new/kit.env"
+{
+  (cd "$kit.new" && find . -type f ! -name MANIFEST.txt -printf '%P\t%s\n' | sort)
+  tar -tvJf "$kit.new/tests.tar.xz" | awk '{print "tests.tar.xz:" $6 "\t" $3}'
+} >"$kit.new/MANIFEST.txt"
+
+rm -rf "$kit"
+mv "$kit.new" "$kit"
+size_kib=$(du -sk "$kit" | cut -f1)
+say "kit: $kit, $((size_kib / 1024)) MiB ($size_kib KiB), commit $commit, target-cpu $cpu"
+(cd "$kit" && du -sh bin tests.tar.xz gl data scripts | sed 's/^/  /')
+say "$n_tests test binaries: $(tar -tJf "$kit/tests.tar.xz" | sed -n 's|^tests/||p' | grep . | tr '\n' ' ')"
+say "loader: $(cd "$kit/gl" && ls)"
+[ "$size_kib" -le $((limit_mib * 1024)) ] ||
+  die "the kit is over $limit_mib MiB: with the repo it must travel in 64 MiB (carry)"
+say "run it there with: bash gpukit/scripts/gpu-check.sh (carry: [\"gpukit\"]); try it here first: scripts/gpu-check.sh --dry-run"
