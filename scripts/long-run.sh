@@ -97,13 +97,17 @@ cp "$bin" "$dir/attnlab.tmp" && mv "$dir/attnlab.tmp" "$dir/attnlab"
 
 resume=()
 state="$dir/$out.resume"
+had_log=0
+[ -s "$dir/log" ] && had_log=1
 {
   echo "[long-run] $(date -u +%FT%TZ) start at $(cd "$root" && git rev-parse --short HEAD 2>/dev/null || echo '?') on $(hostname)"
   if [ -f "$state" ]; then
     echo "[long-run] continuing from $state"
     resume=(--resume "$state")
+  elif [ "$had_log" = 1 ]; then
+    echo "[long-run] no saved state in $dir (the run never reached a saved epoch end); starting again from step 0"
   else
-    echo "[long-run] no saved state in $dir: starting from step 0 (a run started before on another machine keeps its state there)"
+    echo "[long-run] first start in $dir: starting from step 0 (a run started before on another machine keeps its state there)"
   fi
 } >> "$dir/log"
 rm -f "$dir/exit"
