@@ -109,7 +109,10 @@ fn a_long_run_keeps_its_state_continues_and_starts_again_when_the_state_is_gone(
     assert!(ok, "{text}");
     assert_eq!(wait_exit(&dir), "0", "log:\n{}", log(&dir));
     let l = log(&dir);
-    assert!(l.contains("first start") && l.contains("from step 0"), "{l}");
+    assert!(
+        l.contains("first start") && l.contains("from step 0"),
+        "{l}"
+    );
     assert_eq!(
         script(&runs, &["t1", "status"])
             .1
