@@ -105,6 +105,38 @@ fn chunk_rows(model: &Gpt, t: usize) -> usize {
 /// Prompts decoded together on the CPU backend.
 const CPU_CHUNK_ROWS: usize = 32;
 
+/// How a batch of prompts is decoded: the prompts whose context fits (prompt + steps − 1 positions,
+/// no crop), sorted by length; the others, decoded alone with the reference's crop; and the rows
+/// per chunk, sized for the longest fitting context.
+struct Plan {
+    fits: Vec<usize>,
+    long: Vec<usize>,
+    per_chunk: usize,
+}
+
+/// The plan for `prompts`, None when there is nothing to decode (`steps` = 0); an empty prompt is
+/// an error.
+fn plan(model: &Gpt, prompts: &[Vec<u32>], steps: usize) -> Result<Option<Plan>> {
+    if let Some(i) = prompts.iter().position(|p| p.is_empty()) {
+        return Err(Error::Msg(format!(
+            "prompt {i} is empty; every prompt needs at least one token"
+        )));
+    }
+    if steps == 0 {
+        return Ok(None);
+    }
+    let max_t = max_context(model);
+    let (mut fits, long): (Vec<usize>, Vec<usize>) =
+        (0..prompts.len()).partition(|&i| prompts[i].len() + steps - 1 <= max_t);
+    fits.sort_by_key(|&i| prompts[i].len());
+    let longest = fits.last().map_or(1, |&i| prompts[i].len() + steps - 1);
+    Ok(Some(Plan {
+        fits,
+        long,
+        per_chunk: chunk_rows(model, longest),
+    }))
+}
+
 /// Greedy decoding of many prompts without a cache; the result for each is exactly what
 /// [`sample_greedy_uncached`] returns. Prompts are sorted by length and decoded in chunks (little
 /// padding, bounded memory); a prompt that would outgrow the context is decoded on its own, with
@@ -115,23 +147,15 @@ pub async fn sample_greedy_batch_uncached(
     steps: usize,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<Vec<u32>>> {
-    let max_t = max_context(model);
     let mut out: Vec<Vec<u32>> = prompts.to_vec();
-    if let Some(i) = prompts.iter().position(|p| p.is_empty()) {
-        return Err(Error::Msg(format!(
-            "prompt {i} is empty; every prompt needs at least one token"
-        )));
-    }
-    if steps == 0 {
+    let Some(Plan {
+        fits,
+        long,
+        per_chunk,
+    }) = plan(model, prompts, steps)?
+    else {
         return Ok(out);
-    }
-    // Forward lengths go up to len + steps − 1.
-    let (mut fits, long): (Vec<usize>, Vec<usize>) =
-        (0..prompts.len()).partition(|&i| prompts[i].len() + steps - 1 <= max_t);
-    fits.sort_by_key(|&i| prompts[i].len());
-    // One chunk size for all: sized for the longest final length among them.
-    let longest = fits.last().map_or(1, |&i| prompts[i].len() + steps - 1);
-    let per_chunk = chunk_rows(model, longest);
+    };
     let mut done = 0;
     let mut start = 0;
     while start < fits.len() {
@@ -177,22 +201,15 @@ pub async fn sample_greedy_batch(
     steps: usize,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<Vec<u32>>> {
-    let max_t = max_context(model);
     let mut out: Vec<Vec<u32>> = prompts.to_vec();
-    if let Some(i) = prompts.iter().position(|p| p.is_empty()) {
-        return Err(Error::Msg(format!(
-            "prompt {i} is empty; every prompt needs at least one token"
-        )));
-    }
-    if steps == 0 {
+    let Some(Plan {
+        fits,
+        long,
+        per_chunk,
+    }) = plan(model, prompts, steps)?
+    else {
         return Ok(out);
-    }
-    // The cache holds positions up to len + steps − 1.
-    let (mut fits, long): (Vec<usize>, Vec<usize>) =
-        (0..prompts.len()).partition(|&i| prompts[i].len() + steps - 1 <= max_t);
-    fits.sort_by_key(|&i| prompts[i].len());
-    let longest = fits.last().map_or(1, |&i| prompts[i].len() + steps - 1);
-    let per_chunk = chunk_rows(model, longest);
+    };
     let mut done = 0;
     for same in fits.chunk_by(|&a, &b| prompts[a].len() == prompts[b].len()) {
         for chunk in same.chunks(per_chunk) {
