@@ -134,6 +134,12 @@ async function main() {
     // E7: the mask toggle and the toy training (loss collapses without the mask).
     r = await set('e7', 'input[type=checkbox][id$="-mask"]', false);
     check(r.max_masked_weight === 0 && r.max_masked_grad === 0, 'E7: masked weights and gradients exactly 0');
+    {
+      // With the mask off, the gradient panel shows the unmasked gradient: it reaches the future.
+      const t = r.t, g = r.open_grad_gpu || [];
+      const above = g.filter((_, i) => i % t > Math.floor(i / t)).map(Math.abs);
+      check(g.length === t * t && Math.max(...above) > 1e-6, `E7: without the mask the gradient reaches cells above the diagonal (max ${Math.max(...above)})`);
+    }
     const tTrain = Date.now();
     r = await set('e7', 'button[id$="-trainthetoywithandwithoutthemask"]', null, 180000);
     const last = (l) => l.slice(-10).reduce((a, b) => a + b, 0) / 10;
