@@ -151,7 +151,7 @@ function build(item, hash) {
   el.innerHTML = `
     <h3 id="${item.id}-title"><a class="demo-link" href="#${item.id}" title="link to this demo">${item.num}</a> ${item.title}</h3>
     <p class="demo-explain">${item.explain}</p>
-    <div class="demo-formula" aria-label="formula">${item.formula}</div>
+    <div class="demo-formula" role="group" aria-label="formula">${item.formula}</div>
     <div class="demo-body">
       <figure class="demo-figure"><figcaption class="sr-only">${esc(item.alt)}</figcaption></figure>
       <div class="demo-side">
@@ -193,6 +193,15 @@ function build(item, hash) {
       if (ok) redraw(d); // the card's height may have changed
     });
   }
+  // A formula wider than the card scrolls sideways: it then takes keyboard focus (arrows scroll it),
+  // and a shadow at the cut edge says there is more.
+  const formula = el.querySelector('.demo-formula');
+  const fits = () => {
+    const more = formula.scrollWidth > formula.clientWidth + 1;
+    if (more) formula.tabIndex = 0; else formula.removeAttribute('tabindex');
+    formula.classList.toggle('cut', more);
+  };
+  new ResizeObserver(fits).observe(formula);
   demos.set(item.id, d);
   return el;
 }
