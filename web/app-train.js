@@ -19,6 +19,7 @@ import { offerSaved, redrawChart, wireTraining } from './page/train.js';
 import { restoreModels, wireModels } from './page/models.js';
 import { wireAsk } from './page/ask.js';
 import { wireEval } from './page/eval.js';
+import { keepFocus } from './page/focus.js';
 
 // Start
 
@@ -62,7 +63,7 @@ export async function startPage(w, device, browserInfo) {
   }
   P.deviceKey = `${device.kind}:${device.kind === 'cpu' ? device.describe : device.adapter.name}:${browserInfo ? [browserInfo.vendor, browserInfo.architecture].join('/') : ''}`;
   applyPreset('quick');
-  wireData(); wireForm(); wireTraining(); wireModels(); wireEval(); wireAsk();
+  wireData(); wireForm(); wireTraining(); wireModels(); wireEval(); wireAsk(); keepFocus();
   window.addEventListener('unhandledrejection', (e) => { S.error = errText(e.reason); });
   // Test hook: destroy the GPU device between two GPU calls (as a driver reset would take it away).
   S.destroyDevice = () => job('destroy', () => P.wasm.page_debug_destroy_device());
