@@ -206,6 +206,24 @@ function build(item, hash) {
   return el;
 }
 
+// A link to a demo lands on its card and stays there while the page above it grows (formulas
+// rendered, the shipped model's cards filled, images loaded): for 15 s, or until the reader scrolls,
+// clicks or types, every change of the page's size scrolls the card back to the top.
+function pinTo(el) {
+  const pin = () => { if (Math.abs(el.getBoundingClientRect().top) > 2) el.scrollIntoView(); };
+  const ro = new ResizeObserver(pin);
+  const stop = () => {
+    ro.disconnect();
+    for (const ev of STOPS) window.removeEventListener(ev, stop, true);
+  };
+  const STOPS = ['wheel', 'touchstart', 'pointerdown', 'keydown'];
+  for (const ev of STOPS) window.addEventListener(ev, stop, { capture: true, passive: true });
+  ro.observe(document.body);
+  el.scrollIntoView();
+  setTimeout(stop, 15000);
+  state.pinned = el.id;
+}
+
 async function main() {
   if (!root) return;
   const hash = parseHash();
@@ -235,7 +253,7 @@ async function main() {
     for (const d of demos.values()) d.status.textContent = `The demos need the wasm module (web/pkg, built by scripts/build-web.sh): ${state.error}`;
     return;
   }
-  if (hash && demos.has(hash.id)) demos.get(hash.id).el.scrollIntoView();
+  if (hash && demos.has(hash.id)) pinTo(demos.get(hash.id).el);
   await readModels().catch(() => {});
   // First render of every demo, in page order (each is small; the shared queue keeps them serial).
   await Promise.all([...demos.values()].map((d) => run(d)));
