@@ -210,7 +210,9 @@ function build(item, hash) {
 // rendered, the shipped model's cards filled, images loaded): for 15 s, or until the reader scrolls,
 // clicks or types, every change of the page's size scrolls the card back to the top.
 function pinTo(el) {
-  const pin = () => { if (Math.abs(el.getBoundingClientRect().top) > 2) el.scrollIntoView(); };
+  const at = () => el.getBoundingClientRect().top;
+  let want = 0;
+  const pin = () => { if (Math.abs(at() - want) > 2) el.scrollIntoView(); };
   const ro = new ResizeObserver(pin);
   const stop = () => {
     ro.disconnect();
@@ -218,8 +220,9 @@ function pinTo(el) {
   };
   const STOPS = ['wheel', 'touchstart', 'pointerdown', 'keydown'];
   for (const ev of STOPS) window.addEventListener(ev, stop, { capture: true, passive: true });
-  ro.observe(document.body);
   el.scrollIntoView();
+  want = at(); // where scrollIntoView puts it (its scroll margin above)
+  ro.observe(document.body);
   setTimeout(stop, 15000);
   state.pinned = el.id;
 }

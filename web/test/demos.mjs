@@ -223,6 +223,17 @@ async function main() {
     for (const id of ['e1', 'e5', 'e9']) await shot(id, `${id}-phone`);
     const st = await page.evaluate(() => window.__demos);
     check(st.errors.length === 0, `no demo errors (${st.errors.join('; ') || 'none'})`);
+
+    // A link to a demo lands on its card and stays there while the cards above it fill in.
+    const fresh = await ctx.newPage();
+    await fresh.setViewportSize({ width: 1280, height: 800 });
+    await fresh.goto(`${pageUrl(base)}#e9`);
+    await fresh.waitForFunction(() => window.__demos && window.__demos.ready && window.__page && window.__page.ready, null, { timeout: 240000 });
+    await fresh.waitForTimeout(1500);
+    // (scrollIntoView leaves the card's scroll margin above it: 1rem)
+    const top = await fresh.evaluate(() => document.getElementById('e9').getBoundingClientRect().top);
+    check(top >= 0 && top <= 24, `a link to #e9 lands on its card after the page has filled in (its top at ${top.toFixed(0)} px)`);
+    await fresh.close();
   } catch (e) {
     failures.push(String(e.message || e));
     console.error(`FAIL  ${e.message || e}`);
