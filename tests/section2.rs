@@ -20,7 +20,8 @@ use std::collections::HashSet;
 
 const WIKI: &str = "Ann Vole. Ann Vole was born in Paris and wrote songs .\n\
 Bert Quill. Bert Quill, a painter, was born in Oslo .\n\
-Cora Fenn. Cora Fenn is a singer from Lima who moved away .\n";
+Cora Fenn. Cora Fenn is a singer from Lima who moved away .\n\
+Zed Dorn. Where was Zed Dorn born? Kowalski asked .\n";
 
 const DEV: &str = "Where was Ann Vole born?\tParis\n\
 Where was Bert Quill born?\tOslo\n\
@@ -185,7 +186,7 @@ fn names_are_grouped_by_the_generators_surname_endings() {
     assert!(surname_endings()
         .windows(2)
         .all(|w| w[0].len() >= w[1].len()));
-    let names: Vec<String> = ["A Berg", "B Kowalski", "C Nowski", "D Vole"]
+    let names: Vec<String> = ["A Ostberg", "B Kowalski", "C Nowski", "D Vole"]
         .iter()
         .map(|s| s.to_string())
         .collect();
