@@ -22,7 +22,8 @@ export function modelsChanged() { generation += 1; }
 // Computed only once the card is on screen (each asks a model ~136 questions), then cached until
 // the models change.
 function whenVisible(d) {
-  d.el.querySelector('.demo-cpu').hidden = true;
+  // No f64 reference here: the numbers are a model's answers, not a kernel's.
+  d.el.querySelector('.demo-cpu').style.display = 'none';
   const io = new IntersectionObserver((es) => {
     if (es.some((e) => e.isIntersecting) && !d.seen) {
       d.seen = true;
@@ -150,8 +151,8 @@ const S2B = {
     gave each character of its greedy answer. Compare the confidence of right and wrong answers below: if the two
     histograms overlap, the answer alone cannot tell you whether to trust it. Pick an answer to see the evidence —
     the person's biography, which pretraining read, and whether a pretrained model recalls the place.`,
-  formula: 'confidence = Π p(cᵢ | question⁇, c₁…cᵢ₋₁) over the answer’s characters',
-  tex: '\\text{confidence} = \\prod_i p\\big(c_i \\mid \\text{question}⁇, c_1 \\dots c_{i-1}\\big)',
+  formula: 'confidence = Π p(cᵢ | prompt, c₁…cᵢ₋₁) over the answer’s characters',
+  tex: '\\text{confidence} = \\prod_i p\\big(c_i \\mid \\text{prompt}, c_1 \\dots c_{i-1}\\big)',
   alt: 'Two histograms side by side: the confidence of right answers and of wrong answers.',
   aspect: 2.2,
   defaults: { pick: 0 },
@@ -185,7 +186,7 @@ const S2B = {
     const hi = Math.max(0.1, ...fr, ...fw) * 1.1;
     const labels = hs.right.map((_, i) => (i % 2 ? '' : (i / hs.right.length).toFixed(1)));
     const half = (w - 24) / 2;
-    bars(ctx, { x: 4, y: 0, w: half, h }, fr, { lo: 0, hi, colors: C.a, labels, title: `right answers (${nr}): share per confidence bin` });
+    bars(ctx, { x: 4, y: 0, w: half, h }, fr, { lo: 0, hi, colors: C.a, labels, title: `right answers (${nr}), share per bin` });
     bars(ctx, { x: half + 20, y: 0, w: half, h }, fw, { lo: 0, hi, colors: C.b, labels, title: `wrong answers (${nw})` });
   },
   numbers(d) {
@@ -285,7 +286,8 @@ const S2C = {
       ['different places', `<span data-s2="distinct">${mine.length}</span> in ${n} answers`, `${train.length} in ${nt}`],
     ]);
     if (typed.length) {
-      html += table(['your name', 'answer'], typed.map((t) => [esc(t.name), t.refused ? `<span class="s2-refused">not asked: ${esc(t.refused)}</span>` : `${esc(t.answer)} <span class="muted">(${fmt(t.confidence, 3)}, ${esc(t.group)})</span>`]), 's2-typed');
+      const short = (n) => ([...n].length > 28 ? `${[...n].slice(0, 27).join('')}…` : n);
+      html += table(['your name', 'answer'], typed.map((t) => [esc(short(t.name)), t.refused ? `<span class="s2-refused">not asked: ${esc(t.refused)}</span>` : `${esc(t.answer)} <span class="muted">(${fmt(t.confidence, 3)}, ${esc(t.group)})</span>`]), 's2-typed');
     }
     html += `<div class="s2-scroll">${table(['invented name', 'ending', 'answer'], invented.map((u) => [esc(u.name), esc(u.group), esc(u.answer)]))}</div>`;
     return html;
