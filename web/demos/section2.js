@@ -73,7 +73,7 @@ const S2A = {
     right, and at <i>which</i> people: the pretrained one can only know a birthplace it stored while reading. With a
     pretrained-only model on the page, the probe asks it to fill each person's masked birthplace in their own
     biography; the table then shows whether the right answers after finetuning are the people it had stored.`,
-  formula: 'accuracy = right answers / 136 &nbsp; · &nbsp; probe: fill “NAME … born in ⁇ … ⁇” with the pretrained model',
+  formula: 'accuracy = right / 136 · probe: fill the masked birthplace',
   alt: 'Bars: dev accuracy with and without pretraining, and the probe recall when a pretrained model is loaded.',
   aspect: 2.2,
   defaults: {},
@@ -82,7 +82,7 @@ const S2A = {
     whenVisible(d);
     const box = document.createElement('div');
     box.className = 'ctl';
-    box.innerHTML = `<label>Pretrained-only model for the probe <input type="file" accept=".safetensors,.params,.pt" id="s2a-file"></label>`;
+    box.innerHTML = `<label>Pretrained-only model for the probe<br><input type="file" accept=".safetensors,.params,.pt" id="s2a-file"></label>`;
     d.el.querySelector('.demo-controls').appendChild(box);
     box.querySelector('input').addEventListener('change', async (e) => {
       const f = e.target.files[0];
@@ -186,7 +186,7 @@ const S2B = {
     const hi = Math.max(0.1, ...fr, ...fw) * 1.1;
     const labels = hs.right.map((_, i) => (i % 2 ? '' : (i / hs.right.length).toFixed(1)));
     const half = (w - 24) / 2;
-    bars(ctx, { x: 4, y: 0, w: half, h }, fr, { lo: 0, hi, colors: C.a, labels, title: `right answers (${nr}), share per bin` });
+    bars(ctx, { x: 4, y: 0, w: half, h }, fr, { lo: 0, hi, colors: C.a, labels, title: `right answers (${nr})` });
     bars(ctx, { x: half + 20, y: 0, w: half, h }, fw, { lo: 0, hi, colors: C.b, labels, title: `wrong answers (${nw})` });
   },
   numbers(d) {
