@@ -37,6 +37,10 @@ t0=$SECONDS
 node web/test/demos.mjs "$url"
 echo "   (demos: $((SECONDS - t0)) s)"
 t0=$SECONDS
+node web/test/section2.mjs "$url"
+ATTNLAB_BACKEND=cpu node web/test/section2.mjs "$url"
+echo "   (section 2 demos, WebGPU then the CPU backend: $((SECONDS - t0)) s)"
+t0=$SECONDS
 ATTNLAB_FIXTURE="$fixture" node web/test/page.mjs "$url"
 echo "   (page: $((SECONDS - t0)) s)"
 t0=$SECONDS

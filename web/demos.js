@@ -4,7 +4,8 @@
 // (#e3?s=50&lv=-6 …) so a state can be shared. Test hooks: window.__demos = {ready, runs, results, error}.
 // Trained models for E8/E9: the page's registry (src/web/models.rs); window.attnlabDemos.setModel(bytes)
 // puts a checkpoint's safetensors bytes there.
-import { ITEMS } from './demos/items.js';
+import { ITEMS as E_ITEMS } from './demos/items.js';
+import { S2_ITEMS, modelsChanged as s2ModelsChanged } from './demos/section2.js';
 import { setBackend } from './demos/labels.js';
 import { job, loadDevice } from './backend.js';
 import { esc } from './page/ui.js';
@@ -13,6 +14,8 @@ import { placeLabels } from './demos/draw.js';
 import { drawLegend } from './page/heatmap.js';
 import { applyParams, parseHash, writeHash } from './demos/link.js';
 
+// E1–E10, then the section 2 demos (S2a–S2c).
+const ITEMS = [...E_ITEMS, ...S2_ITEMS];
 const root = document.getElementById('demos');
 // The stylesheet travels with the script, so index.html needs only the section and this module.
 if (!document.querySelector('link[href$="web/demos.css"]')) {
@@ -270,7 +273,8 @@ let modelList = [];
 const readModels = async () => { if (wasm) modelList = await wasm.demo_models(); };
 const rerunModels = () => {
   readModels().catch(() => {});
-  for (const id of ['e8', 'e9']) if (demos.has(id)) run(demos.get(id));
+  s2ModelsChanged();
+  for (const d of demos.values()) if (d.item.usesModels || ['e8', 'e9'].includes(d.item.id)) run(d);
 };
 
 // The hooks: the training page says when its models changed; a test (or any caller) can put a
@@ -289,6 +293,13 @@ window.attnlabDemos = {
     await wasm.demo_clear_model(variant);
     await readModels();
     rerunModels();
+  },
+  // Section 2's own models (src/web/section2.rs): "nopretrain" or "pretrained".
+  async s2Load(role, bytes, name) {
+    await wasmReady;
+    const label = await gpuJob(() => wasm.s2_load(role, bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes), name));
+    rerunModels();
+    return label;
   },
   // The variants in the registry (as of the last change the demos were told of).
   models: () => modelList,

@@ -10,6 +10,7 @@ mod demos;
 mod inputs;
 mod measure;
 mod models;
+mod section2;
 mod spec;
 mod train;
 mod vit;

@@ -41,10 +41,10 @@ pub(crate) fn lost_or(e: impl std::fmt::Display) -> String {
 
 /// Take the run out for an async call and put it back afterwards (also on an error), so no
 /// `RefCell` borrow is held across an await.
-struct RunGuard(Option<Session>);
+pub(crate) struct RunGuard(Option<Session>);
 
 impl RunGuard {
-    fn take() -> Result<RunGuard, JsError> {
+    pub(crate) fn take() -> Result<RunGuard, JsError> {
         match RUN.with(|r| r.borrow_mut().take()) {
             Some(r) => Ok(RunGuard(Some(r))),
             None => Err(err(
@@ -52,7 +52,7 @@ impl RunGuard {
             )),
         }
     }
-    fn run(&mut self) -> &mut Session {
+    pub(crate) fn run(&mut self) -> &mut Session {
         self.0
             .as_mut()
             .expect("the guard holds its run until dropped")
@@ -246,9 +246,14 @@ pub async fn page_run_state() -> Result<Vec<u8>, JsError> {
 pub async fn page_finish(label: String) -> Result<Vec<u8>, JsError> {
     let run = RunGuard::take()?.keep_out().expect("taken just now");
     let bytes = run.checkpoint_bytes().await.map_err(|e| err(lost_or(e)))?;
+    let pretrained = matches!(run.data, RunData::Pretrain(_));
     let (model, vocab) = run.into_model();
+    let model = Rc::new(model);
+    if pretrained {
+        super::section2::keep_pretrained(model.clone(), vocab.clone(), label.clone());
+    }
     models::keep(Loaded {
-        model: Rc::new(model),
+        model,
         vocab,
         label,
     });
@@ -259,6 +264,7 @@ pub async fn page_finish(label: String) -> Result<Vec<u8>, JsError> {
 pub(crate) fn drop_all() {
     RUN.with(|r| r.borrow_mut().take());
     models::clear();
+    super::section2::clear();
 }
 
 /// Forget the run without keeping its model.

@@ -34,7 +34,8 @@ async function main() {
     }));
     check(start.links.map((l) => l.href).join(' ') === '#ask-card #demos #steps-card' && start.links.every((l) => l.bottom <= 800),
       `first screen: Ask, demos and Train above the fold (${start.links.map((l) => `${l.href} ends at ${Math.round(l.bottom)} px`).join(', ')})`);
-    check(start.demos.length === 10 && start.demos.every((h, i) => h === `#e${i + 1}`), `first screen links every demo (${start.demos.join(' ')})`);
+    const allDemos = [...Array(10).keys()].map((i) => `#e${i + 1}`).concat(['#s2a', '#s2b', '#s2c']);
+    check(start.demos.join(' ') === allDemos.join(' '), `first screen links every demo, E1–E10 and S2a–S2c (${start.demos.join(' ')})`);
     // The demos' articles and controls are there before the wasm module (or the training page) is.
     await page.waitForSelector('#demos article.demo#e10', { timeout: 30000 });
     await page.click('#start .start-link[href="#demos"]');
@@ -47,12 +48,12 @@ async function main() {
     const ids = ['e1', 'e2', 'e3', 'e4', 'e5', 'e6', 'e7', 'e8', 'e9', 'e10'];
     for (const id of ids) check((st0.runs[id] || 0) >= 1, `${id} rendered`);
     // Every formula is typeset by KaTeX (served from this origin), none left as raw TeX.
-    await page.waitForFunction(() => window.__demos.tex.rendered.length + window.__demos.tex.failed.length === 10, null, { timeout: 30000 });
+    await page.waitForFunction(() => window.__demos.tex.rendered.length + window.__demos.tex.failed.length === 11, null, { timeout: 30000 });
     const tex = await page.evaluate(() => ({ ...window.__demos.tex, katex: document.querySelectorAll('#demos .demo-formula .katex').length,
       raw: [...document.querySelectorAll('#demos .demo-formula')].filter((f) => /[{}\\]|displaystyle|frac|mathrm|operatorname/.test((f.querySelector('.katex-html') || f).innerText)).map((f) => f.closest('.demo').id),
       font: document.fonts.check('16px KaTeX_Main') }));
-    check(tex.rendered.length === 10 && tex.katex === 10 && tex.raw.length === 0 && tex.font,
-      `formulas typeset by KaTeX: ${tex.rendered.length} of 10 (failed: ${tex.failed.join(', ') || 'none'}; raw TeX left in: ${tex.raw.join(', ') || 'none'}; KaTeX font loaded: ${tex.font})`);
+    check(tex.rendered.length === 11 && tex.katex === 11 && tex.raw.length === 0 && tex.font,
+      `formulas typeset by KaTeX (E1–E10 and S2b): ${tex.rendered.length} of 11 (failed: ${tex.failed.join(', ') || 'none'}; raw TeX left in: ${tex.raw.join(', ') || 'none'}; KaTeX font loaded: ${tex.font})`);
     console.log(`first render of all ten: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 
     const res = (id) => page.evaluate((i) => window.__demos.results[i], id);
