@@ -5,7 +5,7 @@
 // Trained models for E8/E9: the page's registry (src/web/models.rs); window.attnlabDemos.setModel(bytes)
 // puts a checkpoint's safetensors bytes there.
 import { ITEMS as E_ITEMS } from './demos/items.js';
-import { S2_ITEMS, modelsChanged as s2ModelsChanged } from './demos/section2.js';
+import { S2_ITEMS, modelsChanged as s2ModelsChanged, setSoftware } from './demos/section2.js';
 import { setBackend } from './demos/labels.js';
 import { job, loadDevice } from './backend.js';
 import { esc } from './page/ui.js';
@@ -38,6 +38,7 @@ const gpuJob = (f) => job('demo', f);
 async function loadWasm() {
   const { wasm: m, device } = await loadDevice();
   setBackend(device.kind);
+  setSoftware(Boolean(device.adapter && device.adapter.software));
   state.backend = device.kind;
   const k = document.getElementById('demos-kernels');
   if (k) k.textContent = device.kind === 'cpu' ? `the same CPU-backend kernels (f32, wasm SIMD128) that train the GPT on this page` : 'the same WGSL kernels that train the GPT';

@@ -64,6 +64,14 @@ fn rows(tsv: &str, name: &str) -> Result<Vec<Row>, JsError> {
     parse_tsv_str(tsv, name, TsvMode::RequireAnswers).map_err(err)
 }
 
+/// The first `people` rows of the dev set (0: all of them): a software adapter asks fewer.
+fn first(mut dev: Vec<Row>, people: u32) -> Vec<Row> {
+    if people > 0 {
+        dev.truncate(people as usize);
+    }
+    dev
+}
+
 /// The finetuned model the demos ask: the registry's vanilla model, unless it is the very model
 /// a pretraining run produced (it was never asked questions).
 fn finetuned() -> Result<(Rc<Gpt>, Vocab), JsError> {
@@ -143,16 +151,17 @@ pub async fn s2_load(role: String, bytes: Vec<u8>, name: String) -> Result<Strin
     Ok(name)
 }
 
-/// (a) The finetuned model and the one without pretraining on the built-in dev set, side by
-/// side, with the probe and the stored × answered table when a pretrained model is there.
+/// (a) The finetuned model and the one without pretraining on the built-in dev set (its first
+/// `people`, 0: all), side by side, with the probe and the stored × answered table when a
+/// pretrained model is there.
 #[wasm_bindgen]
-pub async fn s2_compare() -> Result<JsValue, JsError> {
+pub async fn s2_compare(people: u32) -> Result<JsValue, JsError> {
     let (with, with_vocab) = finetuned()?;
     let without = NO_PRETRAIN.with(|k| k.borrow().clone()).ok_or_else(|| {
         err("there is no model finetuned without pretraining yet (the shipped one loads with the page)")
     })?;
     let c = corpus();
-    let dev = rows(&c.dev_tsv, "the built-in dev set")?;
+    let dev = first(rows(&c.dev_tsv, "the built-in dev set")?, people);
     let pre = PRETRAINED.with(|k| k.borrow().clone());
     let docs = match &pre {
         Some(k) => Some(
@@ -194,13 +203,13 @@ struct Confidence {
     skipped: usize,
 }
 
-/// (b) Every built-in dev answer of the finetuned model with its confidence, and the histogram of
-/// right vs wrong answers' confidences in `bins` bins.
+/// (b) Every built-in dev answer (of the first `people`, 0: all) of the finetuned model with its
+/// confidence, and the histogram of right vs wrong answers' confidences in `bins` bins.
 #[wasm_bindgen]
-pub async fn s2_confidence(bins: u32) -> Result<JsValue, JsError> {
+pub async fn s2_confidence(bins: u32, people: u32) -> Result<JsValue, JsError> {
     let (model, vocab) = finetuned()?;
     let c = corpus();
-    let dev: Vec<Row> = rows(&c.dev_tsv, "the built-in dev set")?;
+    let dev: Vec<Row> = first(rows(&c.dev_tsv, "the built-in dev set")?, people);
     let known: Vec<&Row> = dev
         .iter()
         .filter(|r| r.question.chars().all(|ch| vocab.id(ch).is_some()))

@@ -4,16 +4,22 @@
 // (src/web/section2.rs); the models are the page's: its current vanilla model (the shipped one at
 // first), the shipped model finetuned without pretraining, and a pretrained-only model when the page
 // has one (a Pretrain run here, or a file loaded in S2a).
-import { C, OKABE, begin, bars, fmt } from './draw.js';
+import { C, OKABE, begin, bars, fmt, table } from './draw.js';
 import { esc } from '../page/ui.js';
 
-const table = (head, rows, cls = '') => `<table class="demo-table ${cls}"><thead><tr>${head.map((h) => `<th>${h}</th>`).join('')}</tr></thead><tbody>${rows.map((r) => `<tr>${r.map((c, i) => `<td${i ? ' class="num"' : ''}>${c}</td>`).join('')}</tr>`).join('')}</tbody></table>`;
 const pct = (a, b) => (b ? `${((100 * a) / b).toFixed(1)}%` : '—');
 const nameOf = (q) => q.replace(/^Where was /, '').replace(/ born\?$/, '');
 const NO_PRETRAINED = `No pretrained-only model here yet, so there is no probe column. Get one by pressing
   <b>Pretrain</b> in the Train card (its model is kept for this demo when the run ends), or load a pretrained
   checkpoint above (<code>attnlab pretrain … --writing_params_path</code>, or the course's <code>.params</code>).
   The finetuned model cannot stand in for it: finetuning changed what it answers.`;
+
+// How many dev people S2a and S2b ask: all of them (0), or on a software adapter (SwiftShader, many
+// times slower than a GPU or the CPU backend) the first SOFTWARE_PEOPLE, and the cards say so.
+const SOFTWARE_PEOPLE = 24;
+let people = 0;
+export function setSoftware(software) { people = software ? SOFTWARE_PEOPLE : 0; }
+const peopleNote = () => (people ? `<p class="muted small">On this software adapter the first ${people} dev people only (all of them would take minutes); the CPU backend or a GPU asks all 136.</p>` : '');
 
 // The demos' models changed (a run finished, a file was loaded): cached results are stale.
 let generation = 0;
@@ -102,7 +108,7 @@ const S2A = {
     if (wait) return wait;
     await ensureNoPretrain(w);
     const models = await w.s2_models();
-    return cached(d, JSON.stringify(models), async () => ({ models, c: await w.s2_compare() }));
+    return cached(d, JSON.stringify(models), async () => ({ models, c: await w.s2_compare(people) }));
   },
   draw(d) {
     if (d.res.waiting) return waiting(d);
@@ -120,7 +126,7 @@ const S2A = {
   numbers(d) {
     if (d.res.waiting) return '';
     const { c, models } = d.res;
-    let html = table(['model', 'right of ' + c.total], [
+    let html = peopleNote() + table(['model', 'right of ' + c.total], [
       [`with pretraining <span class="muted">(${esc(models.finetuned || '')})</span>`, `<span data-s2="with">${c.with_correct}</span> (${pct(c.with_correct, c.total)})`],
       [`without <span class="muted">(${esc(models.no_pretrain || '')})</span>`, `<span data-s2="without">${c.without_correct}</span> (${pct(c.without_correct, c.total)})`],
     ]);
@@ -171,7 +177,7 @@ const S2B = {
     const wait = await needFinetuned(w);
     if (wait) return wait;
     const models = await w.s2_models();
-    const conf = await cached(d, JSON.stringify(models), () => w.s2_confidence(10));
+    const conf = await cached(d, JSON.stringify(models), () => w.s2_confidence(10, people));
     const order = conf.answers.map((_, i) => i).sort((a, b) => conf.answers[b].confidence - conf.answers[a].confidence);
     const pick = order[Math.min(st.pick, order.length - 1)];
     const evidence = pick === undefined ? null : await w.s2_evidence(conf.answers[pick].question);
@@ -195,7 +201,7 @@ const S2B = {
     const a = conf.answers;
     const mean = (ok) => { const xs = a.filter((x) => x.right === ok).map((x) => x.confidence); return xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : NaN; };
     const sep = conf.histogram.separation;
-    let html = table(['', 'value'], [
+    let html = peopleNote() + table(['', 'value'], [
       ['mean confidence, right answers', fmt(mean(true), 3)],
       ['mean confidence, wrong answers', fmt(mean(false), 3)],
       ['a right answer is more confident than a wrong one', `<span data-s2="separation">${sep == null ? '—' : (100 * sep).toFixed(0) + '%'}</span> of pairs`],
