@@ -90,6 +90,18 @@ impl Layout {
 
     /// The real tokens of rows of lengths `lens` (each at most `block`; at least one token in all).
     pub fn packed(dev: &Rc<Device>, lens: &[usize], nh: usize, block: usize) -> Result<Layout> {
+        Layout::packed_from(dev, lens, 0, nh, block)
+    }
+
+    /// `packed` for rows `first_row..` of a larger batch (a micro-batch): the dropout keys are
+    /// the whole batch's, so micro-batches drop exactly what the whole batch would.
+    pub fn packed_from(
+        dev: &Rc<Device>,
+        lens: &[usize],
+        first_row: usize,
+        nh: usize,
+        block: usize,
+    ) -> Result<Layout> {
         let t = lens.iter().copied().max().unwrap_or(0);
         let n: usize = lens.iter().sum();
         if n == 0 || t > block {
@@ -105,7 +117,7 @@ impl Layout {
             first.push(pos.len());
             for i in 0..l {
                 pos.push(i as u32);
-                keys.push(token_key(r, i, block));
+                keys.push(token_key(first_row + r, i, block));
             }
         }
         // Rows sorted by length (stable), cut into groups of equal row counts.
@@ -129,7 +141,13 @@ impl Layout {
                 t: gt,
                 to_blocks: Tensor::from_u32(dev, &[to_blocks.len()], &to_blocks)?,
                 to_tokens: Tensor::from_u32(dev, &[n], &to_tokens)?,
-                attn_keys: attn_keys(dev, rows, gt, nh, block)?,
+                attn_keys: attn_keys(
+                    dev,
+                    &rows.iter().map(|r| first_row + r).collect::<Vec<_>>(),
+                    gt,
+                    nh,
+                    block,
+                )?,
             });
         }
         Ok(Layout {

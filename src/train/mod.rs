@@ -18,4 +18,4 @@ pub use sample::{
 pub use schedule::TrainConfig;
 pub use session::{vocab_of_checkpoint, Begin, RunData, Session};
 pub use spec::{validate_model, Overrides, Refusal, RunKind, RunSpec, Setting, Words};
-pub use trainer::Trainer;
+pub use trainer::{MicroStep, Trainer};

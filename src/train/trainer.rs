@@ -13,6 +13,28 @@ use crate::ops::reduce::global_norm_into;
 use crate::tensor::Tensor;
 use std::collections::HashMap;
 
+/// A training step in progress as micro-batches (`Trainer::micro_begin`).
+#[derive(Debug)]
+pub struct MicroStep {
+    x: Vec<u32>,
+    y: Vec<u32>,
+    t: usize,
+    lens: Vec<usize>,
+    /// Non-PAD targets of the whole batch (the mean loss's denominator).
+    total: usize,
+    next_row: usize,
+    counted: usize,
+    /// The whole step's mean loss, summed micro-batch by micro-batch.
+    loss: Tensor,
+}
+
+impl MicroStep {
+    /// Rows done and rows in all.
+    pub fn progress(&self) -> (usize, usize) {
+        (self.next_row, self.lens.len())
+    }
+}
+
 pub struct Trainer {
     pub model: Gpt,
     pub cfg: TrainConfig,
@@ -132,16 +154,46 @@ impl Trainer {
         ty: &Tensor,
         counted: usize,
     ) -> Result<Tensor> {
+        self.zero_grads()?;
+        let loss = self.backward_on(layout, tx, ty, 1.0)?;
+        self.update(counted)?;
+        Ok(loss)
+    }
+
+    fn zero_grads(&self) -> Result<()> {
         for p in &self.model.params {
             p.var.zero_grad()?;
         }
+        Ok(())
+    }
+
+    /// Forward and backward on an uploaded batch (or micro-batch), its mean loss weighted by
+    /// `weight` before the backward; the gradients add to what the parameters hold. Returns the
+    /// unweighted mean loss (no readback).
+    fn backward_on(
+        &mut self,
+        layout: &Layout,
+        tx: &Tensor,
+        ty: &Tensor,
+        weight: f32,
+    ) -> Result<Tensor> {
         let tape = Tape::new();
         let pass = Pass::train(self.seed.wrapping_add(self.steps as u32));
         let (_, loss) = self
             .model
             .forward_layout(&tape, tx, layout, Some(ty), &pass)?;
         let loss = loss.ok_or_else(|| crate::Error::Msg("forward returned no loss".into()))?;
-        tape.backward(&loss)?;
+        if weight == 1.0 {
+            tape.backward(&loss)?;
+        } else {
+            let weighted = crate::ops::elementwise::scale(&tape, &loss, weight)?;
+            tape.backward(&weighted)?;
+        }
+        Ok(loss.value().clone())
+    }
+
+    /// Clip the gradients the parameters hold, AdamW, then move the schedule on by `counted`.
+    fn update(&mut self, counted: usize) -> Result<()> {
         let grads = self
             .model
             .params
@@ -173,7 +225,95 @@ impl Trainer {
         self.steps += 1;
         self.tokens += counted as f64;
         self.lr = self.cfg.lr_at(self.tokens);
-        Ok(loss.value().clone())
+        Ok(())
+    }
+
+    /// Begin `step_packed`'s step on the same batch as micro-batches (`micro_next` each, then
+    /// `micro_finish`): the gradients are zeroed here and accumulated, each micro-batch's mean
+    /// loss weighted by its share of the batch's non-PAD targets, so the update equals the whole
+    /// step's up to float summation order (dropout keyed by the whole batch's rows). A front end
+    /// that must answer between the parts of a large step (the page's Pause) runs them as
+    /// separate calls.
+    pub fn micro_begin(
+        &mut self,
+        x: &[u32],
+        y: &[u32],
+        rows: usize,
+        t: usize,
+        counted: usize,
+    ) -> Result<MicroStep> {
+        if x.len() != rows * t || y.len() != rows * t {
+            return Err(crate::Error::Msg(format!(
+                "a micro-batched step needs {rows} x {t} inputs and targets, got {} and {}",
+                x.len(),
+                y.len()
+            )));
+        }
+        let lens = target_lengths(y, rows, t);
+        let targets = |r: usize| {
+            y[r * t..r * t + lens[r]]
+                .iter()
+                .filter(|&&v| v != 0)
+                .count()
+        };
+        let total: usize = (0..rows).map(targets).sum();
+        self.zero_grads()?;
+        Ok(MicroStep {
+            x: x.to_vec(),
+            y: y.to_vec(),
+            t,
+            lens,
+            total,
+            next_row: 0,
+            counted,
+            loss: Tensor::zeros(self.norm.device(), &[1])?,
+        })
+    }
+
+    /// Forward and backward on the next `micro_rows` rows of the step (rows without a target are
+    /// skipped). Returns whether rows remain.
+    pub fn micro_next(&mut self, m: &mut MicroStep, micro_rows: usize) -> Result<bool> {
+        let gpu = self.norm.device().clone();
+        let first = m.next_row;
+        let end = (first + micro_rows.max(1)).min(m.lens.len());
+        m.next_row = end;
+        let lens = &m.lens[first..end];
+        let targets: usize = (first..end)
+            .map(|r| {
+                m.y[r * m.t..r * m.t + m.lens[r]]
+                    .iter()
+                    .filter(|&&v| v != 0)
+                    .count()
+            })
+            .sum();
+        if targets > 0 {
+            let c = &self.model.cfg;
+            let layout = Layout::packed_from(&gpu, lens, first, c.n_head, c.block_size)?;
+            let span = first * m.t..end * m.t;
+            let (px, py) = (
+                pack(&m.x[span.clone()], lens, m.t),
+                pack(&m.y[span], lens, m.t),
+            );
+            let tx = Tensor::from_u32(&gpu, &[px.len()], &px)?;
+            let ty = Tensor::from_u32(&gpu, &[py.len()], &py)?;
+            let w = targets as f32 / m.total as f32;
+            let loss = self.backward_on(&layout, &tx, &ty, w)?;
+            crate::ops::elementwise::axpy_into(&loss, w, &m.loss)?;
+        }
+        Ok(m.next_row < m.lens.len())
+    }
+
+    /// Clip, AdamW and move the schedule on after the last micro-batch; returns the step's mean
+    /// loss (no readback). Refused while rows remain.
+    pub fn micro_finish(&mut self, m: MicroStep) -> Result<Tensor> {
+        if m.next_row < m.lens.len() {
+            return Err(crate::Error::Msg(format!(
+                "the step has {} rows left; run micro_next until it returns false",
+                m.lens.len() - m.next_row
+            )));
+        }
+        self.update(m.counted)?;
+        Ok(m.loss)
     }
 
     /// Everything needed to continue this run exactly: the model checkpoint (readable as a plain
