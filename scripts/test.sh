@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every test: set up, the native suite (cargo test on Vulkan; lavapipe without a GPU), the server's
 # tests, then the page in headless Chromium (kernel checks, the attention demos, the training page,
-# the benchmark card, all on WebGPU; then the page without WebGPU, on the CPU backend; then the ViT card on both).
+# the engine door, the benchmark card, all on WebGPU; then the page without WebGPU, on the CPU backend; then the ViT card on both).
 # Exits non-zero on the first failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,6 +38,9 @@ echo "   (demos: $((SECONDS - t0)) s)"
 t0=$SECONDS
 ATTNLAB_FIXTURE="$fixture" node web/test/page.mjs "$url"
 echo "   (page: $((SECONDS - t0)) s)"
+t0=$SECONDS
+node web/test/engine.mjs "$url"
+echo "   (the engine door: $((SECONDS - t0)) s)"
 t0=$SECONDS
 node web/test/bench.mjs "$url"
 echo "   (benchmark card: $((SECONDS - t0)) s)"

@@ -1,7 +1,7 @@
 // Training: start a run (or resume a saved one), drive it in chunks, show progress and the chart,
 // save the exact state to IndexedDB, pause, stop, finish, and report errors (a lost device included).
 import * as store from './store.js';
-import { $, P, S, SAVE_EVERY_MS, data, job, setStatus, tick } from './core.js';
+import { $, P, S, SAVE_COST_RATIO, SAVE_EVERY_MS, SAVE_MIN_MS, data, job, setStatus, tick } from './core.js';
 import { drawLoss } from './chart.js';
 import { errText, esc, fmt, showBox } from './ui.js';
 import { readSpec, showSizing } from './form.js';
@@ -9,6 +9,16 @@ import { measure } from './sizing.js';
 import { readModels, restoreModels, showModels } from './models.js';
 
 export let lastSave = 0;
+// How long the last save took (the engine's readback of the state plus the IndexedDB write), ms.
+let saveCost = 0;
+// A save is under way (a pagehide does not start a second one).
+let saving = null;
+
+// Whether a save after this chunk is due: cheap saves come often, dear ones at most every 30 s.
+const saveDue = () => {
+  const since = performance.now() - lastSave;
+  return since > SAVE_EVERY_MS || since > Math.max(SAVE_MIN_MS, SAVE_COST_RATIO * saveCost);
+};
 
 // ---------------------------------------------------------------------------------------------
 // Training
@@ -124,7 +134,7 @@ export async function loop() {
     const last = chunk.reports[chunk.reports.length - 1];
     showProgress(last, last ? last.tokens_per_s : 0);
     if (chunk.done) { await finishRun('finished'); return; }
-    if (performance.now() - lastSave > SAVE_EVERY_MS) await saveRun();
+    if (saveDue()) await saveRun();
     await tick();
   }
   if (!P.run) return;
@@ -137,13 +147,21 @@ export async function loop() {
 }
 
 // Keep the run's exact state in IndexedDB (errors here are shown but do not stop training).
-export async function saveRun() {
+export function saveRun() {
+  if (!saving) saving = save().finally(() => { saving = null; });
+  return saving;
+}
+
+async function save() {
   if (!P.run) return;
+  const t0 = performance.now();
   try {
     const state = await job('run_state', () => P.wasm.page_run_state());
     const rec = { ...P.run, state, steps: S.steps, total: P.run.total, savedAt: Date.now() };
     await store.put('run', rec);
     lastSave = performance.now();
+    saveCost = lastSave - t0;
+    S.saveMs = Math.round(saveCost);
     S.saves += 1;
     S.savedStep = S.steps;
     $('s-saved').textContent = `step ${S.steps} at ${fmt.clock(rec.savedAt)}`;
@@ -242,4 +260,9 @@ export function wireTraining() {
     $('resume-banner').hidden = true;
   });
   new ResizeObserver(() => redrawChart()).observe($('chart'));
+  // Leaving or hiding the page saves the run at once (best effort on a reload or close: the write
+  // may not finish before the page goes, which is why chunks save often too).
+  const saveNow = () => { if (P.run && ['running', 'pausing', 'stopping'].includes(S.status)) saveRun(); };
+  window.addEventListener('pagehide', saveNow);
+  document.addEventListener('visibilitychange', () => { if (document.visibilityState === 'hidden') saveNow(); });
 }

@@ -1,0 +1,124 @@
+//! The page's engine state (wasm32 only): one `Engine` value owns everything that lives on the
+//! device (the device itself, the training run, the models, the evaluation going on, the ViT), so a
+//! lost or replaced device drops all of it in one place (`Engine::drop_all`). It sits in one
+//! thread-local, because wasm-bindgen's exports are free functions; `with` lends it for a moment
+//! and never across an `await` (every async export takes what it needs out and puts it back).
+
+use super::ask::Evaluation;
+use super::models::Loaded;
+use super::vit::Run as VitRun;
+use crate::device::{Device, DeviceChoice};
+use crate::train::Session;
+use serde::Serialize;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// All of the page's engine state.
+pub(crate) struct Engine {
+    /// The page opens one device and keeps it: pipelines and pooled buffers are reused across runs.
+    pub device: Option<Rc<Device>>,
+    /// What the page asked for (`open_device`); a device reopened after a loss uses it again.
+    pub choice: DeviceChoice,
+    /// Set when the page destroyed the device itself (the lost callback may come later).
+    pub destroyed: bool,
+    /// The reason of a loss that the page has not acknowledged yet (`page_reset_device`): a demo
+    /// may open a new device in between, and the training page must still learn why its run died.
+    pub unseen_loss: Option<String>,
+    /// The Train card's run (`train.rs`).
+    pub run: Option<Session>,
+    /// One finished model per attention variant (`models.rs`).
+    pub models: HashMap<&'static str, Loaded>,
+    /// The evaluation asked for in parts (`ask.rs`).
+    pub eval: Option<Evaluation>,
+    /// The ViT card's model and trainer (`vit.rs`).
+    pub vit: Option<VitRun>,
+    /// Device calls running now, and how often one started while another ran (the worker serves
+    /// one call at a time, so this stays 0; `page_debug_engine` shows it to the browser tests).
+    busy: u32,
+    overlaps: u32,
+}
+
+impl Engine {
+    fn new() -> Engine {
+        Engine {
+            device: None,
+            choice: DeviceChoice::Auto,
+            destroyed: false,
+            unseen_loss: None,
+            run: None,
+            models: HashMap::new(),
+            eval: None,
+            vit: None,
+            busy: 0,
+            overlaps: 0,
+        }
+    }
+
+    /// Drop everything that lives on the device (it is lost or being replaced); the device itself
+    /// and the loss bookkeeping are `mod.rs`'s.
+    pub fn drop_all(&mut self) {
+        self.run = None;
+        self.models.clear();
+        self.eval = None;
+        self.vit = None;
+    }
+}
+
+thread_local! {
+    static ENGINE: RefCell<Engine> = RefCell::new(Engine::new());
+}
+
+/// Lend the engine to `f`. Never call it from inside `f`, and never hold what it lends across an
+/// await: take values out (`Option::take`) and put them back.
+pub(crate) fn with<R>(f: impl FnOnce(&mut Engine) -> R) -> R {
+    ENGINE.with(|e| f(&mut e.borrow_mut()))
+}
+
+/// Held for the length of a device call (training chunk, kernel checks, an evaluation part):
+/// counts a call that starts while another one runs.
+pub(crate) struct Busy(());
+
+impl Busy {
+    pub fn enter() -> Busy {
+        with(|e| {
+            if e.busy > 0 {
+                e.overlaps += 1;
+            }
+            e.busy += 1;
+        });
+        Busy(())
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        with(|e| e.busy = e.busy.saturating_sub(1));
+    }
+}
+
+/// What the engine holds, for the browser tests (`page_debug_engine`).
+#[derive(Serialize)]
+pub(crate) struct Held {
+    device: bool,
+    run: bool,
+    models: Vec<&'static str>,
+    evaluation: bool,
+    vit: bool,
+    overlaps: u32,
+}
+
+pub(crate) fn held() -> Held {
+    with(|e| {
+        let mut models: Vec<&'static str> = e.models.keys().copied().collect();
+        models.sort();
+        Held {
+            device: e.device.is_some(),
+            run: e.run.is_some(),
+            models,
+            evaluation: e.eval.is_some(),
+            vit: e.vit.is_some(),
+            overlaps: e.overlaps,
+        }
+    })
+}
