@@ -13,9 +13,9 @@ use super::js::{err, from_js, to_js};
 use super::models::{self, Loaded};
 use super::spec::{StartSpec, WORDS};
 use super::{device, lost_or};
-use crate::data::{self, Vocab};
+use crate::data::Vocab;
 use crate::model::checkpoint;
-use crate::train::{validate_model, vocab_of_checkpoint, Begin, Hooks, Progress, RunData, Session};
+use crate::train::{vocab_of_checkpoint, Begin, Hooks, Progress, RunStart, Session};
 use serde::Serialize;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -92,7 +92,7 @@ pub async fn page_start(
     let g = device().await?;
     // The vocabulary: from the saved state when resuming, from the model a finetune starts from,
     // else from the pretraining text (as run.py always does).
-    let (mut base, vocab) = match (&resume, spec.pretrained) {
+    let (base, vocab) = match (&resume, spec.pretrained) {
         (Some(bytes), _) => (None, vocab_of_checkpoint(&g, bytes, STATE).map_err(err)?),
         (None, true) => {
             let (copy, vocab) = models::copy_to_finetune(&g, spec.variant).await?;
@@ -102,38 +102,30 @@ pub async fn page_start(
     };
     // A finetuned model keeps its sizes; dropout comes from the form for every run, as the CLI's
     // --dropout (default: the assignment's) applies to the model it reads.
-    let mut cfg = match &base {
-        Some(m) => m.cfg.clone(),
-        None => spec.model_config(vocab.len()),
+    let start = RunStart {
+        spec: &spec,
+        words: &WORDS,
+        corpus: (&wiki, &wiki_name),
+        questions: (tsv.as_bytes(), &tsv_name),
+        vocab,
+        base: base.as_ref().map(|m| m.cfg.clone()),
     };
-    spec.set_dropout(&mut cfg);
-    if let Some(m) = base.as_mut() {
-        m.cfg = cfg.clone();
-    }
-    validate_model(&cfg, &WORDS).map_err(err)?;
-    // run.py's final_tokens counts the pretraining corpus's documents, also when finetuning (the
-    // CLI does the same with the corpus it is given).
-    let tc = spec.train_config(data::documents(&wiki));
-    let data = RunData::new(
-        &spec,
-        &wiki,
-        &wiki_name,
-        (tsv.as_bytes(), &tsv_name),
-        &vocab,
-    )
-    .map_err(err)?;
-    let session = Session::start(&g, &spec, &cfg, tc, data, vocab, || {
-        Ok(match (resume, base) {
-            (Some(bytes), _) => Begin::Resume {
-                model: checkpoint::from_bytes(&g, &bytes, Some(&cfg), STATE)?.0,
-                bytes,
-                what: STATE.into(),
-            },
-            (None, Some(model)) => Begin::Model(model),
-            (None, None) => Begin::Fresh,
+    let session = start
+        .start(&g, |cfg| {
+            Ok(match (resume, base) {
+                (Some(bytes), _) => Begin::Resume {
+                    model: checkpoint::from_bytes(&g, &bytes, Some(cfg), STATE)?.0,
+                    bytes,
+                    what: STATE.into(),
+                },
+                (None, Some(mut model)) => {
+                    model.cfg = cfg.clone();
+                    Begin::Model(model)
+                }
+                (None, None) => Begin::Fresh,
+            })
         })
-    })
-    .map_err(err)?;
+        .map_err(err)?;
     let started = Started {
         params: session.trainer.model.num_params(),
         steps: session.steps(),
