@@ -146,7 +146,10 @@ async function run() {
 
     await step('a reload in the middle of a run resumes close to the step it was at', async () => {
       await pretrain(100000);
-      await waitPage((s) => s.steps >= 20, 'twenty steps');
+      // At least 20 steps and 3 s of training (on the CPU backend 20 steps take half a second,
+      // before the first save after the start is due).
+      const t0 = Date.now();
+      await waitPage((s) => s.steps >= 20 && Date.now() - t0 >= 3000, 'twenty steps and 3 s');
       const s = await S();
       const at = s.steps;
       const msPerStep = s.msPerStep;
@@ -158,7 +161,7 @@ async function run() {
       const r = await waitPage((s) => s.status === 'running' && s.resumedFrom !== null, 'the resume');
       // Lost: at most what ran since the last save (a save comes after a chunk once 1 s, or 10
       // times what the last save took, has passed) plus the chunk in flight at the reload and one
-      // more; the old 30 s saver resumed a 20-step run at step 0.
+      // more; the old 30 s saver resumed such a run at step 0.
       const lostMs = (at - r.resumedFrom) * msPerStep;
       const chunkMs = Math.max(400, msPerStep);
       const allowed = Math.max(1000, 10 * s.saveMs) + 2 * chunkMs + 1000;
