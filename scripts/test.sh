@@ -14,6 +14,9 @@ cargo test --all-targets
 echo "== server tests: scripts/test_serve.py"
 python3 scripts/test_serve.py
 
+echo "== the page's modules: no import circle (web/test/imports.mjs)"
+node web/test/imports.mjs
+
 echo "== browser tests"
 scripts/build-web.sh
 cargo build --bin attnlab

@@ -6,7 +6,8 @@ import { drawLoss } from './chart.js';
 import { errText, esc, fmt, showBox } from './ui.js';
 import { readSpec, showSizing } from './form.js';
 import { measure } from './sizing.js';
-import { readModels, restoreModels, showModels } from './models.js';
+import { restoreModels } from './models.js';
+import { emit, on } from './events.js';
 
 export let lastSave = 0;
 // How long the last save took (the engine's readback of the state plus the IndexedDB write), ms.
@@ -179,7 +180,7 @@ export async function finishRun(how) {
     P.run = null;
     await store.put(`model:${r.variant}`, { bytes, label, savedAt: Date.now() }).catch(() => {});
     await store.del('run').catch(() => {});
-    await readModels(); // before the run shows as finished: its model is in S.models then
+    await emit('models'); // before the run shows as finished: its model is in S.models then
     S.finished += 1;
     const lastLoss = r.losses.length ? r.losses[r.losses.length - 1][1] : NaN;
     S.losses = r.losses;
@@ -189,8 +190,6 @@ export async function finishRun(how) {
     $('progress-text').textContent = `${r.kind} ${r.variant}: ${how} at step ${S.steps.toLocaleString()} of ${r.total.toLocaleString()}`;
     setStatus('idle', `${r.kind === 'pretrain' ? 'Pretraining' : 'Finetuning'} ${how}: ${S.steps} steps, last loss ${fmt.loss(lastLoss)}. ` +
       (r.kind === 'pretrain' ? 'Next: Finetune (it starts from this model).' : 'Next: Evaluate, or Ask below.'));
-    showInDemos();
-    showModels();
     if (r.kind === 'pretrain') $('h-from').value = 'model';
   } catch (e) {
     await failed(e, 'could not keep the model');
@@ -204,9 +203,8 @@ export async function failed(e, what) {
   P.run = null;
   if (lost) {
     await P.wasm.page_reset_device();
-    await readModels();
     S.deviceLost = lost;
-    showModels();
+    await emit('models');
   }
   S.error = lost ? `device lost: ${lost}` : msg;
   const saved = await store.get('run').catch(() => null);
@@ -214,14 +212,10 @@ export async function failed(e, what) {
   const head = lost ? `The GPU device was lost (${lost}); ${what}.`
     : msg.toLowerCase().startsWith(what) ? `${msg[0].toUpperCase()}${msg.slice(1)}.` : `${what[0].toUpperCase()}${what.slice(1)}: ${msg}`;
   showBox('train-error', `<p>${esc(head)}${esc(keep)}</p>`);
-  setStatus('idle', lost ? 'The GPU device was lost.' : 'Not training.');
+  // The saved run is offered before the page says it is idle (reading it can wait ~150 ms for a
+  // save's IndexedDB write), so whoever sees "idle" sees the Resume button too.
   await offerSaved();
-}
-
-// The models changed: the demos' E8/E9 read the same registry (src/web/models.rs), so they only
-// redraw (nothing is copied or uploaded again).
-export function showInDemos() {
-  if (window.attnlabDemos) window.attnlabDemos.modelsChanged();
+  setStatus('idle', lost ? 'The GPU device was lost.' : 'Not training.');
 }
 
 export async function offerSaved() {
@@ -242,6 +236,7 @@ export async function resumeSaved() {
 }
 
 export function wireTraining() {
+  on('failed', ({ error, what }) => failed(error, what));
   $('btn-pretrain').addEventListener('click', () => startRun('pretrain'));
   $('btn-finetune').addEventListener('click', () => startRun('finetune'));
   $('btn-pause').addEventListener('click', () => { if (S.status === 'running') setStatus('pausing', 'Pausing after this chunk…'); });
