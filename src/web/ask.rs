@@ -1,7 +1,7 @@
 //! The page's questions to a finished model (wasm32 only): evaluation on a TSV as the CLI does it
 //! (asked for in parts), and one question with every layer's attention maps.
 
-use super::engine::{self, Busy};
+use super::engine::{self, Busy, Evaluation};
 use super::js::{err, to_js};
 use super::models::model_for;
 use super::{device, lost_or};
@@ -9,12 +9,10 @@ use crate::autograd::Tape;
 use crate::data::{
     self, london_baseline, parse_tsv_str, prediction_from_completion, prompt_for, TsvMode,
 };
-use crate::data::{Row, Vocab};
-use crate::model::{Gpt, Pass};
+use crate::model::Pass;
 use crate::tensor::Tensor;
 use crate::train::{self, run};
 use serde::Serialize;
-use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
 #[derive(Serialize)]
@@ -38,16 +36,6 @@ struct EvalReport {
     /// Questions not asked because the model lacks one of their characters, said in one line
     /// (empty when none).
     skipped: String,
-}
-
-/// An evaluation going on: the model it started with, the questions and the predictions so far.
-pub(crate) struct Evaluation {
-    model: Rc<Gpt>,
-    vocab: Vocab,
-    name: String,
-    rows: Vec<Row>,
-    predictions: Vec<String>,
-    skipped: Vec<run::Skipped>,
 }
 
 #[derive(Serialize)]

@@ -6,8 +6,9 @@
 //! copy; `demo_set_model` puts a checkpoint there (a test's, or any caller's).
 
 use super::device;
+use super::engine::Loaded;
 use super::js::{err as js, to_js};
-use super::models::{self, Loaded};
+use super::models;
 use crate::data::Vocab;
 use crate::demos::{heads, kqv, mask, multi, single};
 use crate::model::{checkpoint, Variant};

@@ -4,15 +4,47 @@
 //! thread-local, because wasm-bindgen's exports are free functions; `with` lends it for a moment
 //! and never across an `await` (every async export takes what it needs out and puts it back).
 
-use super::ask::Evaluation;
-use super::models::Loaded;
-use super::vit::Run as VitRun;
+//!
+//! The types of what it holds are here too, so the engine depends on none of the files that use it.
+
+use crate::data::{Row, Vocab};
 use crate::device::{Device, DeviceChoice};
-use crate::train::Session;
+use crate::model::vit::VitTrainer;
+use crate::model::Gpt;
+use crate::train::{run, Session};
 use serde::Serialize;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
+
+/// A model ready for evaluation and questions, with the vocabulary it was trained with
+/// (`models.rs`).
+pub(crate) struct Loaded {
+    pub model: Rc<Gpt>,
+    pub vocab: Vocab,
+    /// Where it came from, for the page ("trained here", a file name).
+    pub label: String,
+}
+
+/// An evaluation going on (`ask.rs`): the model it started with, the questions and the
+/// predictions so far.
+pub(crate) struct Evaluation {
+    pub model: Rc<Gpt>,
+    pub vocab: Vocab,
+    pub name: String,
+    pub rows: Vec<Row>,
+    pub predictions: Vec<String>,
+    pub skipped: Vec<run::Skipped>,
+}
+
+/// The ViT card's model, its trainer and where it came from (`vit.rs`).
+pub(crate) struct VitRun {
+    pub trainer: VitTrainer,
+    /// Training images come from set 2·seed, the held-out set is 2·seed + 1 (as in the CLI).
+    pub seed: u64,
+    /// Where the model came from, for the page ("shipped", "trained here").
+    pub origin: String,
+}
 
 /// All of the page's engine state.
 pub(crate) struct Engine {

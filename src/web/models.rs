@@ -3,7 +3,7 @@
 //! (`demos.rs`). A run's model arrives through `page_finish`, a file through `page_load_model`,
 //! a checkpoint handed to the demos through `demo_set_model`.
 
-use super::engine;
+use super::engine::{self, Loaded};
 use super::js::{err, to_js};
 use super::{device, lost_or};
 use crate::data::Vocab;
@@ -12,14 +12,6 @@ use crate::model::{checkpoint, torch_params, Gpt, Variant};
 use serde::Serialize;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-
-/// A model ready for evaluation and questions, with the vocabulary it was trained with.
-pub(crate) struct Loaded {
-    pub model: Rc<Gpt>,
-    pub vocab: Vocab,
-    /// Where it came from, for the page ("trained here", a file name).
-    pub label: String,
-}
 
 /// Make `loaded` its variant's current model.
 pub(crate) fn keep(loaded: Loaded) {

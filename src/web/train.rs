@@ -8,9 +8,10 @@
 //! Every input (file text, form values, uploaded checkpoints) is checked and refused with a message
 //! naming the file, line and fix; nothing the user gives can panic.
 
+use super::engine::Loaded;
 use super::engine::{self, Busy};
 use super::js::{err, from_js, to_js};
-use super::models::{self, Loaded};
+use super::models;
 use super::spec::{StartSpec, WORDS};
 use super::{device, lost_or};
 use crate::data::Vocab;

@@ -5,7 +5,7 @@
 //! leaving half-updated weights; JS serialises the calls.
 
 use super::device;
-use super::engine;
+use super::engine::{self, VitRun as Run};
 use super::js::{err as js, to_js};
 use crate::data::digits;
 use crate::model::vit::explain::{position_similarity, rollout};
@@ -14,15 +14,6 @@ use crate::model::vit::{
 };
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
-
-/// The ViT card's model, its trainer and where it came from (held by the engine).
-pub(crate) struct Run {
-    trainer: VitTrainer,
-    /// Training images come from set 2·seed, the held-out set is 2·seed + 1 (as in the CLI).
-    seed: u64,
-    /// Where the model came from, for the page ("shipped", "trained here").
-    origin: String,
-}
 
 fn take() -> Result<Run, JsError> {
     engine::with(|e| e.vit.take())
