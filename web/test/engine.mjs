@@ -111,8 +111,10 @@ async function run() {
 
     await step('a lost device drops the run, the models, the evaluation and the ViT; the page recovers', async () => {
       // Fill the engine: a model (the shipped checkpoint), an evaluation in parts, a ViT, a run.
-      const bytes = fs.readFileSync(path.join(here, '..', 'models', 'builtin-vanilla.safetensors'));
-      await page.evaluate((b) => window.attnlabDemos.setModel(new Uint8Array(b)), [...bytes]);
+      await page.evaluate(async () => {
+        const r = await fetch('web/models/builtin-vanilla.safetensors');
+        await window.attnlabDemos.setModel(new Uint8Array(await r.arrayBuffer()));
+      });
       await engine('page_eval_begin', 'vanilla', 'dev.tsv', 'Where was Ada born?\tLondon\nWhere was Bo born?\tParis\n', null);
       await engine('vit_new', 7, 1, 2, 16, 10, 4, 2e-3, 0);
       await pretrain(100000);
