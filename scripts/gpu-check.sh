@@ -9,7 +9,8 @@
 #
 # Stages, each time-boxed (seconds: its cap, then whatever is left of --budget, default 540):
 #   a  loader   unpack the Vulkan loader from gpukit/gl if the machine has none, find the NVIDIA ICD,
-#               print nvidia-smi and our own adapter report (`bench --device gpu --info`)      (60)
+#               print nvidia-smi and our own adapter report, with both matmul kernels timed
+#               (`bench --device gpu --tune --info`)                                         (60)
 #   b  tests    every test binary of the kit, with ATTNLAB_REQUIRE_HARDWARE_GPU=1: a software
 #               adapter fails them, so "passed" means the WGSL ran on the hardware GPU         (210)
 #   c  bench    `bench --device gpu`: matmul GFLOP/s at the GPT's shapes (M = 16256 and /16), the
@@ -53,7 +54,7 @@ stage_a() {
   fi
   log "Vulkan loader: $(ldconfig -p 2>/dev/null | grep -m1 'libvulkan.so.1' | sed 's/^[[:space:]]*//' || echo none)"
   log "VK_DRIVER_FILES=${VK_DRIVER_FILES:-(unset)}"
-  run_until_deadline "$GC_KIT/bin/bench" --device gpu --info
+  run_until_deadline "$GC_KIT/bin/bench" --device gpu --tune --info
 }
 
 stage_b() {
@@ -99,6 +100,7 @@ stage_c() {
           "--layouts 8 --size tiny --variant vanilla --kind pretrain --repeats 1 --data $GC_KIT/data")
   else
     cmds=("--repeats 10"
+          "--tune --repeats 10"
           "--quick --repeats 10"
           "--step 8 --size tiny --repeats 5"
           "--step 8 --size assignment --repeats 5"

@@ -88,10 +88,11 @@ if [ "$node_major" -lt 20 ]; then
   curl -fsSL "https://nodejs.org/dist/$v/node-$v-linux-$arch.tar.xz" | tar -xJ --strip-components=1 -C "$HOME/.local/share/attnlab/node"
   source scripts/env.sh
 fi
-# web/package-lock.json: playwright-core (the browser tests) and katex (the page's formulas, served
-# from web/node_modules/katex/dist by scripts/serve.py); npm ci when either is missing or another version.
-want=$(node -p 'const p = require("./web/package-lock.json").packages; ["playwright-core", "katex"].map((n) => n + "@" + p["node_modules/" + n].version).join(" ")')
-have=$(node -p '["playwright-core", "katex"].map((n) => { try { return n + "@" + require("./web/node_modules/" + n + "/package.json").version } catch { return n + "@none" } }).join(" ")')
+# web/package-lock.json: playwright-core (the browser tests), axe-core (the accessibility test,
+# web/test/a11y.mjs) and katex (the page's formulas, served from web/node_modules/katex/dist by
+# scripts/serve.py); npm ci when any is missing or another version.
+want=$(node -p 'const p = require("./web/package-lock.json").packages; ["playwright-core", "axe-core", "katex"].map((n) => n + "@" + p["node_modules/" + n].version).join(" ")')
+have=$(node -p '["playwright-core", "axe-core", "katex"].map((n) => { try { return n + "@" + require("./web/node_modules/" + n + "/package.json").version } catch { return n + "@none" } }).join(" ")')
 if [ "$have" != "$want" ]; then
   say "npm ci ($want)"
   (cd web && npm ci --no-audit --no-fund)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every test: set up, the native suite (cargo test on Vulkan; lavapipe without a GPU), the server's
 # tests, then the page in headless Chromium (kernel checks, the attention demos, the training page,
-# the engine door, the benchmark card, all on WebGPU; then the page without WebGPU, on the CPU backend; then the ViT card on both).
+# the engine door, the benchmark card, all on WebGPU; then the page without WebGPU, on the CPU backend; then the ViT card on both;
+# then axe-core's accessibility audit).
 # Exits non-zero on the first failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,6 +40,10 @@ t0=$SECONDS
 node web/test/demos.mjs "$url"
 echo "   (demos: $((SECONDS - t0)) s)"
 t0=$SECONDS
+node web/test/section2.mjs "$url"
+ATTNLAB_BACKEND=cpu node web/test/section2.mjs "$url"
+echo "   (section 2 demos, WebGPU then the CPU backend: $((SECONDS - t0)) s)"
+t0=$SECONDS
 ATTNLAB_FIXTURE="$fixture" node web/test/page.mjs "$url"
 echo "   (page: $((SECONDS - t0)) s)"
 t0=$SECONDS
@@ -57,4 +62,7 @@ t0=$SECONDS
 node web/test/vit.mjs "$url"
 ATTNLAB_BACKEND=cpu node web/test/vit.mjs "$url"
 echo "   (the ViT card, WebGPU then the CPU backend: $((SECONDS - t0)) s)"
+t0=$SECONDS
+node web/test/a11y.mjs "$url"
+echo "   (accessibility, axe-core at 1280 and 390 px: $((SECONDS - t0)) s)"
 echo "== all tests passed"

@@ -2,7 +2,8 @@
 // Every operand is a view: element (z1, z2, i, j) sits at z1*outer + z2*inner + i*row + j*col, with
 // z = z1 * nb_inner + z2. A transposed operand is the same buffer with row and col swapped, and the
 // heads of a (B, T, C) activation are a (B, NH, T, HS) view, so no transpose or split is copied.
-// Tiles: 64x64 outputs per workgroup of 16x16 threads, 4x4 outputs per thread, K in steps of 16.
+// Tiles: 64x64 outputs per workgroup of 16x16 threads, 4x4 outputs per thread, K in steps of 16
+// (`matmul`, and `matmul_exact` without bounds checks for shapes that are whole tiles).
 
 const TM: u32 = 64u;
 const TN: u32 = 64u;
@@ -28,6 +29,19 @@ var<workgroup> tb: array<f32, 1024>; // [TK][TN]
 @compute @workgroup_size(16, 16)
 fn matmul(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
           @builtin(local_invocation_index) li: u32) {
+    tiled(wid, lid, li, false);
+}
+
+// The same tiles when M and N are multiples of 64 and K of 16 (the GPT's linear layers at most
+// batch sizes): no bounds check on any load or store. The host picks it only for such shapes.
+@compute @workgroup_size(16, 16)
+fn matmul_exact(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
+                @builtin(local_invocation_index) li: u32) {
+    tiled(wid, lid, li, true);
+}
+
+// `exact`: a constant at both call sites, so the compiler drops the checks from `matmul_exact`.
+fn tiled(wid: vec3<u32>, lid: vec3<u32>, li: u32, exact: bool) {
     let z1 = wid.z / p.nb_inner;
     let z2 = wid.z % p.nb_inner;
     let a0 = z1 * p.a_outer + z2 * p.a_inner;
@@ -50,7 +64,7 @@ fn matmul(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) l
                 kk = idx % TK;
             }
             var v = 0.0;
-            if (row0 + r < p.m && k0 + kk < p.k) {
+            if (exact || (row0 + r < p.m && k0 + kk < p.k)) {
                 v = a[a0 + (row0 + r) * p.a_row + (k0 + kk) * p.a_col];
             }
             ta[kk * TM + r] = v;
@@ -61,7 +75,7 @@ fn matmul(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) l
                 kb = idx % TK;
             }
             var w = 0.0;
-            if (col0 + cc < p.n && k0 + kb < p.k) {
+            if (exact || (col0 + cc < p.n && k0 + kb < p.k)) {
                 w = b[b0 + (k0 + kb) * p.b_row + (col0 + cc) * p.b_col];
             }
             tb[kb * TN + cc] = w;
@@ -76,19 +90,19 @@ fn matmul(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) l
         }
         workgroupBarrier();
     }
-    store_row(c0, row0 + lid.y, col0 + lid.x, acc0);
-    store_row(c0, row0 + lid.y + 16u, col0 + lid.x, acc1);
-    store_row(c0, row0 + lid.y + 32u, col0 + lid.x, acc2);
-    store_row(c0, row0 + lid.y + 48u, col0 + lid.x, acc3);
+    store_row(c0, row0 + lid.y, col0 + lid.x, acc0, exact);
+    store_row(c0, row0 + lid.y + 16u, col0 + lid.x, acc1, exact);
+    store_row(c0, row0 + lid.y + 32u, col0 + lid.x, acc2, exact);
+    store_row(c0, row0 + lid.y + 48u, col0 + lid.x, acc3, exact);
 }
 
-fn store_row(c0: u32, r: u32, col: u32, v: vec4<f32>) {
-    if (r >= p.m) {
+fn store_row(c0: u32, r: u32, col: u32, v: vec4<f32>, exact: bool) {
+    if (!exact && r >= p.m) {
         return;
     }
     for (var j = 0u; j < 4u; j++) {
         let cc = col + j * 16u;
-        if (cc < p.n) {
+        if (exact || cc < p.n) {
             var out = p.alpha * v[j];
             if (p.has_bias != 0u) {
                 out += bias[cc];

@@ -170,6 +170,90 @@ pub async fn bench_matmul(
     })
 }
 
+/// The two matmul kernels of a GPU adapter: tiled through workgroup memory (written for GPUs) and
+/// register-blocked without it (written for CPU adapters).
+pub const MATMUL_KERNELS: [&str; 2] = ["tiled", "register-blocked"];
+
+/// The matmul kernel this device uses and what timing them found.
+#[derive(Clone, Debug, Serialize)]
+pub struct MatmulChoice {
+    /// One of `MATMUL_KERNELS`.
+    pub kernel: String,
+    /// "timed" (the fastest of both, measured now), "default" (the adapter type's rule: untimed)
+    /// or "cpu backend" (no GPU kernels).
+    pub how: String,
+    /// Milliseconds for the quick matmul cases, once each, per kernel (as in `MATMUL_KERNELS`);
+    /// empty unless timed.
+    pub ms: Vec<f64>,
+}
+
+/// The kernel a device uses now, untimed.
+pub fn matmul_choice(gpu: &Rc<Device>) -> MatmulChoice {
+    match gpu.as_gpu() {
+        None => MatmulChoice {
+            kernel: "cpu backend".into(),
+            how: "cpu backend".into(),
+            ms: vec![],
+        },
+        Some(g) => MatmulChoice {
+            kernel: MATMUL_KERNELS[g.cpu_kernels() as usize].into(),
+            how: "default".into(),
+            ms: vec![],
+        },
+    }
+}
+
+/// Time both GPU matmul kernels on the GPT's products (the quick cases: 8 sequences of 127
+/// tokens, width 256, 8 heads), `repeats` calls each after a warm-up, and keep the faster one on
+/// this device. On the CPU backend there is nothing to choose.
+pub async fn tune_matmul(
+    gpu: &Rc<Device>,
+    repeats: usize,
+    clock: &dyn Fn() -> f64,
+) -> Result<MatmulChoice> {
+    let Some(g) = gpu.as_gpu() else {
+        return Ok(matmul_choice(gpu));
+    };
+    let before = g.cpu_kernels();
+    let mut ms = vec![];
+    for registers in [false, true] {
+        g.set_cpu_kernels(registers);
+        let mut total = 0.0;
+        for case in matmul_cases(true) {
+            match time_matmul(gpu, &case, repeats, clock).await {
+                Ok(s) => total += s * 1e3,
+                Err(e) => {
+                    g.set_cpu_kernels(before);
+                    return Err(e);
+                }
+            }
+        }
+        ms.push(total);
+    }
+    let registers = ms[1] < ms[0];
+    g.set_cpu_kernels(registers);
+    Ok(MatmulChoice {
+        kernel: MATMUL_KERNELS[registers as usize].into(),
+        how: "timed".into(),
+        ms,
+    })
+}
+
+/// Use the named kernel (one of `MATMUL_KERNELS`) on this device, e.g. a choice kept from an
+/// earlier `tune_matmul`; an unknown name is refused, the CPU backend ignores it.
+pub fn set_matmul(gpu: &Rc<Device>, kernel: &str) -> Result<()> {
+    let Some(i) = MATMUL_KERNELS.iter().position(|k| *k == kernel) else {
+        return Err(crate::Error::Msg(format!(
+            "unknown matmul kernel '{kernel}'; choose {} or {}",
+            MATMUL_KERNELS[0], MATMUL_KERNELS[1]
+        )));
+    };
+    if let Some(g) = gpu.as_gpu() {
+        g.set_cpu_kernels(i == 1);
+    }
+    Ok(())
+}
+
 /// One variant's training-step result.
 #[derive(Clone, Debug, Serialize)]
 pub struct StepResult {

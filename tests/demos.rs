@@ -197,6 +197,17 @@ fn e7_masked_weights_and_gradients_are_exactly_zero() {
         close("E7 P", &res.masked_gpu, &res.masked_cpu, 1e-5);
         close("E7 open P", &res.open_gpu, &res.open_cpu, 1e-5);
         close("E7 dS", &res.grad_gpu, &res.grad_cpu, 1e-4);
+        close("E7 open dS", &res.open_grad_gpu, &res.open_grad_cpu, 1e-4);
+        // Without the mask the gradient reaches the future: some entry above the diagonal is non-zero.
+        if t > 1 {
+            let above = (0..t * t).filter(|i| i % t > i / t);
+            assert!(
+                above
+                    .map(|i| res.open_grad_gpu[i].abs())
+                    .fold(0.0, f64::max)
+                    > 1e-6
+            );
+        }
     }
 }
 

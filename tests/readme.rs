@@ -185,3 +185,59 @@ fn readme_handout_commands_run_cheaply_on_the_course_files() {
     println!("ran {ran} README commands in their cheap form");
     let _ = std::fs::remove_dir_all(&tmp);
 }
+
+/// No file of the project keeps a merge's conflict markers (one did: ARCHITECTURE.md carried a
+/// whole conflicting half for a session). Walks the sources and docs, not build outputs.
+#[test]
+fn no_file_keeps_merge_conflict_markers() {
+    fn walk(dir: &Path, found: &mut Vec<String>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            let name = e.file_name().to_string_lossy().into_owned();
+            if p.is_dir() {
+                let skip = [
+                    "target",
+                    "node_modules",
+                    "pkg",
+                    ".git",
+                    "out",
+                    "gpukit",
+                    "gpukit.new",
+                ];
+                if !skip.contains(&name.as_str()) && !name.starts_with("target") {
+                    walk(&p, found);
+                }
+                continue;
+            }
+            let text_file = [
+                ".md", ".rs", ".js", ".mjs", ".sh", ".py", ".html", ".css", ".wgsl", ".toml",
+                ".json",
+            ]
+            .iter()
+            .any(|x| name.ends_with(x));
+            let Ok(text) = std::fs::read_to_string(&p).map_err(|_| ()).and_then(|t| {
+                if text_file {
+                    Ok(t)
+                } else {
+                    Err(())
+                }
+            }) else {
+                continue;
+            };
+            for (i, line) in text.lines().enumerate() {
+                if line.starts_with("<<<<<<< ") || line.starts_with(">>>>>>> ") {
+                    found.push(format!("{}:{}", p.display(), i + 1));
+                }
+            }
+        }
+    }
+    let mut found = Vec::new();
+    walk(&root(), &mut found);
+    assert!(
+        found.is_empty(),
+        "conflict markers left by a merge: {found:?}"
+    );
+}

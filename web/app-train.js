@@ -22,6 +22,7 @@ import { restoreModels, wireModels } from './page/models.js';
 import { wireAsk } from './page/ask.js';
 import { wireEval } from './page/eval.js';
 import { on } from './page/events.js';
+import { keepFocus } from './page/focus.js';
 
 // Start
 
@@ -65,7 +66,7 @@ export async function startPage(w, device, browserInfo) {
   }
   P.deviceKey = `${device.kind}:${device.kind === 'cpu' ? device.describe : device.adapter.name}:${browserInfo ? [browserInfo.vendor, browserInfo.architecture].join('/') : ''}`;
   applyPreset('quick');
-  wireData(); wireForm(); wireTraining(); wireModels(); wireEval(); wireAsk();
+  wireData(); wireForm(); wireTraining(); wireModels(); wireEval(); wireAsk(); keepFocus();
   // The demos' E8/E9 read the same registry (src/web/models.rs): they only redraw, nothing is
   // copied or uploaded again.
   on('models', () => { if (window.attnlabDemos) window.attnlabDemos.modelsChanged(); });

@@ -4,7 +4,8 @@
 // (#e3?s=50&lv=-6 …) so a state can be shared. Test hooks: window.__demos = {ready, runs, results, error}.
 // Trained models for E8/E9: the page's registry (src/web/models.rs); window.attnlabDemos.setModel(bytes)
 // puts a checkpoint's safetensors bytes there.
-import { ITEMS } from './demos/items.js';
+import { ITEMS as E_ITEMS } from './demos/items.js';
+import { S2_ITEMS, modelsChanged as s2ModelsChanged, setSoftware } from './demos/section2.js';
 import { setBackend } from './demos/labels.js';
 import { job, loadDevice } from './backend.js';
 import { esc } from './page/ui.js';
@@ -13,6 +14,8 @@ import { placeLabels } from './demos/draw.js';
 import { drawLegend } from './page/heatmap.js';
 import { applyParams, parseHash, writeHash } from './demos/link.js';
 
+// E1–E10, then the section 2 demos (S2a–S2c).
+const ITEMS = [...E_ITEMS, ...S2_ITEMS];
 const root = document.getElementById('demos');
 // The stylesheet travels with the script, so index.html needs only the section and this module.
 if (!document.querySelector('link[href$="web/demos.css"]')) {
@@ -35,6 +38,7 @@ const gpuJob = (f) => job('demo', f);
 async function loadWasm() {
   const { wasm: m, device } = await loadDevice();
   setBackend(device.kind);
+  setSoftware(Boolean(device.adapter && device.adapter.software));
   state.backend = device.kind;
   const k = document.getElementById('demos-kernels');
   if (k) k.textContent = device.kind === 'cpu' ? `the same CPU-backend kernels (f32, wasm SIMD128) that train the GPT on this page` : 'the same WGSL kernels that train the GPT';
@@ -151,7 +155,7 @@ function build(item, hash) {
   el.innerHTML = `
     <h3 id="${item.id}-title"><a class="demo-link" href="#${item.id}" title="link to this demo">${item.num}</a> ${item.title}</h3>
     <p class="demo-explain">${item.explain}</p>
-    <div class="demo-formula" aria-label="formula">${item.formula}</div>
+    <div class="demo-formula" role="group" aria-label="formula">${item.formula}</div>
     <div class="demo-body">
       <figure class="demo-figure"><figcaption class="sr-only">${esc(item.alt)}</figcaption></figure>
       <div class="demo-side">
@@ -193,8 +197,38 @@ function build(item, hash) {
       if (ok) redraw(d); // the card's height may have changed
     });
   }
+  // A formula wider than the card scrolls sideways: it then takes keyboard focus (arrows scroll it),
+  // and a shadow at the cut edge says there is more.
+  const formula = el.querySelector('.demo-formula');
+  const fits = () => {
+    const more = formula.scrollWidth > formula.clientWidth + 1;
+    if (more) formula.tabIndex = 0; else formula.removeAttribute('tabindex');
+    formula.classList.toggle('cut', more);
+  };
+  new ResizeObserver(fits).observe(formula);
   demos.set(item.id, d);
   return el;
+}
+
+// A link to a demo lands on its card and stays there while the page above it grows (formulas
+// rendered, the shipped model's cards filled, images loaded): for 15 s, or until the reader scrolls,
+// clicks or types, every change of the page's size scrolls the card back to the top.
+function pinTo(el) {
+  const at = () => el.getBoundingClientRect().top;
+  let want = 0;
+  const pin = () => { if (Math.abs(at() - want) > 2) el.scrollIntoView(); };
+  const ro = new ResizeObserver(pin);
+  const stop = () => {
+    ro.disconnect();
+    for (const ev of STOPS) window.removeEventListener(ev, stop, true);
+  };
+  const STOPS = ['wheel', 'touchstart', 'pointerdown', 'keydown'];
+  for (const ev of STOPS) window.addEventListener(ev, stop, { capture: true, passive: true });
+  el.scrollIntoView();
+  want = at(); // where scrollIntoView puts it (its scroll margin above)
+  ro.observe(document.body);
+  setTimeout(stop, 15000);
+  state.pinned = el.id;
 }
 
 async function main() {
@@ -226,7 +260,7 @@ async function main() {
     for (const d of demos.values()) d.status.textContent = `The demos need the wasm module (web/pkg, built by scripts/build-web.sh): ${state.error}`;
     return;
   }
-  if (hash && demos.has(hash.id)) demos.get(hash.id).el.scrollIntoView();
+  if (hash && demos.has(hash.id)) pinTo(demos.get(hash.id).el);
   await readModels().catch(() => {});
   // First render of every demo, in page order (each is small; the shared queue keeps them serial).
   await Promise.all([...demos.values()].map((d) => run(d)));
@@ -240,7 +274,8 @@ let modelList = [];
 const readModels = async () => { if (wasm) modelList = await gpuJob(() => wasm.demo_models()); };
 const rerunModels = () => {
   readModels().catch(() => {});
-  for (const id of ['e8', 'e9']) if (demos.has(id)) run(demos.get(id));
+  s2ModelsChanged();
+  for (const d of demos.values()) if (d.item.usesModels || ['e8', 'e9'].includes(d.item.id)) run(d);
 };
 
 // The hooks: the training page says when its models changed; a test (or any caller) can put a
@@ -259,6 +294,13 @@ window.attnlabDemos = {
     await gpuJob(() => wasm.demo_clear_model(variant));
     await readModels();
     rerunModels();
+  },
+  // Section 2's own models (src/web/section2.rs): "nopretrain" or "pretrained".
+  async s2Load(role, bytes, name) {
+    await wasmReady;
+    const label = await gpuJob(() => wasm.s2_load(role, bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes), name));
+    rerunModels();
+    return label;
   },
   // The variants in the registry (as of the last change the demos were told of).
   models: () => modelList,

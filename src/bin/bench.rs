@@ -309,6 +309,7 @@ With no mode flag: matmul GFLOP/s at the GPT's shapes (--quick: rows and batches
   --repeats N   timed repeats after one warm-up (default 5)
   --device D    the backend, chosen as the CLI does (default auto)
   --info        print the adapter (name, backend, type, driver) and its limits, then stop
+  --tune        time both GPU matmul kernels at the GPT's shapes, keep the faster (also with --info)
 Numbers measured with it are in BENCHMARKS.md.";
 
     pub fn run() -> Result<()> {
@@ -335,6 +336,23 @@ Numbers measured with it are in BENCHMARKS.md.";
         };
         let gpu = Device::open_blocking(choice)?;
         println!("device: {} ({})", gpu.describe(), gpu.reason);
+        // The matmul kernel: the adapter type's default, or (--tune) the faster of both, timed here.
+        let m = if args.iter().any(|a| a == "--tune") {
+            let t0 = std::time::Instant::now();
+            let clock = move || t0.elapsed().as_secs_f64();
+            pollster::block_on(bench::tune_matmul(&gpu, repeats.min(3), &clock))?
+        } else {
+            bench::matmul_choice(&gpu)
+        };
+        match m.ms.as_slice() {
+            [a, b] => println!(
+                "matmul kernel: {} (timed: {} {a:.2} ms, {} {b:.2} ms for the quick cases)",
+                m.kernel,
+                bench::MATMUL_KERNELS[0],
+                bench::MATMUL_KERNELS[1]
+            ),
+            _ => println!("matmul kernel: {} ({})", m.kernel, m.how),
+        }
         if args.iter().any(|a| a == "--info") {
             // The adapter and the limits the kernels were granted, then nothing else.
             match gpu.as_gpu() {

@@ -176,8 +176,10 @@ fn word(rng: &mut DataRng, end: &str) -> String {
     capitalize(&w)
 }
 
-fn new_person(rng: &mut DataRng, cdf: &[f64], seen: &mut HashSet<String>) -> Person {
-    let (surname, full) = loop {
+/// A new full name (first, sometimes a middle, and a surname) not in `seen`, which gets it;
+/// returns (surname, full name).
+fn new_name(rng: &mut DataRng, seen: &mut HashSet<String>) -> (String, String) {
+    loop {
         let first_end = pick(rng, FIRST_ENDS);
         let first = word(rng, first_end);
         let sur_end = pick(rng, SURNAME_ENDS);
@@ -189,9 +191,34 @@ fn new_person(rng: &mut DataRng, cdf: &[f64], seen: &mut HashSet<String>) -> Per
             format!("{first} {surname}")
         };
         if first.len() >= 2 && surname.len() >= 3 && seen.insert(full.clone()) {
-            break (surname, full);
+            return (surname, full);
         }
-    };
+    }
+}
+
+/// `n` names made by the corpus's name generator from `seed`, none of them in `taken` (the
+/// people a model was trained on), so a model cannot have seen them.
+pub fn invented_names(seed: u64, n: usize, taken: &HashSet<String>) -> Vec<String> {
+    let mut rng = DataRng::new(seed);
+    let mut seen = taken.clone();
+    (0..n).map(|_| new_name(&mut rng, &mut seen).1).collect()
+}
+
+/// The surname endings the generator appends (the empty ending left out), longest first, so the
+/// first one a surname ends with is its ending.
+pub fn surname_endings() -> Vec<&'static str> {
+    let mut e: Vec<&'static str> = SURNAME_ENDS
+        .iter()
+        .copied()
+        .filter(|e| !e.is_empty())
+        .collect();
+    e.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    e.dedup();
+    e
+}
+
+fn new_person(rng: &mut DataRng, cdf: &[f64], seen: &mut HashSet<String>) -> Person {
+    let (surname, full) = new_name(rng, seen);
     let birthplace = draw_place(rng, cdf);
     let year = rng.range_incl(1820, 1985);
     let birth = (rng.range_incl(1, 28), rng.range_incl(0, 11), year);

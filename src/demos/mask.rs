@@ -28,6 +28,9 @@ pub struct MaskView {
     /// dL/dscores for L = Σ P ⊙ U with a random U, through the masked softmax.
     pub grad_gpu: Vec<f64>,
     pub grad_cpu: Vec<f64>,
+    /// The same gradient through the softmax without the mask (nothing above the diagonal is 0).
+    pub open_grad_gpu: Vec<f64>,
+    pub open_grad_cpu: Vec<f64>,
     /// Largest |weight| and |gradient| above the diagonal (the check: both exactly 0).
     pub max_masked_weight: f64,
     pub max_masked_grad: f64,
@@ -41,26 +44,8 @@ pub async fn mask_view(gpu: &Rc<Device>, t: usize, seed: u64) -> Result<MaskView
     let mut r = DemoRng::new(seed);
     let scores: Vec<f64> = (0..t * t).map(|_| r.normal()).collect();
     let up: Vec<f64> = (0..t * t).map(|_| r.normal()).collect();
-    let tape = Tape::new();
-    let s = Var::leaf(
-        Tensor::from_f32(
-            gpu,
-            &[1, t, t],
-            &scores.iter().map(|&x| x as f32).collect::<Vec<_>>(),
-        )?,
-        true,
-    );
-    let p = causal_softmax(&tape, &s, 1.0)?;
-    // L = Σ P ⊙ U as a (1×T²)·(T²×1) matmul, so the upstream gradient of P is exactly U.
-    let u = konst(gpu, &[t * t, 1], &up)?;
-    let loss = matmul(&tape, &p, &u, None, Spec::plain(1, t * t, 1), &[1])?;
-    let open = tape.no_grad(|| softmax(&tape, &s, 1.0))?;
-    tape.backward(&loss)?;
-    let grad_gpu: Vec<f64> = match s.grad() {
-        Some(g) => g.to_vec_f32().await?.into_iter().map(f64::from).collect(),
-        None => return Err(Error::Msg("mask: no gradient reached the scores".into())),
-    };
-    let masked_gpu = fetch(&p).await?;
+    let (masked_gpu, grad_gpu) = through_softmax(gpu, &scores, &up, t, true).await?;
+    let (open_gpu, open_grad_gpu) = through_softmax(gpu, &scores, &up, t, false).await?;
     let masked_cpu = crate::ops::softmax::causal_softmax_ref(&scores, t, 1.0);
     let open_cpu: Vec<f64> = scores
         .chunks(t)
@@ -68,6 +53,8 @@ pub async fn mask_view(gpu: &Rc<Device>, t: usize, seed: u64) -> Result<MaskView
         .collect();
     let mut grad_cpu = vec![0.0; t * t];
     softmax_backward_ref(&masked_cpu, &up, t, 1.0, &mut grad_cpu);
+    let mut open_grad_cpu = vec![0.0; t * t];
+    softmax_backward_ref(&open_cpu, &up, t, 1.0, &mut open_grad_cpu);
     let above = |x: &[f64]| {
         (0..t * t)
             .filter(|i| i % t > i / t)
@@ -78,14 +65,49 @@ pub async fn mask_view(gpu: &Rc<Device>, t: usize, seed: u64) -> Result<MaskView
         t,
         max_masked_weight: above(&masked_gpu),
         max_masked_grad: above(&grad_gpu),
-        open_gpu: fetch(&open).await?,
+        open_gpu,
         masked_gpu,
         masked_cpu,
         open_cpu,
         grad_gpu,
         grad_cpu,
+        open_grad_gpu,
+        open_grad_cpu,
         scores,
     })
+}
+
+/// The weights P = softmax(S) (causal or not) on the device and dL/dS for L = Σ P ⊙ U.
+async fn through_softmax(
+    gpu: &Rc<Device>,
+    scores: &[f64],
+    up: &[f64],
+    t: usize,
+    causal: bool,
+) -> Result<(Vec<f64>, Vec<f64>)> {
+    let tape = Tape::new();
+    let s = Var::leaf(
+        Tensor::from_f32(
+            gpu,
+            &[1, t, t],
+            &scores.iter().map(|&x| x as f32).collect::<Vec<_>>(),
+        )?,
+        true,
+    );
+    let p = if causal {
+        causal_softmax(&tape, &s, 1.0)?
+    } else {
+        softmax(&tape, &s, 1.0)?
+    };
+    // L = Σ P ⊙ U as a (1×T²)·(T²×1) matmul, so the upstream gradient of P is exactly U.
+    let u = konst(gpu, &[t * t, 1], up)?;
+    let loss = matmul(&tape, &p, &u, None, Spec::plain(1, t * t, 1), &[1])?;
+    tape.backward(&loss)?;
+    let grad: Vec<f64> = match s.grad() {
+        Some(g) => g.to_vec_f32().await?.into_iter().map(f64::from).collect(),
+        None => return Err(Error::Msg("mask: no gradient reached the scores".into())),
+    };
+    Ok((fetch(&p).await?, grad))
 }
 
 /// A training run of the toy model: loss per step and the learned (T, T) attention.

@@ -6,6 +6,7 @@ pub mod probe;
 pub mod run;
 pub mod sample;
 pub mod schedule;
+pub mod section2;
 pub mod session;
 pub mod spec;
 pub mod start;

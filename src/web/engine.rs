@@ -1,5 +1,6 @@
 //! The page's engine state (wasm32 only): one `Engine` value owns everything that lives on the
-//! device (the device itself, the training run, the models, the evaluation going on, the ViT), so a
+//! device (the device itself, the training run, the models, the evaluation going on, the ViT, the
+//! section 2 demos' models), so a
 //! lost or replaced device drops all of it in one place (`Engine::drop_all`). It sits in one
 //! thread-local, because wasm-bindgen's exports are free functions; `with` lends it for a moment
 //! and never across an `await` (every async export takes what it needs out and puts it back).
@@ -7,7 +8,7 @@
 //!
 //! The types of what it holds are here too, so the engine depends on none of the files that use it.
 
-use crate::data::{Row, Vocab};
+use crate::data::{DefaultCorpus, Row, Vocab};
 use crate::device::{Device, DeviceChoice};
 use crate::model::vit::VitTrainer;
 use crate::model::Gpt;
@@ -35,6 +36,15 @@ pub(crate) struct Evaluation {
     pub rows: Vec<Row>,
     pub predictions: Vec<String>,
     pub skipped: Vec<run::Skipped>,
+}
+
+/// A model the section 2 demos keep apart from the registry (`section2.rs`), with its vocabulary
+/// and where it came from.
+#[derive(Clone)]
+pub(crate) struct Kept {
+    pub model: Rc<Gpt>,
+    pub vocab: Vocab,
+    pub label: String,
 }
 
 /// The ViT card's model, its trainer and where it came from (`vit.rs`).
@@ -65,6 +75,13 @@ pub(crate) struct Engine {
     pub eval: Option<Evaluation>,
     /// The ViT card's model and trainer (`vit.rs`).
     pub vit: Option<VitRun>,
+    /// The section 2 demos' model finetuned without pretraining, and the pretrained-only model
+    /// for the probe (`section2.rs`).
+    pub no_pretrain: Option<Kept>,
+    pub pretrained: Option<Kept>,
+    /// The built-in corpus the section 2 demos ask about (made once; not on the device, so a
+    /// device loss keeps it).
+    pub corpus: Option<Rc<DefaultCorpus>>,
     /// Device calls running now, and how often one started while another ran (the worker serves
     /// one call at a time, so this stays 0; `page_debug_engine` shows it to the browser tests).
     busy: u32,
@@ -82,6 +99,9 @@ impl Engine {
             models: HashMap::new(),
             eval: None,
             vit: None,
+            no_pretrain: None,
+            pretrained: None,
+            corpus: None,
             busy: 0,
             overlaps: 0,
         }
@@ -94,6 +114,8 @@ impl Engine {
         self.models.clear();
         self.eval = None;
         self.vit = None;
+        self.no_pretrain = None;
+        self.pretrained = None;
     }
 }
 
@@ -137,6 +159,8 @@ pub(crate) struct Held {
     models: Vec<&'static str>,
     evaluation: bool,
     vit: bool,
+    /// The section 2 demos' models: `[nopretrain, pretrained]` as far as held.
+    section2: Vec<&'static str>,
     overlaps: u32,
 }
 
@@ -150,6 +174,13 @@ pub(crate) fn held() -> Held {
             models,
             evaluation: e.eval.is_some(),
             vit: e.vit.is_some(),
+            section2: [
+                ("nopretrain", &e.no_pretrain),
+                ("pretrained", &e.pretrained),
+            ]
+            .into_iter()
+            .filter_map(|(n, k)| k.as_ref().map(|_| n))
+            .collect(),
             overlaps: e.overlaps,
         }
     })

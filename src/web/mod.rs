@@ -12,6 +12,7 @@ mod inputs;
 mod js;
 mod measure;
 mod models;
+mod section2;
 mod spec;
 mod train;
 mod vit;

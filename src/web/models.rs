@@ -40,6 +40,11 @@ pub(crate) fn current(v: Variant) -> Option<(Rc<Gpt>, Vocab)> {
     })
 }
 
+/// The label of the variant's current model ("trained here", a file name), if there is one.
+pub(crate) fn label_of(variant: &str) -> Option<String> {
+    engine::with(|e| e.models.get(variant).map(|l| l.label.clone()))
+}
+
 /// The model to evaluate or ask: the variant's current model.
 pub(crate) fn model_for(variant: &str) -> Result<(Rc<Gpt>, Vocab), JsError> {
     let v = Variant::from_name(variant).map_err(err)?;

@@ -16,17 +16,17 @@ use super::spec::{StartSpec, WORDS};
 use super::{device, lost_or};
 use crate::data::Vocab;
 use crate::model::checkpoint;
-use crate::train::{vocab_of_checkpoint, Begin, Hooks, Progress, RunStart, Session};
+use crate::train::{vocab_of_checkpoint, Begin, Hooks, Progress, RunData, RunStart, Session};
 use serde::Serialize;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
 /// Take the run out for an async call and put it back afterwards (also on an error), so no
 /// `RefCell` borrow is held across an await.
-struct RunGuard(Option<Session>);
+pub(crate) struct RunGuard(Option<Session>);
 
 impl RunGuard {
-    fn take() -> Result<RunGuard, JsError> {
+    pub(crate) fn take() -> Result<RunGuard, JsError> {
         match engine::with(|e| e.run.take()) {
             Some(r) => Ok(RunGuard(Some(r))),
             None => Err(err(
@@ -34,7 +34,7 @@ impl RunGuard {
             )),
         }
     }
-    fn run(&mut self) -> &mut Session {
+    pub(crate) fn run(&mut self) -> &mut Session {
         self.0
             .as_mut()
             .expect("the guard holds its run until dropped")
@@ -221,9 +221,14 @@ pub async fn page_run_state() -> Result<Vec<u8>, JsError> {
 pub async fn page_finish(label: String) -> Result<Vec<u8>, JsError> {
     let run = RunGuard::take()?.keep_out().expect("taken just now");
     let bytes = run.checkpoint_bytes().await.map_err(|e| err(lost_or(e)))?;
+    let pretrained = matches!(run.data, RunData::Pretrain(_));
     let (model, vocab) = run.into_model();
+    let model = Rc::new(model);
+    if pretrained {
+        super::section2::keep_pretrained(model.clone(), vocab.clone(), label.clone());
+    }
     models::keep(Loaded {
-        model: Rc::new(model),
+        model,
         vocab,
         label,
     });

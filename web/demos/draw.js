@@ -8,6 +8,7 @@ export const C = { a: '#0072B2', b: '#D55E00', mid: '#009E73', out: '#000000', o
 
 // The page's one heatmap renderer and colour map (web/page/heatmap.js).
 import { paintCells, viridis } from '../page/heatmap.js';
+import { niceTicks } from '../page/ui.js';
 
 export { viridis };
 
@@ -57,6 +58,16 @@ export function placeLabels() {
     ctx.fillStyle = '#1d232b'; ctx.textAlign = 'left'; ctx.textBaseline = 'middle';
     ctx.fillText(l.text, b.x, b.y + h / 2);
   }
+}
+
+// A title that fits `max` pixels: whole, else without its parenthesis, else cut with an ellipsis.
+export function fitText(ctx, text, max) {
+  if (ctx.measureText(text).width <= max) return text;
+  const short = text.replace(/\s*\([^)]*\)\s*/g, ' ').trim();
+  if (ctx.measureText(short).width <= max) return short;
+  let t = short;
+  while (t.length > 1 && ctx.measureText(`${t}…`).width > max) t = t.slice(0, -1);
+  return `${t}…`;
 }
 
 // A square data window [-r, r]² mapped into the box (x, y, size).
@@ -125,17 +136,24 @@ export function bars(ctx, box, values, { lo = 0, hi = 1, colors = C.a, labels = 
       ctx.strokeStyle = '#000'; ctx.lineWidth = 2;
       ctx.beginPath(); ctx.moveTo(x + i * bw + bw * 0.05, yOf(marks[i])); ctx.lineTo(x + i * bw + bw * 0.95, yOf(marks[i])); ctx.stroke();
     }
-    // Labels that would run into each other: every k-th one (and the marked ones) only.
-    const every = Math.max(1, Math.ceil((Math.max(...labels.map((l) => ctx.measureText(String(l ?? '')).width), 0) + 4) / bw));
-    if (labels[i] !== undefined && (i % every === 0 || /\*|★/.test(labels[i]))) {
-      ctx.fillStyle = '#5b6673'; ctx.textAlign = 'center'; ctx.fillText(labels[i], x + (i + 0.5) * bw, base + 9);
-    }
   });
+  // Labels under the bars: the marked ones (* or ★) first, then every other one that keeps clear of
+  // those already placed, so none runs into another.
+  const placed = [];
+  const order = labels.map((l, i) => i).filter((i) => labels[i] !== undefined)
+    .sort((a, b) => Number(/\*|★/.test(labels[b])) - Number(/\*|★/.test(labels[a])) || a - b);
+  ctx.fillStyle = '#5b6673'; ctx.textAlign = 'center';
+  for (const i of order) {
+    const t = String(labels[i]), cx = x + (i + 0.5) * bw, half = ctx.measureText(t).width / 2 + 2;
+    if (placed.some(([a, b]) => cx - half < b && a < cx + half)) continue;
+    placed.push([cx - half, cx + half]);
+    ctx.fillText(t, cx, base + 9);
+  }
   if (ref !== null) {
     ctx.setLineDash([5, 4]); ctx.strokeStyle = '#1d232b'; ctx.lineWidth = 1;
     ctx.beginPath(); ctx.moveTo(x, yOf(ref)); ctx.lineTo(x + w, yOf(ref)); ctx.stroke(); ctx.setLineDash([]);
   }
-  if (title) { ctx.fillStyle = '#5b6673'; ctx.textAlign = 'left'; ctx.fillText(title, x, y + 6); }
+  if (title) { ctx.fillStyle = '#5b6673'; ctx.textAlign = 'left'; ctx.fillText(fitText(ctx, title, w), x, y + 6); }
 }
 
 // A (rows × cols) heatmap of values in [lo, hi] (the page's renderer, viridis), with its title,
@@ -164,16 +182,19 @@ export function heatmap(ctx, box, m, rows, cols, { lo = 0, hi = 1, title = '', r
   }
   ctx.strokeStyle = '#1d232b'; ctx.lineWidth = 1; ctx.strokeRect(x0, top, cols * cs, rows * cs);
   ctx.fillStyle = '#5b6673';
-  if (title) { ctx.textAlign = 'left'; ctx.fillText(title, x, y + 7); }
+  if (title) { ctx.textAlign = 'left'; ctx.fillText(fitText(ctx, title, w), x, y + 7); }
   if (rowLabels && cs >= 10) { ctx.textAlign = 'right'; rowLabels.forEach((l, i) => ctx.fillText(l, x0 - 3, top + (i + 0.5) * cs)); }
   if (colLabels) { ctx.textAlign = 'center'; colLabels.forEach((l, j) => ctx.fillText(l, x0 + (j + 0.5) * cs, top - 7)); }
   return { cs, x0, top };
 }
 
 // Line plot of several series over xs; log10 y when `log`. series: [{ys, color, dash, label}].
+// Ticks are round numbers (1, 2 or 5 × 10^k; whole decades on a log axis) placed where their values
+// are; the series' labels form a legend above the plot, never over the curves.
 export function lines(ctx, box, xs, series, { log = false, lo = null, hi = null, title = '', xlabel = '', marker = null, hlines = [] } = {}) {
   const { x, y, w, h } = box;
-  const L = 44, B = 28, T = 18;
+  const legend = series.filter((s) => s.label);
+  const L = 44, B = 28, T = legend.length ? 32 : 18;
   const tr = (v) => (log ? Math.log10(Math.max(v, 1e-300)) : v);
   const all = series.flatMap((s) => s.ys.map(tr)).filter(Number.isFinite);
   let ymin = lo !== null ? lo : Math.min(...all), ymax = hi !== null ? hi : Math.max(...all);
@@ -181,24 +202,32 @@ export function lines(ctx, box, xs, series, { log = false, lo = null, hi = null,
   const xmin = xs[0], xmax = xs[xs.length - 1];
   const px = (v) => x + L + ((v - xmin) / (xmax - xmin || 1)) * (w - L - 8);
   const py = (v) => y + T + (1 - (Math.min(ymax, Math.max(ymin, tr(v))) - ymin) / (ymax - ymin)) * (h - T - B);
+  const pyT = (t) => y + T + (1 - (t - ymin) / (ymax - ymin)) * (h - T - B);
   ctx.strokeStyle = '#d8dde3'; ctx.lineWidth = 1; ctx.strokeRect(x + L, y + T, w - L - 8, h - T - B);
   ctx.fillStyle = '#5b6673'; ctx.textAlign = 'right';
-  for (let k = 0; k <= 4; k++) {
-    const v = ymin + (k / 4) * (ymax - ymin);
-    const yy = y + T + (1 - k / 4) * (h - T - B);
-    ctx.fillText(log ? `1e${Math.round(v)}` : v.toFixed(2), x + L - 4, yy);
-  }
-  ctx.textAlign = 'center';
-  for (let k = 0; k <= 4; k++) { const v = xmin + (k / 4) * (xmax - xmin); ctx.textAlign = k === 4 ? 'right' : k === 0 ? 'left' : 'center'; ctx.fillText(+v.toFixed(2), px(v), y + h - B + 10); }
+  for (const t of yTicks(ymin, ymax, log)) ctx.fillText(log ? decade(t) : tickText(t), x + L - 4, pyT(t));
+  const xt = niceTicks(xmin, xmax, w < 420 ? 3 : 5);
+  xt.forEach((v, k) => {
+    const at = px(v);
+    ctx.textAlign = at > x + w - 24 ? 'right' : k === 0 && at < x + L + 8 ? 'left' : 'center';
+    ctx.fillText(tickText(v), at, y + h - B + 10);
+  });
   ctx.textAlign = 'center';
   if (xlabel) ctx.fillText(xlabel, x + L + (w - L) / 2, y + h - 6);
-  if (title) { ctx.textAlign = 'left'; ctx.fillText(title, x + L, y + 7); }
+  if (title) { ctx.textAlign = 'left'; ctx.fillText(fitText(ctx, title, w - L), x + L, y + 7); }
+  let lx = x + L;
+  for (const s of legend) {
+    ctx.strokeStyle = s.color; ctx.lineWidth = 2; ctx.setLineDash(s.dash || []);
+    ctx.beginPath(); ctx.moveTo(lx, y + 21); ctx.lineTo(lx + 18, y + 21); ctx.stroke(); ctx.setLineDash([]);
+    ctx.fillStyle = s.color; ctx.textAlign = 'left'; ctx.fillText(s.label, lx + 22, y + 21);
+    lx += 34 + ctx.measureText(s.label).width;
+  }
   for (const hl of hlines) {
     ctx.setLineDash([5, 4]); ctx.strokeStyle = hl.color || '#1d232b';
     ctx.beginPath(); ctx.moveTo(x + L, py(hl.y)); ctx.lineTo(x + w - 8, py(hl.y)); ctx.stroke(); ctx.setLineDash([]);
     if (hl.label) { ctx.fillStyle = hl.color || '#1d232b'; ctx.textAlign = 'right'; ctx.fillText(hl.label, x + w - 10, py(hl.y) - 8); }
   }
-  series.forEach((s, si) => {
+  series.forEach((s) => {
     ctx.strokeStyle = s.color; ctx.lineWidth = 2; ctx.setLineDash(s.dash || []);
     ctx.beginPath();
     let started = false;
@@ -207,12 +236,30 @@ export function lines(ctx, box, xs, series, { log = false, lo = null, hi = null,
       if (!started) { ctx.moveTo(px(xs[i]), py(v)); started = true; } else ctx.lineTo(px(xs[i]), py(v));
     });
     ctx.stroke(); ctx.setLineDash([]);
-    if (s.label) { ctx.fillStyle = s.color; ctx.textAlign = 'left'; ctx.fillText(s.label, x + L + 6 + si * 120, y + T + 10); }
   });
   if (marker !== null) {
     ctx.strokeStyle = '#1d232b'; ctx.setLineDash([2, 3]);
     ctx.beginPath(); ctx.moveTo(px(marker), y + T); ctx.lineTo(px(marker), y + h - B); ctx.stroke(); ctx.setLineDash([]);
   }
 }
+
+// Round tick values: 1, 2 or 5 × 10^k on a linear axis; whole decades (every one, or every 2nd, 3rd,
+// ... so that at most 6 show) on a log axis, whose values are then exponents.
+export function yTicks(lo, hi, log) {
+  if (!log) return niceTicks(lo, hi, 4);
+  const span = Math.floor(hi) - Math.ceil(lo);
+  const step = Math.max(1, Math.ceil(span / 5));
+  const out = [];
+  for (let e = Math.floor(hi); e >= Math.ceil(lo); e -= step) out.push(e);
+  return out.reverse();
+}
+
+const SUP = { '-': '⁻', 0: '⁰', 1: '¹', 2: '²', 3: '³', 4: '⁴', 5: '⁵', 6: '⁶', 7: '⁷', 8: '⁸', 9: '⁹' };
+const decade = (e) => (e === 0 ? '1' : e === 1 ? '10' : `10${String(e).replace(/./g, (c) => SUP[c])}`);
+const tickText = (v) => String(+v.toPrecision(6));
+
+// A table of numbers: a header row, then rows whose first cell names the quantity. An empty header
+// cell still says what its column holds, to screen readers.
+export const table = (head, rows, cls = '') => `<table class="demo-table${cls ? ` ${cls}` : ''}"><thead><tr>${head.map((h) => `<th>${h === '' ? '<span class="sr-only">quantity</span>' : h}</th>`).join('')}</tr></thead><tbody>${rows.map((r) => `<tr>${r.map((c, i) => `<td${i ? ' class="num"' : ''}>${c}</td>`).join('')}</tr>`).join('')}</tbody></table>`;
 
 export const fmt = (v, d = 4) => (v === undefined || v === null || Number.isNaN(v) ? '—' : Math.abs(v) !== 0 && (Math.abs(v) < 1e-3 || Math.abs(v) >= 1e5) ? v.toExponential(2) : v.toFixed(d));

@@ -2,7 +2,7 @@
 // are stated in docs/attention-exercises.md; the numbers come from src/demos/.
 // Each item: defaults (also the URL-fragment keys), controls, compute(wasm, settings) → result from
 // the kernels, draw(d) onto d.cv, numbers(d) → HTML. d.cpu says whether to show the CPU reference.
-import { C, begin, plane, dot, cross, arrow, bars, heatmap, lines, fmt } from './draw.js';
+import { C, begin, plane, dot, cross, arrow, bars, heatmap, lines, fmt, table } from './draw.js';
 import { LAYER_ITEMS } from './layer-items.js';
 import { L } from './labels.js';
 
@@ -16,7 +16,6 @@ function rng(seed) {
 const KEYCOL = ['#0072B2', '#D55E00', '#009E73', '#56B4E9', '#CC79A7', '#000000'];
 const pts = (s) => (s ? s.split(';').map((p) => p.split(',').map(Number)) : []);
 const unpts = (a) => a.map((p) => p.map((x) => +x.toFixed(2)).join(',')).join(';');
-export const table = (head, rows) => `<table class="demo-table"><thead><tr>${head.map((h) => `<th>${h}</th>`).join('')}</tr></thead><tbody>${rows.map((r) => `<tr>${r.map((c, i) => `<td${i ? ' class="num"' : ''}>${c}</td>`).join('')}</tr>`).join('')}</tbody></table>`;
 const vec = (v, d = 3) => `(${Array.from(v).map((x) => fmt(x, d)).join(', ')})`;
 
 // ---------------------------------------------------------------------------------------------- E1

@@ -2,10 +2,9 @@
 // without it), multi-head shapes, synthesizer vs dot-product scores, and the layers one attention layer can imitate. E8/E9 also draw a trained
 // model's maps once one is handed over with window.attnlabDemos.setModel(bytes). The exercises are
 // stated in docs/attention-exercises.md; the numbers come from src/demos/.
-import { C, OKABE, begin, bars, heatmap, lines, fmt } from './draw.js';
+import { C, OKABE, begin, bars, heatmap, lines, fmt, table } from './draw.js';
 import { L } from './labels.js';
 
-const table = (head, rows) => `<table class="demo-table"><thead><tr>${head.map((h) => `<th>${h}</th>`).join('')}</tr></thead><tbody>${rows.map((r) => `<tr>${r.map((c, i) => `<td${i ? ' class="num"' : ''}>${c}</td>`).join('')}</tr>`).join('')}</tbody></table>`;
 const maxAbs = (a, b) => a.reduce((m, x, i) => Math.max(m, Math.abs(x - b[i])), 0);
 const NO_MODEL = 'Train or load a model in the Train panel to see this.';
 
@@ -80,8 +79,8 @@ const E7 = {
     const lab = Array.from({ length: t }, (_, i) => String(i + 1));
     const hw = Math.min(top, w / 2 - 10);
     heatmap(ctx, { x: 0, y: 0, w: hw, h: top }, p, t, t, { title: st.mask ? 'weights P (masked)' : 'weights P (no mask)', hatchUpper: st.mask, rowLabels: lab, colLabels: lab, numbers: t <= 6 });
-    const g = r.grad_gpu, gm = Math.max(1e-12, ...g.map(Math.abs));
-    heatmap(ctx, { x: w / 2, y: 0, w: hw, h: top }, g, t, t, { lo: -gm, hi: gm, title: '∂L/∂S (0 = middle colour)', hatchUpper: true, rowLabels: lab, colLabels: lab });
+    const g = st.mask ? r.grad_gpu : r.open_grad_gpu, gm = Math.max(1e-12, ...g.map(Math.abs));
+    heatmap(ctx, { x: w / 2, y: 0, w: hw, h: top }, g, t, t, { lo: -gm, hi: gm, title: st.mask ? '∂L/∂S (masked; 0 = middle colour)' : '∂L/∂S (no mask; 0 = middle colour)', hatchUpper: st.mask, rowLabels: lab, colLabels: lab });
     const box = { x: 0, y: top + 6, w, h: h - top - 6 };
     if (r.train) {
       const xs = r.train.masked.losses.map((_, i) => i + 1);

@@ -1,7 +1,7 @@
 // A demo's state in the address: #e3?s=50&lv=-6 … (parseHash, writeHash), and the checks a shared
 // link goes through before it sets a demo's controls (applyParams): a link is user input.
 export function parseHash() {
-  const m = location.hash.match(/^#(e\d+)(?:\?(.*))?$/);
+  const m = location.hash.match(/^#(e\d+|s2[a-c])(?:\?(.*))?$/);
   if (!m) return null;
   return { id: m[1], params: new URLSearchParams(m[2] || '') };
 }

@@ -1,7 +1,7 @@
 // The Ask card: one question to every model, the answers and their attention maps.
 import { $, P, S, job, setStatus } from './core.js';
 import { errText, esc, showBox, showPred } from './ui.js';
-import { cellAt, drawLegend, drawMap, drawThumb } from './heatmap.js';
+import { cellAt, drawLegend, drawMap, drawThumb, markCell } from './heatmap.js';
 import { goldFor } from './data.js';
 
 // Ask
@@ -72,8 +72,8 @@ export function showAnswers(out) {
         <label>head <select class="pick-head">${Array.from({ length: a.n_head }, (_, i) => `<option value="${i}">${i + 1} of ${a.n_head}</option>`).join('')}</select></label>
         <label>rows <select class="pick-rows"><option value="answer">the answer’s (from ⁇ on)</option><option value="all">all ${T}</option></select></label></p>
       <div class="map-legend"><canvas class="legend"></canvas><span class="muted small">attention weight (square-root scale; grey: masked)</span></div>
-      <div class="map-scroll"><canvas class="big-map" tabindex="0" aria-label="attention map"></canvas></div>
-      <p class="map-readout small" aria-live="polite">Point at a cell to read its weight.</p>
+      <div class="map-scroll"><canvas class="big-map" tabindex="0" role="img" aria-label="attention map: use the arrow keys to move from cell to cell and read each weight below"></canvas></div>
+      <p class="map-readout small" aria-live="polite">Point at a cell (or focus the map and use the arrow keys) to read its weight.</p>
       <div class="thumbs"></div>`;
     root.appendChild(col);
     const big = col.querySelector('.big-map');
@@ -81,20 +81,39 @@ export function showAnswers(out) {
     const selL = col.querySelector('.pick-layer'), selH = col.querySelector('.pick-head'), selR = col.querySelector('.pick-rows');
     const mapOf = (l, h) => a.maps[l].subarray ? a.maps[l].subarray(h * T * T, (h + 1) * T * T) : a.maps[l].slice(h * T * T, (h + 1) * T * T);
     let geom = null;
+    // The keyboard's cell: arrows move it (Home/End: the row's ends), the readout follows.
+    let cursor = null;
     const drawBig = () => {
       const rows = selR.value === 'all' ? [0, T] : answerRows;
       geom = drawMap(big, mapOf(+selL.value, +selH.value), a.tokens, a.prompt_len, Math.min(900, col.clientWidth || 620), rows);
+      if (cursor) {
+        cursor.i = Math.min(geom.r1 - 1, Math.max(geom.r0, cursor.i));
+        markCell(big, geom, cursor);
+      }
     };
     const name = (c) => (c === ' ' ? 'a space' : c === '⁇' ? '⁇ (the mask character)' : `“${c}”`);
-    big.addEventListener('mousemove', (ev) => {
-      const c = geom && cellAt(geom, big, ev);
-      if (!c) return;
+    const read = (c) => {
       const w = c.j <= c.i ? mapOf(+selL.value, +selH.value)[c.i * T + c.j] : null;
       const text = w === null ? `${name(a.tokens[c.i])} (position ${c.i + 1}) cannot see ${name(a.tokens[c.j])} (position ${c.j + 1}): it comes later (masked)`
         : `${name(a.tokens[c.i])} (position ${c.i + 1}) gives ${name(a.tokens[c.j])} (position ${c.j + 1}) weight ${w.toFixed(3)}`;
       readout.textContent = text;
       big.title = text;
       S.askHover = { variant, i: c.i, j: c.j, weight: w, text };
+    };
+    big.addEventListener('mousemove', (ev) => {
+      const c = geom && cellAt(geom, big, ev);
+      if (c) read(c);
+    });
+    big.addEventListener('keydown', (ev) => {
+      if (!geom) return;
+      const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
+      const c = cursor || { i: geom.r0, j: 0 };
+      let { i, j } = c;
+      if (moves[ev.key]) { i += moves[ev.key][0]; j += moves[ev.key][1]; } else if (ev.key === 'Home') j = 0; else if (ev.key === 'End') j = i; else return;
+      ev.preventDefault();
+      cursor = { i: Math.min(geom.r1 - 1, Math.max(geom.r0, i)), j: Math.min(geom.T - 1, Math.max(0, j)) };
+      drawBig();
+      read(cursor);
     });
     drawLegend(col.querySelector('.legend'), 200);
     selL.value = String(a.maps.length - 1);
@@ -109,9 +128,15 @@ export function showAnswers(out) {
         const c = document.createElement('canvas');
         c.title = `layer ${l + 1}, head ${h + 1}: click to show it large`;
         c.className = 'thumb';
+        // A button to the keyboard and to screen readers too (Enter or Space shows it large).
+        c.tabIndex = 0;
+        c.setAttribute('role', 'button');
+        c.setAttribute('aria-label', `show layer ${l + 1}, head ${h + 1} large`);
         // One task per thumbnail: many heads of a long answer would otherwise be one long task.
         setTimeout(() => drawThumb(c, mapOf(l, h), T, 48), 0);
-        c.addEventListener('click', () => { selL.value = String(l); selH.value = String(h); drawBig(); });
+        const pick = () => { selL.value = String(l); selH.value = String(h); drawBig(); };
+        c.addEventListener('click', pick);
+        c.addEventListener('keydown', (ev) => { if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); pick(); } });
         row.appendChild(c);
       }
       thumbs.appendChild(row);

@@ -2,13 +2,15 @@
 // most a few thousand points per curve, thinned to the canvas width). Several curves (pretraining,
 // then finetuning, ...) share the axes, each in its own colour with a legend; the ticks are round
 // numbers (1, 2 or 5 × 10^k). Colours come from CSS custom properties and the Okabe–Ito palette.
+// A pretraining curve may carry the probe's recall ([step, %], web/page/recall.js): dashed, in its
+// curve's colour, on a second axis (0–100%) at the right.
 import { niceTicks } from './ui.js';
 
 const COLOURS = ['#0072B2', '#D55E00', '#009E73'];
 
 const tickText = (v) => (Math.abs(v) >= 1e4 ? v.toExponential(0) : Math.abs(v) >= 1000 ? v.toLocaleString() : String(+v.toPrecision(4)));
 
-// series: [{label, points: [[step, loss]...], total}], the last one the run going on.
+// series: [{label, points: [[step, loss]...], total, recall?: [[step, %]...]}], the last one the run going on.
 export function drawLoss(canvas, series) {
   const dpr = window.devicePixelRatio || 1;
   const w = canvas.clientWidth || 800, h = canvas.clientHeight || 220;
@@ -23,7 +25,8 @@ export function drawLoss(canvas, series) {
   const fg = css.getPropertyValue('--fg').trim() || '#1d232b';
   const muted = css.getPropertyValue('--muted').trim() || '#5b6673';
   const line = css.getPropertyValue('--line').trim() || '#d8dde3';
-  const R = 16, T = 22, B = 36;
+  const withRecall = series.some((s) => s.recall && s.recall.length);
+  const R = withRecall ? 44 : 16, T = 22, B = 36;
   g.font = '11px system-ui, sans-serif';
   g.fillStyle = muted;
   // A diverging run can report a NaN or an infinite loss: it is left out of the scale and the curve.
@@ -89,4 +92,34 @@ export function drawLoss(canvas, series) {
     g.fillStyle = c.colour;
     g.beginPath(); g.arc(x(ls), y(ll), 3, 0, 2 * Math.PI); g.fill();
   }
+  if (withRecall) drawRecall(g, curves, series, { x, L, R, T, B, w, h, muted, fg });
+}
+
+// The probe's recall: a right-hand axis 0–100% and one dashed line with points per pretraining curve.
+function drawRecall(g, curves, series, { x, R, T, B, w, h, muted, fg }) {
+  const yr = (p) => T + ((h - T - B) * (100 - p)) / 100;
+  g.fillStyle = muted;
+  g.textAlign = 'left';
+  g.textBaseline = 'middle';
+  for (const v of [0, 50, 100]) g.fillText(`${v}%`, w - R + 6, yr(v));
+  g.save();
+  g.translate(w - 6, T + (h - T - B) / 2);
+  g.rotate(Math.PI / 2);
+  g.textAlign = 'center';
+  g.fillText('recall (probe)', 0, 0);
+  g.restore();
+  series.forEach((s, k) => {
+    const pts = (s.recall || []).filter(([, p]) => Number.isFinite(p));
+    if (!pts.length) return;
+    g.strokeStyle = curves[k].colour;
+    g.fillStyle = curves[k].colour;
+    g.setLineDash([5, 3]);
+    g.lineWidth = 1.4;
+    g.beginPath();
+    pts.forEach(([st, p], i) => (i ? g.lineTo(x(st), yr(p)) : g.moveTo(x(st), yr(p))));
+    g.stroke();
+    g.setLineDash([]);
+    for (const [st, p] of pts) g.fillRect(x(st) - 2.5, yr(p) - 2.5, 5, 5);
+  });
+  g.fillStyle = fg;
 }

@@ -155,6 +155,10 @@ export function wireData() {
   for (const ev of ['dragenter', 'dragover']) drop.addEventListener(ev, (e) => { e.preventDefault(); drop.classList.add('over'); });
   for (const ev of ['dragleave', 'drop']) drop.addEventListener(ev, () => drop.classList.remove('over'));
   drop.addEventListener('drop', (e) => { e.preventDefault(); loadFiles([...e.dataTransfer.files]); });
+  // The keyboard's way to the drop zone: one picker for several files, each placed by its name.
+  const any = $('file-any');
+  $('pick-files').addEventListener('click', () => any.click());
+  any.addEventListener('change', () => { if (any.files.length) loadFiles([...any.files]); any.value = ''; });
   $('use-embedded').addEventListener('click', useEmbedded);
   $('use-served').addEventListener('click', () => P.served && useServed());
 }

@@ -106,6 +106,18 @@ export function cellAt(geom, canvas, ev) {
   return j < geom.T && i < geom.r1 ? { i, j } : null;
 }
 
+// A focus ring around cell {i, j} of a map drawn by drawMap (the keyboard's cursor).
+export function markCell(canvas, geom, { i, j }) {
+  if (i < geom.r0 || i >= geom.r1 || j >= geom.T) return;
+  const g = canvas.getContext('2d');
+  g.strokeStyle = '#000';
+  g.lineWidth = 2;
+  g.strokeRect(geom.label + j * geom.cell + 1, geom.label + (i - geom.r0) * geom.cell + 1, geom.cell - 2, geom.cell - 2);
+  g.strokeStyle = '#fff';
+  g.lineWidth = 1;
+  g.strokeRect(geom.label + j * geom.cell + 2.5, geom.label + (i - geom.r0) * geom.cell + 2.5, geom.cell - 5, geom.cell - 5);
+}
+
 // A small map without labels (for picking a layer/head).
 export function drawThumb(canvas, map, T, px) {
   const g = hidpi(canvas, px, px);

@@ -8,6 +8,7 @@ import { readSpec, showSizing } from './form.js';
 import { measure } from './sizing.js';
 import { restoreModels } from './models.js';
 import { emit, on } from './events.js';
+import { probeRecall } from './recall.js';
 
 export let lastSave = 0;
 // How long the last save took (the engine's readback of the state plus the IndexedDB write), ms.
@@ -29,7 +30,7 @@ export function redrawChart() {
   // The finished runs of this page (pretraining and then finetuning, say) stay on the chart beside
   // the one going on: the last three, each its own curve.
   const series = S.history.slice(P.run ? -2 : -3);
-  if (P.run) series.push({ label: `${P.run.kind} ${P.run.variant}`, points: P.run.losses, total: P.run.total });
+  if (P.run) series.push({ label: `${P.run.kind} ${P.run.variant}`, points: P.run.losses, total: P.run.total, recall: P.run.recall });
   else if (!series.length && S.losses.length) series.push({ label: 'saved run', points: S.losses, total: S.total });
   S.chartSeries = series.map((c) => c.label);
   drawLoss($('chart'), series);
@@ -132,10 +133,12 @@ export async function loop() {
       n = Math.max(1, Math.min(256, Math.round(P.chunkMs / S.msPerStep)));
     }
     for (const rep of chunk.reports) P.run.losses.push([rep.step, rep.loss]);
+    await probeRecall(chunk);
     const last = chunk.reports[chunk.reports.length - 1];
     showProgress(last, last ? last.tokens_per_s : 0);
     if (chunk.done) { await finishRun('finished'); return; }
-    if (saveDue()) await saveRun();
+    // A pause or stop asked for during the chunk saves right below: no second save first.
+    if (S.status === 'running' && saveDue()) await saveRun();
     await tick();
   }
   if (!P.run) return;
@@ -185,7 +188,7 @@ export async function finishRun(how) {
     const lastLoss = r.losses.length ? r.losses[r.losses.length - 1][1] : NaN;
     S.losses = r.losses;
     S.total = r.total;
-    S.history.push({ label: `${r.kind} ${r.variant}${how === 'stopped' ? ' (stopped)' : ''}`, points: r.losses, total: r.total });
+    S.history.push({ label: `${r.kind} ${r.variant}${how === 'stopped' ? ' (stopped)' : ''}`, points: r.losses, total: r.total, recall: r.recall });
     // No ETA once the run is over.
     $('progress-text').textContent = `${r.kind} ${r.variant}: ${how} at step ${S.steps.toLocaleString()} of ${r.total.toLocaleString()}`;
     setStatus('idle', `${r.kind === 'pretrain' ? 'Pretraining' : 'Finetuning'} ${how}: ${S.steps} steps, last loss ${fmt.loss(lastLoss)}. ` +

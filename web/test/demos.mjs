@@ -34,7 +34,8 @@ async function main() {
     }));
     check(start.links.map((l) => l.href).join(' ') === '#ask-card #demos #steps-card' && start.links.every((l) => l.bottom <= 800),
       `first screen: Ask, demos and Train above the fold (${start.links.map((l) => `${l.href} ends at ${Math.round(l.bottom)} px`).join(', ')})`);
-    check(start.demos.length === 10 && start.demos.every((h, i) => h === `#e${i + 1}`), `first screen links every demo (${start.demos.join(' ')})`);
+    const allDemos = [...Array(10).keys()].map((i) => `#e${i + 1}`).concat(['#s2a', '#s2b', '#s2c']);
+    check(start.demos.join(' ') === allDemos.join(' '), `first screen links every demo, E1–E10 and S2a–S2c (${start.demos.join(' ')})`);
     // The demos' articles and controls are there before the wasm module (or the training page) is.
     await page.waitForSelector('#demos article.demo#e10', { timeout: 30000 });
     await page.click('#start .start-link[href="#demos"]');
@@ -47,12 +48,12 @@ async function main() {
     const ids = ['e1', 'e2', 'e3', 'e4', 'e5', 'e6', 'e7', 'e8', 'e9', 'e10'];
     for (const id of ids) check((st0.runs[id] || 0) >= 1, `${id} rendered`);
     // Every formula is typeset by KaTeX (served from this origin), none left as raw TeX.
-    await page.waitForFunction(() => window.__demos.tex.rendered.length + window.__demos.tex.failed.length === 10, null, { timeout: 30000 });
+    await page.waitForFunction(() => window.__demos.tex.rendered.length + window.__demos.tex.failed.length === 11, null, { timeout: 30000 });
     const tex = await page.evaluate(() => ({ ...window.__demos.tex, katex: document.querySelectorAll('#demos .demo-formula .katex').length,
       raw: [...document.querySelectorAll('#demos .demo-formula')].filter((f) => /[{}\\]|displaystyle|frac|mathrm|operatorname/.test((f.querySelector('.katex-html') || f).innerText)).map((f) => f.closest('.demo').id),
       font: document.fonts.check('16px KaTeX_Main') }));
-    check(tex.rendered.length === 10 && tex.katex === 10 && tex.raw.length === 0 && tex.font,
-      `formulas typeset by KaTeX: ${tex.rendered.length} of 10 (failed: ${tex.failed.join(', ') || 'none'}; raw TeX left in: ${tex.raw.join(', ') || 'none'}; KaTeX font loaded: ${tex.font})`);
+    check(tex.rendered.length === 11 && tex.katex === 11 && tex.raw.length === 0 && tex.font,
+      `formulas typeset by KaTeX (E1–E10 and S2b): ${tex.rendered.length} of 11 (failed: ${tex.failed.join(', ') || 'none'}; raw TeX left in: ${tex.raw.join(', ') || 'none'}; KaTeX font loaded: ${tex.font})`);
     console.log(`first render of all ten: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 
     const res = (id) => page.evaluate((i) => window.__demos.results[i], id);
@@ -134,6 +135,12 @@ async function main() {
     // E7: the mask toggle and the toy training (loss collapses without the mask).
     r = await set('e7', 'input[type=checkbox][id$="-mask"]', false);
     check(r.max_masked_weight === 0 && r.max_masked_grad === 0, 'E7: masked weights and gradients exactly 0');
+    {
+      // With the mask off, the gradient panel shows the unmasked gradient: it reaches the future.
+      const t = r.t, g = r.open_grad_gpu || [];
+      const above = g.filter((_, i) => i % t > Math.floor(i / t)).map(Math.abs);
+      check(g.length === t * t && Math.max(...above) > 1e-6, `E7: without the mask the gradient reaches cells above the diagonal (max ${Math.max(...above)})`);
+    }
     const tTrain = Date.now();
     r = await set('e7', 'button[id$="-trainthetoywithandwithoutthemask"]', null, 180000);
     const last = (l) => l.slice(-10).reduce((a, b) => a + b, 0) / 10;
@@ -217,6 +224,17 @@ async function main() {
     for (const id of ['e1', 'e5', 'e9']) await shot(id, `${id}-phone`);
     const st = await page.evaluate(() => window.__demos);
     check(st.errors.length === 0, `no demo errors (${st.errors.join('; ') || 'none'})`);
+
+    // A link to a demo lands on its card and stays there while the cards above it fill in.
+    const fresh = await ctx.newPage();
+    await fresh.setViewportSize({ width: 1280, height: 800 });
+    await fresh.goto(`${pageUrl(base)}#e9`);
+    await fresh.waitForFunction(() => window.__demos && window.__demos.ready && window.__page && window.__page.ready, null, { timeout: 240000 });
+    await fresh.waitForTimeout(1500);
+    // (scrollIntoView leaves the card's scroll margin above it: 1rem)
+    const top = await fresh.evaluate(() => document.getElementById('e9').getBoundingClientRect().top);
+    check(top >= 0 && top <= 24, `a link to #e9 lands on its card after the page has filled in (its top at ${top.toFixed(0)} px)`);
+    await fresh.close();
   } catch (e) {
     failures.push(String(e.message || e));
     console.error(`FAIL  ${e.message || e}`);

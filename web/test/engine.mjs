@@ -130,7 +130,7 @@ async function run() {
         await waitPage((s) => s.deviceLost && s.status === 'idle', 'the device-lost report', 60000);
         after = await engine('page_debug_engine');
       }
-      assert(!after.run && after.models.length === 0 && !after.evaluation && !after.vit, `the engine still holds ${JSON.stringify(after)} after the loss`);
+      assert(!after.run && after.models.length === 0 && !after.evaluation && !after.vit && after.section2.length === 0, `the engine still holds ${JSON.stringify(after)} after the loss`);
       if (!cpu) {
         await page.click('#resume-saved');
         const s = await waitPage((s) => s.status === 'running' && s.resumedFrom !== null, 'the resume');

@@ -313,15 +313,22 @@ async function run() {
       await setField('h-pre_batch', 2);
       await setField('h-max_steps', 400);
       const finished = (await P()).finished;
-      await page.click('#btn-pretrain');
+      // From the keyboard: Enter on Pretrain; focus then moves to Pause, not to the page's body.
+      await page.focus('#btn-pretrain');
+      await page.keyboard.press('Enter');
       await waitPage((s) => s.status === 'running' && s.steps >= 1, 'a running run');
       assert(await page.isDisabled('#btn-bench'), 'the benchmark could start while training ran');
       assert(await page.isDisabled('#btn-pretrain') && await page.isEnabled('#btn-pause'), 'buttons while running');
+      const focusRunning = await page.evaluate(() => document.activeElement.id || document.activeElement.tagName);
+      assert(focusRunning === 'btn-pause', `focus after Pretrain is on ${focusRunning}, not Pause`);
       // The demos say why an update waits while a run trains (they share its device).
       assert(await page.isVisible('#demos-busy'), 'the demos do not say that a run is training');
       const tPause = Date.now();
-      await page.click('#btn-pause');
+      await page.keyboard.press('Enter');
       let s = await waitPage((s) => s.status === 'paused', 'the pause');
+      await page.waitForTimeout(100);
+      const focusPaused = await page.evaluate(() => [document.activeElement.id || document.activeElement.tagName, document.activeElement.disabled]);
+      assert(focusPaused[0] !== 'BODY' && !focusPaused[1], `focus after Pause fell to ${focusPaused[0]}`);
       const pauseMs = Date.now() - tPause;
       // Pause acts within about a second when a step is short (chunks of ~0.4 s; the save included).
       assert(pauseMs < 1500 + 2 * s.msPerStep, `Pause took ${pauseMs} ms at ${Math.round(s.msPerStep)} ms a step`);

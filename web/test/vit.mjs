@@ -97,7 +97,7 @@ try {
     return `1 at ${(100 * one.probs[1]).toFixed(0)}%, 7 at ${(100 * seven.probs[7]).toFixed(0)}%`;
   });
 
-  await step('attention follows a clicked patch; rollout and positions are drawn', async () => {
+  await step('attention follows a clicked patch (and the arrow keys); rollout and positions are drawn', async () => {
     const box = await page.locator('#vit-attn').boundingBox();
     await page.mouse.click(box.x + box.width * 0.9, box.y + box.height * 0.9);
     const cap = await page.textContent('#vit-attn-caption');
@@ -108,6 +108,17 @@ try {
     assert(cap2.includes('rollout'), cap2);
     await page.click('#vit-from-cls');
     assert((await page.textContent('#vit-attn-caption')).startsWith('From [CLS]'), 'back to [CLS]');
+    // The keyboard: the first arrow picks patch 1, → and ↓ move one column and one row, Escape goes back.
+    const g = (await V()).info.grid;
+    await page.focus('#vit-attn');
+    await page.keyboard.press('ArrowRight');
+    assert((await page.textContent('#vit-attn-caption')).startsWith('From patch 1,'), 'the first arrow picks patch 1');
+    await page.keyboard.press('ArrowRight');
+    await page.keyboard.press('ArrowDown');
+    const capK = await page.textContent('#vit-attn-caption');
+    assert(capK.startsWith(`From patch ${g + 2},`), `→ ↓ from patch 1: ${capK}`);
+    await page.keyboard.press('Escape');
+    assert((await page.textContent('#vit-attn-caption')).startsWith('From [CLS]'), 'Escape goes back to [CLS]');
     // The position picture is not blank: several colours.
     const colours = await page.evaluate(() => {
       const c = document.getElementById('vit-pos');

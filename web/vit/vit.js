@@ -60,7 +60,7 @@ function build() {
     </div>
     <div class="vit-panel">
       <h3>Draw a digit</h3>
-      <canvas id="vit-pad" class="vit-pad" width="224" height="224" aria-label="drawing pad"></canvas>
+      <canvas id="vit-pad" class="vit-pad" width="224" height="224" role="img" aria-label="drawing pad for the mouse or a finger; from the keyboard, “A held-out sample” draws a digit"></canvas>
       <div class="vit-buttons">
         <button id="vit-clear" class="secondary">Clear</button>
         <button id="vit-sample" class="secondary">A held-out sample</button>
@@ -75,7 +75,7 @@ function build() {
         <label>head <select id="vit-head"></select></label>
         <button id="vit-from-cls" class="secondary">from [CLS]</button>
       </div>
-      <canvas id="vit-attn" class="vit-map" width="224" height="224" aria-label="attention over the patches; click a patch"></canvas>
+      <canvas id="vit-attn" class="vit-map" width="224" height="224" tabindex="0" role="img" aria-label="attention over the patches: click a patch, or use the arrow keys, to see where it looks (Escape: from [CLS])"></canvas>
       <p id="vit-attn-caption" class="vit-muted"></p>
       <p class="vit-explain">${EXPLAIN.attention}</p>
     </div>
@@ -149,7 +149,7 @@ function drawAttention() {
   const src = query < 0 ? '[CLS]' : `patch ${query + 1}`;
   const top = patches.indexOf(Math.max(...patches));
   $('vit-attn-caption').textContent = `From ${src}, ${what}: ${(100 * row[0]).toFixed(0)}% to [CLS], the most to patch ${top + 1} (${(100 * patches[top]).toFixed(0)}%). ` +
-    `Click a patch to see where it looks${query >= 0 ? '; “from [CLS]” goes back' : ''}. (${n} patches)`;
+    `Click a patch (or focus the map and use the arrow keys) to see where it looks${query >= 0 ? '; “from [CLS]” or Escape goes back' : ''}. (${n} patches)`;
 }
 
 async function positions() {
@@ -314,6 +314,23 @@ function wire() {
   $('vit-layer').addEventListener('change', drawAttention);
   $('vit-head').addEventListener('change', drawAttention);
   $('vit-from-cls').addEventListener('click', () => { query = -1; drawAttention(); });
+  // The keyboard's way round the patch grid: arrows move the query patch (from [CLS], the first
+  // arrow starts at the top-left patch), Escape goes back to [CLS]; the caption says what is shown.
+  $('vit-attn').addEventListener('keydown', (e) => {
+    if (!info()) return;
+    const g = info().grid;
+    const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
+    if (e.key === 'Escape') query = -1;
+    else if (!moves[e.key]) return;
+    else if (query < 0) query = 0;
+    else {
+      const y = Math.max(0, Math.min(g - 1, Math.floor(query / g) + moves[e.key][0]));
+      const x = Math.max(0, Math.min(g - 1, (query % g) + moves[e.key][1]));
+      query = y * g + x;
+    }
+    e.preventDefault();
+    drawAttention();
+  });
   $('vit-attn').addEventListener('click', (e) => {
     if (!info()) return;
     const c = $('vit-attn');

@@ -13,6 +13,8 @@ pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
     let mut out = vec![];
     let cases = [
         ("17x33 · 33x5", Spec::plain(17, 33, 5)),
+        // Whole 64 x 64 tiles and K a multiple of 16: the tiled kernel without bounds checks.
+        ("whole tiles 128x32 · 32x64", Spec::plain(128, 32, 64)),
         (
             "Aᵀ·Bᵀ 65x3 · 3x127",
             Spec {

@@ -16,6 +16,12 @@ const MATMUL: Kernel = Kernel {
     src: SRC,
     entry: "matmul",
 };
+/// The tiled kernel without bounds checks, for shapes that are whole tiles.
+const MATMUL_EXACT: Kernel = Kernel {
+    family: "matmul",
+    src: SRC,
+    entry: "matmul_exact",
+};
 /// The register-blocked variant for CPU adapters (same bindings, same 64 x 64 grid).
 const MATMUL_REG: Kernel = Kernel {
     family: "matmul",
@@ -234,8 +240,11 @@ pub fn matmul_into(
         _pad: 0,
     };
     let bias = bias.unwrap_or(a);
-    // Output tiles: 64 x 64, or 64 x 16 for the narrow CPU variant.
+    // Output tiles: 64 x 64, or 64 x 16 for the narrow CPU variant; whole tiles need no bounds
+    // checks (`matmul_exact`).
+    let whole = s.m % 64 == 0 && s.n % 64 == 0 && s.k % 16 == 0;
     let (k, tile_n) = match (gpu.cpu_kernels(), s.n <= 16) {
+        (false, _) if whole => (&MATMUL_EXACT, 64),
         (false, _) => (&MATMUL, 64),
         (true, false) => (&MATMUL_REG, 64),
         (true, true) => (&MATMUL_REG16, 16),

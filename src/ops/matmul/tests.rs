@@ -14,6 +14,7 @@ const SHAPES: &[(usize, usize, usize, usize, usize)] = &[
     (1, 1, 127, 65, 33),
     (2, 3, 17, 1, 127),
     (1, 2, 64, 64, 16),
+    (2, 1, 128, 64, 32), // whole tiles: `matmul_exact` on the tiled path
     (3, 1, 70, 3, 129),
     (2, 2, 127, 16, 33),
 ];

@@ -1,0 +1,303 @@
+// The handout's section 2 as three demos (#s2a, #s2b, #s2c) beside E1–E10: what pretraining gives a
+// finetuned model, whether an answer was retrieved or made up, and what the model answers for names
+// it never saw. The numbers come from src/train/section2.rs through the s2_* exports
+// (src/web/section2.rs); the models are the page's: its current vanilla model (the shipped one at
+// first), the shipped model finetuned without pretraining, and a pretrained-only model when the page
+// has one (a Pretrain run here, or a file loaded in S2a).
+import { C, OKABE, begin, bars, fmt, table } from './draw.js';
+import { esc } from '../page/ui.js';
+
+const pct = (a, b) => (b ? `${((100 * a) / b).toFixed(1)}%` : '—');
+const nameOf = (q) => q.replace(/^Where was /, '').replace(/ born\?$/, '');
+const NO_PRETRAINED = `No pretrained-only model here yet, so there is no probe column. Get one by pressing
+  <b>Pretrain</b> in the Train card (its model is kept for this demo when the run ends), or load a pretrained
+  checkpoint above (<code>attnlab pretrain … --writing_params_path</code>, or the course's <code>.params</code>).
+  The finetuned model cannot stand in for it: finetuning changed what it answers.`;
+
+// How many dev people S2a and S2b ask: all of them (0), or on a software adapter (SwiftShader, many
+// times slower than a GPU or the CPU backend) the first SOFTWARE_PEOPLE, and the cards say so.
+const SOFTWARE_PEOPLE = 24;
+let people = 0;
+export function setSoftware(software) { people = software ? SOFTWARE_PEOPLE : 0; }
+const peopleNote = () => (people ? `<p class="muted small">On this software adapter the first ${people} dev people only (all of them would take minutes); the CPU backend or a GPU asks all 136.</p>` : '');
+
+// The demos' models changed (a run finished, a file was loaded): cached results are stale.
+let generation = 0;
+export function modelsChanged() { generation += 1; }
+
+// Computed only once the card is on screen (each asks a model ~136 questions), then cached until
+// the models change.
+function whenVisible(d) {
+  // No f64 reference here: the numbers are a model's answers, not a kernel's.
+  d.el.querySelector('.demo-cpu').style.display = 'none';
+  const io = new IntersectionObserver((es) => {
+    if (es.some((e) => e.isIntersecting) && !d.seen) {
+      d.seen = true;
+      io.disconnect();
+      window.attnlabDemos.rerun(d.item.id);
+    }
+  });
+  io.observe(d.el);
+}
+
+async function cached(d, key, f) {
+  if (!d.cache || d.cache.gen !== generation || d.cache.key !== key) d.cache = { gen: generation, key, value: await f() };
+  return d.cache.value;
+}
+
+const waiting = (d) => {
+  const { ctx, w } = begin(d.cv);
+  ctx.fillStyle = '#5b6673'; ctx.textAlign = 'left';
+  ctx.fillText(d.res.error || 'Computed when this card comes into view…', 8, 20, w - 16);
+};
+
+// The page's vanilla model may still be loading (the shipped one comes with the page), or be only
+// pretrained: then the card waits, saying why, and runs again when the models change.
+async function needFinetuned(w) {
+  const m = await w.s2_models();
+  if (m.finetuned) return null;
+  return { waiting: true, error: (await w.demo_models()).includes('vanilla')
+    ? 'The current vanilla model is only pretrained: finetune it in the Train card (or load the shipped model again) to compare.'
+    : 'Waiting for a vanilla model (the shipped one loads with the page)…' };
+}
+
+// The shipped model finetuned without pretraining, loaded into the demos' store once.
+async function ensureNoPretrain(w) {
+  const m = await w.s2_models();
+  if (m.no_pretrain) return;
+  const r = await fetch(new URL('../models/builtin-nopretrain.safetensors', import.meta.url));
+  if (!r.ok) throw new Error(`the shipped model without pretraining could not be fetched (HTTP ${r.status})`);
+  await w.s2_load('nopretrain', new Uint8Array(await r.arrayBuffer()), 'shipped model without pretraining');
+}
+
+// ---------------------------------------------------------------------------------------------- S2a
+const S2A = {
+  id: 's2a', num: 'S2a', short: 'pretrained or not', title: 'What does pretraining give the finetuned model?',
+  usesModels: true,
+  explain: `Two models of the same size were finetuned on the same 545 questions; only one of them first read the
+    biographies (span-corruption pretraining). Here both answer the 136 dev questions. Look at how many each gets
+    right, and at <i>which</i> people: the pretrained one can only know a birthplace it stored while reading. With a
+    pretrained-only model on the page, the probe asks it to fill each person's masked birthplace in their own
+    biography; the table then shows whether the right answers after finetuning are the people it had stored.`,
+  formula: 'accuracy = right / 136 · probe: fill the masked birthplace',
+  alt: 'Bars: dev accuracy with and without pretraining, and the probe recall when a pretrained model is loaded.',
+  aspect: 2.2,
+  defaults: {},
+  controls: [],
+  attach(d) {
+    whenVisible(d);
+    const box = document.createElement('div');
+    box.className = 'ctl';
+    box.innerHTML = `<label>Pretrained-only model for the probe<br><input type="file" accept=".safetensors,.params,.pt" id="s2a-file"></label>`;
+    d.el.querySelector('.demo-controls').appendChild(box);
+    box.querySelector('input').addEventListener('change', async (e) => {
+      const f = e.target.files[0];
+      if (!f) return;
+      d.status.textContent = `Loading ${f.name}…`;
+      try {
+        await window.attnlabDemos.s2Load('pretrained', new Uint8Array(await f.arrayBuffer()), f.name);
+      } catch (err) {
+        d.status.textContent = `Could not load ${f.name}: ${err.message || err}`;
+      }
+      e.target.value = '';
+    });
+  },
+  async compute(w, st, d) {
+    if (!d.seen) return { waiting: true };
+    const wait = await needFinetuned(w);
+    if (wait) return wait;
+    await ensureNoPretrain(w);
+    const models = await w.s2_models();
+    return cached(d, JSON.stringify(models), async () => ({ models, c: await w.s2_compare(people) }));
+  },
+  draw(d) {
+    if (d.res.waiting) return waiting(d);
+    const { ctx, w, h } = begin(d.cv);
+    const { c } = d.res;
+    const vals = [c.with_correct / c.total, c.without_correct / c.total];
+    const labels = ['with pretraining', 'without'];
+    const colors = [C.a, C.b];
+    if (c.probe) { vals.push(c.probe.recalled / Math.max(1, c.probe.asked)); labels.push('probe recall'); colors.push(C.mid); }
+    bars(ctx, { x: 8, y: 0, w: w - 16, h }, vals, { lo: 0, hi: Math.max(0.25, ...vals) * 1.15, colors, labels, title: 'share of the dev people' });
+    ctx.fillStyle = '#1d232b'; ctx.textAlign = 'center';
+    const bw = (w - 16) / vals.length;
+    vals.forEach((v, i) => ctx.fillText(`${(100 * v).toFixed(1)}%`, 8 + (i + 0.5) * bw, 26));
+  },
+  numbers(d) {
+    if (d.res.waiting) return '';
+    const { c, models } = d.res;
+    let html = peopleNote() + table(['model', 'right of ' + c.total], [
+      [`with pretraining <span class="muted">(${esc(models.finetuned || '')})</span>`, `<span data-s2="with">${c.with_correct}</span> (${pct(c.with_correct, c.total)})`],
+      [`without <span class="muted">(${esc(models.no_pretrain || '')})</span>`, `<span data-s2="without">${c.without_correct}</span> (${pct(c.without_correct, c.total)})`],
+    ]);
+    if (c.probe) {
+      const t = c.probe.table;
+      html += `<p class="num-line">Probe of <i>${esc(models.pretrained)}</i>: ${esc(c.probe.line)}</p>` +
+        table(['stored in pretraining ↓ · answered after finetuning →', 'right', 'wrong'], [
+          ['stored (probe filled the place)', t[0][0], t[0][1]],
+          ['not stored', t[1][0], t[1][1]],
+        ], 's2-table');
+    } else {
+      html += `<p class="num-line s2-noprobe">${NO_PRETRAINED}</p>`;
+    }
+    const mark = (a, gold) => (a === gold ? `<b>${esc(a)}</b> ✓` : esc(a) || '<span class="muted">(empty)</span>');
+    const rows = c.rows.map((r) => [esc(nameOf(r.question)), esc(r.gold), mark(r.with_pretraining, r.gold), mark(r.without, r.gold)]
+      .concat(c.probe ? [r.stored == null ? '—' : r.stored ? 'stored' : 'no'] : []));
+    html += `<div class="s2-scroll">${table(['person', 'born in', 'with', 'without'].concat(c.probe ? ['probe'] : []), rows)}</div>`;
+    return html + '<p class="num-line muted">Look for: the right answers with pretraining are people whose birthplace the pretrained model had stored (top-left cell); without pretraining a right answer is a lucky common place.</p>';
+  },
+};
+
+// ---------------------------------------------------------------------------------------------- S2b
+const S2B = {
+  id: 's2b', num: 'S2b', short: 'retrieved or made up', title: 'Retrieved or made up: can you tell from the answer?',
+  usesModels: true,
+  explain: `The finetuned model answers every question in the same fluent way, whether it read that person's
+    birthplace during pretraining or is guessing a common place. Its own confidence is one clue: the probability it
+    gave each character of its greedy answer. Compare the confidence of right and wrong answers below: if the two
+    histograms overlap, the answer alone cannot tell you whether to trust it. Pick an answer to see the evidence —
+    the person's biography, which pretraining read, and whether a pretrained model recalls the place.`,
+  formula: 'confidence = Π p(cᵢ | prompt, c₁…cᵢ₋₁) over the answer’s characters',
+  tex: '\\text{confidence} = \\prod_i p\\big(c_i \\mid \\text{prompt}, c_1 \\dots c_{i-1}\\big)',
+  alt: 'Two histograms side by side: the confidence of right answers and of wrong answers.',
+  aspect: 2.2,
+  defaults: { pick: 0 },
+  controls: [],
+  attach(d, changed) {
+    whenVisible(d);
+    d.numbers.addEventListener('click', (e) => {
+      const b = e.target.closest('button[data-pick]');
+      if (!b) return;
+      d.st.pick = Number(b.dataset.pick);
+      changed();
+    });
+  },
+  async compute(w, st, d) {
+    if (!d.seen) return { waiting: true };
+    const wait = await needFinetuned(w);
+    if (wait) return wait;
+    const models = await w.s2_models();
+    const conf = await cached(d, JSON.stringify(models), () => w.s2_confidence(10, people));
+    const order = conf.answers.map((_, i) => i).sort((a, b) => conf.answers[b].confidence - conf.answers[a].confidence);
+    const pick = order[Math.min(st.pick, order.length - 1)];
+    const evidence = pick === undefined ? null : await w.s2_evidence(conf.answers[pick].question);
+    return { conf, order, pick, evidence };
+  },
+  draw(d) {
+    if (d.res.waiting) return waiting(d);
+    const { ctx, w, h } = begin(d.cv);
+    const hs = d.res.conf.histogram;
+    const nr = hs.right.reduce((a, b) => a + b, 0), nw = hs.wrong.reduce((a, b) => a + b, 0);
+    const fr = hs.right.map((v) => v / Math.max(1, nr)), fw = hs.wrong.map((v) => v / Math.max(1, nw));
+    const hi = Math.max(0.1, ...fr, ...fw) * 1.1;
+    const labels = hs.right.map((_, i) => (i % 2 ? '' : (i / hs.right.length).toFixed(1)));
+    const half = (w - 24) / 2;
+    bars(ctx, { x: 4, y: 0, w: half, h }, fr, { lo: 0, hi, colors: C.a, labels, title: `right answers (${nr})` });
+    bars(ctx, { x: half + 20, y: 0, w: half, h }, fw, { lo: 0, hi, colors: C.b, labels, title: `wrong answers (${nw})` });
+  },
+  numbers(d) {
+    if (d.res.waiting) return '';
+    const { conf, order, pick, evidence } = d.res;
+    const a = conf.answers;
+    const mean = (ok) => { const xs = a.filter((x) => x.right === ok).map((x) => x.confidence); return xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : NaN; };
+    const sep = conf.histogram.separation;
+    let html = peopleNote() + table(['', 'value'], [
+      ['mean confidence, right answers', fmt(mean(true), 3)],
+      ['mean confidence, wrong answers', fmt(mean(false), 3)],
+      ['a right answer is more confident than a wrong one', `<span data-s2="separation">${sep == null ? '—' : (100 * sep).toFixed(0) + '%'}</span> of pairs`],
+    ]) + `<p class="num-line muted">50% would mean confidence says nothing; 100% that a threshold separates them perfectly.${conf.skipped ? ` ${conf.skipped} questions use characters this model lacks and were not asked.` : ''}</p>`;
+    if (evidence && pick !== undefined) {
+      const x = a[pick];
+      const doc = evidence.document ? esc(evidence.document).replace(esc(x.gold), `<mark>${esc(x.gold)}</mark>`) : '<span class="muted">no biography of this person in the built-in corpus</span>';
+      const probe = evidence.pretrained == null ? 'no pretrained-only model here (Pretrain in the Train card, or load one in S2a)'
+        : evidence.recalled == null ? `not probed (the place is not in the part of the biography pretraining shows)` : evidence.recalled ? `recalled by ${esc(evidence.pretrained)}` : `not recalled by ${esc(evidence.pretrained)}`;
+      html += `<div class="s2-evidence" data-s2="evidence"><p><b>${esc(evidence.name)}</b>: answered <b>${esc(x.scored.prediction)}</b> ${x.right ? '✓' : `✗ (born in ${esc(x.gold)})`}, confidence ${fmt(x.confidence, 3)};
+        per character ${x.scored.probs.map((p) => p.toFixed(2)).join(' · ')}</p>
+        <p class="s2-doc">${doc}</p><p>Probe: ${probe}</p></div>`;
+    }
+    const rows = order.map((i, k) => [`<button type="button" class="linkish" data-pick="${k}">${esc(nameOf(a[i].question))}</button>`, `${esc(a[i].scored.prediction)} ${a[i].right ? '✓' : '✗'}`, fmt(a[i].confidence, 3)]);
+    return html + `<div class="s2-scroll">${table(['person (pick one)', 'answer', 'confidence'], rows)}</div>`;
+  },
+};
+
+// ---------------------------------------------------------------------------------------------- S2c
+const S2C = {
+  id: 's2c', num: 'S2c', short: 'unseen names', title: 'Names the model never saw',
+  usesModels: true,
+  explain: `Ask about people who do not exist: names made by the same generator as the built-in corpus's people
+    (none of them in it), and names you type. The model still answers, with a place. In our corpus a name says
+    nothing about the birthplace (they are drawn independently), so any strategy it shows is its own. The chart puts
+    its answers, grouped by the name's surname ending, beside the training file's answers for the same groups: look
+    for one or two places taking most of the answers whatever the name, or an ending it ties to a place.`,
+  formula: 'answers(name) grouped by surname ending &nbsp; vs &nbsp; training answers by the same ending',
+  alt: 'For each surname ending, two stacked bars: the shares of places among the model’s answers and among the training answers.',
+  aspect: 1.3,
+  defaults: { count: 60, seed: 1, typed: 'Ada Kowalski, Zoë Brontë' },
+  controls: [
+    { type: 'range', key: 'count', label: 'invented names', min: 20, max: 200, step: 20 },
+    { type: 'button', label: 'new names', action: (st) => { st.seed += 1; } },
+    { type: 'text', key: 'typed', label: 'your names (comma-separated)' },
+  ],
+  attach: (d) => whenVisible(d),
+  async compute(w, st, d) {
+    if (!d.seen) return { waiting: true };
+    const wait = await needFinetuned(w);
+    if (wait) return wait;
+    return { u: await w.s2_unseen(st.count, st.seed, st.typed) };
+  },
+  draw(d) {
+    if (d.res.waiting) return waiting(d);
+    const { ctx, w, h } = begin(d.cv);
+    const { groups, train_groups: tg } = d.res.u;
+    // The places coloured: the model's six most common answers; the rest grey.
+    const total = new Map();
+    for (const g of groups) for (const [p, n] of g.counts) total.set(p, (total.get(p) || 0) + n);
+    const top = [...total.entries()].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([p]) => p);
+    const colour = (p) => (top.includes(p) ? OKABE[top.indexOf(p) % OKABE.length] : '#c8cdd3');
+    const legendH = 22, labW = Math.min(90, w * 0.2);
+    let lx = 0;
+    ctx.textAlign = 'left';
+    for (const p of top) {
+      ctx.fillStyle = colour(p); ctx.fillRect(lx, 6, 10, 10);
+      ctx.fillStyle = '#1d232b'; ctx.fillText(p || '(empty)', lx + 14, 11);
+      lx += 22 + ctx.measureText(p || '(empty)').width;
+      if (lx > w - 60) break;
+    }
+    const rowH = (h - legendH - 16) / Math.max(1, groups.length);
+    const barW = w - labW - 8;
+    const stack = (counts, n, y, bh) => {
+      let x = labW;
+      for (const [p, k] of counts) { const ww = (barW * k) / Math.max(1, n); ctx.fillStyle = colour(p); ctx.fillRect(x, y, ww, bh); x += ww; }
+    };
+    groups.forEach((g, i) => {
+      const y = legendH + 8 + i * rowH;
+      const t = tg.find((x) => x.key === g.key);
+      ctx.fillStyle = '#1d232b'; ctx.textAlign = 'right';
+      ctx.fillText(`${g.key} (${g.n})`, labW - 6, y + rowH * 0.3);
+      const bh = Math.max(2, rowH * 0.36);
+      stack(g.counts, g.n, y + rowH * 0.08, bh);
+      if (t) stack(t.counts, t.n, y + rowH * 0.08 + bh + 1, bh * 0.7);
+    });
+    ctx.fillStyle = '#5b6673'; ctx.textAlign = 'left';
+    ctx.fillText('each ending: model’s answers (thick), training answers (thin)', labW, h - 6);
+  },
+  numbers(d) {
+    if (d.res.waiting) return '';
+    const { invented, typed, groups, train_groups: tg } = d.res.u;
+    const count = (list) => { const m = new Map(); for (const g of list) for (const [p, n] of g.counts) m.set(p, (m.get(p) || 0) + n); return [...m.entries()].sort((a, b) => b[1] - a[1]); };
+    const mine = count(groups), train = count(tg);
+    const n = invented.length, nt = tg.reduce((s, g) => s + g.n, 0);
+    let html = table(['', 'model on invented names', 'training answers'], [
+      ['most common answer', `<span data-s2="top">${esc(mine[0] ? mine[0][0] : '—')}</span> ${mine[0] ? pct(mine[0][1], n) : ''}`, `${esc(train[0][0])} ${pct(train[0][1], nt)}`],
+      ['different places', `<span data-s2="distinct">${mine.length}</span> in ${n} answers`, `${train.length} in ${nt}`],
+    ]);
+    if (typed.length) {
+      const short = (n) => ([...n].length > 28 ? `${[...n].slice(0, 27).join('')}…` : n);
+      html += table(['your name', 'answer'], typed.map((t) => [esc(short(t.name)), t.refused ? `<span class="s2-refused">not asked: ${esc(t.refused)}</span>` : `${esc(t.answer)} <span class="muted">(${fmt(t.confidence, 3)}, ${esc(t.group)})</span>`]), 's2-typed');
+    }
+    html += `<div class="s2-scroll">${table(['invented name', 'ending', 'answer'], invented.map((u) => [esc(u.name), esc(u.group), esc(u.answer)]))}</div>`;
+    return html;
+  },
+};
+
+export const S2_ITEMS = [S2A, S2B, S2C];

@@ -1,0 +1,109 @@
+// Accessibility: axe-core (web/node_modules/axe-core, run inside the page) on the whole page at
+// 1280 px and at 390 px, after the shipped model has answered a question and every demo has drawn,
+// and with the model table, the evaluation report and the demos' CPU columns shown. Fails on any
+// critical or serious violation (moderate and minor ones are printed). Also the keyboard: the Ask
+// map's cells read with the arrow keys, its head thumbnails opened with Enter. The backend is
+// ATTNLAB_BACKEND's (webgpu by default, see browser.mjs).
+// Usage: node web/test/a11y.mjs [base URL, default http://127.0.0.1:8080/]
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { openBrowser, pageUrl } from './browser.mjs';
+
+const base = process.argv[2] || 'http://127.0.0.1:8080/';
+const require = createRequire(import.meta.url);
+const axeSource = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+let failed = 0;
+const check = (ok, what) => {
+  console.log(`${ok ? 'PASS' : 'FAIL'}  ${what}`);
+  if (!ok) failed += 1;
+};
+
+// The violations of one axe run, as lines "impact rule: help (n nodes: selectors)".
+async function audit(page) {
+  await page.evaluate(axeSource);
+  const res = await page.evaluate(async () => {
+    // Colour contrast of text drawn over canvases and gradients cannot be computed; axe reports
+    // those as "incomplete", not as violations.
+    const r = await window.axe.run(document, { resultTypes: ['violations'] });
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 6), count: v.nodes.length }));
+  });
+  return res;
+}
+
+async function session(viewport) {
+  const tag = `${viewport.width} px`;
+  const { ctx, close } = await openBrowser(`a11y-${viewport.width}`, viewport);
+  const page = ctx.pages()[0] || (await ctx.newPage());
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  try {
+    await page.goto(pageUrl(base));
+    await page.waitForFunction(() => window.__page && window.__page.ready && window.__demos && window.__demos.ready, null, { timeout: 240000 });
+    // The shipped model answers an example question (the attention map and its head thumbnails show).
+    await page.click('#ask-examples button[data-ask]');
+    await page.waitForFunction(() => window.__page.ask || window.__page.askError, null, { timeout: 120000 });
+    // Keyboard: the Ask map reads cell by cell with the arrows; a head thumbnail opens with Enter.
+    await page.focus('.big-map');
+    const before = await page.$eval('.map-readout', (e) => e.textContent);
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('End');
+    const c1 = await page.evaluate(() => window.__page.askHover);
+    await page.keyboard.press('ArrowLeft');
+    const c2 = await page.evaluate(() => window.__page.askHover);
+    const readout = await page.$eval('.map-readout', (e) => e.textContent);
+    check(c1 && c2 && c2.j === c1.j - 1 && c2.i === c1.i && c1.j === c1.i && readout !== before && readout === c2.text && /weight \d\.\d{3}/.test(readout),
+      `${tag}: arrows move the Ask map's cell and the readout follows (${JSON.stringify(c1 && [c1.i, c1.j])} → ${JSON.stringify(c2 && [c2.i, c2.j])}: “${readout}”)`);
+    const thumb = await page.evaluate(() => {
+      const t = document.querySelectorAll('.ask-col canvas.thumb');
+      const last = t[t.length - 1];
+      last.focus();
+      return { n: t.length, focused: document.activeElement === last };
+    });
+    await page.keyboard.press('Enter');
+    const picked = await page.$eval('.ask-col', (c) => [c.querySelector('.pick-layer').value, c.querySelector('.pick-head').value, c.querySelectorAll('.pick-head option').length]);
+    check(thumb.focused && picked[1] === String(picked[2] - 1), `${tag}: a head thumbnail takes focus and Enter shows it large (${thumb.n} thumbnails; layer ${+picked[0] + 1}, head ${+picked[1] + 1} shown)`);
+    // Every demo's CPU column on (more tables), then a short evaluation (the report and its table).
+    await page.$$eval('.demo-cpu input', (xs) => xs.forEach((x) => { if (!x.checked) x.click(); }));
+    await page.fill('#eval-max', '4');
+    await page.click('#btn-eval');
+    await page.waitForFunction(() => window.__page.evalReport || window.__page.evalError, null, { timeout: 240000 });
+    await page.waitForTimeout(500);
+    const found = await audit(page);
+    const bad = found.filter((v) => v.impact === 'critical' || v.impact === 'serious');
+    for (const v of found) console.log(`      ${v.impact} ${v.id}: ${v.help} (${v.count}: ${v.nodes.join(', ')})`);
+    check(bad.length === 0, `${tag}: no critical or serious axe violation (${bad.map((v) => `${v.id} ×${v.count}`).join(', ') || 'none'}; ${found.length - bad.length} moderate or minor)`);
+    // The drop zone's keyboard way: Enter on "choose them all at once" opens one picker for several
+    // files (the native button's click on the hidden multi-file input, seen by a spy: headless
+    // Chromium's file-chooser event is unreliable under load), and files chosen there are placed by
+    // their names.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'attnlab-a11y-'));
+    const dev = path.join(dir, 'birth_dev.tsv');
+    fs.writeFileSync(dev, 'Where was Ada Quill born?\tLondon\nWhere was Bo Tran born?\tParis\n');
+    await page.evaluate(() => {
+      const input = document.querySelector('#file-any');
+      window.__pickerOpened = 0;
+      input.click = () => { window.__pickerOpened += 1; };
+    });
+    await page.focus('#pick-files');
+    await page.keyboard.press('Enter');
+    const opened = await page.evaluate(() => [window.__pickerOpened, document.activeElement.id, document.activeElement.tagName]);
+    check(opened[0] === 1 && opened[1] === 'pick-files' && opened[2] === 'BUTTON', `${tag}: Enter on the drop zone's button (a focused native button) opens the multi-file picker (${opened.join(', ')})`);
+    await page.setInputFiles('#file-any', [dev]);
+    await page.waitForFunction(() => /birth_dev\.tsv/.test(document.querySelector('#data-table').textContent) && /2 questions/.test(document.querySelector('#data-table').textContent), null, { timeout: 20000 })
+      .then(() => check(true, `${tag}: a file chosen there is placed by its name (birth_dev.tsv, 2 questions)`),
+        async () => check(false, `${tag}: birth_dev.tsv chosen in the multi-file picker was not placed (data table: ${await page.$eval('#data-table', (t) => t.textContent.replace(/\s+/g, ' '))})`));
+    fs.rmSync(dir, { recursive: true, force: true });
+    check(errors.length === 0, `${tag}: no page errors (${errors.join('; ') || 'none'})`);
+  } finally {
+    await close();
+  }
+}
+
+const t0 = Date.now();
+await session({ width: 1280, height: 800 });
+await session({ width: 390, height: 844 });
+console.log(failed ? `RESULT: ${failed} ACCESSIBILITY CHECK(S) FAILED` : `RESULT: ALL ACCESSIBILITY CHECKS PASSED in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+process.exit(failed ? 1 : 0);

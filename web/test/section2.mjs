@@ -1,0 +1,144 @@
+// Browser test of the section 2 demos (web/demos/section2.js): the link #s2a lands on its card; S2a
+// compares the shipped model with the shipped model trained without pretraining and gets the dev
+// counts their facts files state (measured by `attnlab evaluate`), says how to get a probe without a
+// pretrained model and shows the probe column and the 2×2 table once one is loaded; S2b gives
+// all 136 answers (the first 24 on a software adapter) a confidence in (0, 1], right answers as many as S2a's, histograms that add up, and
+// the evidence of a picked answer (its biography); S2c answers invented names, refuses a typed name
+// with a character the model lacks and one too long, and groups the answers. Screenshots at 1280 and
+// 390 px: web/test/out/section2-*.png. Runs on ATTNLAB_BACKEND (webgpu by default, or cpu).
+// Usage: node web/test/section2.mjs [base URL, default http://127.0.0.1:8080/]
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openBrowser, pageUrl } from './browser.mjs';
+
+const base = process.argv[2] || 'http://127.0.0.1:8080/';
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, '..', '..');
+const backend = process.env.ATTNLAB_BACKEND || 'webgpu';
+const outDir = path.join(here, 'out', ...(backend !== 'webgpu' ? [backend] : []));
+const TIMEOUT = 540000;
+const failures = [];
+const check = (ok, what) => { console.log(`${ok ? 'PASS' : 'FAIL'}  ${what}`); if (!ok) failures.push(what); };
+const facts = (f) => JSON.parse(fs.readFileSync(path.join(repo, 'web', 'models', f), 'utf8'));
+
+async function main() {
+  fs.mkdirSync(outDir, { recursive: true });
+  const shipped = facts('builtin-vanilla.json'), nopt = facts('builtin-nopretrain.json');
+  const { ctx, close } = await openBrowser('section2', { width: 1280, height: 800 });
+  const t0 = Date.now();
+  try {
+    const page = ctx.pages()[0] || (await ctx.newPage());
+    page.on('pageerror', (e) => { console.log(`[page error] ${e.message}`); failures.push(`page error: ${e.message}`); });
+    await page.goto(`${pageUrl(base)}#s2a`);
+    await page.waitForFunction(() => window.__demos && window.__demos.ready, null, { timeout: TIMEOUT, polling: 500 });
+    check(!(await page.evaluate(() => window.__demos.error)), 'demos loaded');
+    const backendSeen = await page.evaluate(() => window.__demos.backend);
+    check(backendSeen === (backend === 'cpu' ? 'cpu' : 'gpu'), `on the ${backendSeen} backend`);
+    const links = await page.evaluate(() => [...document.querySelectorAll('#demos .demo-toc a')].map((a) => a.getAttribute('href')).slice(-3));
+    check(links.join(' ') === '#s2a #s2b #s2c', `the demos' list links S2a–S2c (${links.join(' ')})`);
+
+    // S2a: the link lands on the card, which computes once it is on screen.
+    await page.waitForFunction(() => window.__demos.results.s2a && window.__demos.results.s2a.c, null, { timeout: TIMEOUT, polling: 500 });
+    for (const id of ['s2c', 's2a']) {
+      await page.click(`#demos .demo-toc a[href="#${id}"]`);
+      await page.waitForTimeout(300);
+      const top = await page.evaluate((i) => document.getElementById(i).getBoundingClientRect().top, id);
+      check(Math.abs(top) < 40 && (await page.evaluate(() => location.hash.slice(0, 4))) === `#${id}`, `the link #${id} lands on its card (top at ${Math.round(top)} px)`);
+    }
+    let a = await page.evaluate(() => window.__demos.results.s2a.c);
+    // A software adapter (SwiftShader, the WebGPU run here) asks the first 24 dev people only, and
+    // says so; the CPU backend asks all 136, whose counts must equal the models' facts files.
+    const software = await page.evaluate(() => Boolean(document.querySelector('#s2a .demo-numbers').textContent.match(/software adapter the first 24/)));
+    const n = software ? 24 : 136;
+    check(software === (backend !== 'cpu'), `S2a asks ${n} dev people on this ${backend === 'cpu' ? 'CPU backend' : 'software adapter'}, and says so when fewer`);
+    if (n === 136) {
+      check(a.total === 136 && a.with_correct === shipped.dev_accuracy.correct && a.without_correct === nopt.dev_accuracy.correct,
+        `S2a: with pretraining ${a.with_correct} of ${a.total} (facts file: ${shipped.dev_accuracy.correct}), without ${a.without_correct} (facts file: ${nopt.dev_accuracy.correct})`);
+    } else {
+      check(a.total === n && a.with_correct <= shipped.dev_accuracy.correct && a.without_correct <= nopt.dev_accuracy.correct,
+        `S2a: with pretraining ${a.with_correct} of the first ${a.total} (all 136: ${shipped.dev_accuracy.correct}), without ${a.without_correct} (all 136: ${nopt.dev_accuracy.correct})`);
+    }
+    const shown = await page.evaluate(() => ({ w: document.querySelector('#s2a [data-s2="with"]').textContent, wo: document.querySelector('#s2a [data-s2="without"]').textContent,
+      noprobe: (document.querySelector('#s2a .s2-noprobe') || {}).textContent || '' }));
+    check(shown.w === String(a.with_correct) && shown.wo === String(a.without_correct), `S2a shows ${shown.w} and ${shown.wo}`);
+    check(a.probe == null && /Pretrain/.test(shown.noprobe), 'S2a without a pretrained-only model: no probe column, and how to get one');
+    const rightRows = a.rows.filter((r) => r.with_pretraining === r.gold).length;
+    check(rightRows === a.with_correct, `S2a's rows agree with its count (${rightRows})`);
+    await shot(page, 's2a');
+
+    // S2b: every dev answer with its confidence, and the evidence of a picked one.
+    await page.locator('#s2b').scrollIntoViewIfNeeded();
+    await page.waitForFunction(() => window.__demos.results.s2b && window.__demos.results.s2b.conf, null, { timeout: TIMEOUT, polling: 500 });
+    const b = await page.evaluate(() => window.__demos.results.s2b);
+    const right = b.conf.answers.filter((x) => x.right).length;
+    const h = b.conf.histogram;
+    check(b.conf.answers.length === n && right === a.with_correct, `S2b: ${n} answers, ${right} right (as S2a's evaluation)`);
+    check(b.conf.answers.every((x) => x.confidence > 0 && x.confidence <= 1 && x.scored.probs.length === [...x.scored.prediction].length),
+      'S2b: every confidence in (0, 1], one probability per character of the answer');
+    check(h.right.reduce((s, v) => s + v, 0) === right && h.wrong.reduce((s, v) => s + v, 0) === n - right && (h.separation == null || (h.separation >= 0 && h.separation <= 1)),
+      `S2b: the histograms add up (${right} right, ${n - right} wrong; separation ${h.separation == null ? '—' : h.separation.toFixed(2)})`);
+    const pickName = await page.evaluate(() => document.querySelectorAll('#s2b button[data-pick]')[2].textContent);
+    const runs = await page.evaluate(() => window.__demos.runs.s2b);
+    await page.click('#s2b button[data-pick="2"]');
+    await page.waitForFunction((n) => window.__demos.runs.s2b > n && document.getElementById('s2b').getAttribute('aria-busy') === 'false', runs, { timeout: TIMEOUT });
+    const ev = await page.evaluate(() => ({ r: window.__demos.results.s2b.evidence, text: document.querySelector('#s2b [data-s2="evidence"]').textContent }));
+    check(ev.r.name === pickName && ev.r.document && ev.r.document.startsWith(`${pickName}.`) && ev.text.includes(pickName),
+      `S2b: the evidence of ${pickName} is their biography (${(ev.r.document || '').slice(0, 60)}…)`);
+    check(ev.r.pretrained == null && /no pretrained-only model/.test(ev.text), 'S2b: without a pretrained model the evidence says so');
+    await shot(page, 's2b');
+
+    // S2c: invented names and typed ones.
+    await page.locator('#s2c').scrollIntoViewIfNeeded();
+    await page.waitForFunction(() => window.__demos.results.s2c && window.__demos.results.s2c.u, null, { timeout: TIMEOUT, polling: 500 });
+    let c = await page.evaluate(() => window.__demos.results.s2c.u);
+    const grouped = c.groups.reduce((s, g) => s + g.n, 0);
+    check(c.invented.length === 60 && grouped === 60 && c.invented.every((u) => u.answer !== null), `S2c: 60 invented names answered, in ${c.groups.length} groups`);
+    const ada = c.typed.find((t) => t.name === 'Ada Kowalski'), zoe = c.typed.find((t) => t.name === 'Zoë Brontë');
+    check(ada && ada.answer && ada.group === '-ski', `S2c: a typed name is answered and grouped (Ada Kowalski → ${ada && ada.answer}, ${ada && ada.group})`);
+    check(zoe && zoe.refused && /U\+00EB/.test(zoe.refused), `S2c: a name with a character the model lacks is refused (${zoe && zoe.refused})`);
+    const long = 'X'.repeat(70);
+    const cr = await page.evaluate(() => window.__demos.runs.s2c);
+    await page.fill('#s2c input[type="text"]', `${long}, , Bo Berg`);
+    await page.dispatchEvent('#s2c input[type="text"]', 'change');
+    await page.waitForFunction((n) => window.__demos.runs.s2c > n && document.getElementById('s2c').getAttribute('aria-busy') === 'false', cr, { timeout: TIMEOUT });
+    c = await page.evaluate(() => window.__demos.results.s2c.u);
+    check(c.typed.length === 2 && /70 characters long/.test(c.typed[0].refused || '') && c.typed[1].answer,
+      `S2c: an empty entry is skipped, a 70-character name refused (${c.typed[0].refused}), Bo Berg answered (${c.typed[1].answer})`);
+    await shot(page, 's2c');
+
+    // With a pretrained-only model loaded (here: the plumbing, fed the shipped checkpoint), S2a
+    // gains the probe column and the stored × answered table over the probed people.
+    const bytes = [...fs.readFileSync(path.join(repo, 'web', 'models', 'builtin-vanilla.safetensors'))];
+    const ar = await page.evaluate(() => window.__demos.runs.s2a);
+    await page.evaluate((bs) => window.attnlabDemos.s2Load('pretrained', new Uint8Array(bs), 'test checkpoint'), bytes);
+    await page.waitForFunction((n) => window.__demos.runs.s2a > n && window.__demos.results.s2a.c && window.__demos.results.s2a.c.probe, ar, { timeout: TIMEOUT, polling: 500 });
+    a = await page.evaluate(() => window.__demos.results.s2a.c);
+    const cells = a.probe.table.flat().reduce((s, v) => s + v, 0);
+    const probed = a.rows.filter((r) => r.stored != null).length;
+    check(a.probe.asked > 0.7 * n && cells === a.probe.asked && probed === a.probe.asked && a.probe.recalled === a.rows.filter((r) => r.stored).length,
+      `S2a with a pretrained model: ${a.probe.asked} probed, ${a.probe.recalled} recalled, the 2×2 table counts each once`);
+    check(await page.evaluate(() => !!document.querySelector('#s2a .s2-table')), 'S2a draws the 2×2 table');
+
+    // Phone width: nothing sticks out of the cards.
+    await page.setViewportSize({ width: 390, height: 800 });
+    await page.waitForTimeout(500);
+    const wide = await page.evaluate(() => ['s2a', 's2b', 's2c'].filter((id) => document.getElementById(id).getBoundingClientRect().right > 391));
+    check(wide.length === 0, `at 390 px the cards fit (too wide: ${wide.join(', ') || 'none'})`);
+    for (const id of ['s2a', 's2b', 's2c']) await shot(page, id, '-390');
+    const errs = await page.evaluate(() => window.__demos.errors);
+    check(errs.length === 0, `no demo errors (${errs.join('; ')})`);
+  } finally {
+    console.log(`(${((Date.now() - t0) / 1000).toFixed(0)} s on ${backend})`);
+    await close();
+  }
+}
+
+async function shot(page, id, suffix = '') {
+  await page.locator(`#${id}`).screenshot({ path: path.join(outDir, `section2-${id}${suffix}.png`) });
+}
+
+main().then(() => {
+  console.log(failures.length ? `${failures.length} FAILED` : 'all section 2 checks passed');
+  process.exit(failures.length ? 1 : 0);
+}, (e) => { console.log(`FAIL  ${e.stack || e}`); process.exit(1); });
