@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every test: set up, the native suite (cargo test on Vulkan; lavapipe without a GPU), the server's
 # tests, then the page in headless Chromium (kernel checks, the attention demos, the training page,
-# the benchmark card, all on WebGPU; then the page without WebGPU, on the CPU backend; then the ViT card on both;
+# the engine door, the benchmark card, all on WebGPU; then the page without WebGPU, on the CPU backend; then the ViT card on both;
 # then axe-core's accessibility audit).
 # Exits non-zero on the first failure.
 set -euo pipefail
@@ -14,6 +14,9 @@ cargo test --all-targets
 
 echo "== server tests: scripts/test_serve.py"
 python3 scripts/test_serve.py
+
+echo "== the page's modules: no import circle (web/test/imports.mjs)"
+node web/test/imports.mjs
 
 echo "== browser tests"
 scripts/build-web.sh
@@ -43,6 +46,9 @@ echo "   (section 2 demos, WebGPU then the CPU backend: $((SECONDS - t0)) s)"
 t0=$SECONDS
 ATTNLAB_FIXTURE="$fixture" node web/test/page.mjs "$url"
 echo "   (page: $((SECONDS - t0)) s)"
+t0=$SECONDS
+node web/test/engine.mjs "$url"
+echo "   (the engine door: $((SECONDS - t0)) s)"
 t0=$SECONDS
 node web/test/bench.mjs "$url"
 echo "   (benchmark card: $((SECONDS - t0)) s)"

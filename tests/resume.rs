@@ -7,7 +7,9 @@
 
 use attnlab::data::{generate, CharCorruptionDataset, Vocab};
 use attnlab::model::{checkpoint, Gpt, GptConfig, Variant};
-use attnlab::train::{pretrain, sample_greedy_batch, Hooks, Progress, TrainConfig, Trainer};
+use attnlab::train::{
+    sample_greedy_batch, Hooks, Progress, RunData, Session, TrainConfig, Trainer,
+};
 use attnlab::Device;
 use std::rc::Rc;
 
@@ -63,8 +65,9 @@ fn tc(steps: u64) -> TrainConfig {
     }
 }
 
-/// Train until `tr`'s run reaches its `max_steps`; the loss of every step.
-fn losses(tr: &mut Trainer, data: &CharCorruptionDataset) -> Vec<(u64, f32)> {
+/// Train until `tr`'s run reaches its `max_steps` (a `Session` on the pretraining examples, as the
+/// front ends run one); the trainer and the loss of every step.
+fn losses(tr: Trainer, s: &Setup) -> (Trainer, Vec<(u64, f32)>) {
     let mut out = vec![];
     let clock = || 0.0;
     let mut on = |p: Progress| out.push((p.step, p.loss));
@@ -74,25 +77,28 @@ fn losses(tr: &mut Trainer, data: &CharCorruptionDataset) -> Vec<(u64, f32)> {
         on_progress: &mut on,
         on_epoch_end: None,
     };
-    pollster::block_on(pretrain(tr, data, &mut hooks)).expect("train");
-    out
+    let mut session = Session {
+        trainer: tr,
+        data: RunData::Pretrain(s.data.clone()),
+        vocab: s.vocab.clone(),
+    };
+    pollster::block_on(session.run_to_end(&mut hooks)).expect("train");
+    (session.trainer, out)
 }
 
 /// A fresh run of `steps` steps on `dev`: the trainer and its losses.
 fn fresh(dev: &Rc<Device>, s: &Setup, steps: u64) -> (Trainer, Vec<(u64, f32)>) {
     let model = Gpt::new(dev, s.mcfg.clone(), 9).expect("model");
-    let mut tr = Trainer::new(model, tc(steps), 4).expect("trainer");
-    let l = losses(&mut tr, &s.data);
-    (tr, l)
+    let tr = Trainer::new(model, tc(steps), 4).expect("trainer");
+    losses(tr, s)
 }
 
 /// The saved state `bytes` continued on `dev` up to 2N steps: the trainer and its losses.
 fn resumed(dev: &Rc<Device>, s: &Setup, bytes: &[u8]) -> (Trainer, Vec<(u64, f32)>) {
     let (model, _) = checkpoint::from_bytes(dev, bytes, Some(&s.mcfg), "state").expect("load");
-    let mut tr = Trainer::resume(model, tc(2 * N), bytes, "state").expect("resume");
+    let tr = Trainer::resume(model, tc(2 * N), bytes, "state").expect("resume");
     assert_eq!(tr.steps, N);
-    let l = losses(&mut tr, &s.data);
-    (tr, l)
+    losses(tr, s)
 }
 
 /// The largest relative difference between two loss curves (same steps required).
@@ -196,8 +202,7 @@ fn across_backends(variant: Variant) {
         lr_decay: false,
         ..tc(steps)
     };
-    let mut tr = Trainer::new(model, cfg, 4).expect("trainer");
-    losses(&mut tr, &s.data);
+    let (tr, _) = losses(Trainer::new(model, cfg, 4).expect("trainer"), &s);
     let ckpt = pollster::block_on(checkpoint::to_bytes(&tr.model, &s.itos)).expect("save");
     let prompts: Vec<Vec<u32>> = ["A", "The ", "Where was", "born in", "Lo"]
         .iter()

@@ -4,10 +4,11 @@
 //! through `Begin::Resume` finishes with the uninterrupted run's weights; plus the step counts and
 //! the memory refusal that comes before any weights are made.
 
-use attnlab::data::{documents, generate, Vocab};
+use attnlab::data::{generate, Vocab};
 use attnlab::model::checkpoint;
 use attnlab::train::{
-    vocab_of_checkpoint, Begin, Hooks, Overrides, Progress, RunData, RunKind, RunSpec, Session,
+    vocab_of_checkpoint, Begin, Hooks, Overrides, Progress, RunKind, RunSpec, RunStart, Session,
+    Words,
 };
 use attnlab::{Device, Error};
 use std::rc::Rc;
@@ -39,27 +40,46 @@ fn corpus() -> String {
     generate(3, 10).wiki
 }
 
-/// A session as the front ends start one; `state`: resume from these bytes.
+const WORDS: Words = Words {
+    epochs: "epochs",
+    batch: "batch",
+    lr: "learning rate",
+    max_steps: "max steps",
+    dropout: "dropout",
+    model: "the test's sizes",
+};
+
+/// What the front ends give `RunStart` for a pretraining run on `text`.
+fn run_start<'a>(s: &'a RunSpec, text: &'a str, vocab: Vocab) -> RunStart<'a> {
+    RunStart {
+        spec: s,
+        words: &WORDS,
+        corpus: (text, "wiki.txt"),
+        questions: (&[], ""),
+        vocab,
+        base: None,
+    }
+}
+
+/// A session as the front ends start one (`RunStart`); `state`: resume from these bytes.
 fn start(dev: &Rc<Device>, s: &RunSpec, state: Option<&[u8]>) -> Session {
     let text = corpus();
     let vocab = match state {
         Some(b) => vocab_of_checkpoint(dev, b, "state").expect("vocab of the state"),
         None => Vocab::from_text(&text, "wiki.txt").expect("vocab"),
     };
-    let cfg = s.model_config(vocab.len());
-    let tc = s.train_config(documents(&text));
-    let data = RunData::new(s, &text, "wiki.txt", (&[], ""), &vocab).expect("data");
-    Session::start(dev, s, &cfg, tc, data, vocab, || {
-        Ok(match state {
-            None => Begin::Fresh,
-            Some(bytes) => Begin::Resume {
-                model: checkpoint::from_bytes(dev, bytes, Some(&cfg), "state")?.0,
-                bytes: bytes.to_vec(),
-                what: "state".into(),
-            },
+    run_start(s, &text, vocab)
+        .start(dev, |cfg| {
+            Ok(match state {
+                None => Begin::Fresh,
+                Some(bytes) => Begin::Resume {
+                    model: checkpoint::from_bytes(dev, bytes, Some(cfg), "state")?.0,
+                    bytes: bytes.to_vec(),
+                    what: "state".into(),
+                },
+            })
         })
-    })
-    .expect("start")
+        .expect("start")
 }
 
 /// Drive `s` in chunks of the given sizes (then to the end); every report and the epoch-end calls.
@@ -211,12 +231,8 @@ fn max_steps_ends_the_run_early_and_too_big_a_model_is_refused_before_any_weight
     big.overrides.batch = Some(100_000);
     let text = corpus();
     let vocab = Vocab::from_text(&text, "wiki.txt").expect("vocab");
-    let data = RunData::new(&big, &text, "wiki.txt", (&[], ""), &vocab).expect("data");
-    let cfg = big.model_config(vocab.len());
-    let tc = big.train_config(documents(&text));
-    let r = Session::start(&dev, &big, &cfg, tc, data, vocab, || {
-        Err(Error::Msg("begin was called".into()))
-    });
+    let r =
+        run_start(&big, &text, vocab).start(&dev, |_| Err(Error::Msg("begin was called".into())));
     match r {
         Ok(_) => panic!("a 64 × 4096 model at batch 100000 was accepted"),
         Err(e) => assert!(!e.to_string().contains("begin was called"), "{e}"),

@@ -236,3 +236,26 @@ fn names_from_the_file_are_escaped_in_messages() {
     assert!(!e.contains('\u{1b}'), "{e:?}");
     assert!(e.contains("pos\\u{1b}[2J"), "{e:?}");
 }
+
+/// The page's browser test (web/test/engine.mjs) uploads `hostile_views.params`: 400 tensors
+/// viewing one storage of 256 floats (400 KB of copies from a 38 KB file). The reader must refuse it
+/// before copying; `cargo test --test torch_hostile -- --ignored write_page_fixture` writes it again.
+#[test]
+fn the_page_tests_hostile_file_is_refused() {
+    let e = read_state_dict(&fixture("hostile_views.params"), "hostile.params")
+        .expect_err("refused")
+        .to_string();
+    assert!(e.starts_with("hostile.params") && e.contains("view"), "{e}");
+}
+
+#[test]
+#[ignore]
+fn write_page_fixture() {
+    let bytes = zip_of(&[
+        ("h/data.pkl".into(), views_pickle(400, 256)),
+        ("h/data/0".into(), vec![0u8; 256 * 4]),
+    ]);
+    let p =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/torch/hostile_views.params");
+    std::fs::write(&p, bytes).expect("write the fixture");
+}

@@ -2,8 +2,10 @@
 // models (download/upload as the CLI's safetensors), evaluation and Ask. All device work (WebGPU or the CPU backend) goes through
 // the wasm exports `page_*` (src/web/train.rs), one call at a time (job()). A run is driven in chunks
 // of a few steps (about half a second each), so the page stays responsive and Pause is simply "no
-// next chunk". The run's exact training state is saved to IndexedDB (web/page/store.js) at Pause,
-// every 30 s and on errors, so a reload (or a lost device) resumes where the run was.
+// next chunk". The run's exact training state is saved to IndexedDB (web/page/store.js) after a
+// chunk when saving is cheap, on pagehide and when the page is hidden, at Pause and on errors, so a
+// reload (or a lost device) resumes about where the run was. The cards tell each other what changed
+// through web/page/events.js ('models', 'data', 'failed'), not by importing each other's redraws.
 // A model ships with the page (web/models/builtin-vanilla.safetensors and its facts in
 // builtin-vanilla.json): when this browser has no vanilla model of its own and no saved run, it is
 // loaded at once, so Ask answers on the first visit.
@@ -19,6 +21,7 @@ import { offerSaved, redrawChart, wireTraining } from './page/train.js';
 import { restoreModels, wireModels } from './page/models.js';
 import { wireAsk } from './page/ask.js';
 import { wireEval } from './page/eval.js';
+import { on } from './page/events.js';
 import { keepFocus } from './page/focus.js';
 
 // Start
@@ -64,6 +67,9 @@ export async function startPage(w, device, browserInfo) {
   P.deviceKey = `${device.kind}:${device.kind === 'cpu' ? device.describe : device.adapter.name}:${browserInfo ? [browserInfo.vendor, browserInfo.architecture].join('/') : ''}`;
   applyPreset('quick');
   wireData(); wireForm(); wireTraining(); wireModels(); wireEval(); wireAsk(); keepFocus();
+  // The demos' E8/E9 read the same registry (src/web/models.rs): they only redraw, nothing is
+  // copied or uploaded again.
+  on('models', () => { if (window.attnlabDemos) window.attnlabDemos.modelsChanged(); });
   window.addEventListener('unhandledrejection', (e) => { S.error = errText(e.reason); });
   // Test hook: destroy the GPU device between two GPU calls (as a driver reset would take it away).
   S.destroyDevice = () => job('destroy', () => P.wasm.page_debug_destroy_device());

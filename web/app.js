@@ -4,13 +4,21 @@
 // kernel-checks card (run on demand, or at once with ?checks=1).
 // State for automated tests lives in window.__checks = {done, passed, failed, rows, error} and
 // window.__device = {ready, kind, choice, describe, reason, webgpu, error}.
-// A missing wasm build shows a message instead of silently stopping this script.
+// A missing wasm build shows a message instead of silently stopping this script. The checks go
+// through the engine's one queue (job) like every device call, and their button is off while a
+// training run is going (the training card's 'attnlab-status' event), so they never come between
+// a run's chunks.
 import { startPage, pageUnavailable } from './app-train.js';
 import { startBench, benchUnavailable } from './page/bench.js';
-import { loadDevice, switchBackend } from './backend.js';
+import { job, loadDevice, switchBackend } from './backend.js';
 import { esc as escapeHtml } from './page/ui.js';
 
 let wasm = null;
+let checking = false;
+let training = false;
+// The training card's states in which a run holds the device (web/page/core.js setStatus).
+const TRAINING = ['starting', 'running', 'pausing', 'stopping'];
+const checksButton = () => { $('run').disabled = !wasm || checking || training; };
 
 const $ = (id) => document.getElementById(id);
 const state = (window.__checks = { done: false, passed: 0, failed: 0, rows: [], error: null });
@@ -126,15 +134,16 @@ function showRows(rows) {
 }
 
 async function runChecks() {
-  const button = $('run');
+  if (checking || training) return;
   const summary = $('summary');
-  button.disabled = true;
+  checking = true;
+  checksButton();
   Object.assign(state, { done: false, passed: 0, failed: 0, rows: [], error: null });
   summary.className = 'summary';
   summary.textContent = dev.kind === 'cpu' ? 'Running…' : 'Running… (software GPUs take a while)';
   const t0 = performance.now();
   try {
-    const rows = await wasm.run_checks();
+    const rows = await job('checks', () => wasm.run_checks());
     const passed = rows.filter((r) => r.passed).length;
     Object.assign(state, { rows, passed, failed: rows.length - passed });
     showRows(rows);
@@ -146,7 +155,8 @@ async function runChecks() {
     showNotice(`<p><strong>The checks stopped with an error:</strong> ${escapeHtml(e.message || e)}</p>`, true);
     fail(String(e.message || e));
   } finally {
-    button.disabled = false;
+    checking = false;
+    checksButton();
   }
 }
 
@@ -171,7 +181,8 @@ async function main() {
   if (d.kind === 'cpu' && !got.probe.adapter) {
     showNotice(`<p>No WebGPU here (${escapeHtml(got.probe.why)}): running on the ${escapeHtml(d.describe)}. Everything works; training is slower than on a GPU.</p>${HELP}`, false);
   }
-  $('run').disabled = false;
+  window.addEventListener('attnlab-status', (e) => { training = TRAINING.includes(e.detail); checksButton(); });
+  checksButton();
   $('run').addEventListener('click', runChecks);
   if (new URLSearchParams(location.search).get('checks') === '1') {
     $('checks-card').open = true;

@@ -41,10 +41,12 @@ async function probeWebGPU() {
   }
 }
 
-// The engine's exports as async functions of the same names: each call posts {id, fn, args} to the
-// worker and resolves to what the export returned (structured-cloned) or rejects with an Error
-// carrying the export's own message. A function argument (a progress callback) stays here and is
-// called with what the worker's stand-in for it was given.
+// The engine's exports as async functions of the same names: each call posts {type: 'call', id, fn,
+// args} to the worker (the message types are listed in web/engine-worker.js) and resolves to what
+// the export returned (structured-cloned) or rejects with an Error carrying the export's own
+// message. A function argument (a progress callback) stays here and is called with what the
+// worker's stand-in for it was given. The worker serves one call at a time; job() below orders the
+// page's device work and names the call running.
 function startEngine() {
   const worker = new Worker(new URL('./engine-worker.js', import.meta.url), { type: 'module' });
   const calls = new Map();
@@ -54,7 +56,7 @@ function startEngine() {
     const callbacks = [];
     const sent = args.map((a) => (typeof a === 'function' ? { progress: callbacks.push(a) - 1 } : a));
     calls.set(id, { resolve, reject, callbacks });
-    worker.postMessage({ id, fn, args: sent });
+    worker.postMessage({ type: 'call', id, fn, args: sent });
   });
   return new Promise((resolve, reject) => {
     const stop = (why) => {
@@ -68,16 +70,16 @@ function startEngine() {
       stop(e.message || 'the engine (web/engine-worker.js with web/pkg/attnlab.js) did not load');
     };
     worker.onmessage = ({ data: m }) => {
-      if (m.exports) {
-        resolve(Object.fromEntries(m.exports.map((fn) => [fn, (...args) => call(fn, args)])));
+      if (m.type === 'ready') {
+        resolve(Object.freeze(Object.fromEntries(m.exports.map((fn) => [fn, (...args) => call(fn, args)]))));
         return;
       }
-      if (m.id === undefined) { stop(m.error); return; }
+      if (m.type === 'failed') { stop(m.error); return; }
       const c = calls.get(m.id);
       if (!c) return;
-      if ('progress' in m) { c.callbacks[m.progress](...m.args); return; }
+      if (m.type === 'progress') { c.callbacks[m.k](...m.args); return; }
       calls.delete(m.id);
-      if (m.ok) c.resolve(m.value); else c.reject(new Error(m.error));
+      if (m.type === 'result') c.resolve(m.value); else c.reject(new Error(m.error));
     };
   });
 }

@@ -271,7 +271,7 @@ async function main() {
 // E8/E9 draw the page's models (one registry in src/web/models.rs, shared with training and Ask).
 // The registry's variants, as last read from the engine (the models() hook answers at once).
 let modelList = [];
-const readModels = async () => { if (wasm) modelList = await wasm.demo_models(); };
+const readModels = async () => { if (wasm) modelList = await gpuJob(() => wasm.demo_models()); };
 const rerunModels = () => {
   readModels().catch(() => {});
   s2ModelsChanged();
@@ -291,7 +291,7 @@ window.attnlabDemos = {
   },
   async clearModel(variant) {
     await wasmReady;
-    await wasm.demo_clear_model(variant);
+    await gpuJob(() => wasm.demo_clear_model(variant));
     await readModels();
     rerunModels();
   },

@@ -1,12 +1,16 @@
 // The page's engine (a module Web Worker, started by web/backend.js): the one instance of the wasm
 // module, the one device and every model and run live here, so a training chunk, an evaluation or
-// a demo's computation never blocks the page's thread. The page calls the module's exports by name:
-//   {id, fn, args}           → {id, ok: true, value} or {id, error: message}
-//   an argument {progress: k} becomes a function that posts {id, progress: k, args} (the page calls
-//   its k-th callback with them: page_bench's (text))
-// and the first message says which exports there are: {exports: [names]} (or {error} when the module
-// did not load). Calls are served in arrival order; the page's one job queue (job in backend.js)
-// keeps device work to one call at a time.
+// a demo's computation never blocks the page's thread. The messages (each with a `type`):
+//   page → engine   {type: 'call', id, fn, args}        fn: one of the exports listed in 'ready'
+//   engine → page   {type: 'ready', exports: [names]}   once, when the module is loaded
+//                   {type: 'failed', error}             instead, when it did not load
+//                   {type: 'result', id, value}
+//                   {type: 'error', id, error}          the export's own message
+//                   {type: 'progress', id, k, args}     an argument {progress: k} became a function
+//                                                      posting this (page_bench's progress text)
+// The engine serves ONE call at a time, by construction: a call that arrives while another runs
+// (awaiting the device between two of its steps) waits in `waiting` until that one has returned,
+// so no two calls' device work ever interleaves, whoever on the page sent them.
 import init, * as wasm from './pkg/attnlab.js';
 
 const NOT_CALLABLE = new Set(['default', 'initSync']);
@@ -18,25 +22,37 @@ const transfers = (v) => (ArrayBuffer.isView(v) && v.buffer instanceof ArrayBuff
 
 const message = (e) => String((e && e.message) || e);
 
-async function serve(e) {
-  const { id, fn, args } = e.data;
+async function serve({ id, fn, args }) {
   try {
     const f = NOT_CALLABLE.has(fn) ? null : wasm[fn];
     if (typeof f !== 'function') throw new Error(`the engine has no function ${fn}`);
     const call = args.map((a) => (a && typeof a === 'object' && 'progress' in a && Object.keys(a).length === 1
-      ? (...p) => self.postMessage({ id, progress: a.progress, args: p })
+      ? (...p) => self.postMessage({ type: 'progress', id, k: a.progress, args: p })
       : a));
     const value = await f(...call);
-    self.postMessage({ id, ok: true, value }, transfers(value));
+    self.postMessage({ type: 'result', id, value }, transfers(value));
   } catch (err) {
-    self.postMessage({ id, error: message(err) });
+    self.postMessage({ type: 'error', id, error: message(err) });
   }
+}
+
+// The calls not yet served, in arrival order, and whether one is being served now.
+const waiting = [];
+let serving = false;
+
+async function drain() {
+  if (serving) return;
+  serving = true;
+  while (waiting.length) await serve(waiting.shift());
+  serving = false;
 }
 
 try {
   ({ memory } = await init());
-  self.onmessage = serve;
-  self.postMessage({ exports: Object.keys(wasm).filter((k) => !NOT_CALLABLE.has(k) && typeof wasm[k] === 'function') });
+  self.onmessage = ({ data: m }) => {
+    if (m && m.type === 'call') { waiting.push(m); drain(); }
+  };
+  self.postMessage({ type: 'ready', exports: Object.keys(wasm).filter((k) => !NOT_CALLABLE.has(k) && typeof wasm[k] === 'function') });
 } catch (err) {
-  self.postMessage({ error: message(err) });
+  self.postMessage({ type: 'failed', error: message(err) });
 }

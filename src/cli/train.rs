@@ -4,10 +4,10 @@
 
 use super::files::{need, read, write_atomic, Input};
 use super::model::{load, load_input};
-use super::{Cli, Res};
+use super::{Cli, Res, WORDS};
 use attnlab::data::{self, Vocab};
 use attnlab::model::GptConfig;
-use attnlab::train::{Begin, Hooks, Progress, RunData, RunKind, RunSpec, Session, Trainer};
+use attnlab::train::{Begin, Hooks, Progress, RunKind, RunSpec, RunStart, Session, Trainer};
 use attnlab::{Device, Error};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
@@ -28,37 +28,15 @@ pub struct Run<'a> {
 impl Run<'_> {
     /// Pretrain on `text` (the corpus, named `name`) or finetune on `tsv`, then save.
     pub fn train(&self, text: &str, name: &str, tsv: Option<Input>) -> Res<()> {
-        let (cli, gpu, cfg, vocab) = (self.cli, self.gpu, &self.cfg, &self.vocab);
-        let (data, source) = match self.spec.kind {
-            RunKind::Pretrain => (
-                RunData::new(self.spec, text, name, (&[], ""), vocab),
-                name.to_string(),
-            ),
-            RunKind::Finetune => {
-                let tsv = tsv.ok_or("finetune needs --finetune_corpus_path PATH")?;
-                (
-                    RunData::new(self.spec, text, name, (&tsv.bytes, &tsv.name), vocab),
-                    tsv.name,
-                )
+        let (cli, gpu, vocab) = (self.cli, self.gpu, &self.vocab);
+        let tsv = match (self.spec.kind, tsv) {
+            (RunKind::Finetune, None) => {
+                return Err("finetune needs --finetune_corpus_path PATH".into())
             }
+            (_, tsv) => tsv,
         };
-        let data = data.map_err(|e| e.to_string())?;
-        if data.is_empty() {
-            return Err(match self.spec.kind {
-                RunKind::Finetune => format!(
-                    "{source} gives no training examples: as the course's NameDataset does, the \
-                     text after the last newline is not a row, so a file of one row needs a \
-                     final newline; end the file with a newline (or add rows)"
-                ),
-                RunKind::Pretrain => format!(
-                    "{source} gives no training examples; give a text with at least one line"
-                ),
-            });
-        }
-        // run.py's final_tokens counts the pretraining corpus's lines even when finetuning.
-        let tc = self.spec.train_config(data::documents(text));
-        let batch = tc.batch_size;
-        let begin = || -> Res<Begin> {
+        let batch = self.spec.train_config(data::documents(text)).batch_size;
+        let begin = |cfg: &GptConfig| -> Res<Begin> {
             if let Some(p) = &cli.resume {
                 let input = read(p)?;
                 check_resume_matches(&input, self.spec.kind, batch)?;
@@ -74,10 +52,19 @@ impl Run<'_> {
                 _ => Ok(Begin::Fresh),
             }
         };
-        let session = Session::start(gpu, self.spec, cfg, tc, data, vocab.clone(), || {
-            begin().map_err(Error::Msg)
-        })
-        .map_err(|e| e.to_string())?;
+        let start = RunStart {
+            spec: self.spec,
+            words: &WORDS,
+            corpus: (text, name),
+            questions: tsv
+                .as_ref()
+                .map_or((&[][..], ""), |t| (&t.bytes[..], &t.name[..])),
+            vocab: vocab.clone(),
+            base: None,
+        };
+        let session = start
+            .start(gpu, |cfg| begin(cfg).map_err(Error::Msg))
+            .map_err(|e| e.to_string())?;
         let mut session = session;
         session.trainer.run_meta = run_meta(self.spec.kind, batch);
         if let (Some(p), true) = (&cli.resume, session.done()) {
@@ -134,7 +121,9 @@ impl RecallLog {
     /// At an epoch end that is a multiple of `PROBE_EVERY` (and the first), the recall line.
     fn line(&self, t: &Trainer, vocab: &Vocab) -> attnlab::Result<Option<String>> {
         let epoch = t.steps / self.per_epoch;
-        if t.steps % self.per_epoch != 0 || (epoch % PROBE_EVERY != 0 && epoch != 1) {
+        if !t.steps.is_multiple_of(self.per_epoch)
+            || (!epoch.is_multiple_of(PROBE_EVERY) && epoch != 1)
+        {
             return Ok(None);
         }
         let r = pollster::block_on(attnlab::train::probe::probe(

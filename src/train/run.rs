@@ -9,8 +9,7 @@
 use super::sample::sample_greedy_batch;
 use super::trainer::Trainer;
 use crate::data::{
-    evaluate_places, prediction_from_completion, prompt_for, CharCorruptionDataset, NameDataset,
-    Row, Vocab, BLOCK_SIZE,
+    evaluate_places, prediction_from_completion, prompt_for, Row, Vocab, BLOCK_SIZE,
 };
 use crate::error::{Error, Result};
 use crate::model::Gpt;
@@ -196,25 +195,6 @@ pub(super) async fn train_epochs(
         }
     }
     Ok(last)
-}
-
-/// Pretraining on the span-corruption task: example `idx` of epoch `e` is
-/// `data.get(idx, e)` (a fresh corruption each epoch). Returns the last loss read.
-pub async fn pretrain(
-    trainer: &mut Trainer,
-    data: &CharCorruptionDataset,
-    hooks: &mut Hooks<'_>,
-) -> Result<f32> {
-    train_epochs(trainer, data.len(), &|i, e| data.get(i, e), hooks, None).await
-}
-
-/// Finetuning on the birth-place questions (the same examples every epoch).
-pub async fn finetune(
-    trainer: &mut Trainer,
-    data: &NameDataset,
-    hooks: &mut Hooks<'_>,
-) -> Result<f32> {
-    train_epochs(trainer, data.len(), &|i, _| data.get(i), hooks, None).await
 }
 
 /// Predictions for an eval file, and the score when the file has answers.

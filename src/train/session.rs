@@ -76,8 +76,8 @@ impl Session {
     /// Start a run of model `cfg` with hyperparameters `tc` on `data`: first refuse a model or batch
     /// that does not fit the device (in wasm32 running out of memory is a trap that kills the
     /// page), then take the weights `begin` gives (called only after that check, so nothing is read
-    /// or allocated for a run that cannot fit).
-    pub fn start(
+    /// or allocated for a run that cannot fit). Front ends start runs through `RunStart`.
+    pub(crate) fn start(
         dev: &Rc<Device>,
         spec: &RunSpec,
         cfg: &GptConfig,

@@ -1,20 +1,18 @@
 //! The page's questions to a finished model (wasm32 only): evaluation on a TSV as the CLI does it
 //! (asked for in parts), and one question with every layer's attention maps.
 
+use super::engine::{self, Busy, Evaluation};
+use super::js::{err, to_js};
 use super::models::model_for;
-use super::train::{err, lost_or};
-use super::{device, to_js};
+use super::{device, lost_or};
 use crate::autograd::Tape;
 use crate::data::{
     self, london_baseline, parse_tsv_str, prediction_from_completion, prompt_for, TsvMode,
 };
-use crate::data::{Row, Vocab};
-use crate::model::{Gpt, Pass};
+use crate::model::Pass;
 use crate::tensor::Tensor;
 use crate::train::{self, run};
 use serde::Serialize;
-use std::cell::RefCell;
-use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
 #[derive(Serialize)]
@@ -40,20 +38,6 @@ struct EvalReport {
     skipped: String,
 }
 
-/// An evaluation going on: the model it started with, the questions and the predictions so far.
-struct Evaluation {
-    model: Rc<Gpt>,
-    vocab: Vocab,
-    name: String,
-    rows: Vec<Row>,
-    predictions: Vec<String>,
-    skipped: Vec<run::Skipped>,
-}
-
-thread_local! {
-    static EVAL: RefCell<Option<Evaluation>> = const { RefCell::new(None) };
-}
-
 #[derive(Serialize)]
 struct EvalProgress {
     done: usize,
@@ -77,8 +61,8 @@ pub fn page_eval_begin(
         rows.truncate((n as usize).max(1));
     }
     let total = rows.len();
-    EVAL.with(|e| {
-        *e.borrow_mut() = Some(Evaluation {
+    engine::with(|e| {
+        e.eval = Some(Evaluation {
             model,
             vocab,
             name,
@@ -97,9 +81,8 @@ fn no_evaluation() -> JsError {
 /// Greedy-decode the next `count` questions (at least one) of the evaluation going on.
 #[wasm_bindgen]
 pub async fn page_eval_next(count: u32) -> Result<JsValue, JsError> {
-    let mut ev = EVAL
-        .with(|e| e.borrow_mut().take())
-        .ok_or_else(no_evaluation)?;
+    let _busy = Busy::enter();
+    let mut ev = engine::with(|e| e.eval.take()).ok_or_else(no_evaluation)?;
     let start = ev.predictions.len();
     let end = (start + (count as usize).max(1)).min(ev.rows.len());
     let r = run::predict_known(
@@ -118,7 +101,7 @@ pub async fn page_eval_next(count: u32) -> Result<JsValue, JsError> {
                 done: ev.predictions.len(),
                 total: ev.rows.len(),
             };
-            EVAL.with(|e| *e.borrow_mut() = Some(ev));
+            engine::with(|e| e.eval = Some(ev));
             to_js(&out)
         }
         // A failed part ends the evaluation (a lost device); a question with a character the
@@ -131,12 +114,10 @@ pub async fn page_eval_next(count: u32) -> Result<JsValue, JsError> {
 /// the file has answers, and the lines the CLI prints.
 #[wasm_bindgen]
 pub fn page_eval_report() -> Result<JsValue, JsError> {
-    let ev = EVAL
-        .with(|e| e.borrow_mut().take())
-        .ok_or_else(no_evaluation)?;
+    let ev = engine::with(|e| e.eval.take()).ok_or_else(no_evaluation)?;
     if ev.predictions.len() < ev.rows.len() {
         let (done, total) = (ev.predictions.len(), ev.rows.len());
-        EVAL.with(|e| *e.borrow_mut() = Some(ev));
+        engine::with(|e| e.eval = Some(ev));
         return Err(err(format!(
             "the evaluation is not finished ({done} of {total} questions)"
         )));

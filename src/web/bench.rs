@@ -2,7 +2,8 @@
 //! tiny-preset training steps as the native `bench` binary, timed by wall clock (`performance.now()`)
 //! on the page's shared device.
 
-use super::{device, lost_reason, to_js};
+use super::js::to_js;
+use super::{device, lost_reason};
 use wasm_bindgen::prelude::*;
 
 /// Accepted ranges (the page checks the same ones before calling).

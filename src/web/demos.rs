@@ -5,17 +5,15 @@
 //! (`models.rs`): a model trained, loaded or shipped on the page is the demos' model too, with no
 //! copy; `demo_set_model` puts a checkpoint there (a test's, or any caller's).
 
-use super::models::{self, Loaded};
-use super::{device, to_js};
+use super::device;
+use super::engine::Loaded;
+use super::js::{err as js, to_js};
+use super::models;
 use crate::data::Vocab;
 use crate::demos::{heads, kqv, mask, multi, single};
 use crate::model::{checkpoint, Variant};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-
-fn js(e: crate::Error) -> JsError {
-    JsError::new(&e.to_string())
-}
 
 /// E1: keys, values (N×2 row-major), query (2), β.
 #[wasm_bindgen]

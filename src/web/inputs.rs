@@ -1,8 +1,7 @@
 //! What the page's training form starts from (wasm32 only): the embedded corpus, checks of a
 //! pretraining text and a birth-place TSV before a run uses them.
 
-use super::to_js;
-use super::train::err;
+use super::js::{err, to_js};
 use crate::data::{self, parse_tsv_str, TsvMode, Vocab};
 use crate::train::run;
 use serde::Serialize;

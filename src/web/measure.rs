@@ -3,7 +3,8 @@
 //! takes here and size the quick preset to the device. The first step is timed on its own: it
 //! builds the kernels' pipelines (WebGPU) and allocates the buffers, so it is slower than the rest.
 
-use super::{device, lost_reason, to_js};
+use super::js::to_js;
+use super::{device, lost_reason};
 use crate::bench::T;
 use crate::model::{Gpt, GptConfig, Variant};
 use crate::train::{TrainConfig, Trainer};

@@ -7,7 +7,9 @@
 mod ask;
 mod bench;
 mod demos;
+mod engine;
 mod inputs;
+mod js;
 mod measure;
 mod models;
 mod section2;
@@ -18,58 +20,67 @@ mod vit;
 use crate::device::{Device, DeviceChoice};
 use crate::gpu::GpuLimits;
 use crate::ops::{self, CheckResult};
+use engine::Busy;
+use js::{err, to_js};
 use serde::Serialize;
-use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
-thread_local! {
-    /// The page opens one device and keeps it: pipelines and pooled buffers are reused across runs.
-    static DEVICE: RefCell<Option<Rc<Device>>> = const { RefCell::new(None) };
-    /// What the page asked for (`open_device`); a device reopened after a loss uses it again.
-    static CHOICE: Cell<DeviceChoice> = const { Cell::new(DeviceChoice::Auto) };
-    /// Set when the page destroyed the device itself (the lost callback may come later).
-    static DESTROYED: Cell<bool> = const { Cell::new(false) };
-    /// The reason of a loss that the page has not acknowledged yet (`page_reset_device`): a demo
-    /// may open a new device in between, and the training page must still learn why its run died.
-    static UNSEEN_LOSS: RefCell<Option<String>> = const { RefCell::new(None) };
-}
-
 /// Why the device was lost, kept until the page acknowledges it, even if a new device was opened.
 pub(crate) fn unseen_loss() -> Option<String> {
-    lost_reason().or_else(|| UNSEEN_LOSS.with(|u| u.borrow().clone()))
+    lost_reason().or_else(|| engine::with(|e| e.unseen_loss.clone()))
 }
 
 /// Why the shared device was lost, if it was (never on the CPU backend).
 pub(crate) fn lost_reason() -> Option<String> {
-    if DESTROYED.with(|d| d.get()) {
-        return Some("the device was destroyed".into());
-    }
-    DEVICE.with(|g| g.borrow().as_ref().and_then(|g| g.lost_reason()))
+    engine::with(|e| {
+        if e.destroyed {
+            return Some("the device was destroyed".into());
+        }
+        e.device.as_ref().and_then(|g| g.lost_reason())
+    })
 }
 
-/// Destroy the shared GPU device (the page's device-lost test); nothing to do on the CPU backend.
+/// An error message, replaced by the device-lost reason when the device is gone (the error is then
+/// only a consequence).
+pub(crate) fn lost_or(e: impl std::fmt::Display) -> String {
+    match unseen_loss() {
+        Some(why) => format!(
+            "the GPU device was lost ({why}); training stopped. Reload the saved checkpoint to \
+             continue"
+        ),
+        None => e.to_string(),
+    }
+}
+
+/// Destroy the shared GPU device (the page's device-lost test) and drop everything on it; on the
+/// CPU backend there is no device to lose, and only the engine's state is dropped.
 pub(crate) fn destroy_device() {
-    DEVICE.with(|g| {
-        if let Some(gpu) = g.borrow().as_ref().and_then(|d| d.as_gpu()) {
+    engine::with(|e| {
+        e.drop_all();
+        if let Some(gpu) = e.device.as_ref().and_then(|d| d.as_gpu()) {
             gpu.device.destroy();
-            DESTROYED.with(|d| d.set(true));
+            e.destroyed = true;
         }
     });
 }
 
-/// Forget a lost device so that the next `device()` opens a new one.
+/// Forget a lost device and everything on it, so that the next `device()` opens a new one.
 pub(crate) fn forget_device() {
-    if let Some(why) = lost_reason() {
-        UNSEEN_LOSS.with(|u| *u.borrow_mut() = Some(why));
-    }
-    DEVICE.with(|g| *g.borrow_mut() = None);
-    DESTROYED.with(|d| d.set(false));
+    let why = lost_reason();
+    engine::with(|e| {
+        if why.is_some() {
+            e.unseen_loss = why;
+        }
+        e.drop_all();
+        e.device = None;
+        e.destroyed = false;
+    });
 }
 
 /// The page has shown the loss: forget it.
 pub(crate) fn acknowledge_loss() {
-    UNSEEN_LOSS.with(|u| *u.borrow_mut() = None);
+    engine::with(|e| e.unseen_loss = None);
 }
 
 /// Runs once when the module is instantiated: route Rust panics to the console with a message.
@@ -159,18 +170,13 @@ async fn device() -> Result<Rc<Device>, JsError> {
     if lost_reason().is_some() {
         forget_device();
     }
-    if let Some(g) = DEVICE.with(|g| g.borrow().clone()) {
+    if let Some(g) = engine::with(|e| e.device.clone()) {
         return Ok(g);
     }
-    let d = open(CHOICE.with(|c| c.get())).await;
-    // Two calls may have opened one each while awaiting: keep the first.
-    let d = DEVICE.with(|slot| slot.borrow_mut().get_or_insert(d).clone());
-    Ok(d)
-}
-
-fn to_js<T: Serialize>(v: &T) -> Result<JsValue, JsError> {
-    serde_wasm_bindgen::to_value(v)
-        .map_err(|e| JsError::new(&format!("could not pass the result to JS: {e}")))
+    let d = open(engine::with(|e| e.choice)).await;
+    // The worker serves one call at a time, so no other call opened one meanwhile; keep the first
+    // all the same.
+    Ok(engine::with(|e| e.device.get_or_insert(d).clone()))
 }
 
 /// The adapter part of the device card (WebGPU only).
@@ -221,7 +227,7 @@ fn info_of(d: &Device) -> Result<JsValue, JsError> {
     let lim = crate::model::memory::MemoryLimit::of_device(d);
     to_js(&DeviceInfo {
         kind: d.kind(),
-        choice: choice_name(CHOICE.with(|c| c.get())),
+        choice: choice_name(engine::with(|e| e.choice)),
         describe: d.describe(),
         reason: &d.reason,
         threads: cpu,
@@ -254,12 +260,14 @@ pub async fn open_device(choice: String) -> Result<JsValue, JsError> {
             )))
         }
     };
-    if CHOICE.with(|x| x.get()) != c {
-        // Everything on the old device goes with it (the page reloads on a switch anyway).
-        train::drop_all();
-        DEVICE.with(|g| *g.borrow_mut() = None);
-        CHOICE.with(|x| x.set(c));
-    }
+    engine::with(|e| {
+        if e.choice != c {
+            // Everything on the old device goes with it (the page reloads on a switch anyway).
+            e.drop_all();
+            e.device = None;
+            e.choice = c;
+        }
+    });
     let d = device().await?;
     info_of(&d)
 }
@@ -277,9 +285,15 @@ pub async fn device_info() -> Result<JsValue, JsError> {
 /// `{op, case, max_err, tol, passed}` (WebGPU kernels, or the CPU backend's f32 kernels).
 #[wasm_bindgen]
 pub async fn run_checks() -> Result<JsValue, JsError> {
+    let _busy = Busy::enter();
     let g = device().await?;
-    let rows: Vec<CheckResult> = ops::run_checks(&g)
-        .await
-        .map_err(|e| JsError::new(&e.to_string()))?;
+    let rows: Vec<CheckResult> = ops::run_checks(&g).await.map_err(err)?;
     to_js(&rows)
+}
+
+/// What the engine holds: `{device, run, models: [variant], evaluation, vit, overlaps}`, where
+/// `overlaps` counts device calls that started while another ran (the browser tests expect 0).
+#[wasm_bindgen]
+pub fn page_debug_engine() -> Result<JsValue, JsError> {
+    to_js(&engine::held())
 }

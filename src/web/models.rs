@@ -3,56 +3,38 @@
 //! (`demos.rs`). A run's model arrives through `page_finish`, a file through `page_load_model`,
 //! a checkpoint handed to the demos through `demo_set_model`.
 
-use super::train::{err, lost_or};
-use super::{device, to_js};
+use super::engine::{self, Loaded};
+use super::js::{err, to_js};
+use super::{device, lost_or};
 use crate::data::Vocab;
 use crate::model::memory::{self, MemoryLimit};
 use crate::model::{checkpoint, torch_params, Gpt, Variant};
 use serde::Serialize;
-use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-
-/// A model ready for evaluation and questions, with the vocabulary it was trained with.
-pub(crate) struct Loaded {
-    pub model: Rc<Gpt>,
-    pub vocab: Vocab,
-    /// Where it came from, for the page ("trained here", a file name).
-    pub label: String,
-}
-
-thread_local! {
-    static MODELS: RefCell<HashMap<&'static str, Loaded>> = RefCell::new(HashMap::new());
-}
 
 /// Make `loaded` its variant's current model.
 pub(crate) fn keep(loaded: Loaded) {
     let name = loaded.model.cfg.variant.name();
-    MODELS.with(|m| m.borrow_mut().insert(name, loaded));
-}
-
-/// Forget every model (the device they live on is gone or being replaced).
-pub(crate) fn clear() {
-    MODELS.with(|m| m.borrow_mut().clear());
+    engine::with(|e| e.models.insert(name, loaded));
 }
 
 /// Forget the variant's model.
 pub(crate) fn forget(v: Variant) {
-    MODELS.with(|m| m.borrow_mut().remove(v.name()));
+    engine::with(|e| e.models.remove(v.name()));
 }
 
 /// The variants that have a model, sorted.
 pub(crate) fn variants() -> Vec<&'static str> {
-    let mut v: Vec<&'static str> = MODELS.with(|m| m.borrow().keys().copied().collect());
+    let mut v: Vec<&'static str> = engine::with(|e| e.models.keys().copied().collect());
     v.sort();
     v
 }
 
 /// The variant's current model and vocabulary, if there is one.
 pub(crate) fn current(v: Variant) -> Option<(Rc<Gpt>, Vocab)> {
-    MODELS.with(|m| {
-        m.borrow()
+    engine::with(|e| {
+        e.models
             .get(v.name())
             .map(|l| (l.model.clone(), l.vocab.clone()))
     })
@@ -60,7 +42,7 @@ pub(crate) fn current(v: Variant) -> Option<(Rc<Gpt>, Vocab)> {
 
 /// The label of the variant's current model ("trained here", a file name), if there is one.
 pub(crate) fn label_of(variant: &str) -> Option<String> {
-    MODELS.with(|m| m.borrow().get(variant).map(|l| l.label.clone()))
+    engine::with(|e| e.models.get(variant).map(|l| l.label.clone()))
 }
 
 /// The model to evaluate or ask: the variant's current model.
@@ -179,11 +161,10 @@ pub async fn page_model_bytes(variant: String) -> Result<Vec<u8>, JsError> {
 /// `[{variant, ...}]` for every loaded model.
 #[wasm_bindgen]
 pub fn page_models() -> Result<JsValue, JsError> {
-    let list: Vec<ModelInfo> = MODELS.with(|m| {
-        let m = m.borrow();
+    let list: Vec<ModelInfo> = engine::with(|e| {
         ["vanilla", "synthesizer"]
             .iter()
-            .filter_map(|v| m.get(v).map(info))
+            .filter_map(|v| e.models.get(v).map(info))
             .collect()
     });
     to_js(&list)

@@ -6,9 +6,11 @@
 //! page's Pretrain produced, or a file); the last two live here, apart from the registry, which
 //! holds one model per variant. `s2_recall` probes the training run in progress.
 
+use super::engine::{self, Engine, Kept};
+use super::js::{err, to_js};
 use super::models::{self, check_checkpoint_size, model_for};
-use super::train::{err, lost_or, RunGuard};
-use super::{device, to_js};
+use super::train::RunGuard;
+use super::{device, lost_or};
 use crate::data::corpus::invented_names;
 use crate::data::{parse_tsv_str, CharCorruptionDataset, DefaultCorpus, Row, TsvMode, Vocab};
 use crate::model::{checkpoint, torch_params, Gpt};
@@ -16,29 +18,14 @@ use crate::train::probe::{self, name_of};
 use crate::train::section2::{self as s2, Scored};
 use crate::train::RunData;
 use serde::Serialize;
-use std::cell::RefCell;
 use std::collections::HashSet;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
-/// A model of this file's store, with its vocabulary and where it came from.
-#[derive(Clone)]
-pub(crate) struct Kept {
-    model: Rc<Gpt>,
-    vocab: Vocab,
-    label: String,
-}
-
-thread_local! {
-    static NO_PRETRAIN: RefCell<Option<Kept>> = const { RefCell::new(None) };
-    static PRETRAINED: RefCell<Option<Kept>> = const { RefCell::new(None) };
-    static CORPUS: RefCell<Option<Rc<DefaultCorpus>>> = const { RefCell::new(None) };
-}
-
 /// A pretraining run of the page finished: its model is the probe's until another comes.
 pub(crate) fn keep_pretrained(model: Rc<Gpt>, vocab: Vocab, label: String) {
-    PRETRAINED.with(|p| {
-        *p.borrow_mut() = Some(Kept {
+    engine::with(|e| {
+        e.pretrained = Some(Kept {
             model,
             vocab,
             label,
@@ -46,15 +33,9 @@ pub(crate) fn keep_pretrained(model: Rc<Gpt>, vocab: Vocab, label: String) {
     });
 }
 
-/// Forget both (the device they live on is gone).
-pub(crate) fn clear() {
-    NO_PRETRAIN.with(|p| p.borrow_mut().take());
-    PRETRAINED.with(|p| p.borrow_mut().take());
-}
-
 fn corpus() -> Rc<DefaultCorpus> {
-    CORPUS.with(|c| {
-        c.borrow_mut()
+    engine::with(|e| {
+        e.corpus
             .get_or_insert_with(|| Rc::new(crate::train::run::default_corpus(false)))
             .clone()
     })
@@ -76,8 +57,8 @@ fn first(mut dev: Vec<Row>, people: u32) -> Vec<Row> {
 /// a pretraining run produced (it was never asked questions).
 fn finetuned() -> Result<(Rc<Gpt>, Vocab), JsError> {
     let (m, v) = model_for("vanilla")?;
-    let same = PRETRAINED.with(|p| {
-        p.borrow()
+    let same = engine::with(|e| {
+        e.pretrained
             .as_ref()
             .is_some_and(|k| Rc::ptr_eq(&k.model, &m))
     });
@@ -100,12 +81,13 @@ struct Roles {
 /// Which models the demos have: `{finetuned, no_pretrain, pretrained}`, each its label or null.
 #[wasm_bindgen]
 pub fn s2_models() -> Result<JsValue, JsError> {
-    let label = |k: &RefCell<Option<Kept>>| k.borrow().as_ref().map(|k| k.label.clone());
+    let label = |k: &Option<Kept>| k.as_ref().map(|k| k.label.clone());
     let finetuned = finetuned().ok().and_then(|_| models::label_of("vanilla"));
+    let (no_pretrain, pretrained) = engine::with(|e| (label(&e.no_pretrain), label(&e.pretrained)));
     to_js(&Roles {
         finetuned,
-        no_pretrain: NO_PRETRAIN.with(label),
-        pretrained: PRETRAINED.with(label),
+        no_pretrain,
+        pretrained,
     })
 }
 
@@ -114,9 +96,9 @@ pub fn s2_models() -> Result<JsValue, JsError> {
 /// corpus's vocabulary (and 8 heads). Returns its label.
 #[wasm_bindgen]
 pub async fn s2_load(role: String, bytes: Vec<u8>, name: String) -> Result<String, JsError> {
-    let slot = match role.as_str() {
-        "nopretrain" => &NO_PRETRAIN,
-        "pretrained" => &PRETRAINED,
+    let slot: fn(&mut Engine) -> &mut Option<Kept> = match role.as_str() {
+        "nopretrain" => |e| &mut e.no_pretrain,
+        "pretrained" => |e| &mut e.pretrained,
         other => {
             return Err(err(format!(
                 "unknown role '{other}': use nopretrain or pretrained"
@@ -141,13 +123,12 @@ pub async fn s2_load(role: String, bytes: Vec<u8>, name: String) -> Result<Strin
         let (m, header) = checkpoint::from_bytes(&g, &bytes, None, &name).map_err(err)?;
         (m, Vocab::from_itos(&header.vocab, &name).map_err(err)?)
     };
-    slot.with(|s| {
-        *s.borrow_mut() = Some(Kept {
-            model: Rc::new(model),
-            vocab,
-            label: name.clone(),
-        })
-    });
+    let kept = Kept {
+        model: Rc::new(model),
+        vocab,
+        label: name.clone(),
+    };
+    engine::with(|e| *slot(e) = Some(kept));
     Ok(name)
 }
 
@@ -157,12 +138,12 @@ pub async fn s2_load(role: String, bytes: Vec<u8>, name: String) -> Result<Strin
 #[wasm_bindgen]
 pub async fn s2_compare(people: u32) -> Result<JsValue, JsError> {
     let (with, with_vocab) = finetuned()?;
-    let without = NO_PRETRAIN.with(|k| k.borrow().clone()).ok_or_else(|| {
+    let without = engine::with(|e| e.no_pretrain.clone()).ok_or_else(|| {
         err("there is no model finetuned without pretraining yet (the shipped one loads with the page)")
     })?;
     let c = corpus();
     let dev = first(rows(&c.dev_tsv, "the built-in dev set")?, people);
-    let pre = PRETRAINED.with(|k| k.borrow().clone());
+    let pre = engine::with(|e| e.pretrained.clone());
     let docs = match &pre {
         Some(k) => Some(
             CharCorruptionDataset::new(&c.wiki, "the built-in corpus", &k.vocab, 0).map_err(err)?,
@@ -264,7 +245,7 @@ pub async fn s2_evidence(question: String) -> Result<JsValue, JsError> {
         .find(|r| r.question == question)
         .ok_or_else(|| err("that question is not in the built-in dev set"))?;
     let name = name_of(&row.question).unwrap_or("").to_string();
-    let pre = PRETRAINED.with(|k| k.borrow().clone());
+    let pre = engine::with(|e| e.pretrained.clone());
     let recalled = match &pre {
         Some(k) => {
             let docs = CharCorruptionDataset::new(&c.wiki, "the built-in corpus", &k.vocab, 0)

@@ -2,8 +2,7 @@
 //! in and the reading of what the user typed into a run spec, checked by the library's
 //! `RunSpec::check` rules. The page's JS keeps no copy of either (web/page/form.js calls these).
 
-use super::to_js;
-use super::train::err;
+use super::js::{err, from_js, to_js};
 use crate::model::{GptConfig, Variant};
 use crate::train::{validate_model, Overrides, RunKind, RunSpec, Setting, TrainConfig, Words};
 use serde::{Deserialize, Serialize};
@@ -109,8 +108,7 @@ pub fn page_read_form(
     from_model: bool,
     form: JsValue,
 ) -> Result<JsValue, JsError> {
-    let f: FormText = serde_wasm_bindgen::from_value(form)
-        .map_err(|e| err(format!("the training form is incomplete: {e}")))?;
+    let f: FormText = from_js(form, "the training form is incomplete")?;
     let name = |setting: Setting| match setting {
         Setting::Epochs => format!("{kind} epochs"),
         Setting::Batch => format!("{kind} batch"),

@@ -8,36 +8,18 @@
 //! Every input (file text, form values, uploaded checkpoints) is checked and refused with a message
 //! naming the file, line and fix; nothing the user gives can panic.
 
-use super::models::{self, Loaded};
+use super::engine::Loaded;
+use super::engine::{self, Busy};
+use super::js::{err, from_js, to_js};
+use super::models;
 use super::spec::{StartSpec, WORDS};
-use super::{device, to_js};
-use crate::data::{self, Vocab};
+use super::{device, lost_or};
+use crate::data::Vocab;
 use crate::model::checkpoint;
-use crate::train::{validate_model, vocab_of_checkpoint, Begin, Hooks, Progress, RunData, Session};
+use crate::train::{vocab_of_checkpoint, Begin, Hooks, Progress, RunData, RunStart, Session};
 use serde::Serialize;
-use std::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-
-thread_local! {
-    static RUN: RefCell<Option<Session>> = const { RefCell::new(None) };
-}
-
-pub(crate) fn err(e: impl std::fmt::Display) -> JsError {
-    JsError::new(&e.to_string())
-}
-
-/// An error message, replaced by the device-lost reason when the device is gone (the error is then
-/// only a consequence).
-pub(crate) fn lost_or(e: impl std::fmt::Display) -> String {
-    match super::unseen_loss() {
-        Some(why) => format!(
-            "the GPU device was lost ({why}); training stopped. Reload the saved checkpoint to \
-             continue"
-        ),
-        None => e.to_string(),
-    }
-}
 
 /// Take the run out for an async call and put it back afterwards (also on an error), so no
 /// `RefCell` borrow is held across an await.
@@ -45,7 +27,7 @@ pub(crate) struct RunGuard(Option<Session>);
 
 impl RunGuard {
     pub(crate) fn take() -> Result<RunGuard, JsError> {
-        match RUN.with(|r| r.borrow_mut().take()) {
+        match engine::with(|e| e.run.take()) {
             Some(r) => Ok(RunGuard(Some(r))),
             None => Err(err(
                 "there is no training run; press Pretrain or Finetune first",
@@ -66,7 +48,7 @@ impl RunGuard {
 impl Drop for RunGuard {
     fn drop(&mut self) {
         if let Some(r) = self.0.take() {
-            RUN.with(|slot| *slot.borrow_mut() = Some(r));
+            engine::with(|e| e.run = Some(r));
         }
     }
 }
@@ -104,14 +86,14 @@ pub async fn page_start(
     tsv: String,
     resume: Option<Vec<u8>>,
 ) -> Result<JsValue, JsError> {
-    let form: StartSpec = serde_wasm_bindgen::from_value(spec)
-        .map_err(|e| err(format!("the training form is incomplete: {e}")))?;
+    let _busy = Busy::enter();
+    let form: StartSpec = from_js(spec, "the training form is incomplete")?;
     let spec = form.run_spec()?;
-    RUN.with(|r| r.borrow_mut().take());
+    engine::with(|e| e.run = None);
     let g = device().await?;
     // The vocabulary: from the saved state when resuming, from the model a finetune starts from,
     // else from the pretraining text (as run.py always does).
-    let (mut base, vocab) = match (&resume, spec.pretrained) {
+    let (base, vocab) = match (&resume, spec.pretrained) {
         (Some(bytes), _) => (None, vocab_of_checkpoint(&g, bytes, STATE).map_err(err)?),
         (None, true) => {
             let (copy, vocab) = models::copy_to_finetune(&g, spec.variant).await?;
@@ -121,38 +103,30 @@ pub async fn page_start(
     };
     // A finetuned model keeps its sizes; dropout comes from the form for every run, as the CLI's
     // --dropout (default: the assignment's) applies to the model it reads.
-    let mut cfg = match &base {
-        Some(m) => m.cfg.clone(),
-        None => spec.model_config(vocab.len()),
+    let start = RunStart {
+        spec: &spec,
+        words: &WORDS,
+        corpus: (&wiki, &wiki_name),
+        questions: (tsv.as_bytes(), &tsv_name),
+        vocab,
+        base: base.as_ref().map(|m| m.cfg.clone()),
     };
-    spec.set_dropout(&mut cfg);
-    if let Some(m) = base.as_mut() {
-        m.cfg = cfg.clone();
-    }
-    validate_model(&cfg, &WORDS).map_err(err)?;
-    // run.py's final_tokens counts the pretraining corpus's documents, also when finetuning (the
-    // CLI does the same with the corpus it is given).
-    let tc = spec.train_config(data::documents(&wiki));
-    let data = RunData::new(
-        &spec,
-        &wiki,
-        &wiki_name,
-        (tsv.as_bytes(), &tsv_name),
-        &vocab,
-    )
-    .map_err(err)?;
-    let session = Session::start(&g, &spec, &cfg, tc, data, vocab, || {
-        Ok(match (resume, base) {
-            (Some(bytes), _) => Begin::Resume {
-                model: checkpoint::from_bytes(&g, &bytes, Some(&cfg), STATE)?.0,
-                bytes,
-                what: STATE.into(),
-            },
-            (None, Some(model)) => Begin::Model(model),
-            (None, None) => Begin::Fresh,
+    let session = start
+        .start(&g, |cfg| {
+            Ok(match (resume, base) {
+                (Some(bytes), _) => Begin::Resume {
+                    model: checkpoint::from_bytes(&g, &bytes, Some(cfg), STATE)?.0,
+                    bytes,
+                    what: STATE.into(),
+                },
+                (None, Some(mut model)) => {
+                    model.cfg = cfg.clone();
+                    Begin::Model(model)
+                }
+                (None, None) => Begin::Fresh,
+            })
         })
-    })
-    .map_err(err)?;
+        .map_err(err)?;
     let started = Started {
         params: session.trainer.model.num_params(),
         steps: session.steps(),
@@ -163,7 +137,7 @@ pub async fn page_start(
         final_tokens: session.trainer.cfg.final_tokens,
         dropout: session.trainer.model.cfg.attn_pdrop,
     };
-    RUN.with(|r| *r.borrow_mut() = Some(session));
+    engine::with(|e| e.run = Some(session));
     to_js(&started)
 }
 
@@ -197,6 +171,7 @@ fn now_s() -> f64 {
 /// A non-finite loss or a lost device ends the run with an error (the page keeps its last saved state).
 #[wasm_bindgen]
 pub async fn page_train(steps: u32, every: u32) -> Result<JsValue, JsError> {
+    let _busy = Busy::enter();
     let mut guard = RunGuard::take()?;
     let mut reports = vec![];
     let mut on_progress = |p: Progress| {
@@ -260,28 +235,20 @@ pub async fn page_finish(label: String) -> Result<Vec<u8>, JsError> {
     Ok(bytes)
 }
 
-/// Drop the run and the models (the device they live on is being replaced).
-pub(crate) fn drop_all() {
-    RUN.with(|r| r.borrow_mut().take());
-    models::clear();
-    super::section2::clear();
-}
-
 /// Forget the run without keeping its model.
 #[wasm_bindgen]
 pub fn page_drop_run() {
-    RUN.with(|r| r.borrow_mut().take());
+    engine::with(|e| e.run = None);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Faults
 
 /// Destroy the WebGPU device (for the browser test of the device-lost path). Everything on it is gone:
-/// the run and the models are dropped; the next call opens a new device. On the CPU backend there
-/// is no device to lose: only the run and the models are dropped.
+/// the run, the models, the evaluation and the ViT are dropped; the next call opens a new device.
+/// On the CPU backend there is no device to lose: only the engine's state is dropped.
 #[wasm_bindgen]
 pub fn page_debug_destroy_device() {
-    drop_all();
     super::destroy_device();
 }
 
@@ -294,7 +261,6 @@ pub fn page_device_lost() -> Option<String> {
 /// After a lost device: forget everything that lived on it, so the next call opens a new one.
 #[wasm_bindgen]
 pub fn page_reset_device() {
-    drop_all();
     super::forget_device();
     super::acknowledge_loss();
 }

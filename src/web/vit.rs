@@ -4,39 +4,24 @@
 //! model is taken out of its slot for the length of a call, so a failed step drops it rather than
 //! leaving half-updated weights; JS serialises the calls.
 
-use super::{device, to_js};
+use super::device;
+use super::engine::{self, VitRun as Run};
+use super::js::{err as js, to_js};
 use crate::data::digits;
 use crate::model::vit::explain::{position_similarity, rollout};
 use crate::model::vit::{
     checkpoint, evaluate, predict, Vit, VitConfig, VitTrainConfig, VitTrainer,
 };
 use serde::Serialize;
-use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
 
-thread_local! {
-    static RUN: RefCell<Option<Run>> = const { RefCell::new(None) };
-}
-
-struct Run {
-    trainer: VitTrainer,
-    /// Training images come from set 2·seed, the held-out set is 2·seed + 1 (as in the CLI).
-    seed: u64,
-    /// Where the model came from, for the page ("shipped", "trained here").
-    origin: String,
-}
-
-fn js(e: crate::Error) -> JsError {
-    JsError::new(&e.to_string())
-}
-
 fn take() -> Result<Run, JsError> {
-    RUN.with(|r| r.borrow_mut().take())
+    engine::with(|e| e.vit.take())
         .ok_or_else(|| JsError::new("no ViT yet: start training or load the shipped model"))
 }
 
 fn put(run: Run) {
-    RUN.with(|r| *r.borrow_mut() = Some(run));
+    engine::with(|e| e.vit = Some(run));
 }
 
 #[derive(Serialize)]
@@ -153,7 +138,7 @@ pub async fn vit_load(bytes: Vec<u8>, name: String) -> Result<JsValue, JsError> 
 
 #[wasm_bindgen]
 pub fn vit_info() -> Result<JsValue, JsError> {
-    RUN.with(|r| match r.borrow().as_ref() {
+    engine::with(|e| match e.vit.as_ref() {
         Some(run) => to_js(&info_of(run)),
         None => Ok(JsValue::NULL),
     })

@@ -5,7 +5,13 @@ import { job, nextTask, running } from '../backend.js';
 
 export { job };
 export const $ = (id) => document.getElementById(id);
+// The run's state is saved after a chunk when saving is cheap next to training: at most every
+// SAVE_MIN_MS, and otherwise once the time since the last save is SAVE_COST_RATIO times what the
+// last save took (so saving costs at most about 1/SAVE_COST_RATIO of the run), and at least every
+// SAVE_EVERY_MS; and on pagehide and when the page is hidden (web/page/train.js).
 export const SAVE_EVERY_MS = 30000;
+export const SAVE_MIN_MS = 1000;
+export const SAVE_COST_RATIO = 10;
 // Training chunks last about this long. The engine runs them in its worker (web/backend.js), so the
 // page never waits for one; a demo's update does (the one queue), so on the CPU backend they are
 // kept short.
@@ -17,7 +23,7 @@ export const P = { wasm: null, presets: null, presetForms: null, run: null, serv
 
 export const S = (window.__page = {
   ready: false, status: 'starting', kind: null, variant: null, steps: 0, total: 0, losses: [],
-  chunks: 0, saves: 0, savedStep: null, resumedFrom: null, finished: 0, error: null, deviceLost: null,
+  chunks: 0, saves: 0, saveMs: null, savedStep: null, resumedFrom: null, finished: 0, error: null, deviceLost: null,
   dataSource: null, dataError: null, modelError: null, models: [], evalReport: null, evalError: null,
   ask: null, askError: null, longTasks: [], msPerStep: null, backend: null,
   // The shipped model: state 'none' | 'loading' | 'loaded' (it is the vanilla model now) |

@@ -1,8 +1,7 @@
 // The Data card: the built-in corpus, the served data folder (serve.py --data) and the user's files,
 // each checked for its role by the library (file:line messages).
 import { $, P, S, data } from './core.js';
-import { showEstimate } from './eval.js';
-import { showSizing } from './form.js';
+import { emit } from './events.js';
 import { errText, esc, showBox } from './ui.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -61,9 +60,7 @@ export function showData() {
     served: 'Using the data folder the server offers (/data).', files: 'Using your files (they stay in this browser).' }[S.dataSource] || '';
   $('data-summary').textContent = src;
   $('use-served').hidden = !P.served;
-  showEstimate();
-  // The quick preset's steps depend on the corpus's size: size it again for the new data.
-  if (S.sizing && P.presets) showSizing();
+  emit('data');
 }
 
 export async function decodeFile(file) {

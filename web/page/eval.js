@@ -5,7 +5,7 @@
 // Predictions download in the command line's --outputs_path format: one prediction per line.
 import { $, P, S, data, job, setStatus } from './core.js';
 import { duration, errText, esc, rowsHtml, score, showBox, showPred } from './ui.js';
-import { failed } from './train.js';
+import { emit, on } from './events.js';
 
 // Questions timed before a longer evaluation, and the estimate below which it just starts.
 const SAMPLE = 4;
@@ -108,7 +108,7 @@ export async function evaluate(forceMax) {
     S.evalError = errText(e);
     showBox('eval-error', `<p>${esc(S.evalError)}</p>`);
     $('eval-status').textContent = '';
-    if (await P.wasm.page_device_lost()) await failed(e, 'evaluation stopped');
+    if (await P.wasm.page_device_lost()) await emit('failed', { error: e, what: 'evaluation stopped' });
   } finally {
     setStatus(S.status);
   }
@@ -179,6 +179,8 @@ function downloadPredictions() {
 }
 
 export function wireEval() {
+  on('models', showEstimate);
+  on('data', showEstimate);
   $('btn-eval').addEventListener('click', () => evaluate());
   $('eval-confirm').addEventListener('click', (e) => {
     const b = e.target.closest('button[data-eval]');

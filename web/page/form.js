@@ -2,6 +2,7 @@
 // the library (src/web/spec.rs); this file only moves values between the form and the engine.
 import { $, P, S } from './core.js';
 import { describe, quickFor } from './sizing.js';
+import { on } from './events.js';
 
 // ---------------------------------------------------------------------------------------------
 // Form
@@ -61,6 +62,8 @@ export function readSpec(kind) {
 }
 
 export function wireForm() {
+  // The quick preset's steps depend on the corpus's size: size it again for new data.
+  on('data', () => { if (S.sizing && P.presets) showSizing(); });
   $('preset').addEventListener('change', () => applyPreset($('preset').value));
   for (const f of FIELDS) {
     $(`h-${f}`).addEventListener('input', () => { $('preset').value = 'custom'; $('preset-note').textContent = NOTES.custom; });

@@ -3,8 +3,7 @@
 import * as store from './store.js';
 import { $, P, S, data, job, setStatus } from './core.js';
 import { errText, esc, fmt, showBox } from './ui.js';
-import { showEstimate } from './eval.js';
-import { showInDemos } from './train.js';
+import { emit, on } from './events.js';
 import { loadShipped, showShipped } from './shipped.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -40,7 +39,6 @@ export function showModels() {
   const current = S.models.some((m) => m.variant === 'vanilla' && m.label === sh.label);
   if (sh.state === 'loaded' && !current) sh.state = 'replaced';
   showShipped();
-  showEstimate();
   setStatus(S.status);
 }
 
@@ -81,10 +79,8 @@ export async function uploadModel(file) {
     // Kept as our safetensors, which carries its vocabulary.
     if (!isSafetensors(bytes)) bytes = await job('model_bytes', () => P.wasm.page_model_bytes(info.variant));
     await store.put(`model:${info.variant}`, { bytes, label: file.name, savedAt: Date.now() }).catch(() => {});
-    await readModels();
     S.loaded = info;
-    showModels();
-    showInDemos();
+    await emit('models');
     $('eval-variant').value = info.variant;
   } catch (e) {
     S.modelError = errText(e);
@@ -106,17 +102,17 @@ export async function restoreModels() {
     }
     try {
       await job('load_model', () => P.wasm.page_load_model(rec.bytes, rec.label));
-      showInDemos();
     } catch (e) {
       showBox('model-error', `<p>The saved ${v} model could not be restored: ${esc(errText(e))}</p>`);
     }
   }
-  await refreshModels();
+  await emit('models');
   return had;
 }
 
 
 export function wireModels() {
+  on('models', refreshModels);
   $('models').addEventListener('click', (e) => {
     const b = e.target.closest('button[data-download]');
     if (b) download(b.dataset.download);

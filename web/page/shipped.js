@@ -4,8 +4,7 @@ import * as store from './store.js';
 import { $, P, S, data, job } from './core.js';
 import { errText, esc } from './ui.js';
 import { builtinDev } from './data.js';
-import { showInDemos } from './train.js';
-import { readModels, showModels } from './models.js';
+import { emit } from './events.js';
 
 // ---------------------------------------------------------------------------------------------
 // The shipped model
@@ -47,21 +46,18 @@ export async function loadShipped(remember) {
     if (!r.ok) throw new Error(`${SHIPPED_MODEL} is not on the server (HTTP ${r.status})`);
     const bytes = new Uint8Array(await r.arrayBuffer());
     const info = await job('load_model', () => P.wasm.page_load_model(bytes, label));
-    await readModels();
     Object.assign(sh, { label, info, state: 'loaded' });
     S.loaded = info;
-    showModels();
+    await emit('models');
     // The shipped model is already finetuned: a Finetune pressed next starts from scratch unless
     // the user pretrains first (which sets "the current model" again).
     $('h-from').value = 'scratch';
-    showInDemos();
     prefillAsk();
     if (remember) await store.put(`model:${info.variant}`, { shipped: true, label, savedAt: Date.now() }).catch(() => {});
   } catch (e) {
-    await readModels();
     sh.state = 'unavailable';
     sh.note = `The shipped model could not be loaded: ${errText(e)}. Train a model or load a checkpoint instead.`;
-    showModels();
+    await emit('models');
   }
 }
 

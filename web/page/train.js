@@ -1,15 +1,26 @@
 // Training: start a run (or resume a saved one), drive it in chunks, show progress and the chart,
 // save the exact state to IndexedDB, pause, stop, finish, and report errors (a lost device included).
 import * as store from './store.js';
-import { $, P, S, SAVE_EVERY_MS, data, job, setStatus, tick } from './core.js';
+import { $, P, S, SAVE_COST_RATIO, SAVE_EVERY_MS, SAVE_MIN_MS, data, job, setStatus, tick } from './core.js';
 import { drawLoss } from './chart.js';
 import { errText, esc, fmt, showBox } from './ui.js';
 import { readSpec, showSizing } from './form.js';
 import { measure } from './sizing.js';
-import { readModels, restoreModels, showModels } from './models.js';
+import { restoreModels } from './models.js';
+import { emit, on } from './events.js';
 import { probeRecall } from './recall.js';
 
 export let lastSave = 0;
+// How long the last save took (the engine's readback of the state plus the IndexedDB write), ms.
+let saveCost = 0;
+// A save is under way (a pagehide does not start a second one).
+let saving = null;
+
+// Whether a save after this chunk is due: cheap saves come often, dear ones at most every 30 s.
+const saveDue = () => {
+  const since = performance.now() - lastSave;
+  return since > SAVE_EVERY_MS || since > Math.max(SAVE_MIN_MS, SAVE_COST_RATIO * saveCost);
+};
 
 // ---------------------------------------------------------------------------------------------
 // Training
@@ -126,7 +137,8 @@ export async function loop() {
     const last = chunk.reports[chunk.reports.length - 1];
     showProgress(last, last ? last.tokens_per_s : 0);
     if (chunk.done) { await finishRun('finished'); return; }
-    if (performance.now() - lastSave > SAVE_EVERY_MS) await saveRun();
+    // A pause or stop asked for during the chunk saves right below: no second save first.
+    if (S.status === 'running' && saveDue()) await saveRun();
     await tick();
   }
   if (!P.run) return;
@@ -139,13 +151,21 @@ export async function loop() {
 }
 
 // Keep the run's exact state in IndexedDB (errors here are shown but do not stop training).
-export async function saveRun() {
+export function saveRun() {
+  if (!saving) saving = save().finally(() => { saving = null; });
+  return saving;
+}
+
+async function save() {
   if (!P.run) return;
+  const t0 = performance.now();
   try {
     const state = await job('run_state', () => P.wasm.page_run_state());
     const rec = { ...P.run, state, steps: S.steps, total: P.run.total, savedAt: Date.now() };
     await store.put('run', rec);
     lastSave = performance.now();
+    saveCost = lastSave - t0;
+    S.saveMs = Math.round(saveCost);
     S.saves += 1;
     S.savedStep = S.steps;
     $('s-saved').textContent = `step ${S.steps} at ${fmt.clock(rec.savedAt)}`;
@@ -163,7 +183,7 @@ export async function finishRun(how) {
     P.run = null;
     await store.put(`model:${r.variant}`, { bytes, label, savedAt: Date.now() }).catch(() => {});
     await store.del('run').catch(() => {});
-    await readModels(); // before the run shows as finished: its model is in S.models then
+    await emit('models'); // before the run shows as finished: its model is in S.models then
     S.finished += 1;
     const lastLoss = r.losses.length ? r.losses[r.losses.length - 1][1] : NaN;
     S.losses = r.losses;
@@ -173,8 +193,6 @@ export async function finishRun(how) {
     $('progress-text').textContent = `${r.kind} ${r.variant}: ${how} at step ${S.steps.toLocaleString()} of ${r.total.toLocaleString()}`;
     setStatus('idle', `${r.kind === 'pretrain' ? 'Pretraining' : 'Finetuning'} ${how}: ${S.steps} steps, last loss ${fmt.loss(lastLoss)}. ` +
       (r.kind === 'pretrain' ? 'Next: Finetune (it starts from this model).' : 'Next: Evaluate, or Ask below.'));
-    showInDemos();
-    showModels();
     if (r.kind === 'pretrain') $('h-from').value = 'model';
   } catch (e) {
     await failed(e, 'could not keep the model');
@@ -188,9 +206,8 @@ export async function failed(e, what) {
   P.run = null;
   if (lost) {
     await P.wasm.page_reset_device();
-    await readModels();
     S.deviceLost = lost;
-    showModels();
+    await emit('models');
   }
   S.error = lost ? `device lost: ${lost}` : msg;
   const saved = await store.get('run').catch(() => null);
@@ -198,14 +215,10 @@ export async function failed(e, what) {
   const head = lost ? `The GPU device was lost (${lost}); ${what}.`
     : msg.toLowerCase().startsWith(what) ? `${msg[0].toUpperCase()}${msg.slice(1)}.` : `${what[0].toUpperCase()}${what.slice(1)}: ${msg}`;
   showBox('train-error', `<p>${esc(head)}${esc(keep)}</p>`);
-  setStatus('idle', lost ? 'The GPU device was lost.' : 'Not training.');
+  // The saved run is offered before the page says it is idle (reading it can wait ~150 ms for a
+  // save's IndexedDB write), so whoever sees "idle" sees the Resume button too.
   await offerSaved();
-}
-
-// The models changed: the demos' E8/E9 read the same registry (src/web/models.rs), so they only
-// redraw (nothing is copied or uploaded again).
-export function showInDemos() {
-  if (window.attnlabDemos) window.attnlabDemos.modelsChanged();
+  setStatus('idle', lost ? 'The GPU device was lost.' : 'Not training.');
 }
 
 export async function offerSaved() {
@@ -226,6 +239,7 @@ export async function resumeSaved() {
 }
 
 export function wireTraining() {
+  on('failed', ({ error, what }) => failed(error, what));
   $('btn-pretrain').addEventListener('click', () => startRun('pretrain'));
   $('btn-finetune').addEventListener('click', () => startRun('finetune'));
   $('btn-pause').addEventListener('click', () => { if (S.status === 'running') setStatus('pausing', 'Pausing after this chunk…'); });
@@ -244,4 +258,9 @@ export function wireTraining() {
     $('resume-banner').hidden = true;
   });
   new ResizeObserver(() => redrawChart()).observe($('chart'));
+  // Leaving or hiding the page saves the run at once (best effort on a reload or close: the write
+  // may not finish before the page goes, which is why chunks save often too).
+  const saveNow = () => { if (P.run && ['running', 'pausing', 'stopping'].includes(S.status)) saveRun(); };
+  window.addEventListener('pagehide', saveNow);
+  document.addEventListener('visibilitychange', () => { if (document.visibilityState === 'hidden') saveNow(); });
 }

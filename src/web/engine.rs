@@ -1,0 +1,187 @@
+//! The page's engine state (wasm32 only): one `Engine` value owns everything that lives on the
+//! device (the device itself, the training run, the models, the evaluation going on, the ViT, the
+//! section 2 demos' models), so a
+//! lost or replaced device drops all of it in one place (`Engine::drop_all`). It sits in one
+//! thread-local, because wasm-bindgen's exports are free functions; `with` lends it for a moment
+//! and never across an `await` (every async export takes what it needs out and puts it back).
+
+//!
+//! The types of what it holds are here too, so the engine depends on none of the files that use it.
+
+use crate::data::{DefaultCorpus, Row, Vocab};
+use crate::device::{Device, DeviceChoice};
+use crate::model::vit::VitTrainer;
+use crate::model::Gpt;
+use crate::train::{run, Session};
+use serde::Serialize;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// A model ready for evaluation and questions, with the vocabulary it was trained with
+/// (`models.rs`).
+pub(crate) struct Loaded {
+    pub model: Rc<Gpt>,
+    pub vocab: Vocab,
+    /// Where it came from, for the page ("trained here", a file name).
+    pub label: String,
+}
+
+/// An evaluation going on (`ask.rs`): the model it started with, the questions and the
+/// predictions so far.
+pub(crate) struct Evaluation {
+    pub model: Rc<Gpt>,
+    pub vocab: Vocab,
+    pub name: String,
+    pub rows: Vec<Row>,
+    pub predictions: Vec<String>,
+    pub skipped: Vec<run::Skipped>,
+}
+
+/// A model the section 2 demos keep apart from the registry (`section2.rs`), with its vocabulary
+/// and where it came from.
+#[derive(Clone)]
+pub(crate) struct Kept {
+    pub model: Rc<Gpt>,
+    pub vocab: Vocab,
+    pub label: String,
+}
+
+/// The ViT card's model, its trainer and where it came from (`vit.rs`).
+pub(crate) struct VitRun {
+    pub trainer: VitTrainer,
+    /// Training images come from set 2·seed, the held-out set is 2·seed + 1 (as in the CLI).
+    pub seed: u64,
+    /// Where the model came from, for the page ("shipped", "trained here").
+    pub origin: String,
+}
+
+/// All of the page's engine state.
+pub(crate) struct Engine {
+    /// The page opens one device and keeps it: pipelines and pooled buffers are reused across runs.
+    pub device: Option<Rc<Device>>,
+    /// What the page asked for (`open_device`); a device reopened after a loss uses it again.
+    pub choice: DeviceChoice,
+    /// Set when the page destroyed the device itself (the lost callback may come later).
+    pub destroyed: bool,
+    /// The reason of a loss that the page has not acknowledged yet (`page_reset_device`): a demo
+    /// may open a new device in between, and the training page must still learn why its run died.
+    pub unseen_loss: Option<String>,
+    /// The Train card's run (`train.rs`).
+    pub run: Option<Session>,
+    /// One finished model per attention variant (`models.rs`).
+    pub models: HashMap<&'static str, Loaded>,
+    /// The evaluation asked for in parts (`ask.rs`).
+    pub eval: Option<Evaluation>,
+    /// The ViT card's model and trainer (`vit.rs`).
+    pub vit: Option<VitRun>,
+    /// The section 2 demos' model finetuned without pretraining, and the pretrained-only model
+    /// for the probe (`section2.rs`).
+    pub no_pretrain: Option<Kept>,
+    pub pretrained: Option<Kept>,
+    /// The built-in corpus the section 2 demos ask about (made once; not on the device, so a
+    /// device loss keeps it).
+    pub corpus: Option<Rc<DefaultCorpus>>,
+    /// Device calls running now, and how often one started while another ran (the worker serves
+    /// one call at a time, so this stays 0; `page_debug_engine` shows it to the browser tests).
+    busy: u32,
+    overlaps: u32,
+}
+
+impl Engine {
+    fn new() -> Engine {
+        Engine {
+            device: None,
+            choice: DeviceChoice::Auto,
+            destroyed: false,
+            unseen_loss: None,
+            run: None,
+            models: HashMap::new(),
+            eval: None,
+            vit: None,
+            no_pretrain: None,
+            pretrained: None,
+            corpus: None,
+            busy: 0,
+            overlaps: 0,
+        }
+    }
+
+    /// Drop everything that lives on the device (it is lost or being replaced); the device itself
+    /// and the loss bookkeeping are `mod.rs`'s.
+    pub fn drop_all(&mut self) {
+        self.run = None;
+        self.models.clear();
+        self.eval = None;
+        self.vit = None;
+        self.no_pretrain = None;
+        self.pretrained = None;
+    }
+}
+
+thread_local! {
+    static ENGINE: RefCell<Engine> = RefCell::new(Engine::new());
+}
+
+/// Lend the engine to `f`. Never call it from inside `f`, and never hold what it lends across an
+/// await: take values out (`Option::take`) and put them back.
+pub(crate) fn with<R>(f: impl FnOnce(&mut Engine) -> R) -> R {
+    ENGINE.with(|e| f(&mut e.borrow_mut()))
+}
+
+/// Held for the length of a device call (training chunk, kernel checks, an evaluation part):
+/// counts a call that starts while another one runs.
+pub(crate) struct Busy(());
+
+impl Busy {
+    pub fn enter() -> Busy {
+        with(|e| {
+            if e.busy > 0 {
+                e.overlaps += 1;
+            }
+            e.busy += 1;
+        });
+        Busy(())
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        with(|e| e.busy = e.busy.saturating_sub(1));
+    }
+}
+
+/// What the engine holds, for the browser tests (`page_debug_engine`).
+#[derive(Serialize)]
+pub(crate) struct Held {
+    device: bool,
+    run: bool,
+    models: Vec<&'static str>,
+    evaluation: bool,
+    vit: bool,
+    /// The section 2 demos' models: `[nopretrain, pretrained]` as far as held.
+    section2: Vec<&'static str>,
+    overlaps: u32,
+}
+
+pub(crate) fn held() -> Held {
+    with(|e| {
+        let mut models: Vec<&'static str> = e.models.keys().copied().collect();
+        models.sort();
+        Held {
+            device: e.device.is_some(),
+            run: e.run.is_some(),
+            models,
+            evaluation: e.eval.is_some(),
+            vit: e.vit.is_some(),
+            section2: [
+                ("nopretrain", &e.no_pretrain),
+                ("pretrained", &e.pretrained),
+            ]
+            .into_iter()
+            .filter_map(|(n, k)| k.as_ref().map(|_| n))
+            .collect(),
+            overlaps: e.overlaps,
+        }
+    })
+}

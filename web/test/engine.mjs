@@ -1,0 +1,210 @@
+// Browser test of the page's engine door (web/engine-worker.js, web/backend.js, src/web/engine.rs):
+//   - the kernel checks asked for during training (straight to the engine, as web/app.js used to,
+//     and the Checks button, which is off meanwhile) never run between a training chunk's steps:
+//     the engine counts a device call that starts while another runs, and must count 0;
+//   - a lost device drops everything the engine holds (the run, the models, an evaluation in
+//     parts, the ViT), and the page recovers: the saved run resumes and trains, the checks pass;
+//   - a reload in the middle of a run resumes close to the step it was at (the run is saved after
+//     cheap chunks and on pagehide, not only every 30 s);
+//   - a refused course .params file (garbage bytes; one whose tensors view one storage 400 times,
+//     tests/fixtures/torch/hostile_views.params) leaves the engine usable: Pretrain still starts.
+// Usage: node web/test/engine.mjs [base URL]   (ATTNLAB_BACKEND=cpu: the same on the CPU backend,
+// where there is no device to lose and that step only checks what the engine holds.)
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openBrowser, pageUrl } from './browser.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const base = process.argv[2] || 'http://127.0.0.1:8080/';
+const url = pageUrl(base);
+const outDir = path.join(here, 'out', ...(process.env.ATTNLAB_BACKEND && process.env.ATTNLAB_BACKEND !== 'webgpu' ? [process.env.ATTNLAB_BACKEND] : []));
+const TIMEOUT = 240000;
+const results = [];
+let page;
+
+async function step(name, f) {
+  const t0 = Date.now();
+  try {
+    const detail = await f();
+    results.push({ name, ok: true });
+    console.log(`PASS  ${name} (${((Date.now() - t0) / 1000).toFixed(1)} s)${detail ? `: ${detail}` : ''}`);
+  } catch (e) {
+    results.push({ name, ok: false });
+    console.log(`FAIL  ${name} (${((Date.now() - t0) / 1000).toFixed(1)} s): ${e.message || e}`);
+    await page.screenshot({ path: path.join(outDir, `engine-fail-${results.length}.png`), fullPage: true }).catch(() => {});
+    throw e;
+  }
+}
+
+function assert(cond, msg) {
+  if (!cond) throw new Error(msg);
+}
+
+const S = () => page.evaluate(() => { const s = window.__page; return s && { ...s, losses: s.losses.slice(), ask: undefined, evalReport: undefined, destroyDevice: undefined }; });
+
+async function waitPage(pred, what, timeout = TIMEOUT) {
+  const t0 = Date.now();
+  for (;;) {
+    const s = await S();
+    if (s && pred(s)) return s;
+    if (s && s.error && !/device lost/.test(s.error)) throw new Error(`while waiting for ${what}: page error: ${s.error}`);
+    if (Date.now() - t0 > timeout) throw new Error(`timed out waiting for ${what}; status ${s && s.status}, step ${s && s.steps}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+// Call an engine export straight (not through the page's queue), as a card calling it directly
+// would: page.evaluate imports the page's own web/backend.js (the same module instance).
+const engine = (fn, ...args) => page.evaluate(async ([fn, args]) => {
+  const { loadDevice } = await import('./web/backend.js');
+  const { wasm } = await loadDevice();
+  return wasm[fn](...args);
+}, [fn, args]);
+
+// Start pretraining the quick preset for `steps` steps at batch 4 and wait until it runs.
+async function pretrain(steps) {
+  await page.selectOption('#preset', 'quick');
+  await page.fill('#h-pre_batch', '4');
+  await page.fill('#h-max_steps', String(steps));
+  await page.click('#btn-pretrain');
+  return waitPage((s) => s.status === 'running' && s.steps >= 1, 'the run to start');
+}
+
+async function stopRun() {
+  const s = await S();
+  if (s.status === 'running') {
+    await page.click('#btn-stop');
+    await waitPage((s) => s.status === 'idle', 'the stop');
+  }
+}
+
+async function run() {
+  fs.mkdirSync(outDir, { recursive: true });
+  const { ctx, close } = await openBrowser('engine', { width: 1100, height: 900 });
+  try {
+    page = ctx.pages()[0] || (await ctx.newPage());
+    page.on('pageerror', (e) => console.log(`[page error] ${e.message}`));
+    page.on('console', (m) => { if (m.type() === 'error') console.log(`[page error] ${m.text()}`); });
+    await page.goto(url);
+    const first = await waitPage((s) => s.ready && s.status === 'idle', 'the page', 120000);
+    const cpu = first.backend === 'cpu';
+
+    await step('the kernel checks during training: the button is off, and a direct call waits for the chunk', async () => {
+      await pretrain(100000);
+      assert(await page.isDisabled('#run'), 'the Checks button is on while training');
+      // Twice straight to the engine (as web/app.js did before it went through the queue): each
+      // must wait for the training chunk in flight, never start between its steps.
+      const rows = await engine('run_checks');
+      const again = await engine('run_checks');
+      const s = await S();
+      const held = await engine('page_debug_engine');
+      assert(rows.length > 0 && rows.every((r) => r.passed) && again.every((r) => r.passed), 'a check failed');
+      assert(held.overlaps === 0, `${held.overlaps} engine calls started while another was running`);
+      assert(s.status === 'running' && !s.error, `training stopped: ${s.status} ${s.error}`);
+      const at = s.steps;
+      await waitPage((s) => s.steps > at, 'training to go on after the checks');
+      await stopRun();
+      assert(!(await page.isDisabled('#run')), 'the Checks button stays off after training');
+      return `${rows.length} checks twice during training, 0 overlapping calls, training went on past step ${at}`;
+    });
+
+    await step('a lost device drops the run, the models, the evaluation and the ViT; the page recovers', async () => {
+      // Fill the engine: a model (the shipped checkpoint), an evaluation in parts, a ViT, a run.
+      await page.evaluate(async () => {
+        const r = await fetch('web/models/builtin-vanilla.safetensors');
+        await window.attnlabDemos.setModel(new Uint8Array(await r.arrayBuffer()));
+      });
+      await engine('page_eval_begin', 'vanilla', 'dev.tsv', 'Where was Ada born?\tLondon\nWhere was Bo born?\tParis\n', null);
+      await engine('vit_new', 7, 1, 2, 16, 10, 4, 2e-3, 0);
+      await pretrain(100000);
+      const before = await engine('page_debug_engine');
+      assert(before.run && before.models.includes('vanilla') && before.evaluation && before.vit, `engine before: ${JSON.stringify(before)}`);
+      await page.evaluate(() => window.__page.destroyDevice());
+      let after;
+      if (cpu) {
+        after = await engine('page_debug_engine');
+        await page.click('#btn-stop').catch(() => {});
+        await waitPage((s) => s.status === 'idle', 'the run to end');
+      } else {
+        await waitPage((s) => s.deviceLost && s.status === 'idle', 'the device-lost report', 60000);
+        after = await engine('page_debug_engine');
+      }
+      assert(!after.run && after.models.length === 0 && !after.evaluation && !after.vit && after.section2.length === 0, `the engine still holds ${JSON.stringify(after)} after the loss`);
+      if (!cpu) {
+        await page.click('#resume-saved');
+        const s = await waitPage((s) => s.status === 'running' && s.resumedFrom !== null, 'the resume');
+        await waitPage((x) => x.steps > s.resumedFrom, 'a step after the resume');
+        await stopRun();
+      }
+      const checks = await page.evaluate(async () => { document.getElementById('run').click(); return true; });
+      await page.waitForFunction(() => window.__checks.done, null, { timeout: TIMEOUT });
+      const c = await page.evaluate(() => window.__checks);
+      assert(checks && c.failed === 0 && c.passed > 0, `checks after the loss: ${c.passed} passed, ${c.failed} failed, ${c.error}`);
+      const vit = await engine('vit_new', 7, 1, 2, 16, 10, 4, 2e-3, 0);
+      assert(vit.params > 0, 'no ViT after the loss');
+      return `before ${JSON.stringify(before)}; after ${JSON.stringify(after)}; resumed, ${c.passed} checks pass, a new ViT`;
+    });
+
+    await step('a reload in the middle of a run resumes close to the step it was at', async () => {
+      await pretrain(100000);
+      // At least 20 steps and 3 s of training (on the CPU backend 20 steps take half a second,
+      // before the first save after the start is due).
+      const t0 = Date.now();
+      await waitPage((s) => s.steps >= 20 && Date.now() - t0 >= 3000, 'twenty steps and 3 s');
+      const s = await S();
+      const at = s.steps;
+      const msPerStep = s.msPerStep;
+      await page.reload();
+      await waitPage((s) => s.ready, 'the page after the reload', 120000);
+      const text = await page.textContent('#resume-text');
+      const saved = Number((/step (\d+) of/.exec(text) || [])[1]);
+      await page.click('#resume-saved');
+      const r = await waitPage((s) => s.status === 'running' && s.resumedFrom !== null, 'the resume');
+      // Lost: at most what ran since the last save (a save comes after a chunk once 1 s, or 10
+      // times what the last save took, has passed) plus the chunk in flight at the reload and one
+      // more; the old 30 s saver resumed such a run at step 0.
+      const lostMs = (at - r.resumedFrom) * msPerStep;
+      const chunkMs = Math.max(400, msPerStep);
+      const allowed = Math.max(1000, 10 * s.saveMs) + 2 * chunkMs + 1000;
+      assert(r.resumedFrom === saved, `resumed at ${r.resumedFrom}, the banner said ${saved}`);
+      assert(lostMs <= allowed && r.resumedFrom > 0, `reloaded at step ${at}, resumed at ${r.resumedFrom}: ${lostMs.toFixed(0)} ms of training lost, more than ${Math.round(allowed)} ms (${msPerStep.toFixed(0)} ms/step, a save takes ${s.saveMs} ms)`);
+      await stopRun();
+      return `reloaded at step ${at}, resumed at ${r.resumedFrom} (${Math.max(0, lostMs).toFixed(0)} ms of steps lost of ${Math.round(allowed)} allowed; ${msPerStep.toFixed(0)} ms/step, a save ${s.saveMs} ms)`;
+    });
+
+    await step('a refused .params file (garbage, 400 views of one storage) leaves the engine usable', async () => {
+      const hostile = fs.readFileSync(path.join(here, '..', '..', 'tests', 'fixtures', 'torch', 'hostile_views.params'));
+      const garbage = Buffer.concat([Buffer.from('PK\x03\x04'), Buffer.from(Array.from({ length: 5000 }, (_, i) => (i * 7919 + 13) % 251))]);
+      const msgs = [];
+      for (const [name, buffer] of [['garbage.params', garbage], ['hostile.params', hostile]]) {
+        await page.evaluate(() => { window.__page.modelError = null; });
+        await page.setInputFiles('#file-model', { name, mimeType: 'application/octet-stream', buffer });
+        await page.waitForFunction(() => window.__page.modelError, null, { timeout: 60000 });
+        const msg = await page.textContent('#model-error');
+        assert(msg.includes(name), `the message does not name ${name}: ${msg}`);
+        msgs.push(msg.trim().slice(0, 80));
+      }
+      const s = await pretrain(100000);
+      const at = s.steps;
+      await waitPage((s) => s.steps > at, 'training after the refused files');
+      await stopRun();
+      return msgs.join(' | ');
+    });
+    return 0;
+  } finally {
+    await close();
+  }
+}
+
+let code = 1;
+const t0 = Date.now();
+try {
+  code = await run();
+} catch (e) {
+  if (!results.some((r) => !r.ok)) console.log(`FAIL  ${e.message || e}`);
+}
+const passed = results.filter((r) => r.ok).length;
+console.log(`${passed} of ${results.length} steps passed in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+console.log(code === 0 ? 'RESULT: ALL ENGINE STEPS PASSED' : 'RESULT: FAILED');
+process.exit(code);
