@@ -113,11 +113,7 @@ fn a_long_run_keeps_its_state_continues_and_starts_again_when_the_state_is_gone(
         l.contains("first start") && l.contains("from step 0"),
         "{l}"
     );
-    assert_eq!(
-        script(&runs, &["t1", "status"])
-            .1
-            .contains("ended with exit status 0"),
-        true
-    );
+    let status = script(&runs, &["t1", "status"]).1;
+    assert!(status.contains("ended with exit status 0"), "{status}");
     let _ = std::fs::remove_dir_all(&runs);
 }

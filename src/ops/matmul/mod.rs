@@ -242,7 +242,7 @@ pub fn matmul_into(
     let bias = bias.unwrap_or(a);
     // Output tiles: 64 x 64, or 64 x 16 for the narrow CPU variant; whole tiles need no bounds
     // checks (`matmul_exact`).
-    let whole = s.m % 64 == 0 && s.n % 64 == 0 && s.k % 16 == 0;
+    let whole = s.m.is_multiple_of(64) && s.n.is_multiple_of(64) && s.k.is_multiple_of(16);
     let (k, tile_n) = match (gpu.cpu_kernels(), s.n <= 16) {
         (false, _) if whole => (&MATMUL_EXACT, 64),
         (false, _) => (&MATMUL, 64),
