@@ -136,14 +136,28 @@ impl Trainer {
         t: usize,
         counted: usize,
     ) -> Result<Tensor> {
-        let gpu = self.norm.device().clone();
         let lens = target_lengths(y, rows, t);
-        let c = &self.model.cfg;
-        let layout = Layout::packed(&gpu, &lens, c.n_head, c.block_size)?;
-        let (px, py) = (pack(x, &lens, t), pack(y, &lens, t));
-        let tx = Tensor::from_u32(&gpu, &[px.len()], &px)?;
-        let ty = Tensor::from_u32(&gpu, &[py.len()], &py)?;
+        let (layout, tx, ty) = self.upload_packed(x, y, &lens, t, 0)?;
         self.step_on(&layout, &tx, &ty, counted)
+    }
+
+    /// The packed layout of rows of lengths `lens` (rows `first_row..` of their batch) and their
+    /// real tokens uploaded.
+    fn upload_packed(
+        &self,
+        x: &[u32],
+        y: &[u32],
+        lens: &[usize],
+        t: usize,
+        first_row: usize,
+    ) -> Result<(Layout, Tensor, Tensor)> {
+        let gpu = self.norm.device();
+        let c = &self.model.cfg;
+        let layout = Layout::packed_from(gpu, lens, first_row, c.n_head, c.block_size)?;
+        let (px, py) = (pack(x, lens, t), pack(y, lens, t));
+        let tx = Tensor::from_u32(gpu, &[px.len()], &px)?;
+        let ty = Tensor::from_u32(gpu, &[py.len()], &py)?;
+        Ok((layout, tx, ty))
     }
 
     /// Zero the gradients, forward and backward on the uploaded batch, clip, AdamW, move on.
@@ -273,7 +287,6 @@ impl Trainer {
     /// Forward and backward on the next `micro_rows` rows of the step (rows without a target are
     /// skipped). Returns whether rows remain.
     pub fn micro_next(&mut self, m: &mut MicroStep, micro_rows: usize) -> Result<bool> {
-        let gpu = self.norm.device().clone();
         let first = m.next_row;
         let end = (first + micro_rows.max(1)).min(m.lens.len());
         m.next_row = end;
@@ -287,15 +300,9 @@ impl Trainer {
             })
             .sum();
         if targets > 0 {
-            let c = &self.model.cfg;
-            let layout = Layout::packed_from(&gpu, lens, first, c.n_head, c.block_size)?;
             let span = first * m.t..end * m.t;
-            let (px, py) = (
-                pack(&m.x[span.clone()], lens, m.t),
-                pack(&m.y[span], lens, m.t),
-            );
-            let tx = Tensor::from_u32(&gpu, &[px.len()], &px)?;
-            let ty = Tensor::from_u32(&gpu, &[py.len()], &py)?;
+            let (layout, tx, ty) =
+                self.upload_packed(&m.x[span.clone()], &m.y[span], lens, m.t, first)?;
             let w = targets as f32 / m.total as f32;
             let loss = self.backward_on(&layout, &tx, &ty, w)?;
             crate::ops::elementwise::axpy_into(&loss, w, &m.loss)?;
