@@ -5,7 +5,7 @@
 //!
 //! Every timing is wall clock read from the caller's `clock` (seconds; `Instant` natively,
 //! `performance.now()` in the page): one warm-up (read back or synced), then `repeats` iterations
-//! recorded back to back and ended by `gpu.sync().await`, divided by `repeats`.
+//! recorded back to back and ended by `dev.sync().await`, divided by `repeats`.
 
 use crate::model::{Gpt, GptConfig, Variant};
 use crate::ops::matmul::{matmul_into, Spec, View};
@@ -129,7 +129,7 @@ pub struct MatmulResult {
 /// Seconds per `matmul_into` call: one warm-up call synced, then `repeats` calls recorded together
 /// and waited for with `sync`.
 pub async fn time_matmul(
-    gpu: &Rc<Device>,
+    dev: &Rc<Device>,
     case: &Case,
     repeats: usize,
     clock: &dyn Fn() -> f64,
@@ -140,27 +140,27 @@ pub async fn time_matmul(
             .map(|i| ((i * 7 + seed) % 13) as f32 / 13.0 - 0.5)
             .collect()
     };
-    let a = Tensor::from_f32(gpu, &[case.lens[0]], &fill(case.lens[0], 1))?;
-    let b = Tensor::from_f32(gpu, &[case.lens[1]], &fill(case.lens[1], 2))?;
-    let c = Tensor::uninit(gpu, &[case.lens[2]])?;
+    let a = Tensor::from_f32(dev, &[case.lens[0]], &fill(case.lens[0], 1))?;
+    let b = Tensor::from_f32(dev, &[case.lens[1]], &fill(case.lens[1], 2))?;
+    let c = Tensor::uninit(dev, &[case.lens[2]])?;
     matmul_into(&a, &b, None, &c, &case.spec, false)?;
-    gpu.sync().await?;
+    dev.sync().await?;
     let t0 = clock();
     for _ in 0..repeats {
         matmul_into(&a, &b, None, &c, &case.spec, false)?;
     }
-    gpu.sync().await?;
+    dev.sync().await?;
     Ok((clock() - t0) / repeats as f64)
 }
 
 /// Time one case and turn it into GFLOP/s.
 pub async fn bench_matmul(
-    gpu: &Rc<Device>,
+    dev: &Rc<Device>,
     case: &Case,
     repeats: usize,
     clock: &dyn Fn() -> f64,
 ) -> Result<MatmulResult> {
-    let s = time_matmul(gpu, case, repeats, clock).await?;
+    let s = time_matmul(dev, case, repeats, clock).await?;
     let f = case.flops();
     Ok(MatmulResult {
         name: case.name.clone(),
@@ -188,8 +188,8 @@ pub struct MatmulChoice {
 }
 
 /// The kernel a device uses now, untimed.
-pub fn matmul_choice(gpu: &Rc<Device>) -> MatmulChoice {
-    match gpu.as_gpu() {
+pub fn matmul_choice(dev: &Rc<Device>) -> MatmulChoice {
+    match dev.as_gpu() {
         None => MatmulChoice {
             kernel: "cpu backend".into(),
             how: "cpu backend".into(),
@@ -207,12 +207,12 @@ pub fn matmul_choice(gpu: &Rc<Device>) -> MatmulChoice {
 /// tokens, width 256, 8 heads), `repeats` calls each after a warm-up, and keep the faster one on
 /// this device. On the CPU backend there is nothing to choose.
 pub async fn tune_matmul(
-    gpu: &Rc<Device>,
+    dev: &Rc<Device>,
     repeats: usize,
     clock: &dyn Fn() -> f64,
 ) -> Result<MatmulChoice> {
-    let Some(g) = gpu.as_gpu() else {
-        return Ok(matmul_choice(gpu));
+    let Some(g) = dev.as_gpu() else {
+        return Ok(matmul_choice(dev));
     };
     let before = g.cpu_kernels();
     let mut ms = vec![];
@@ -220,7 +220,7 @@ pub async fn tune_matmul(
         g.set_cpu_kernels(registers);
         let mut total = 0.0;
         for case in matmul_cases(true) {
-            match time_matmul(gpu, &case, repeats, clock).await {
+            match time_matmul(dev, &case, repeats, clock).await {
                 Ok(s) => total += s * 1e3,
                 Err(e) => {
                     g.set_cpu_kernels(before);
@@ -241,14 +241,14 @@ pub async fn tune_matmul(
 
 /// Use the named kernel (one of `MATMUL_KERNELS`) on this device, e.g. a choice kept from an
 /// earlier `tune_matmul`; an unknown name is refused, the CPU backend ignores it.
-pub fn set_matmul(gpu: &Rc<Device>, kernel: &str) -> Result<()> {
+pub fn set_matmul(dev: &Rc<Device>, kernel: &str) -> Result<()> {
     let Some(i) = MATMUL_KERNELS.iter().position(|k| *k == kernel) else {
         return Err(crate::Error::Msg(format!(
             "unknown matmul kernel '{kernel}'; choose {} or {}",
             MATMUL_KERNELS[0], MATMUL_KERNELS[1]
         )));
     };
-    if let Some(g) = gpu.as_gpu() {
+    if let Some(g) = dev.as_gpu() {
         g.set_cpu_kernels(i == 1);
     }
     Ok(())
@@ -289,19 +289,19 @@ impl StepSize {
 
 /// The tiny preset's trainer (`GptConfig::tiny`, vocab 65, `TrainConfig::pretrain()`, seed 1) and
 /// its fixed batch: x = y = (i % 63 + 2) over `rows` x 127 tokens.
-pub fn step_setup(gpu: &Rc<Device>, variant: Variant, rows: usize) -> Result<(Trainer, Vec<u32>)> {
-    step_setup_sized(gpu, variant, StepSize::Tiny, rows)
+pub fn step_setup(dev: &Rc<Device>, variant: Variant, rows: usize) -> Result<(Trainer, Vec<u32>)> {
+    step_setup_sized(dev, variant, StepSize::Tiny, rows)
 }
 
 /// [`step_setup`] for either model size (dropout on, as in the assignment).
 pub fn step_setup_sized(
-    gpu: &Rc<Device>,
+    dev: &Rc<Device>,
     variant: Variant,
     size: StepSize,
     rows: usize,
 ) -> Result<(Trainer, Vec<u32>)> {
     let tr = Trainer::new(
-        Gpt::new(gpu, size.config(variant), 1)?,
+        Gpt::new(dev, size.config(variant), 1)?,
         TrainConfig::pretrain(),
         0,
     )?;
@@ -312,18 +312,18 @@ pub fn step_setup_sized(
 /// The tiny preset's whole training step on `rows` x 127 tokens: one warm-up step read back, then
 /// `repeats` steps ended by `sync`.
 pub async fn bench_step(
-    gpu: &Rc<Device>,
+    dev: &Rc<Device>,
     variant: Variant,
     rows: usize,
     repeats: usize,
     clock: &dyn Fn() -> f64,
 ) -> Result<StepResult> {
-    bench_step_sized(gpu, variant, StepSize::Tiny, rows, repeats, clock).await
+    bench_step_sized(dev, variant, StepSize::Tiny, rows, repeats, clock).await
 }
 
 /// [`bench_step`] for either model size.
 pub async fn bench_step_sized(
-    gpu: &Rc<Device>,
+    dev: &Rc<Device>,
     variant: Variant,
     size: StepSize,
     rows: usize,
@@ -332,18 +332,18 @@ pub async fn bench_step_sized(
 ) -> Result<StepResult> {
     let repeats = repeats.max(1);
     let rows = rows.max(1);
-    gpu.reset_peak_memory();
-    let base = gpu.stats().bytes_in_use; // what other work (the page's models, demos) holds
-    let (mut tr, x) = step_setup_sized(gpu, variant, size, rows)?;
+    dev.reset_peak_memory();
+    let base = dev.stats().bytes_in_use; // what other work (the page's models, demos) holds
+    let (mut tr, x) = step_setup_sized(dev, variant, size, rows)?;
     tr.step(&x, &x, rows, T)?.to_vec_f32().await?;
-    let s0 = gpu.stats();
+    let s0 = dev.stats();
     let t0 = clock();
     for _ in 0..repeats {
         tr.step(&x, &x, rows, T)?;
     }
-    gpu.sync().await?;
+    dev.sync().await?;
     let dt = (clock() - t0) / repeats as f64;
-    let s1 = gpu.stats();
+    let s1 = dev.stats();
     let d = (s1.dispatches - s0.dispatches) / repeats as u64;
     Ok(StepResult {
         variant: variant.name().to_string(),
@@ -372,7 +372,7 @@ pub struct Report {
 /// The matmul cases (`quick` or full), then the training step for both variants at `rows` x 127.
 /// `progress(what)` is called before each part starts.
 pub async fn run_all(
-    gpu: &Rc<Device>,
+    dev: &Rc<Device>,
     rows: usize,
     repeats: usize,
     quick: bool,
@@ -383,15 +383,15 @@ pub async fn run_all(
     let mut matmul = vec![];
     for case in matmul_cases(quick) {
         progress(&format!("matmul {}", case.name));
-        matmul.push(bench_matmul(gpu, &case, repeats, clock).await?);
+        matmul.push(bench_matmul(dev, &case, repeats, clock).await?);
     }
     let mut steps = vec![];
     for variant in [Variant::Vanilla, Variant::Synthesizer] {
         progress(&format!("training step, {} ({rows} x {T})", variant.name()));
-        steps.push(bench_step(gpu, variant, rows, repeats, clock).await?);
+        steps.push(bench_step(dev, variant, rows, repeats, clock).await?);
     }
     Ok(Report {
-        adapter: gpu.describe(),
+        adapter: dev.describe(),
         quick,
         rows,
         repeats,
@@ -418,14 +418,14 @@ pub struct DecodeResult {
 /// with a full-size model (`GptConfig::assignment`, random weights, seed 1) of `vocab_size`
 /// tokens: one warm-up question on each path, then all prompts uncached, then all cached.
 pub async fn bench_decode(
-    gpu: &Rc<Device>,
+    dev: &Rc<Device>,
     variant: Variant,
     vocab_size: usize,
     prompts: &[Vec<u32>],
     clock: &dyn Fn() -> f64,
 ) -> Result<DecodeResult> {
     use crate::train::{run::EVAL_STEPS, sample_greedy_batch, sample_greedy_batch_uncached};
-    let model = Gpt::new(gpu, GptConfig::assignment(variant, vocab_size), 1)?;
+    let model = Gpt::new(dev, GptConfig::assignment(variant, vocab_size), 1)?;
     let warm = &prompts[..prompts.len().min(1)];
     sample_greedy_batch_uncached(&model, warm, EVAL_STEPS, &mut |_, _| {}).await?;
     sample_greedy_batch(&model, warm, EVAL_STEPS, &mut |_, _| {}).await?;

@@ -52,7 +52,7 @@ impl Tensor {
             });
         }
         let buf = match dev.backend() {
-            Backend::Gpu(gpu) => Storage::Gpu(gpu.alloc(bytes)),
+            Backend::Gpu(dev) => Storage::Gpu(dev.alloc(bytes)),
             Backend::Cpu(cpu) => Storage::Cpu(cpu.alloc(n)),
         };
         Ok(Tensor {
@@ -100,8 +100,8 @@ impl Tensor {
 
     fn write_bytes(&self, bytes: &[u8]) -> Result<()> {
         match (&*self.buf, self.dev.backend()) {
-            (Storage::Gpu(b), Backend::Gpu(gpu)) => {
-                gpu.upload(b.buffer(), bytes);
+            (Storage::Gpu(b), Backend::Gpu(dev)) => {
+                dev.upload(b.buffer(), bytes);
                 Ok(())
             }
             _ => {
@@ -127,8 +127,8 @@ impl Tensor {
             return Err(aliased());
         }
         match (&*self.buf, &*src.buf, self.dev.backend()) {
-            (Storage::Gpu(d), Storage::Gpu(s), Backend::Gpu(gpu)) => {
-                gpu.copy(
+            (Storage::Gpu(d), Storage::Gpu(s), Backend::Gpu(dev)) => {
+                dev.copy(
                     s.buffer(),
                     src_at as u64 * 4,
                     d.buffer(),
@@ -148,14 +148,14 @@ impl Tensor {
     /// Set every element to `value`.
     pub fn fill(&self, value: f32) -> Result<()> {
         match self.dev.backend() {
-            Backend::Gpu(gpu) => {
+            Backend::Gpu(dev) => {
                 let n = u32::try_from(self.numel()).map_err(|_| {
                     Error::Msg(format!(
                         "fill: {} elements do not fit in 32 bits",
                         self.numel()
                     ))
                 })?;
-                gpu.fill(self, n, value)
+                dev.fill(self, n, value)
             }
             Backend::Cpu(_) => {
                 self.f32s_mut()?.fill(value);
@@ -166,8 +166,8 @@ impl Tensor {
 
     pub async fn to_vec_f32(&self) -> Result<Vec<f32>> {
         match (&*self.buf, self.dev.backend()) {
-            (Storage::Gpu(b), Backend::Gpu(gpu)) => {
-                let b = gpu.read_bytes(b.buffer(), self.nbytes()).await?;
+            (Storage::Gpu(b), Backend::Gpu(dev)) => {
+                let b = dev.read_bytes(b.buffer(), self.nbytes()).await?;
                 Ok(bytemuck::pod_collect_to_vec(&b))
             }
             _ => {

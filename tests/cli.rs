@@ -207,9 +207,9 @@ fn user_errors_exit_1_with_a_message_and_no_output() {
     // A synthesizer checkpoint (untrained, written through the library) read as vanilla.
     let wiki = std::fs::read_to_string(dir.join("wiki.txt")).expect("read");
     let vocab = Vocab::from_text(&wiki, "wiki.txt").expect("vocab");
-    let gpu = Device::gpu_blocking().unwrap_or_else(|e| panic!("{e}"));
+    let dev = Device::gpu_blocking().unwrap_or_else(|e| panic!("{e}"));
     let synth =
-        Gpt::new(&gpu, GptConfig::tiny(Variant::Synthesizer, vocab.len()), 1).expect("model");
+        Gpt::new(&dev, GptConfig::tiny(Variant::Synthesizer, vocab.len()), 1).expect("model");
     let itos: String = vocab.itos.iter().collect();
     let bytes = pollster::block_on(checkpoint::to_bytes(&synth, &itos)).expect("bytes");
     std::fs::write(dir.join("synth.st"), bytes).expect("write");
@@ -454,8 +454,8 @@ fn damaged_checkpoints_and_impossible_sizes_are_refused() {
     let dir = corpus_dir("ckpt");
     let wiki = std::fs::read_to_string(dir.join("wiki.txt")).expect("read");
     let vocab = Vocab::from_text(&wiki, "wiki.txt").expect("vocab");
-    let gpu = Device::gpu_blocking().unwrap_or_else(|e| panic!("{e}"));
-    let model = Gpt::new(&gpu, GptConfig::tiny(Variant::Vanilla, vocab.len()), 1).expect("model");
+    let dev = Device::gpu_blocking().unwrap_or_else(|e| panic!("{e}"));
+    let model = Gpt::new(&dev, GptConfig::tiny(Variant::Vanilla, vocab.len()), 1).expect("model");
     let itos: String = vocab.itos.iter().collect();
     let good = pollster::block_on(checkpoint::to_bytes(&model, &itos)).expect("bytes");
     let eval = |ck: &str| {

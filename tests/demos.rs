@@ -42,16 +42,16 @@ fn e1_a_dominant_score_copies_its_value() {
     let q = [q0[0] * 10.0 / m0, q0[1] * 10.0 / m0];
     let res = block_on(copying(&g, &keys, &values, &q, 1.0)).unwrap();
     assert!((res.margin - 10.0).abs() < 1e-9, "margin {}", res.margin);
-    let sum: f64 = res.gpu.alpha.iter().sum();
-    assert!((sum - 1.0).abs() < 1e-6 && res.gpu.alpha.iter().all(|&a| a >= 0.0));
+    let sum: f64 = res.dev.alpha.iter().sum();
+    assert!((sum - 1.0).abs() < 1e-6 && res.dev.alpha.iter().all(|&a| a >= 0.0));
     assert!(
         res.dist_to_best <= 1e-3 * res.max_v,
         "‖c − v_j‖ = {} > 1e-3·{}",
         res.dist_to_best,
         res.max_v
     );
-    close("E1 alpha", &res.gpu.alpha, &res.cpu.alpha, 1e-5);
-    close("E1 c", &res.gpu.c, &res.cpu.c, 1e-5);
+    close("E1 alpha", &res.dev.alpha, &res.cpu.alpha, 1e-5);
+    close("E1 c", &res.dev.c, &res.cpu.c, 1e-5);
 }
 
 #[test]
@@ -70,7 +70,7 @@ fn e2_two_orthogonal_keys_average_their_values() {
     for w in res.grid_gap_cpu.windows(2) {
         assert!(w[1] < w[0] && w[1] > 0.0, "{:?}", res.grid_gap_cpu);
     }
-    close("E2 alpha", &res.gpu.alpha, &res.cpu.alpha, 1e-5);
+    close("E2 alpha", &res.dev.alpha, &res.cpu.alpha, 1e-5);
 }
 
 fn e3_spec(fragile: bool) -> NoiseSpec {
@@ -133,7 +133,7 @@ fn e5_projections_let_x2_fetch_u_b() {
     // Without projections x₂ only matches itself, whatever it adds of u_c or u_d.
     for (ac, ad) in [(0.0, 0.0), (0.5, 0.0), (0.0, 0.5), (1.0, 1.0), (-1.0, 2.0)] {
         let res = block_on(separate(&g, 10.0, 0.2, false, ac, ad)).unwrap();
-        let c2 = &res.gpu.out[4..8];
+        let c2 = &res.dev.out[4..8];
         assert!(
             c2[1].abs() < 1e-3,
             "u_b part of c₂ = {} with x₂ + {ac}u_c + {ad}u_d",
@@ -147,17 +147,17 @@ fn e5_projections_let_x2_fetch_u_b() {
     let res = block_on(separate(&g, 10.0, 0.2, true, 0.0, 0.0)).unwrap();
     let want1: Vec<f64> = ub.iter().zip(&uc).map(|(b, c)| b - c).collect();
     assert!(
-        dist(&res.gpu.out[4..8], &ub) <= 1e-3,
+        dist(&res.dev.out[4..8], &ub) <= 1e-3,
         "c₂ = {:?}",
-        &res.gpu.out[4..8]
+        &res.dev.out[4..8]
     );
     assert!(
-        dist(&res.gpu.out[0..4], &want1) <= 1e-3,
+        dist(&res.dev.out[0..4], &want1) <= 1e-3,
         "c₁ = {:?}",
-        &res.gpu.out[0..4]
+        &res.dev.out[0..4]
     );
-    close("E5 alpha", &res.gpu.alpha, &res.cpu.alpha, 1e-5);
-    close("E5 c", &res.gpu.out, &res.cpu.out, 1e-4);
+    close("E5 alpha", &res.dev.alpha, &res.cpu.alpha, 1e-5);
+    close("E5 c", &res.dev.out, &res.cpu.out, 1e-4);
 }
 
 #[test]
@@ -183,7 +183,7 @@ fn e6_entropy_falls_with_beta_and_beta_zero_is_uniform() {
         "{} vs 1/{n}",
         u[0]
     );
-    close("E6 alpha", &res.gpu, &res.cpu, 1e-5);
+    close("E6 alpha", &res.dev, &res.cpu, 1e-5);
     close("E6 scores", &res.scores_gpu, &res.scores_cpu, 1e-5);
 }
 
@@ -316,18 +316,18 @@ fn e10_attention_imitates_identity_permutation_linear_and_conv() {
         let res = block_on(imitate(&g, kind, 6, 20.0, 12)).unwrap();
         close(
             &format!("E10 {kind:?} vs target"),
-            &res.gpu.out,
+            &res.dev.out,
             &res.target,
             1e-4,
         );
         close(
             &format!("E10 {kind:?} alpha"),
-            &res.gpu.alpha,
+            &res.dev.alpha,
             &res.cpu.alpha,
             1e-5,
         );
     }
     // Soft positions blur the imitation: λ = 1 is visibly off.
     let soft = block_on(imitate(&g, Imitate::Identity, 6, 1.0, 12)).unwrap();
-    assert!(dist(&soft.gpu.out, &soft.target) > 0.1);
+    assert!(dist(&soft.dev.out, &soft.target) > 0.1);
 }

@@ -98,11 +98,11 @@ proptest! {
 
 thread_local! {
     static GOOD: (Rc<Device>, Vec<u8>) = {
-        let gpu = Device::gpu_blocking().unwrap_or_else(|e| panic!("{e}"));
+        let dev = Device::gpu_blocking().unwrap_or_else(|e| panic!("{e}"));
         let cfg = GptConfig { n_layer: 1, n_head: 2, n_embd: 8, block_size: 8, ..GptConfig::tiny(Variant::Synthesizer, 6) };
-        let model = Gpt::new(&gpu, cfg, 1).expect("model");
+        let model = Gpt::new(&dev, cfg, 1).expect("model");
         let bytes = pollster::block_on(checkpoint::to_bytes(&model, "□⁇abcd")).expect("bytes");
-        (gpu, bytes)
+        (dev, bytes)
     };
 }
 
@@ -136,9 +136,9 @@ fn damaged() -> impl Strategy<Value = Vec<u8>> {
 proptest! {
     #[test]
     fn checkpoint_reader_never_panics(bytes in damaged(), expect in any::<bool>()) {
-        GOOD.with(|(gpu, good)| {
+        GOOD.with(|(dev, good)| {
             let cfg = GptConfig { n_layer: 1, n_head: 2, n_embd: 8, block_size: 8, ..GptConfig::tiny(Variant::Synthesizer, 6) };
-            match checkpoint::from_bytes(gpu, &bytes, expect.then_some(&cfg), "ck.safetensors") {
+            match checkpoint::from_bytes(dev, &bytes, expect.then_some(&cfg), "ck.safetensors") {
                 Ok((m, h)) => {
                     // Only an intact file (or one whose damage missed every checked byte) loads.
                     assert_eq!(m.cfg.variant, Variant::Synthesizer);
@@ -146,7 +146,7 @@ proptest! {
                     // A load only queues its uploads; nothing else here submits, so without this
                     // the queued upload data piled up (23 GB after ~5 million cases).
                     drop(m);
-                    pollster::block_on(gpu.sync()).expect("sync");
+                    pollster::block_on(dev.sync()).expect("sync");
                 }
                 Err(e) => checks_message(&e, "ck.safetensors"),
             }

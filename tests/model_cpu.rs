@@ -180,10 +180,10 @@ fn forward_cpu(
     (logits, loss / n as f64, maps)
 }
 
-fn check(variant: Variant, gpu: std::rc::Rc<Device>) {
-    let kind = gpu.kind();
+fn check(variant: Variant, dev: std::rc::Rc<Device>) {
+    let kind = dev.kind();
     let cfg = cfg(variant);
-    let model = Gpt::new(&gpu, cfg.clone(), 3).expect("model");
+    let model = Gpt::new(&dev, cfg.clone(), 3).expect("model");
     // Random values everywhere (biases, positions and b2 too), so that no parameter is inert.
     let mut rng = SmallRng::seed_from_u64(11);
     let mut p = Params::new();
@@ -202,8 +202,8 @@ fn check(variant: Variant, gpu: std::rc::Rc<Device>) {
     let (want_logits, want_loss, want_maps) = forward_cpu(&p, &cfg, &x, &y);
 
     model.prepare(B, T).expect("prepare");
-    let tx = Tensor::from_u32(&gpu, &[B * T], &x).expect("x");
-    let ty = Tensor::from_u32(&gpu, &[B * T], &y).expect("y");
+    let tx = Tensor::from_u32(&dev, &[B * T], &x).expect("x");
+    let ty = Tensor::from_u32(&dev, &[B * T], &y).expect("y");
     let tape = Tape::new();
     let pass = Pass::eval_capturing();
     let (logits, loss) = model

@@ -70,7 +70,7 @@ mod native {
     /// `--step ROWS`: the tiny GPT preset's whole training step (forward, backward, clip, AdamW)
     /// on ROWS sequences of 127 tokens, for both variants.
     fn time_step(
-        gpu: &std::rc::Rc<Device>,
+        dev: &std::rc::Rc<Device>,
         rows: usize,
         repeats: usize,
         profile: bool,
@@ -85,18 +85,18 @@ mod native {
             cfg.n_layer, cfg.n_head, cfg.n_embd, cfg.vocab_size
         );
         for &variant in variants {
-            let r = bench::bench_step_sized(gpu, variant, size, rows, repeats, &clock)
+            let r = bench::bench_step_sized(dev, variant, size, rows, repeats, &clock)
                 .await_blocking()?;
             println!(
                 "{:<12} {:>9.1} ms/step {:>9.0} tokens/s {} dispatches/step {:>8.2} MiB peak",
                 r.variant, r.ms_per_step, r.tokens_per_s, r.dispatches_per_step, r.peak_mib
             );
-            if let (true, Some(g)) = (profile, gpu.as_gpu()) {
-                let (mut tr, x) = bench::step_setup(gpu, variant, rows)?;
+            if let (true, Some(g)) = (profile, dev.as_gpu()) {
+                let (mut tr, x) = bench::step_setup(dev, variant, rows)?;
                 tr.step(&x, &x, rows, t)?.to_vec_f32().await_blocking()?;
                 g.set_profiling(true)?;
                 tr.step(&x, &x, rows, t)?;
-                gpu.sync().await_blocking()?;
+                dev.sync().await_blocking()?;
                 let rows = g.profile();
                 g.set_profiling(false)?;
                 let total: f64 = rows.iter().map(|r| r.2).sum();
@@ -124,7 +124,7 @@ mod native {
     /// `birth_places_train.tsv` (finetune): the course's files from `--data DIR`, else the
     /// embedded corpus. Each timing cycles through the batches; `--kind pretrain|finetune` runs one.
     fn time_layouts(
-        gpu: &std::rc::Rc<Device>,
+        dev: &std::rc::Rc<Device>,
         rows: usize,
         repeats: usize,
         size: bench::StepSize,
@@ -194,7 +194,7 @@ mod native {
                 }
                 let time = |how: u8| -> Result<f64> {
                     let mut tr = Trainer::new(
-                        Gpt::new(gpu, size.config(variant), 1)?,
+                        Gpt::new(dev, size.config(variant), 1)?,
                         TrainConfig::finetune_scratch(),
                         0,
                     )?;
@@ -214,7 +214,7 @@ mod native {
                     for k in 0..repeats {
                         one(k)?;
                     }
-                    pollster::block_on(gpu.sync())?;
+                    pollster::block_on(dev.sync())?;
                     Ok(t0.elapsed().as_secs_f64() / repeats as f64)
                 };
                 let (full, cut, packed) = (time(0)?, time(1)?, time(2)?);
@@ -237,7 +237,7 @@ mod native {
 
     /// `--decode [TSV]`: the first 500 questions of TSV as the evaluation's prompts, decoded by a
     /// random full-size model of each variant without and with the key/value cache.
-    fn time_decode(gpu: &std::rc::Rc<Device>, tsv: Option<&str>) -> Result<()> {
+    fn time_decode(dev: &std::rc::Rc<Device>, tsv: Option<&str>) -> Result<()> {
         use attnlab::data::{parse_tsv, prompt_for, TsvMode, Vocab};
         use attnlab::model::Variant;
         let course = "../shared/data/cs224n-a5/birth_dev.tsv";
@@ -277,7 +277,7 @@ mod native {
         let clock = clock();
         for variant in [Variant::Vanilla, Variant::Synthesizer] {
             let r =
-                bench::bench_decode(gpu, variant, vocab_size, &prompts, &clock).await_blocking()?;
+                bench::bench_decode(dev, variant, vocab_size, &prompts, &clock).await_blocking()?;
             println!(
                 "{:<12} {:>12.2} {:>12.2} {:>8.1}x {:>10}",
                 r.variant,
@@ -298,7 +298,7 @@ mod native {
     impl<F: std::future::Future> BlockOn for F {}
 
     const USAGE: &str = "\
-usage: bench [--device auto|gpu|cpu] [--repeats N] [--quick]
+usage: bench [--device auto|dev|cpu] [--repeats N] [--quick]
              [--step ROWS [--size tiny|assignment] [--variant vanilla|synthesizer] [--profile]]
              [--trim ROWS]
 
@@ -334,15 +334,15 @@ Numbers measured with it are in BENCHMARKS.md.";
                 .parse()?,
             None => attnlab::DeviceChoice::Auto,
         };
-        let gpu = Device::open_blocking(choice)?;
-        println!("device: {} ({})", gpu.describe(), gpu.reason);
+        let dev = Device::open_blocking(choice)?;
+        println!("device: {} ({})", dev.describe(), dev.reason);
         // The matmul kernel: the adapter type's default, or (--tune) the faster of both, timed here.
         let m = if args.iter().any(|a| a == "--tune") {
             let t0 = std::time::Instant::now();
             let clock = move || t0.elapsed().as_secs_f64();
-            pollster::block_on(bench::tune_matmul(&gpu, repeats.min(3), &clock))?
+            pollster::block_on(bench::tune_matmul(&dev, repeats.min(3), &clock))?
         } else {
-            bench::matmul_choice(&gpu)
+            bench::matmul_choice(&dev)
         };
         match m.ms.as_slice() {
             [a, b] => println!(
@@ -355,7 +355,7 @@ Numbers measured with it are in BENCHMARKS.md.";
         }
         if args.iter().any(|a| a == "--info") {
             // The adapter and the limits the kernels were granted, then nothing else.
-            match gpu.as_gpu() {
+            match dev.as_gpu() {
                 Some(g) => {
                     let a = &g.adapter;
                     println!("adapter: {}", a.name);
@@ -408,7 +408,7 @@ Numbers measured with it are in BENCHMARKS.md.";
         };
         if let Some(rows) = rows_after("--step") {
             let profile = args.iter().any(|a| a == "--profile");
-            return time_step(&gpu, rows, repeats, profile, size, &variants);
+            return time_step(&dev, rows, repeats, profile, size, &variants);
         }
         if let Some(rows) = rows_after("--layouts").or(rows_after("--trim")) {
             let data = args
@@ -429,11 +429,11 @@ Numbers measured with it are in BENCHMARKS.md.";
                     )))
                 }
             };
-            return time_layouts(&gpu, rows, repeats, size, &variants, data, &kinds);
+            return time_layouts(&dev, rows, repeats, size, &variants, data, &kinds);
         }
         if let Some(i) = args.iter().position(|a| a == "--decode") {
             let tsv = args.get(i + 1).filter(|a| !a.starts_with("--"));
-            return time_decode(&gpu, tsv.map(|s| s.as_str()));
+            return time_decode(&dev, tsv.map(|s| s.as_str()));
         }
         let (rows, batch) = bench::matmul_shape(quick);
         println!(
@@ -451,7 +451,7 @@ Numbers measured with it are in BENCHMARKS.md.";
         println!("|---|---:|---:|---:|---:|---:|");
         for case in &cases {
             let f = case.flops();
-            let tg = bench::time_matmul(&gpu, case, repeats, &clock).await_blocking()?;
+            let tg = bench::time_matmul(&dev, case, repeats, &clock).await_blocking()?;
             let tc = time_cpu(&case.spec, cpu_rows);
             println!(
                 "| {} | {:.2} | {:.1} | {:.2} | {:.2} | {:.1}× |",

@@ -319,20 +319,20 @@ fn run_cli(cli: &Cli) -> Res<()> {
         DeviceArg::Gpu => DeviceChoice::Gpu,
         DeviceArg::Cpu => DeviceChoice::Cpu,
     };
-    let gpu = Device::open_blocking(choice).map_err(|e| e.to_string())?;
-    println!("device: {} ({})", gpu.describe(), gpu.reason);
+    let dev = Device::open_blocking(choice).map_err(|e| e.to_string())?;
+    println!("device: {} ({})", dev.describe(), dev.reason);
     let run = train::Run {
         cli,
-        gpu: &gpu,
+        dev: &dev,
         spec: &spec,
         cfg,
         vocab,
     };
     match cli.function {
         Function::Pretrain | Function::Finetune => run.train(text, &inp.corpus.name, inp.finetune),
-        Function::Evaluate => model::evaluate(cli, &gpu, &run.cfg, &run.vocab, inp.eval),
-        Function::Convert => model::convert(cli, &gpu, &run.cfg, &run.vocab),
-        Function::Probe => probe::probe(cli, &gpu, &run.cfg, &run.vocab, text, inp.eval),
+        Function::Evaluate => model::evaluate(cli, &dev, &run.cfg, &run.vocab, inp.eval),
+        Function::Convert => model::convert(cli, &dev, &run.cfg, &run.vocab),
+        Function::Probe => probe::probe(cli, &dev, &run.cfg, &run.vocab, text, inp.eval),
         Function::London | Function::Corpus => Err("internal: handled above".into()),
     }
 }

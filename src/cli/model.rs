@@ -11,16 +11,16 @@ use std::path::Path;
 use std::rc::Rc;
 
 /// Load a checkpoint that must match `cfg` and the corpus's vocabulary.
-pub fn load(gpu: &Rc<Device>, path: &Path, cfg: &GptConfig, vocab: &Vocab) -> Res<Gpt> {
-    load_input(gpu, &read(path)?, cfg, vocab)
+pub fn load(dev: &Rc<Device>, path: &Path, cfg: &GptConfig, vocab: &Vocab) -> Res<Gpt> {
+    load_input(dev, &read(path)?, cfg, vocab)
 }
 
 /// `load` of a file already read.
-pub fn load_input(gpu: &Rc<Device>, input: &Input, cfg: &GptConfig, vocab: &Vocab) -> Res<Gpt> {
+pub fn load_input(dev: &Rc<Device>, input: &Input, cfg: &GptConfig, vocab: &Vocab) -> Res<Gpt> {
     if torch_params::is_torch_file(&input.bytes) {
-        return load_torch(gpu, input, cfg, vocab);
+        return load_torch(dev, input, cfg, vocab);
     }
-    let (model, header) = checkpoint::from_bytes(gpu, &input.bytes, Some(cfg), &input.name)
+    let (model, header) = checkpoint::from_bytes(dev, &input.bytes, Some(cfg), &input.name)
         .map_err(|e| {
             let e = e.to_string();
             if is_size_mismatch(&e) {
@@ -50,13 +50,13 @@ fn is_size_mismatch(message: &str) -> bool {
 /// A course `.params` file (torch.save of a state_dict): it has no config, so the sizes come
 /// from its shapes; the variant, the vocabulary (its size) and, for vanilla, the head count
 /// come from the command line; dropout from the flags, for finetuning.
-fn load_torch(gpu: &Rc<Device>, input: &Input, cfg: &GptConfig, vocab: &Vocab) -> Res<Gpt> {
+fn load_torch(dev: &Rc<Device>, input: &Input, cfg: &GptConfig, vocab: &Vocab) -> Res<Gpt> {
     let want = torch_params::Expected {
         variant: Some(cfg.variant),
         n_head: Some(cfg.n_head),
         vocab: Some((vocab.len(), &vocab.source)),
     };
-    let mut model = torch_params::from_bytes(gpu, &input.bytes, &want, &input.name)
+    let mut model = torch_params::from_bytes(dev, &input.bytes, &want, &input.name)
         .map_err(|e| e.to_string())?;
     (
         model.cfg.embd_pdrop,
@@ -82,10 +82,10 @@ fn load_torch(gpu: &Rc<Device>, input: &Input, cfg: &GptConfig, vocab: &Vocab) -
 
 /// `convert`: a course .params file (or one of our checkpoints) to our safetensors, with the
 /// corpus's vocabulary in its metadata.
-pub fn convert(cli: &Cli, gpu: &Rc<Device>, cfg: &GptConfig, vocab: &Vocab) -> Res<()> {
+pub fn convert(cli: &Cli, dev: &Rc<Device>, cfg: &GptConfig, vocab: &Vocab) -> Res<()> {
     let from = need(&cli.reading_params_path, "reading_params_path", "convert")?;
     let to = need(&cli.writing_params_path, "writing_params_path", "convert")?;
-    let model = load(gpu, from, cfg, vocab)?;
+    let model = load(dev, from, cfg, vocab)?;
     let bytes = pollster::block_on(checkpoint::to_bytes(&model, &vocab.itos_string()))
         .map_err(|e| e.to_string())?;
     write_atomic(to, &bytes)?;
@@ -95,7 +95,7 @@ pub fn convert(cli: &Cli, gpu: &Rc<Device>, cfg: &GptConfig, vocab: &Vocab) -> R
 
 pub fn evaluate(
     cli: &Cli,
-    gpu: &Rc<Device>,
+    dev: &Rc<Device>,
     cfg: &GptConfig,
     vocab: &Vocab,
     tsv: Option<Input>,
@@ -107,7 +107,7 @@ pub fn evaluate(
         rows.truncate(n);
     }
     let path = need(&cli.reading_params_path, "reading_params_path", "evaluate")?;
-    let model = load(gpu, path, cfg, vocab)?;
+    let model = load(dev, path, cfg, vocab)?;
     println!("number of parameters: {}", model.num_params());
     let pb = super::train::bar(
         rows.len() as u64,

@@ -17,7 +17,7 @@ use std::time::Instant;
 /// What every training function shares once the device is open.
 pub struct Run<'a> {
     pub cli: &'a Cli,
-    pub gpu: &'a Rc<Device>,
+    pub dev: &'a Rc<Device>,
     pub spec: &'a RunSpec,
     /// The model the flags describe (a checkpoint read must match it).
     pub cfg: GptConfig,
@@ -28,7 +28,7 @@ pub struct Run<'a> {
 impl Run<'_> {
     /// Pretrain on `text` (the corpus, named `name`) or finetune on `tsv`, then save.
     pub fn train(&self, text: &str, name: &str, tsv: Option<Input>) -> Res<()> {
-        let (cli, gpu, vocab) = (self.cli, self.gpu, &self.vocab);
+        let (cli, dev, vocab) = (self.cli, self.dev, &self.vocab);
         let tsv = match (self.spec.kind, tsv) {
             (RunKind::Finetune, None) => {
                 return Err("finetune needs --finetune_corpus_path PATH".into())
@@ -40,7 +40,7 @@ impl Run<'_> {
             if let Some(p) = &cli.resume {
                 let input = read(p)?;
                 check_resume_matches(&input, self.spec.kind, batch)?;
-                let model = load_input(gpu, &input, cfg, vocab)?;
+                let model = load_input(dev, &input, cfg, vocab)?;
                 return Ok(Begin::Resume {
                     model,
                     bytes: input.bytes,
@@ -48,7 +48,7 @@ impl Run<'_> {
                 });
             }
             match (&cli.reading_params_path, self.spec.kind) {
-                (Some(p), RunKind::Finetune) => Ok(Begin::Model(load(gpu, p, cfg, vocab)?)),
+                (Some(p), RunKind::Finetune) => Ok(Begin::Model(load(dev, p, cfg, vocab)?)),
                 _ => Ok(Begin::Fresh),
             }
         };
@@ -63,7 +63,7 @@ impl Run<'_> {
             base: None,
         };
         let session = start
-            .start(gpu, |cfg| begin(cfg).map_err(Error::Msg))
+            .start(dev, |cfg| begin(cfg).map_err(Error::Msg))
             .map_err(|e| e.to_string())?;
         let mut session = session;
         session.trainer.run_meta = run_meta(self.spec.kind, batch);

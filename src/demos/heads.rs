@@ -93,7 +93,7 @@ fn draw(sp: &NoiseSpec) -> (Vec<f64>, Vec<f64>) {
 
 /// Run one batch: per sample three queries (the single head and the two heads) against that
 /// sample's keys, in one Z = samples batch on the device; the reference does the same in f64.
-pub async fn noise(gpu: &Rc<Device>, sp: NoiseSpec) -> Result<Noise> {
+pub async fn noise(dev: &Rc<Device>, sp: NoiseSpec) -> Result<Noise> {
     let n = sp.n;
     if !(3..=12).contains(&n) || sp.samples == 0 || sp.samples > 4096 {
         return Err(Error::Msg(format!(
@@ -115,7 +115,7 @@ pub async fn noise(gpu: &Rc<Device>, sp: NoiseSpec) -> Result<Noise> {
         d: n,
         dv: 2,
     };
-    let (_, c) = attend_values(gpu, &q, &keys, &values, dm, 1.0, false).await?;
+    let (_, c) = attend_values(dev, &q, &keys, &values, dm, 1.0, false).await?;
     let (_, cc) = attend_cpu(&q, &keys, &values, dm, 1.0, false);
     let split = |c: &[f64]| -> (Vec<f64>, Vec<f64>) {
         let mut one = Vec::with_capacity(2 * sp.samples);

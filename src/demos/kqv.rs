@@ -26,7 +26,7 @@ fn project_cpu(rows: &[f64], w: &[f64], d_in: usize, d_out: usize) -> Vec<f64> {
 
 /// `rows·Wᵀ` on the device with the strided matmul (W read through a transposed view).
 async fn project(
-    gpu: &Rc<Device>,
+    dev: &Rc<Device>,
     rows: &[f64],
     w: &[f64],
     d_in: usize,
@@ -35,8 +35,8 @@ async fn project(
     use crate::ops::matmul::{matmul, Spec, View};
     let r = rows.len() / d_in;
     let tape = crate::autograd::Tape::new();
-    let x = super::konst(gpu, &[r, d_in], rows)?;
-    let wv = super::konst(gpu, &[d_out, d_in], w)?;
+    let x = super::konst(dev, &[r, d_in], rows)?;
+    let wv = super::konst(dev, &[d_out, d_in], w)?;
     let s = Spec {
         b: View::contiguous(d_out, d_in).t(),
         ..Spec::plain(r, d_in, d_out)
@@ -52,7 +52,7 @@ pub struct Separate {
     pub q: Vec<f64>,
     pub k: Vec<f64>,
     pub v: Vec<f64>,
-    pub gpu: Mapping,
+    pub dev: Mapping,
     pub cpu: Mapping,
 }
 
@@ -61,7 +61,7 @@ pub struct Separate {
 /// Q = λ(e_d e_aᵀ + e_c e_dᵀ), V = e_b e_bᵀ − e_c e_cᵀ, so q₂ = λβ·e_d picks x₁ (score λβ²) and
 /// q₁ = λβ·e_c picks x₃.
 pub async fn separate(
-    gpu: &Rc<Device>,
+    dev: &Rc<Device>,
     beta: f64,
     lambda: f64,
     with_proj: bool,
@@ -100,11 +100,11 @@ pub async fn separate(
         dv: 4,
     };
     let (qg, kg, vg) = (
-        project(gpu, &xs, &q, 4, 4).await?,
-        project(gpu, &xs, &k, 4, 4).await?,
-        project(gpu, &xs, &v, 4, 4).await?,
+        project(dev, &xs, &q, 4, 4).await?,
+        project(dev, &xs, &k, 4, 4).await?,
+        project(dev, &xs, &v, 4, 4).await?,
     );
-    let (alpha, out) = attend_values(gpu, &qg, &kg, &vg, dm, 1.0, false).await?;
+    let (alpha, out) = attend_values(dev, &qg, &kg, &vg, dm, 1.0, false).await?;
     let (qc, kc, vc) = (
         project_cpu(&xs, &q, 4, 4),
         project_cpu(&xs, &k, 4, 4),
@@ -117,7 +117,7 @@ pub async fn separate(
         q,
         k,
         v,
-        gpu: Mapping {
+        dev: Mapping {
             alpha,
             out: ub(out),
         },
@@ -151,7 +151,7 @@ pub struct Imitation {
     pub sources: Vec<usize>,
     /// Each head's value map W_h (C, C), row-major.
     pub w: Vec<f64>,
-    pub gpu: Mapping,
+    pub dev: Mapping,
     pub cpu: Mapping,
 }
 
@@ -161,7 +161,7 @@ pub struct Imitation {
 /// W_h·content_{src_h(t)}, which is the identity, a permutation, a linear layer or one tap of a
 /// convolution (edges clamp).
 pub async fn imitate(
-    gpu: &Rc<Device>,
+    dev: &Rc<Device>,
     kind: Imitate,
     t: usize,
     lambda: f64,
@@ -260,19 +260,19 @@ pub async fn imitate(
     let mut v = Vec::new();
     let (mut qc, mut vc) = (Vec::new(), Vec::new());
     for h in 0..heads {
-        q.extend(project(gpu, &x, &wq[h * t * dw..(h + 1) * t * dw], dw, t).await?);
-        v.extend(project(gpu, &x, &wv[h * c * dw..(h + 1) * c * dw], dw, c).await?);
+        q.extend(project(dev, &x, &wq[h * t * dw..(h + 1) * t * dw], dw, t).await?);
+        v.extend(project(dev, &x, &wv[h * c * dw..(h + 1) * c * dw], dw, c).await?);
         qc.extend(project_cpu(&x, &wq[h * t * dw..(h + 1) * t * dw], dw, t));
         vc.extend(project_cpu(&x, &wv[h * c * dw..(h + 1) * c * dw], dw, c));
     }
-    let k = project(gpu, &x, &wk, dw, t).await?;
+    let k = project(dev, &x, &wk, dw, t).await?;
     let kc = project_cpu(&x, &wk, dw, t);
-    let (alpha, heads_out) = attend_values(gpu, &q, &k, &v, dm, 1.0, false).await?;
+    let (alpha, heads_out) = attend_values(dev, &q, &k, &v, dm, 1.0, false).await?;
     let (ac, hc) = attend_cpu(&qc, &kc, &vc, dm, 1.0, false);
     // Concatenate and project with [I … I]: the sum over heads, as a (1×H)·(H×T·C) matmul.
     let ones = vec![1.0; heads];
     let out = project(
-        gpu,
+        dev,
         &ones,
         &transpose(&heads_out, heads, t * c),
         heads,
@@ -292,7 +292,7 @@ pub async fn imitate(
         target,
         sources,
         w,
-        gpu: Mapping { alpha, out },
+        dev: Mapping { alpha, out },
         cpu: Mapping {
             alpha: ac,
             out: sum_ref(&hc),

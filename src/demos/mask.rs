@@ -37,15 +37,15 @@ pub struct MaskView {
 }
 
 /// E7's matrices for seeded N(0, 1) scores of size T.
-pub async fn mask_view(gpu: &Rc<Device>, t: usize, seed: u64) -> Result<MaskView> {
+pub async fn mask_view(dev: &Rc<Device>, t: usize, seed: u64) -> Result<MaskView> {
     if !(1..=64).contains(&t) {
         return Err(Error::Msg(format!("mask: T = {t} is outside 1..=64")));
     }
     let mut r = DemoRng::new(seed);
     let scores: Vec<f64> = (0..t * t).map(|_| r.normal()).collect();
     let up: Vec<f64> = (0..t * t).map(|_| r.normal()).collect();
-    let (masked_gpu, grad_gpu) = through_softmax(gpu, &scores, &up, t, true).await?;
-    let (open_gpu, open_grad_gpu) = through_softmax(gpu, &scores, &up, t, false).await?;
+    let (masked_gpu, grad_gpu) = through_softmax(dev, &scores, &up, t, true).await?;
+    let (open_gpu, open_grad_gpu) = through_softmax(dev, &scores, &up, t, false).await?;
     let masked_cpu = crate::ops::softmax::causal_softmax_ref(&scores, t, 1.0);
     let open_cpu: Vec<f64> = scores
         .chunks(t)
@@ -79,7 +79,7 @@ pub async fn mask_view(gpu: &Rc<Device>, t: usize, seed: u64) -> Result<MaskView
 
 /// The weights P = softmax(S) (causal or not) on the device and dL/dS for L = Σ P ⊙ U.
 async fn through_softmax(
-    gpu: &Rc<Device>,
+    dev: &Rc<Device>,
     scores: &[f64],
     up: &[f64],
     t: usize,
@@ -88,7 +88,7 @@ async fn through_softmax(
     let tape = Tape::new();
     let s = Var::leaf(
         Tensor::from_f32(
-            gpu,
+            dev,
             &[1, t, t],
             &scores.iter().map(|&x| x as f32).collect::<Vec<_>>(),
         )?,
@@ -100,7 +100,7 @@ async fn through_softmax(
         softmax(&tape, &s, 1.0)?
     };
     // L = Σ P ⊙ U as a (1×T²)·(T²×1) matmul, so the upstream gradient of P is exactly U.
-    let u = konst(gpu, &[t * t, 1], up)?;
+    let u = konst(dev, &[t * t, 1], up)?;
     let loss = matmul(&tape, &p, &u, None, Spec::plain(1, t * t, 1), &[1])?;
     tape.backward(&loss)?;
     let grad: Vec<f64> = match s.grad() {
@@ -126,7 +126,7 @@ pub struct Training {
 /// targets are the next token. With the mask the best loss is ln V; without it the model learns
 /// P[t, t+1] ≈ 1 and E ≈ a scaled identity, and the loss goes to 0.
 pub async fn train_toy(
-    gpu: &Rc<Device>,
+    dev: &Rc<Device>,
     masked: bool,
     steps: usize,
     seed: u64,
@@ -142,29 +142,29 @@ pub async fn train_toy(
     let mut r = DemoRng::new(seed);
     let mut init =
         |n: usize, sd: f64| -> Vec<f32> { (0..n).map(|_| (sd * r.normal()) as f32).collect() };
-    let q = Var::leaf(Tensor::from_f32(gpu, &[T, T], &init(T * T, 0.1))?, true);
-    let k = Var::leaf(Tensor::from_f32(gpu, &[T, T], &init(T * T, 0.1))?, true);
+    let q = Var::leaf(Tensor::from_f32(dev, &[T, T], &init(T * T, 0.1))?, true);
+    let k = Var::leaf(Tensor::from_f32(dev, &[T, T], &init(T * T, 0.1))?, true);
     let e = Var::leaf(
-        Tensor::from_f32(gpu, &[V + 1, V + 1], &init((V + 1) * (V + 1), 0.1))?,
+        Tensor::from_f32(dev, &[V + 1, V + 1], &init((V + 1) * (V + 1), 0.1))?,
         true,
     );
     let params = [&q, &k, &e];
     let mut states = params
         .iter()
-        .map(|p| AdamState::new(gpu, p.shape()))
+        .map(|p| AdamState::new(dev, p.shape()))
         .collect::<Result<Vec<_>>>()?;
     let opt = AdamW {
         lr: 0.1,
         weight_decay: 0.0,
         ..AdamW::default()
     };
-    let norm = Tensor::uninit(gpu, &[1])?;
-    let ids = Tensor::uninit(gpu, &[B * T])?;
-    let targets = Tensor::uninit(gpu, &[B * T])?;
+    let norm = Tensor::uninit(dev, &[1])?;
+    let ids = Tensor::uninit(dev, &[B * T])?;
+    let targets = Tensor::uninit(dev, &[B * T])?;
     // Each step's loss is added into slot `step` of one tensor (e_step · loss, a K = 1 matmul), so
     // the whole run reads back once: a readback per step would cost more than the step itself.
-    let losses = Tensor::zeros(gpu, &[steps])?;
-    let slot = Tensor::uninit(gpu, &[steps])?;
+    let losses = Tensor::zeros(dev, &[steps])?;
+    let slot = Tensor::uninit(dev, &[steps])?;
     let mut attention = vec![];
     for step in 0..steps {
         let x: Vec<u32> = (0..B * T)

@@ -39,9 +39,9 @@ impl DemoRng {
 }
 
 /// A constant (no-gradient) tensor on the tape from f64 values.
-pub fn konst(gpu: &Rc<Device>, shape: &[usize], x: &[f64]) -> Result<Var> {
+pub fn konst(dev: &Rc<Device>, shape: &[usize], x: &[f64]) -> Result<Var> {
     let v: Vec<f32> = x.iter().map(|&a| a as f32).collect();
-    Ok(Var::leaf(Tensor::from_f32(gpu, shape, &v)?, false))
+    Ok(Var::leaf(Tensor::from_f32(dev, shape, &v)?, false))
 }
 
 /// Read a tensor back as f64 (async: works in the browser).
@@ -146,7 +146,7 @@ pub fn attend(
 
 /// The device's α and c (either backend) for Z problems given as f64 slices (shared operands hold one problem).
 pub async fn attend_values(
-    gpu: &Rc<Device>,
+    dev: &Rc<Device>,
     q: &[f64],
     k: &[f64],
     v: &[f64],
@@ -156,9 +156,9 @@ pub async fn attend_values(
 ) -> Result<(Vec<f64>, Vec<f64>)> {
     let tape = Tape::new();
     let (qv, kv, vv) = (
-        konst(gpu, &[q.len()], q)?,
-        konst(gpu, &[k.len()], k)?,
-        konst(gpu, &[v.len()], v)?,
+        konst(dev, &[q.len()], q)?,
+        konst(dev, &[k.len()], k)?,
+        konst(dev, &[v.len()], v)?,
     );
     let (a, c) = attend(&tape, &qv, &kv, &vv, dm, beta as f32, causal)?;
     Ok((fetch(&a).await?, fetch(&c).await?))

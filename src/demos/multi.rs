@@ -29,7 +29,7 @@ pub struct Heads {
 /// E8: x (T, C) and Wq, Wk, Wv (C, C) seeded; q = x·Wqᵀ (T, C) seen as (T, H, C/H) and read per
 /// head through a strided view as (H, T, C/H); scores q_h·k_hᵀ/√(C/H), causal softmax, α_h·v_h
 /// written back into columns h·C/H… of (T, C): the concatenation is a view, not a copy.
-pub async fn heads(gpu: &Rc<Device>, t: usize, c: usize, h: usize, seed: u64) -> Result<Heads> {
+pub async fn heads(dev: &Rc<Device>, t: usize, c: usize, h: usize, seed: u64) -> Result<Heads> {
     if h == 0 || !c.is_multiple_of(h) || !(1..=32).contains(&t) || c > 64 {
         return Err(Error::Msg(format!(
             "heads: need H | C, C ≤ 64, 1 ≤ T ≤ 32; got T {t}, C {c}, H {h}"
@@ -40,8 +40,8 @@ pub async fn heads(gpu: &Rc<Device>, t: usize, c: usize, h: usize, seed: u64) ->
     let mut draw = |n: usize| -> Vec<f64> { (0..n).map(|_| r.normal()).collect() };
     let (x, wq, wk, wv) = (draw(t * c), draw(c * c), draw(c * c), draw(c * c));
     let tape = Tape::new();
-    let xv = konst(gpu, &[t, c], &x)?;
-    let proj = |w: &[f64]| -> Result<_> { linear(&tape, &xv, &konst(gpu, &[c, c], w)?, None) };
+    let xv = konst(dev, &[t, c], &x)?;
+    let proj = |w: &[f64]| -> Result<_> { linear(&tape, &xv, &konst(dev, &[c, c], w)?, None) };
     let (q, k, v) = (proj(&wq)?, proj(&wk)?, proj(&wv)?);
     let head = View {
         outer: 0,
@@ -145,7 +145,7 @@ pub struct SynthVsDot {
 /// seeded direction. A dot-product head's rows i ≥ j see the change through k_j; the synthesizer's
 /// row i is ReLU(xᵢA + b₁)B + b₂, a function of xᵢ alone, so only row j can move.
 pub async fn synth_vs_dot(
-    gpu: &Rc<Device>,
+    dev: &Rc<Device>,
     t: usize,
     j: usize,
     delta: f64,
@@ -174,9 +174,9 @@ pub async fn synth_vs_dot(
     }
     let tape = Tape::new();
     let dot = |x: &[f64]| -> Result<_> {
-        let xv = konst(gpu, &[t, c], x)?;
-        let q = linear(&tape, &xv, &konst(gpu, &[c, c], &wq)?, None)?;
-        let k = linear(&tape, &xv, &konst(gpu, &[c, c], &wk)?, None)?;
+        let xv = konst(dev, &[t, c], x)?;
+        let q = linear(&tape, &xv, &konst(dev, &[c, c], &wq)?, None)?;
+        let k = linear(&tape, &xv, &konst(dev, &[c, c], &wk)?, None)?;
         let s = Spec {
             b: View::contiguous(t, c).t(),
             alpha: 1.0 / (c as f32).sqrt(),
@@ -187,11 +187,11 @@ pub async fn synth_vs_dot(
     let synth = |x: &[f64]| -> Result<_> {
         let s = synth_scores(
             &tape,
-            &konst(gpu, &[1, t, c], x)?,
-            &konst(gpu, &[c, c], &w1)?,
-            &konst(gpu, &[c], &b1)?,
-            &konst(gpu, &[c, t], &w2)?,
-            &konst(gpu, &[t], &b2)?,
+            &konst(dev, &[1, t, c], x)?,
+            &konst(dev, &[c, c], &w1)?,
+            &konst(dev, &[c], &b1)?,
+            &konst(dev, &[c, t], &w2)?,
+            &konst(dev, &[t], &b2)?,
             1,
         )?;
         Ok((causal_softmax(&tape, &s, 1.0)?, s))
@@ -254,9 +254,9 @@ pub async fn model_maps(model: &Gpt, vocab: &str, text: &str) -> Result<ModelMap
         ));
     }
     let t = ids.len();
-    let gpu = model.param("tok_emb.weight")?.device().clone();
+    let dev = model.param("tok_emb.weight")?.device().clone();
     model.prepare(1, t)?;
-    let idx = Tensor::from_u32(&gpu, &[t], &ids)?;
+    let idx = Tensor::from_u32(&dev, &[t], &ids)?;
     let tape = Tape::new();
     let pass = Pass::eval_capturing();
     tape.no_grad(|| model.forward(&tape, &idx, 1, t, None, &pass))?;

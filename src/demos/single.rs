@@ -29,7 +29,7 @@ pub struct Copying {
     /// ‖c − v_j‖ (the kernels') and max‖v‖, for the check ‖c − v_j‖ ≤ 1e-3·max‖v‖ at margin 10.
     pub dist_to_best: f64,
     pub max_v: f64,
-    pub gpu: AttnOut,
+    pub dev: AttnOut,
     pub cpu: AttnOut,
 }
 
@@ -47,7 +47,7 @@ fn check_2d(what: &str, x: &[f64], n: usize) -> Result<()> {
 /// E1: keys and values are N points in the plane (row-major N×2), the query a point; β scales
 /// the scores.
 pub async fn copying(
-    gpu: &Rc<Device>,
+    dev: &Rc<Device>,
     keys: &[f64],
     values: &[f64],
     query: &[f64],
@@ -67,7 +67,7 @@ pub async fn copying(
         d: 2,
         dv: 2,
     };
-    let (alpha, c) = attend_values(gpu, query, keys, values, dm, beta, false).await?;
+    let (alpha, c) = attend_values(dev, query, keys, values, dm, beta, false).await?;
     let (ca, cc) = attend_cpu(query, keys, values, dm, beta, false);
     let scores: Vec<f64> = (0..n)
         .map(|j| beta * (keys[2 * j] * query[0] + keys[2 * j + 1] * query[1]))
@@ -88,7 +88,7 @@ pub async fn copying(
         max_v,
         scores,
         best,
-        gpu: AttnOut { alpha, c },
+        dev: AttnOut { alpha, c },
         cpu: AttnOut { alpha: ca, c: cc },
     })
 }
@@ -97,7 +97,7 @@ pub async fn copying(
 #[derive(Clone, Debug, Serialize)]
 pub struct Average {
     pub values: Vec<f64>,
-    pub gpu: AttnOut,
+    pub dev: AttnOut,
     pub cpu: AttnOut,
     pub gap_gpu: f64,
     pub gap_cpu: f64,
@@ -122,7 +122,7 @@ pub fn average_values(n: usize, seed: u64) -> Vec<f64> {
 
 /// E2: keys e₁…e_N (orthonormal, D = N), q = s·(e_a + e_b) with a = 0, b = 1, values from `seed`.
 pub async fn average(
-    gpu: &Rc<Device>,
+    dev: &Rc<Device>,
     n: usize,
     s: f64,
     seed: u64,
@@ -147,7 +147,7 @@ pub async fn average(
         d: n,
         dv: 2,
     };
-    let (alpha, c) = attend_values(gpu, &qs, &keys, &values, dm, 1.0, false).await?;
+    let (alpha, c) = attend_values(dev, &qs, &keys, &values, dm, 1.0, false).await?;
     let (ca, cc) = attend_cpu(&qs, &keys, &values, dm, 1.0, false);
     let gaps = |c: &[f64]| -> Vec<f64> { c.chunks(2).map(|x| dist(x, &mid)).collect() };
     let (gg, gc) = (gaps(&c), gaps(&cc));
@@ -156,7 +156,7 @@ pub async fn average(
             .chunks(2)
             .map(|v| v[0].hypot(v[1]))
             .fold(0.0, f64::max),
-        gpu: AttnOut {
+        dev: AttnOut {
             alpha: alpha[..n].to_vec(),
             c: c[..2].to_vec(),
         },
@@ -181,7 +181,7 @@ pub struct Temperature {
     pub scores_cpu: Vec<f64>,
     /// Standard deviation of the raw scores (≈ √D for unit-variance vectors).
     pub score_std: f64,
-    pub gpu: Vec<f64>,
+    pub dev: Vec<f64>,
     pub cpu: Vec<f64>,
     pub entropy_gpu: f64,
     pub entropy_cpu: f64,
@@ -196,7 +196,7 @@ pub struct Temperature {
 /// the matmul, then softmax(β·scores) for β and every grid value in one batch (the rows β_g·s are
 /// an outer product, also a matmul).
 pub async fn temperature(
-    gpu: &Rc<Device>,
+    dev: &Rc<Device>,
     n: usize,
     d: usize,
     seed: u64,
@@ -212,11 +212,11 @@ pub async fn temperature(
     let q: Vec<f64> = (0..d).map(|_| r.normal()).collect();
     let k: Vec<f64> = (0..n * d).map(|_| r.normal()).collect();
     let tape = Tape::new();
-    let (qv, kv) = (konst(gpu, &[d, 1], &q)?, konst(gpu, &[n, d], &k)?);
+    let (qv, kv) = (konst(dev, &[d, 1], &q)?, konst(dev, &[n, d], &k)?);
     let scores = matmul(&tape, &kv, &qv, None, Spec::plain(n, d, 1), &[1, n])?;
     let betas: Vec<f64> = std::iter::once(beta).chain(grid.iter().copied()).collect();
     let g = betas.len();
-    let bv = konst(gpu, &[g], &betas)?;
+    let bv = konst(dev, &[g], &betas)?;
     // (G, N) = β (G×1) · scores (1×N).
     let outer = Spec {
         z: (1, 1),
@@ -256,7 +256,7 @@ pub async fn temperature(
         .position(|&b| b == 0.0)
         .map(|i| rows[i + 1].to_vec());
     Ok(Temperature {
-        gpu: rows[0].to_vec(),
+        dev: rows[0].to_vec(),
         cpu: cpu_rows[0].clone(),
         entropy_gpu: entropy(rows[0]),
         entropy_cpu: entropy(&cpu_rows[0]),

@@ -193,7 +193,7 @@ fn read_header(st_meta: &Option<HashMap<String, String>>, what: &str) -> Result<
 /// Read a checkpoint. When `expect` is given, a checkpoint of another variant or size is refused
 /// with a message saying what it is and what was expected. `what` names the file in messages.
 pub fn from_bytes(
-    gpu: &Rc<Device>,
+    dev: &Rc<Device>,
     bytes: &[u8],
     expect: Option<&GptConfig>,
     what: &str,
@@ -238,7 +238,7 @@ pub fn from_bytes(
     if let Some(want) = expect {
         cfg = want.clone();
     }
-    let model = build(gpu, cfg, what, |name, shape| {
+    let model = build(dev, cfg, what, |name, shape| {
         let t = st
             .tensor(name)
             .map_err(|_| Error::Msg(format!("{what} has no tensor '{name}'")))?;
@@ -258,7 +258,7 @@ pub fn from_bytes(
 /// which returns the values after checking the name and shape exist in its source. Non-finite
 /// values are refused. Shared by the safetensors reader above and `torch_params`.
 pub(crate) fn build(
-    gpu: &Rc<Device>,
+    dev: &Rc<Device>,
     cfg: GptConfig,
     what: &str,
     mut fetch: impl FnMut(&str, &[usize]) -> Result<Vec<f32>>,
@@ -269,12 +269,12 @@ pub(crate) fn build(
         if let Some(i) = vals.iter().position(|v| !v.is_finite()) {
             return Err(Error::Msg(format!("{what}: tensor '{name}' holds a non-finite value ({}) at element {i}; the checkpoint is unusable", vals[i])));
         }
-        let value = Tensor::from_f32(gpu, &shape, &vals)?;
+        let value = Tensor::from_f32(dev, &shape, &vals)?;
         params.push(Param {
             decay: decays(&name),
             name,
             var: Var::leaf(value, true),
         });
     }
-    Ok(Gpt::from_params(gpu, cfg, params))
+    Ok(Gpt::from_params(dev, cfg, params))
 }

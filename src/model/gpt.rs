@@ -22,7 +22,7 @@ pub struct Gpt {
     pub params: Vec<Param>,
     index: HashMap<String, usize>,
     dense: RefCell<HashMap<(usize, usize), Rc<Layout>>>,
-    gpu: Rc<Device>,
+    dev: Rc<Device>,
 }
 
 /// Per-forward state: whether dropout is active and the counter that gives each dropout call
@@ -80,13 +80,13 @@ impl Pass {
 }
 
 impl Gpt {
-    pub fn new(gpu: &Rc<Device>, cfg: GptConfig, seed: u64) -> Result<Gpt> {
+    pub fn new(dev: &Rc<Device>, cfg: GptConfig, seed: u64) -> Result<Gpt> {
         cfg.validate()?;
-        let params = params::init(gpu, &cfg, seed)?;
-        Ok(Gpt::from_params(gpu, cfg, params))
+        let params = params::init(dev, &cfg, seed)?;
+        Ok(Gpt::from_params(dev, cfg, params))
     }
 
-    pub fn from_params(gpu: &Rc<Device>, cfg: GptConfig, params: Vec<Param>) -> Gpt {
+    pub fn from_params(dev: &Rc<Device>, cfg: GptConfig, params: Vec<Param>) -> Gpt {
         let index = params
             .iter()
             .enumerate()
@@ -97,7 +97,7 @@ impl Gpt {
             params,
             index,
             dense: RefCell::new(HashMap::new()),
-            gpu: gpu.clone(),
+            dev: dev.clone(),
         }
     }
 
@@ -151,7 +151,7 @@ impl Gpt {
             return Ok(l.clone());
         }
         let c = &self.cfg;
-        let l = Rc::new(Layout::dense(&self.gpu, b, t, c.n_head, c.block_size)?);
+        let l = Rc::new(Layout::dense(&self.dev, b, t, c.n_head, c.block_size)?);
         self.dense.borrow_mut().insert((b, t), l.clone());
         Ok(l)
     }

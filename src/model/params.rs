@@ -93,13 +93,13 @@ pub fn init_values(init: Init, n: usize, rng: &mut SmallRng) -> Vec<f32> {
 }
 
 /// Create every parameter on the device (GPU or CPU), initialised from `seed`.
-pub fn init(gpu: &Rc<Device>, cfg: &GptConfig, seed: u64) -> Result<Vec<Param>> {
+pub fn init(dev: &Rc<Device>, cfg: &GptConfig, seed: u64) -> Result<Vec<Param>> {
     let mut rng = SmallRng::seed_from_u64(seed);
     layout(cfg)
         .into_iter()
         .map(|(name, shape, init)| {
             let vals = init_values(init, shape.iter().product(), &mut rng);
-            let t = Tensor::from_f32(gpu, &shape, &vals)?;
+            let t = Tensor::from_f32(dev, &shape, &vals)?;
             Ok(Param {
                 decay: decays(&name),
                 name,

@@ -672,14 +672,14 @@ pub fn config_of(sd: &[(String, TorchTensor)], want: &Expected, what: &str) -> R
     Ok(cfg)
 }
 
-/// Read a `torch.save(model.state_dict())` file into a model on `gpu`: the state_dict is read and
+/// Read a `torch.save(model.state_dict())` file into a model on `dev`: the state_dict is read and
 /// every check of `config_of` passes before anything is uploaded, so a refused file changes
 /// nothing the caller holds.
-pub fn from_bytes(gpu: &Rc<Device>, bytes: &[u8], want: &Expected, what: &str) -> Result<Gpt> {
+pub fn from_bytes(dev: &Rc<Device>, bytes: &[u8], want: &Expected, what: &str) -> Result<Gpt> {
     let sd = read_state_dict(bytes, what)?;
     let cfg = config_of(&sd, want, what)?;
     let mut by_name: HashMap<String, TorchTensor> = sd.into_iter().collect();
-    checkpoint::build(gpu, cfg, what, |name, _| {
+    checkpoint::build(dev, cfg, what, |name, _| {
         by_name
             .remove(name)
             .map(|t| t.values)

@@ -27,18 +27,18 @@ use crate::error::Result;
 use std::rc::Rc;
 
 /// Run every family's self-check, in a fixed order.
-pub async fn run_checks(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
+pub async fn run_checks(dev: &Rc<Device>) -> Result<Vec<CheckResult>> {
     let mut out = vec![];
-    out.extend(matmul::check::check(gpu).await?);
-    out.extend(elementwise::check::check(gpu).await?);
-    out.extend(reduce::check::check(gpu).await?);
-    out.extend(layernorm::check::check(gpu).await?);
-    out.extend(embedding::check::check(gpu).await?);
-    out.extend(gather::check::check(gpu).await?);
-    out.extend(softmax::check::check(gpu).await?);
-    out.extend(cross_entropy::check::check(gpu).await?);
-    out.extend(dropout::check::check(gpu).await?);
-    out.extend(synth::check::check(gpu).await?);
-    out.extend(adamw::check::check(gpu).await?);
+    out.extend(matmul::check::check(dev).await?);
+    out.extend(elementwise::check::check(dev).await?);
+    out.extend(reduce::check::check(dev).await?);
+    out.extend(layernorm::check::check(dev).await?);
+    out.extend(embedding::check::check(dev).await?);
+    out.extend(gather::check::check(dev).await?);
+    out.extend(softmax::check::check(dev).await?);
+    out.extend(cross_entropy::check::check(dev).await?);
+    out.extend(dropout::check::check(dev).await?);
+    out.extend(synth::check::check(dev).await?);
+    out.extend(adamw::check::check(dev).await?);
     Ok(out)
 }

@@ -40,7 +40,7 @@ fn argmax(row: &[f32]) -> u32 {
 /// One decoding step for several contexts at once: the next (greedy) token of each.
 /// Every context must be 1..=max_context long; shorter ones are right-padded with PAD.
 async fn next_tokens(model: &Gpt, rows: &[&[u32]]) -> Result<Vec<u32>> {
-    let gpu = model.params[0].var.device().clone();
+    let dev = model.params[0].var.device().clone();
     let v = model.cfg.vocab_size;
     let t = rows.iter().map(|r| r.len()).max().unwrap_or(0);
     if rows.is_empty() || rows.iter().any(|r| r.is_empty()) || t > max_context(model) {
@@ -58,8 +58,8 @@ async fn next_tokens(model: &Gpt, rows: &[&[u32]]) -> Result<Vec<u32>> {
         ids[i * t..i * t + r.len()].copy_from_slice(r);
         last.push((i * t + r.len() - 1) as u32);
     }
-    let idx = Tensor::from_u32(&gpu, &[b * t], &ids)?;
-    let last = Tensor::from_u32(&gpu, &[b], &last)?;
+    let idx = Tensor::from_u32(&dev, &[b * t], &ids)?;
+    let last = Tensor::from_u32(&dev, &[b], &last)?;
     let tape = Tape::new();
     let picked = tape.no_grad(|| -> Result<_> {
         let (logits, _) = model.forward(&tape, &idx, b, t, None, &Pass::eval())?; // (B·T, V)

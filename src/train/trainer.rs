@@ -56,7 +56,7 @@ pub struct Trainer {
 
 impl Trainer {
     pub fn new(model: Gpt, cfg: TrainConfig, seed: u32) -> Result<Trainer> {
-        let gpu = model.params[0].var.device().clone();
+        let dev = model.params[0].var.device().clone();
         let states = model
             .params
             .iter()
@@ -78,7 +78,7 @@ impl Trainer {
         // after each step, so the first step runs at the full rate, not at lr_at(0) = 0.
         let lr = cfg.learning_rate;
         Ok(Trainer {
-            norm: Tensor::zeros(&gpu, &[1])?,
+            norm: Tensor::zeros(&dev, &[1])?,
             model,
             cfg,
             opt,
@@ -109,13 +109,13 @@ impl Trainer {
         t: usize,
         counted: usize,
     ) -> Result<Tensor> {
-        let gpu = self.norm.device().clone();
+        let dev = self.norm.device().clone();
         let (tx, ty) = match self.batches.entry((rows, t)) {
             std::collections::hash_map::Entry::Occupied(e) => e.get().clone(),
             std::collections::hash_map::Entry::Vacant(e) => e
                 .insert((
-                    Tensor::uninit(&gpu, &[rows * t])?,
-                    Tensor::uninit(&gpu, &[rows * t])?,
+                    Tensor::uninit(&dev, &[rows * t])?,
+                    Tensor::uninit(&dev, &[rows * t])?,
                 ))
                 .clone(),
         };
@@ -151,12 +151,12 @@ impl Trainer {
         t: usize,
         first_row: usize,
     ) -> Result<(Layout, Tensor, Tensor)> {
-        let gpu = self.norm.device();
+        let dev = self.norm.device();
         let c = &self.model.cfg;
-        let layout = Layout::packed_from(gpu, lens, first_row, c.n_head, c.block_size)?;
+        let layout = Layout::packed_from(dev, lens, first_row, c.n_head, c.block_size)?;
         let (px, py) = (pack(x, lens, t), pack(y, lens, t));
-        let tx = Tensor::from_u32(gpu, &[px.len()], &px)?;
-        let ty = Tensor::from_u32(gpu, &[py.len()], &py)?;
+        let tx = Tensor::from_u32(dev, &[px.len()], &px)?;
+        let ty = Tensor::from_u32(dev, &[py.len()], &py)?;
         Ok((layout, tx, ty))
     }
 

@@ -8,7 +8,7 @@ use crate::ops::checks::{f32s, rand_vec, CheckResult};
 use crate::tensor::Tensor;
 use std::rc::Rc;
 
-pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
+pub async fn check(dev: &Rc<Device>) -> Result<Vec<CheckResult>> {
     let mut out = vec![];
     // (name, elements, decay, norm, max_norm)
     let cases = [
@@ -30,9 +30,9 @@ pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
     for (ci, &(name, n, decay, nv, max_norm)) in cases.iter().enumerate() {
         let round = |x: Vec<f64>| f32s(&x).iter().map(|&v| v as f64).collect::<Vec<f64>>();
         let p0 = round(rand_vec(100 + ci as u64, n));
-        let param = Tensor::from_f32(gpu, &[n], &f32s(&p0))?;
-        let norm = Tensor::from_f32(gpu, &[1], &[nv])?;
-        let mut state = AdamState::new(gpu, &[n])?;
+        let param = Tensor::from_f32(dev, &[n], &f32s(&p0))?;
+        let norm = Tensor::from_f32(dev, &[1], &[nv])?;
+        let mut state = AdamState::new(dev, &[n])?;
         let (mut cp, mut cm, mut cv, mut step) = (p0, vec![0.0; n], vec![0.0; n], 0u32);
         for t in 0..3u64 {
             let opt = AdamW {
@@ -40,7 +40,7 @@ pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
                 ..AdamW::default()
             };
             let g = round(rand_vec(200 + ci as u64 * 10 + t, n));
-            let tg = Tensor::from_f32(gpu, &[n], &f32s(&g))?;
+            let tg = Tensor::from_f32(dev, &[n], &f32s(&g))?;
             adamw_step_into(&opt, &param, &tg, &mut state, decay, &norm, max_norm)?;
             adamw_step_ref(
                 &opt,

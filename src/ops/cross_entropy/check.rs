@@ -9,7 +9,7 @@ use crate::ops::cross_entropy::{
 use crate::tensor::Tensor;
 use std::rc::Rc;
 
-pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
+pub async fn check(dev: &Rc<Device>) -> Result<Vec<CheckResult>> {
     let mut out = vec![];
     for (i, &(n, v)) in [(5usize, 3usize), (127, 17), (37, 256)].iter().enumerate() {
         let x: Vec<f64> = rand_vec(60 + i as u64, n * v)
@@ -27,12 +27,12 @@ pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
             })
             .collect();
         let (tx, tt) = (
-            Tensor::from_f32(gpu, &[n, v], &f32s(&x))?,
-            Tensor::from_u32(gpu, &[n], &t)?,
+            Tensor::from_f32(dev, &[n, v], &f32s(&x))?,
+            Tensor::from_u32(dev, &[n], &t)?,
         );
         let (loss, stats) = (
-            Tensor::uninit(gpu, &[1])?,
-            Tensor::uninit(gpu, &[3 * n + 1])?,
+            Tensor::uninit(dev, &[1])?,
+            Tensor::uninit(dev, &[3 * n + 1])?,
         );
         cross_entropy_into(&tx, &tt, &loss, &stats)?;
         out.push(CheckResult::compare(
@@ -44,8 +44,8 @@ pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
         ));
         let mut d = vec![0.0; n * v];
         cross_entropy_backward_ref(&x, &t, v, 0.5, &mut d);
-        let td = Tensor::zeros(gpu, &[n, v])?;
-        cross_entropy_backward_into(&tx, &tt, &stats, &Tensor::from_f32(gpu, &[1], &[0.5])?, &td)?;
+        let td = Tensor::zeros(dev, &[n, v])?;
+        cross_entropy_backward_into(&tx, &tt, &stats, &Tensor::from_f32(dev, &[1], &[0.5])?, &td)?;
         out.push(CheckResult::compare(
             "cross_entropy",
             format!("backward ({n},{v})"),

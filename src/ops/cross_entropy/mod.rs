@@ -197,9 +197,9 @@ pub fn cross_entropy_backward_ref(
 /// The mean cross-entropy of `logits` (N, V) against `targets` (N) u32, ignoring target 0.
 pub fn cross_entropy(tape: &Tape, logits: &Var, targets: &Tensor) -> Result<Var> {
     let p = params(logits.shape(), targets.shape())?;
-    let gpu = logits.device();
-    let loss = Tensor::uninit(gpu, &[1])?;
-    let stats = Tensor::uninit(gpu, &[3 * p.n as usize + 1])?;
+    let dev = logits.device();
+    let loss = Tensor::uninit(dev, &[1])?;
+    let stats = Tensor::uninit(dev, &[3 * p.n as usize + 1])?;
     cross_entropy_into(logits.value(), targets, &loss, &stats)?;
     let (l, t) = (logits.clone(), targets.clone());
     Ok(tape.push("cross_entropy", &[logits], loss, move |out| {

@@ -10,13 +10,13 @@ use crate::ops::dropout::{
 use crate::tensor::Tensor;
 use std::rc::Rc;
 
-pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
+pub async fn check(dev: &Rc<Device>) -> Result<Vec<CheckResult>> {
     let mut out = vec![];
     // Rows of 100 elements with scattered keys, as the GPT's (example, position) keys are.
     let (n, cols, seed) = (20_000usize, 100usize, 1234u32);
     let keys: Vec<u32> = (0..(n / cols) as u32).map(|r| r * 131 + 7).collect();
-    let tk = Tensor::from_u32(gpu, &[keys.len()], &keys)?;
-    let th = Tensor::uninit(gpu, &[n])?;
+    let tk = Tensor::from_u32(dev, &[keys.len()], &keys)?;
+    let th = Tensor::uninit(dev, &[n])?;
     dropout_bits_into(&th, &tk, seed)?;
     let same = th
         .to_vec_u32()
@@ -37,9 +37,9 @@ pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
     for (i, &(len, p)) in [(17usize, 0.5f32), (n, 0.1)].iter().enumerate() {
         let (x, dy) = (rand_vec(90 + i as u64, len), rand_vec(95 + i as u64, len));
         let keys = if len == n { keys.clone() } else { vec![3] };
-        let tk = Tensor::from_u32(gpu, &[keys.len()], &keys)?;
-        let tx = Tensor::from_f32(gpu, &[len], &f32s(&x))?;
-        let ty = Tensor::uninit(gpu, &[len])?;
+        let tk = Tensor::from_u32(dev, &[keys.len()], &keys)?;
+        let tx = Tensor::from_f32(dev, &[len], &f32s(&x))?;
+        let ty = Tensor::uninit(dev, &[len])?;
         dropout_into(&tx, &ty, &tk, p, seed)?;
         out.push(CheckResult::compare(
             "dropout",
@@ -50,9 +50,9 @@ pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
         ));
         let mut dx = vec![0.0; len];
         dropout_backward_ref(&dy, &keys, p, seed, &mut dx);
-        let tdx = Tensor::zeros(gpu, &[len])?;
+        let tdx = Tensor::zeros(dev, &[len])?;
         dropout_backward_into(
-            &Tensor::from_f32(gpu, &[len], &f32s(&dy))?,
+            &Tensor::from_f32(dev, &[len], &f32s(&dy))?,
             &tdx,
             &tk,
             p,

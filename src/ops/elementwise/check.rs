@@ -7,7 +7,7 @@ use crate::ops::elementwise::*;
 use crate::tensor::Tensor;
 use std::rc::Rc;
 
-pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
+pub async fn check(dev: &Rc<Device>) -> Result<Vec<CheckResult>> {
     let n = 4099;
     let (a, b, dout) = (rand_vec(100, n), rand_vec(101, n), rand_vec(102, n));
     // Spread x over [-4, 4) and round it to f32 so the CPU sees exactly what the GPU sees.
@@ -16,15 +16,15 @@ pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
         .map(|v| (4.0 * v) as f32 as f64)
         .collect();
     let (ta, tb, tx, tdout) = (
-        Tensor::from_f32(gpu, &[n], &f32s(&a))?,
-        Tensor::from_f32(gpu, &[n], &f32s(&b))?,
-        Tensor::from_f32(gpu, &[n], &f32s(&x))?,
-        Tensor::from_f32(gpu, &[n], &f32s(&dout))?,
+        Tensor::from_f32(dev, &[n], &f32s(&a))?,
+        Tensor::from_f32(dev, &[n], &f32s(&b))?,
+        Tensor::from_f32(dev, &[n], &f32s(&x))?,
+        Tensor::from_f32(dev, &[n], &f32s(&dout))?,
     );
     let case = |s: &str| format!("{s} n={n}");
     let mut out = vec![];
 
-    let t = Tensor::uninit(gpu, &[n])?;
+    let t = Tensor::uninit(dev, &[n])?;
     add_into(&ta, &tb, &t)?;
     out.push(CheckResult::compare(
         "add",
@@ -53,7 +53,7 @@ pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
     ));
     let mut dx = b.clone();
     gelu_backward_ref(&x, &dout, &mut dx);
-    let tdx = Tensor::from_f32(gpu, &[n], &f32s(&b))?;
+    let tdx = Tensor::from_f32(dev, &[n], &f32s(&b))?;
     gelu_backward_into(&tx, &tdout, &tdx)?;
     out.push(CheckResult::compare(
         "gelu",
@@ -73,7 +73,7 @@ pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
     ));
     let mut dx = b.clone();
     relu_backward_ref(&x, &dout, &mut dx);
-    let tdx = Tensor::from_f32(gpu, &[n], &f32s(&b))?;
+    let tdx = Tensor::from_f32(dev, &[n], &f32s(&b))?;
     relu_backward_into(&tx, &tdout, &tdx)?;
     out.push(CheckResult::compare(
         "relu",

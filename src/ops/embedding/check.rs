@@ -9,7 +9,7 @@ use crate::ops::embedding::{
 use crate::tensor::Tensor;
 use std::rc::Rc;
 
-pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
+pub async fn check(dev: &Rc<Device>) -> Result<Vec<CheckResult>> {
     let mut out = vec![];
     // (N, V, C, name): token-like ids, and position ids 0..T repeated for 4 batch rows.
     for (i, &(n, v, c, name)) in [
@@ -33,10 +33,10 @@ pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
             rand_vec(80 + i as u64, n * c),
         );
         let (tids, tt) = (
-            Tensor::from_u32(gpu, &[n], &ids)?,
-            Tensor::from_f32(gpu, &[v, c], &f32s(&table))?,
+            Tensor::from_u32(dev, &[n], &ids)?,
+            Tensor::from_f32(dev, &[v, c], &f32s(&table))?,
         );
-        let to = Tensor::uninit(gpu, &[n, c])?;
+        let to = Tensor::uninit(dev, &[n, c])?;
         embedding_into(&tids, &tt, &to)?;
         out.push(CheckResult::compare(
             "embedding",
@@ -47,8 +47,8 @@ pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
         ));
         let mut d = vec![0.0; v * c];
         embedding_backward_ref(&ids, &dout, c, &mut d);
-        let td = Tensor::zeros(gpu, &[v, c])?;
-        embedding_backward_into(&tids, &Tensor::from_f32(gpu, &[n, c], &f32s(&dout))?, &td)?;
+        let td = Tensor::zeros(dev, &[v, c])?;
+        embedding_backward_into(&tids, &Tensor::from_f32(dev, &[n, c], &f32s(&dout))?, &td)?;
         out.push(CheckResult::compare(
             "embedding",
             format!("backward {name} ({n}) of ({v},{c})"),

@@ -10,7 +10,7 @@ use crate::ops::gather::{
 use crate::tensor::Tensor;
 use std::rc::Rc;
 
-pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
+pub async fn check(dev: &Rc<Device>) -> Result<Vec<CheckResult>> {
     let mut out = vec![];
     let (lens, t, c) = ([5usize, 1, 17, 9], 17usize, 33usize);
     let (to_blocks, to_tokens) = block_maps(&lens, t);
@@ -28,11 +28,11 @@ pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
         );
         let inv = inverse(idx, src_rows)?;
         let (ti, tinv) = (
-            Tensor::from_u32(gpu, &[idx.len()], idx)?,
-            Tensor::from_u32(gpu, &[src_rows], &inv)?,
+            Tensor::from_u32(dev, &[idx.len()], idx)?,
+            Tensor::from_u32(dev, &[src_rows], &inv)?,
         );
-        let y = Tensor::uninit(gpu, &[idx.len(), c])?;
-        gather_into(&ti, &Tensor::from_f32(gpu, &[src_rows, c], &f32s(&x))?, &y)?;
+        let y = Tensor::uninit(dev, &[idx.len(), c])?;
+        gather_into(&ti, &Tensor::from_f32(dev, &[src_rows, c], &f32s(&x))?, &y)?;
         out.push(CheckResult::compare(
             "gather",
             format!("forward {name} ({src_rows}→{} rows, {c})", idx.len()),
@@ -43,10 +43,10 @@ pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
         let dx0 = rand_vec(92, src_rows * c);
         let mut want = dx0.clone();
         gather_backward_ref(idx, &dy, c, &mut want);
-        let dx = Tensor::from_f32(gpu, &[src_rows, c], &f32s(&dx0))?;
+        let dx = Tensor::from_f32(dev, &[src_rows, c], &f32s(&dx0))?;
         gather_backward_into(
             &tinv,
-            &Tensor::from_f32(gpu, &[idx.len(), c], &f32s(&dy))?,
+            &Tensor::from_f32(dev, &[idx.len(), c], &f32s(&dy))?,
             &dx,
         )?;
         out.push(CheckResult::compare(

@@ -7,7 +7,7 @@ use crate::ops::layernorm::*;
 use crate::tensor::Tensor;
 use std::rc::Rc;
 
-pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
+pub async fn check(dev: &Rc<Device>) -> Result<Vec<CheckResult>> {
     let (rows, c) = (33, 127);
     let round = |v: Vec<f64>| v.iter().map(|&a| a as f32 as f64).collect::<Vec<_>>();
     let x = round(
@@ -22,14 +22,14 @@ pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
         rand_vec(303, rows * c),
     );
     let (tx, tw, tb) = (
-        Tensor::from_f32(gpu, &[rows, c], &f32s(&x))?,
-        Tensor::from_f32(gpu, &[c], &f32s(&w))?,
-        Tensor::from_f32(gpu, &[c], &f32s(&b))?,
+        Tensor::from_f32(dev, &[rows, c], &f32s(&x))?,
+        Tensor::from_f32(dev, &[c], &f32s(&w))?,
+        Tensor::from_f32(dev, &[c], &f32s(&b))?,
     );
     let (ty, tm, ts) = (
-        Tensor::uninit(gpu, &[rows, c])?,
-        Tensor::uninit(gpu, &[rows])?,
-        Tensor::uninit(gpu, &[rows])?,
+        Tensor::uninit(dev, &[rows, c])?,
+        Tensor::uninit(dev, &[rows])?,
+        Tensor::uninit(dev, &[rows])?,
     );
     layernorm_into(&tx, &tw, &tb, &ty, &tm, &ts)?;
     let (y, mean, rstd) = layernorm_ref(&x, &w, &b, c);
@@ -60,16 +60,16 @@ pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
     let (mut dx, mut dw, mut db) = (vec![0.0; rows * c], vec![0.0; c], vec![0.0; c]);
     layernorm_backward_ref(&x, &w, &dy, c, &mut dx, &mut dw, &mut db);
     let (tdx, tdw, tdb) = (
-        Tensor::zeros(gpu, &[rows, c])?,
-        Tensor::zeros(gpu, &[c])?,
-        Tensor::zeros(gpu, &[c])?,
+        Tensor::zeros(dev, &[rows, c])?,
+        Tensor::zeros(dev, &[c])?,
+        Tensor::zeros(dev, &[c])?,
     );
     layernorm_backward_into(
         &tx,
         &tw,
         &tm,
         &ts,
-        &Tensor::from_f32(gpu, &[rows, c], &f32s(&dy))?,
+        &Tensor::from_f32(dev, &[rows, c], &f32s(&dy))?,
         Some(&tdx),
         Some(&tdw),
         Some(&tdb),

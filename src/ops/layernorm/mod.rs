@@ -327,9 +327,9 @@ pub fn layernorm_backward_ref(
 /// LayerNorm of x (.., C) with weight and bias (C), on the tape.
 pub fn layernorm(tape: &Tape, x: &Var, w: &Var, b: &Var) -> Result<Var> {
     let (rows, _) = dims(x.shape(), w.shape(), b.shape())?;
-    let gpu = x.device();
-    let y = Tensor::uninit(gpu, x.shape())?;
-    let (mean, rstd) = (Tensor::uninit(gpu, &[rows])?, Tensor::uninit(gpu, &[rows])?);
+    let dev = x.device();
+    let y = Tensor::uninit(dev, x.shape())?;
+    let (mean, rstd) = (Tensor::uninit(dev, &[rows])?, Tensor::uninit(dev, &[rows])?);
     layernorm_into(x.value(), w.value(), b.value(), &y, &mean, &rstd)?;
     let (x2, w2, b2) = (x.clone(), w.clone(), b.clone());
     Ok(tape.push("layernorm", &[x, w, b], y, move |out| {

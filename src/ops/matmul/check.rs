@@ -9,7 +9,7 @@ use crate::ops::matmul::{
 use crate::tensor::Tensor;
 use std::rc::Rc;
 
-pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
+pub async fn check(dev: &Rc<Device>) -> Result<Vec<CheckResult>> {
     let mut out = vec![];
     let cases = [
         ("17x33 · 33x5", Spec::plain(17, 33, 5)),
@@ -70,10 +70,10 @@ pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
         let mut c = vec![0.0; clen];
         matmul_ref(&a, &b, None, &mut c, s, false);
         let (ta, tb) = (
-            Tensor::from_f32(gpu, &[alen], &f32s(&a))?,
-            Tensor::from_f32(gpu, &[blen], &f32s(&b))?,
+            Tensor::from_f32(dev, &[alen], &f32s(&a))?,
+            Tensor::from_f32(dev, &[blen], &f32s(&b))?,
         );
-        let tc = Tensor::uninit(gpu, &[clen])?;
+        let tc = Tensor::uninit(dev, &[clen])?;
         matmul_into(&ta, &tb, None, &tc, s, false)?;
         out.push(CheckResult::compare(
             "matmul",
@@ -84,8 +84,8 @@ pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
         ));
         let (mut da, mut db) = (vec![0.0; alen], vec![0.0; blen]);
         matmul_backward_ref(&a, &b, &dc, s, &mut da, &mut db, None);
-        let tdc = Tensor::from_f32(gpu, &[clen], &f32s(&dc))?;
-        let (tda, tdb) = (Tensor::zeros(gpu, &[alen])?, Tensor::zeros(gpu, &[blen])?);
+        let tdc = Tensor::from_f32(dev, &[clen], &f32s(&dc))?;
+        let (tda, tdb) = (Tensor::zeros(dev, &[alen])?, Tensor::zeros(dev, &[blen])?);
         matmul_backward_into(&ta, &tb, &tdc, s, Some(&tda), Some(&tdb), None)?;
         out.push(CheckResult::compare(
             "matmul",

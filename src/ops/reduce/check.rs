@@ -7,12 +7,12 @@ use crate::ops::reduce::*;
 use crate::tensor::Tensor;
 use std::rc::Rc;
 
-pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
+pub async fn check(dev: &Rc<Device>) -> Result<Vec<CheckResult>> {
     let mut out = vec![];
     let n = 40_001; // three passes: 40 001 → 40 → 1
     let x: Vec<f64> = rand_vec(200, n).iter().map(|&v| v as f32 as f64).collect();
-    let tx = Tensor::from_f32(gpu, &[n], &f32s(&x))?;
-    let t = Tensor::uninit(gpu, &[1])?;
+    let tx = Tensor::from_f32(dev, &[n], &f32s(&x))?;
+    let t = Tensor::uninit(dev, &[1])?;
     sum_into(&tx, 1.0, &t)?;
     out.push(CheckResult::compare(
         "sum",
@@ -31,8 +31,8 @@ pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
     ));
 
     let dx0 = rand_vec(201, 1000);
-    let tdx = Tensor::from_f32(gpu, &[1000], &f32s(&dx0))?;
-    let tdy = Tensor::from_f32(gpu, &[1], &[2.0])?;
+    let tdx = Tensor::from_f32(dev, &[1000], &f32s(&dx0))?;
+    let tdy = Tensor::from_f32(dev, &[1], &[2.0])?;
     sum_backward_into(&tdy, 1e-3, &tdx)?;
     let mut want = dx0.clone();
     sum_backward_ref(2.0, 1e-3, &mut want);
@@ -56,7 +56,7 @@ pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
         .collect();
     let ts = xs
         .iter()
-        .map(|v| Tensor::from_f32(gpu, &[v.len()], &f32s(v)))
+        .map(|v| Tensor::from_f32(dev, &[v.len()], &f32s(v)))
         .collect::<Result<Vec<_>>>()?;
     global_norm_into(&ts.iter().collect::<Vec<_>>(), &t)?;
     let want = global_norm_ref(&xs.iter().map(|v| &v[..]).collect::<Vec<_>>());

@@ -11,20 +11,20 @@ use crate::ops::softmax::{
 use crate::tensor::Tensor;
 use std::rc::Rc;
 
-pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
+pub async fn check(dev: &Rc<Device>) -> Result<Vec<CheckResult>> {
     let mut out = vec![];
     for (i, &(z, t, scale)) in [(2usize, 3usize, 0.5f64), (3, 17, 0.25), (1, 127, 0.125)]
         .iter()
         .enumerate()
     {
-        out.extend(check_one(gpu, true, z, t, scale, 40 + i as u64).await?);
+        out.extend(check_one(dev, true, z, t, scale, 40 + i as u64).await?);
     }
     // The ViT's attention: 17 = 16 patches + [CLS], and a long row.
     for (i, &(z, t, scale)) in [(3usize, 17usize, 0.5f64), (1, 300, 0.125)]
         .iter()
         .enumerate()
     {
-        out.extend(check_one(gpu, false, z, t, scale, 60 + i as u64).await?);
+        out.extend(check_one(dev, false, z, t, scale, 60 + i as u64).await?);
     }
     Ok(out)
 }
@@ -32,7 +32,7 @@ pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
 /// Forward and backward of the causal or the unmasked softmax on (z, t, t) scores drawn from
 /// `seed` (the upstream gradient from `seed + 10`).
 async fn check_one(
-    gpu: &Rc<Device>,
+    dev: &Rc<Device>,
     causal: bool,
     z: usize,
     t: usize,
@@ -48,8 +48,8 @@ async fn check_one(
     } else {
         softmax_ref(&x, t, scale)
     };
-    let tx = Tensor::from_f32(gpu, &[z, t, t], &f32s(&x))?;
-    let tp = Tensor::uninit(gpu, &[z, t, t])?;
+    let tx = Tensor::from_f32(dev, &[z, t, t], &f32s(&x))?;
+    let tp = Tensor::uninit(dev, &[z, t, t])?;
     if causal {
         causal_softmax_into(&tx, &tp, scale as f32)?;
     } else {
@@ -64,8 +64,8 @@ async fn check_one(
     );
     let mut ds = vec![0.0; n];
     softmax_backward_ref(&p, &dp, t, scale, &mut ds);
-    let tds = Tensor::zeros(gpu, &[z, t, t])?;
-    let tdp = Tensor::from_f32(gpu, &[z, t, t], &f32s(&dp))?;
+    let tds = Tensor::zeros(dev, &[z, t, t])?;
+    let tdp = Tensor::from_f32(dev, &[z, t, t], &f32s(&dp))?;
     if causal {
         causal_softmax_backward_into(&tp, &tdp, &tds, scale as f32)?;
     } else {

@@ -9,7 +9,7 @@ use crate::ops::synth::{synth_scores, synth_scores_backward_ref, synth_scores_re
 use crate::tensor::Tensor;
 use std::rc::Rc;
 
-pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
+pub async fn check(dev: &Rc<Device>) -> Result<Vec<CheckResult>> {
     let mut out = vec![];
     for (n, d) in [
         SynthDims {
@@ -44,7 +44,7 @@ pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
             .collect();
         let mut vars = vec![];
         for (v, s) in vals.iter().zip(&shapes) {
-            vars.push(Var::leaf(Tensor::from_f32(gpu, s, &f32s(v))?, true));
+            vars.push(Var::leaf(Tensor::from_f32(dev, s, &f32s(v))?, true));
         }
         let ds = rand_vec(150 + n as u64, d.b * d.n_head * d.t * d.t);
         let tape = Tape::new();
@@ -64,7 +64,7 @@ pub async fn check(gpu: &Rc<Device>) -> Result<Vec<CheckResult>> {
             1e-4,
         ));
         s.grad_or_zeros()?.write_f32(&f32s(&ds))?;
-        tape.backward(&Var::leaf(Tensor::zeros(gpu, &[1])?, true))?;
+        tape.backward(&Var::leaf(Tensor::zeros(dev, &[1])?, true))?;
         let mut g: Vec<Vec<f64>> = vals.iter().map(|v| vec![0.0; v.len()]).collect();
         if let [a, b, c, e, f] = &mut g[..] {
             synth_scores_backward_ref(
