@@ -20,6 +20,8 @@ node web/test/imports.mjs
 
 echo "== browser tests"
 scripts/build-web.sh
+echo "== every engine call the page makes is an export (web/test/calls.mjs)"
+node web/test/calls.mjs
 cargo build --bin attnlab
 fixture=$(mktemp -d)
 export ATTNLAB_BIN="$PWD/target/debug/attnlab"

@@ -247,7 +247,9 @@ fn info_of(d: &Device) -> Result<JsValue, JsError> {
 /// Open the page's device: `choice` is "auto" (a hardware WebGPU adapter, else the CPU backend),
 /// "webgpu" (any WebGPU adapter, software ones included; the CPU backend if there is none) or
 /// "cpu". Called once when the page loads, before anything else; choosing another backend later
-/// reloads the page. Returns the device's description (see `device_info`).
+/// reloads the page. Returns the device's description for the Device card: `{kind, choice, describe,
+/// reason, threads, max_tensor_bytes, budget_bytes, adapter: {name, backend, device_type, driver,
+/// software, limits: {max_buffer_size, ...}} | null}`.
 #[wasm_bindgen]
 pub async fn open_device(choice: String) -> Result<JsValue, JsError> {
     let c = match choice.as_str() {
@@ -268,15 +270,6 @@ pub async fn open_device(choice: String) -> Result<JsValue, JsError> {
             e.choice = c;
         }
     });
-    let d = device().await?;
-    info_of(&d)
-}
-
-/// `{kind, choice, describe, reason, threads, max_tensor_bytes, budget_bytes, adapter: {name,
-/// backend, device_type, driver, software, limits: {max_buffer_size, ...}} | null}` for the page's
-/// device card.
-#[wasm_bindgen]
-pub async fn device_info() -> Result<JsValue, JsError> {
     let d = device().await?;
     info_of(&d)
 }

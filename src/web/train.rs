@@ -235,12 +235,6 @@ pub async fn page_finish(label: String) -> Result<Vec<u8>, JsError> {
     Ok(bytes)
 }
 
-/// Forget the run without keeping its model.
-#[wasm_bindgen]
-pub fn page_drop_run() {
-    engine::with(|e| e.run = None);
-}
-
 // ---------------------------------------------------------------------------------------------
 // Faults
 

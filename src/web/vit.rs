@@ -136,14 +136,6 @@ pub async fn vit_load(bytes: Vec<u8>, name: String) -> Result<JsValue, JsError> 
     to_js(&info)
 }
 
-#[wasm_bindgen]
-pub fn vit_info() -> Result<JsValue, JsError> {
-    engine::with(|e| match e.vit.as_ref() {
-        Some(run) => to_js(&info_of(run)),
-        None => Ok(JsValue::NULL),
-    })
-}
-
 #[derive(Serialize)]
 struct Trained {
     steps: u64,

@@ -95,9 +95,9 @@ const E1 = {
       move(d.st.sel, [Math.max(-3, Math.min(3, p[0] + dir[0] * step)), Math.max(-3, Math.min(3, p[1] + dir[1] * step))]);
     });
   },
-  compute: (w, st) => {
+  compute: (wasm, st) => {
     const P = e1Points(st);
-    return w.demo_copying(P.k.flat(), P.v.flat(), [P.q[0] * st.scale, P.q[1] * st.scale], st.beta);
+    return wasm.demo_copying(P.k.flat(), P.v.flat(), [P.q[0] * st.scale, P.q[1] * st.scale], st.beta);
   },
   draw(d) {
     const { ctx, w, h } = begin(d.cv);
@@ -155,7 +155,7 @@ const E2 = {
     { type: 'range', key: 'n', label: 'keys N', min: 3, max: 12, step: 1 },
     { type: 'button', label: 'new values', action: (st) => { st.seed += 1; } },
   ],
-  compute: (w, st) => w.demo_average(st.n, st.s, st.seed, E2_GRID),
+  compute: (wasm, st) => wasm.demo_average(st.n, st.s, st.seed, E2_GRID),
   draw(d) {
     const { ctx, w, h } = begin(d.cv);
     const r = d.res, v = r.values;
@@ -194,7 +194,7 @@ const noiseControls = [
   { type: 'select', key: 'samples', label: 'samples', options: [[1, '1'], [100, '100'], [500, '500'], [1000, '1000']] },
   { type: 'button', label: 'resample keys', action: (st) => { st.seed += 1; } },
 ];
-const noiseCompute = (w, st) => w.demo_noise(4, st.samples, st.seed, st.s, 10 ** st.lv, st.fragile);
+const noiseCompute = (wasm, st) => wasm.demo_noise(4, st.samples, st.seed, st.s, 10 ** st.lv, st.fragile);
 
 function scatter(ctx, P, r, key, cpuKey, showCpu) {
   const v = r.values;
@@ -304,7 +304,7 @@ const E5 = {
     { type: 'range', key: 'lambda', label: 'query scale λ', min: 0, max: 0.5, step: 0.005 },
     { type: 'range', key: 'beta', label: 'length β of the u’s', min: 1, max: 15, step: 0.5 },
   ],
-  compute: (w, st) => w.demo_separate(st.beta, st.lambda, st.proj, st.addc, st.addd),
+  compute: (wasm, st) => wasm.demo_separate(st.beta, st.lambda, st.proj, st.addc, st.addd),
   draw(d) {
     const { ctx, w, h } = begin(d.cv);
     const r = d.res;
@@ -350,7 +350,7 @@ const E6 = {
     { type: 'button', label: 'β = 1/√D', action: (st) => { st.beta = +(1 / Math.sqrt(st.d)).toFixed(4); } },
     { type: 'button', label: 'new vectors', action: (st) => { st.seed += 1; } },
   ],
-  compute: (w, st) => w.demo_temperature(st.n, st.d, st.seed, st.beta, E6_GRID),
+  compute: (wasm, st) => wasm.demo_temperature(st.n, st.d, st.seed, st.beta, E6_GRID),
   draw(d) {
     const { ctx, w, h } = begin(d.cv);
     const r = d.res, n = d.snap.n;

@@ -9,9 +9,9 @@ const maxAbs = (a, b) => a.reduce((m, x, i) => Math.max(m, Math.abs(x - b[i])), 
 const NO_MODEL = 'Train or load a model in the Train panel to see this.';
 
 // A trained model's maps for E8/E9, or null (with the reason) when none is loaded.
-async function modelMaps(w, variant, text) {
-  if (!(await w.demo_models()).includes(variant)) return { missing: true };
-  try { return await w.demo_model_maps(variant, text); } catch (e) { return { error: String(e.message || e) }; }
+async function modelMaps(wasm, variant, text) {
+  if (!(await wasm.demo_models()).includes(variant)) return { missing: true };
+  try { return await wasm.demo_model_maps(variant, text); } catch (e) { return { error: String(e.message || e) }; }
 }
 
 function drawModelGrid(ctx, box, m, layer, title, headSel = null) {
@@ -63,11 +63,11 @@ const E7 = {
       action: (st, d) => { d.trainWanted = true; },
     },
   ],
-  async compute(w, st, d) {
-    const view = await w.demo_mask(st.t, st.seed);
+  async compute(wasm, st, d) {
+    const view = await wasm.demo_mask(st.t, st.seed);
     if (d.trainWanted) {
       d.trainWanted = false;
-      d.train = { masked: await w.demo_train_toy(true, 80, 1), open: await w.demo_train_toy(false, 80, 1) };
+      d.train = { masked: await wasm.demo_train_toy(true, 80, 1), open: await wasm.demo_train_toy(false, 80, 1) };
     }
     return { ...view, train: d.train || null };
   },
@@ -131,9 +131,9 @@ const E8 = {
     { type: 'text', key: 'text', label: 'question for the trained model' },
     { type: 'range', key: 'layer', label: 'model layer', min: 0, max: 7, step: 1, show: (v) => String(v + 1), maxFrom: (r) => (r.model && r.model.layers ? r.model.layers - 1 : NaN) },
   ],
-  async compute(w, st) {
-    const toy = await w.demo_heads(st.t, st.c, st.h, st.seed);
-    return { toy, model: await modelMaps(w, 'vanilla', st.text) };
+  async compute(wasm, st) {
+    const toy = await wasm.demo_heads(st.t, st.c, st.h, st.seed);
+    return { toy, model: await modelMaps(wasm, 'vanilla', st.text) };
   },
   draw(d) {
     const { ctx, w, h } = begin(d.cv);
@@ -182,10 +182,10 @@ const E9 = {
     { type: 'range', key: 'layer', label: 'model layer', min: 0, max: 7, step: 1, show: (v) => String(v + 1), maxFrom: (r) => Math.max(r.vanilla.layers || 0, r.synth.layers || 0) - 1 },
     { type: 'range', key: 'head', label: 'model head', min: 0, max: 7, step: 1, show: (v) => String(v + 1), maxFrom: (r) => Math.max(r.vanilla.heads || 0, r.synth.heads || 0) - 1 },
   ],
-  async compute(w, st) {
+  async compute(wasm, st) {
     const j = Math.min(st.j, st.t - 1);
-    const toy = await w.demo_synth_vs_dot(st.t, j, st.delta, st.seed);
-    return { toy, vanilla: await modelMaps(w, 'vanilla', st.text), synth: await modelMaps(w, 'synthesizer', st.text) };
+    const toy = await wasm.demo_synth_vs_dot(st.t, j, st.delta, st.seed);
+    return { toy, vanilla: await modelMaps(wasm, 'vanilla', st.text), synth: await modelMaps(wasm, 'synthesizer', st.text) };
   },
   draw(d) {
     const { ctx, w, h } = begin(d.cv);
@@ -233,7 +233,7 @@ const E10 = {
     { type: 'range', key: 't', label: 'positions T', min: 3, max: 12, step: 1 },
     { type: 'button', label: 'new input', action: (st) => { st.seed += 1; } },
   ],
-  compute: (w, st) => w.demo_imitate(st.kind, st.width, st.t, st.lambda, st.seed),
+  compute: (wasm, st) => wasm.demo_imitate(st.kind, st.width, st.t, st.lambda, st.seed),
   draw(d) {
     const { ctx, w, h } = begin(d.cv);
     const r = d.res, t = r.t, H = r.heads;

@@ -53,21 +53,21 @@ const waiting = (d) => {
 
 // The page's vanilla model may still be loading (the shipped one comes with the page), or be only
 // pretrained: then the card waits, saying why, and runs again when the models change.
-async function needFinetuned(w) {
-  const m = await w.s2_models();
+async function needFinetuned(wasm) {
+  const m = await wasm.s2_models();
   if (m.finetuned) return null;
-  return { waiting: true, error: (await w.demo_models()).includes('vanilla')
+  return { waiting: true, error: (await wasm.demo_models()).includes('vanilla')
     ? 'The current vanilla model is only pretrained: finetune it in the Train card (or load the shipped model again) to compare.'
     : 'Waiting for a vanilla model (the shipped one loads with the page)…' };
 }
 
 // The shipped model finetuned without pretraining, loaded into the demos' store once.
-async function ensureNoPretrain(w) {
-  const m = await w.s2_models();
+async function ensureNoPretrain(wasm) {
+  const m = await wasm.s2_models();
   if (m.no_pretrain) return;
   const r = await fetch(new URL('../models/builtin-nopretrain.safetensors', import.meta.url));
   if (!r.ok) throw new Error(`the shipped model without pretraining could not be fetched (HTTP ${r.status})`);
-  await w.s2_load('nopretrain', new Uint8Array(await r.arrayBuffer()), 'shipped model without pretraining');
+  await wasm.s2_load('nopretrain', new Uint8Array(await r.arrayBuffer()), 'shipped model without pretraining');
 }
 
 // ---------------------------------------------------------------------------------------------- S2a
@@ -102,13 +102,13 @@ const S2A = {
       e.target.value = '';
     });
   },
-  async compute(w, st, d) {
+  async compute(wasm, st, d) {
     if (!d.seen) return { waiting: true };
-    const wait = await needFinetuned(w);
+    const wait = await needFinetuned(wasm);
     if (wait) return wait;
-    await ensureNoPretrain(w);
-    const models = await w.s2_models();
-    return cached(d, JSON.stringify(models), async () => ({ models, c: await w.s2_compare(people) }));
+    await ensureNoPretrain(wasm);
+    const models = await wasm.s2_models();
+    return cached(d, JSON.stringify(models), async () => ({ models, c: await wasm.s2_compare(people) }));
   },
   draw(d) {
     if (d.res.waiting) return waiting(d);
@@ -172,15 +172,15 @@ const S2B = {
       changed();
     });
   },
-  async compute(w, st, d) {
+  async compute(wasm, st, d) {
     if (!d.seen) return { waiting: true };
-    const wait = await needFinetuned(w);
+    const wait = await needFinetuned(wasm);
     if (wait) return wait;
-    const models = await w.s2_models();
-    const conf = await cached(d, JSON.stringify(models), () => w.s2_confidence(10, people));
+    const models = await wasm.s2_models();
+    const conf = await cached(d, JSON.stringify(models), () => wasm.s2_confidence(10, people));
     const order = conf.answers.map((_, i) => i).sort((a, b) => conf.answers[b].confidence - conf.answers[a].confidence);
     const pick = order[Math.min(st.pick, order.length - 1)];
-    const evidence = pick === undefined ? null : await w.s2_evidence(conf.answers[pick].question);
+    const evidence = pick === undefined ? null : await wasm.s2_evidence(conf.answers[pick].question);
     return { conf, order, pick, evidence };
   },
   draw(d) {
@@ -239,11 +239,11 @@ const S2C = {
     { type: 'text', key: 'typed', label: 'your names (comma-separated)' },
   ],
   attach: (d) => whenVisible(d),
-  async compute(w, st, d) {
+  async compute(wasm, st, d) {
     if (!d.seen) return { waiting: true };
-    const wait = await needFinetuned(w);
+    const wait = await needFinetuned(wasm);
     if (wait) return wait;
-    return { u: await w.s2_unseen(st.count, st.seed, st.typed) };
+    return { u: await wasm.s2_unseen(st.count, st.seed, st.typed) };
   },
   draw(d) {
     if (d.res.waiting) return waiting(d);

@@ -1,0 +1,47 @@
+// Every call the page makes into the engine names a function the wasm module exports: the page calls
+// the engine's exports by name (`wasm.page_train(…)`, web/backend.js turns each into a message to
+// the worker), so a misspelt or deleted export would only fail when a user reached that control.
+// This reads every `wasm.NAME` in web/ (not node_modules, pkg or the tests) and the exports of
+// web/pkg/attnlab.js (scripts/build-web.sh makes it), prints the names that are not exports and
+// exits 1 if there is one; it also lists exports no page module calls (the tests may).
+// Usage: node web/test/calls.mjs (no browser needed).
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const web = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
+const SKIP = new Set(['node_modules', 'pkg', 'test', 'vendor']);
+
+function modules(dir) {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) return SKIP.has(e.name) ? [] : modules(p);
+    return e.name.endsWith('.js') ? [p] : [];
+  });
+}
+
+const pkg = path.join(web, 'pkg', 'attnlab.js');
+if (!fs.existsSync(pkg)) {
+  console.error(`${path.relative(process.cwd(), pkg)} is missing: build the wasm module first (scripts/build-web.sh)`);
+  process.exit(1);
+}
+const exported = new Set([...fs.readFileSync(pkg, 'utf8').matchAll(/^export (?:async )?function ([A-Za-z0-9_]+)/gm)].map((m) => m[1]));
+
+const unknown = [];
+const called = new Set();
+for (const f of modules(web)) {
+  const lines = fs.readFileSync(f, 'utf8').split('\n');
+  lines.forEach((line, i) => {
+    for (const m of line.matchAll(/\bwasm\.([A-Za-z_][A-Za-z0-9_]*)/g)) {
+      called.add(m[1]);
+      if (!exported.has(m[1])) unknown.push(`${path.relative(web, f)}:${i + 1}: wasm.${m[1]} is not an export of pkg/attnlab.js`);
+    }
+  });
+}
+const uncalled = [...exported].filter((e) => !called.has(e)).sort();
+console.log(`${called.size} engine functions called by the page, ${exported.size} exported`);
+if (uncalled.length) console.log(`exported, not called by a page module: ${uncalled.join(', ')}`);
+if (unknown.length) {
+  for (const u of unknown) console.error(u);
+  process.exit(1);
+}
