@@ -118,20 +118,20 @@ const E1 = {
     handles.push({ id: 'q', px: L.map(qd), plane: L });
     P.v.forEach((v, i) => {
       const px = R.map(v);
-      ctx.strokeStyle = 'rgba(0,0,0,0.25)'; ctx.lineWidth = Math.max(0.5, 6 * r.gpu.alpha[i]);
-      ctx.beginPath(); ctx.moveTo(...R.map(r.gpu.c)); ctx.lineTo(...px); ctx.stroke();
+      ctx.strokeStyle = 'rgba(0,0,0,0.25)'; ctx.lineWidth = Math.max(0.5, 6 * r.dev.alpha[i]);
+      ctx.beginPath(); ctx.moveTo(...R.map(r.dev.c)); ctx.lineTo(...px); ctx.stroke();
       dot(ctx, px, col(i), `v${i + 1}`); handles.push({ id: `v${i}`, px, plane: R });
     });
-    dot(ctx, R.map(r.gpu.c), C.out, 'c', 9, true);
+    dot(ctx, R.map(r.dev.c), C.out, 'c', 9, true);
     if (d.cpu) cross(ctx, R.map(r.cpu.c), C.cpu, 7);
-    bars(ctx, { x: 0, y: s + 4, w, h: h - s - 4 }, r.gpu.alpha, { colors: r.gpu.alpha.map((_, i) => col(i)), labels: r.gpu.alpha.map((a, i) => `α${i + 1}=${a.toFixed(3)}`), title: 'α', marks: d.cpu ? r.cpu.alpha : null });
+    bars(ctx, { x: 0, y: s + 4, w, h: h - s - 4 }, r.dev.alpha, { colors: r.dev.alpha.map((_, i) => col(i)), labels: r.dev.alpha.map((a, i) => `α${i + 1}=${a.toFixed(3)}`), title: 'α', marks: d.cpu ? r.cpu.alpha : null });
     d.geo = { handles };
   },
   numbers(d) {
     const r = d.res;
     const head = ['i', 'β·kᵢᵀq', `αᵢ (${L.k})`].concat(d.cpu ? [`αᵢ (${L.ref})`, '|Δ|'] : []);
-    const rows = r.scores.map((s, i) => [`${i + 1}${i === r.best ? '★' : ''}`, fmt(s, 3), fmt(r.gpu.alpha[i], 6)].concat(d.cpu ? [fmt(r.cpu.alpha[i], 6), fmt(Math.abs(r.gpu.alpha[i] - r.cpu.alpha[i]))] : []));
-    return table(head, rows) + `<p class="num-line">c = ${vec(r.gpu.c)}${d.cpu ? ` · CPU ${vec(r.cpu.c)}` : ''}<br>
+    const rows = r.scores.map((s, i) => [`${i + 1}${i === r.best ? '★' : ''}`, fmt(s, 3), fmt(r.dev.alpha[i], 6)].concat(d.cpu ? [fmt(r.cpu.alpha[i], 6), fmt(Math.abs(r.dev.alpha[i] - r.cpu.alpha[i]))] : []));
+    return table(head, rows) + `<p class="num-line">c = ${vec(r.dev.c)}${d.cpu ? ` · CPU ${vec(r.cpu.c)}` : ''}<br>
       margin k★ᵀq − next = <b>${fmt(r.margin, 3)}</b> · ‖c − v★‖ = <b>${fmt(r.dist_to_best)}</b> (max‖v‖ = ${fmt(r.max_v, 2)})<br>
       <span class="muted">Check: at margin 10, ‖c − v★‖ ≤ 10⁻³·max‖v‖.</span></p>`;
   },
@@ -165,7 +165,7 @@ const E2 = {
     dot(ctx, P.map([v[0], v[1]]), C.a, 'v_a'); dot(ctx, P.map([v[2], v[3]]), C.b, 'v_b');
     const mid = [(v[0] + v[2]) / 2, (v[1] + v[3]) / 2];
     cross(ctx, P.map(mid), C.mid);
-    dot(ctx, P.map(r.gpu.c), C.out, 'c', 8, true);
+    dot(ctx, P.map(r.dev.c), C.out, 'c', 8, true);
     if (d.cpu) cross(ctx, P.map(r.cpu.c), C.cpu, 5);
     const series = [{ ys: r.grid_gap_gpu, color: C.a, label: L.kf }];
     if (d.cpu) series.push({ ys: r.grid_gap_cpu, color: C.cpu, dash: [6, 4], label: L.reff });
@@ -175,9 +175,9 @@ const E2 = {
     const r = d.res, n = d.snap.n, s = d.snap.s;
     const exact = Math.exp(s) / (2 * Math.exp(s) + n - 2);
     const rows = [
-      ['α_a', fmt(r.gpu.alpha[0], 7), d.cpu ? fmt(r.cpu.alpha[0], 7) : null],
-      ['α_b', fmt(r.gpu.alpha[1], 7), d.cpu ? fmt(r.cpu.alpha[1], 7) : null],
-      ['each other α', fmt(r.gpu.alpha[2], 7), d.cpu ? fmt(r.cpu.alpha[2], 7) : null],
+      ['α_a', fmt(r.dev.alpha[0], 7), d.cpu ? fmt(r.cpu.alpha[0], 7) : null],
+      ['α_b', fmt(r.dev.alpha[1], 7), d.cpu ? fmt(r.cpu.alpha[1], 7) : null],
+      ['each other α', fmt(r.dev.alpha[2], 7), d.cpu ? fmt(r.cpu.alpha[2], 7) : null],
       ['gap ‖c − ½(v_a+v_b)‖', fmt(r.gap_gpu), d.cpu ? fmt(r.gap_cpu) : null],
     ].map((x) => x.filter((y) => y !== null));
     return table(['', L.k].concat(d.cpu ? [L.reff] : []), rows) +
@@ -309,18 +309,18 @@ const E5 = {
     const { ctx, w, h } = begin(d.cv);
     const r = d.res;
     const hs = Math.min(h, w * 0.4);
-    heatmap(ctx, { x: 0, y: 0, w: hs, h: hs }, r.gpu.alpha, 3, 3, { title: 'α (row i attends to column j)', rowLabels: ['1', '2', '3'], colLabels: ['x₁', 'x₂', 'x₃'], numbers: true });
+    heatmap(ctx, { x: 0, y: 0, w: hs, h: hs }, r.dev.alpha, 3, 3, { title: 'α (row i attends to column j)', rowLabels: ['1', '2', '3'], colLabels: ['x₁', 'x₂', 'x₃'], numbers: true });
     const targets = d.snap.proj ? [[0, 1, -1, 0], [0, 1, 0, 0], null] : [null, [0, 1, 0, 0], null];
     const gw = (w - hs - 16) / 3;
     for (let i = 0; i < 3; i++) {
-      const c = r.gpu.out.slice(4 * i, 4 * i + 4);
+      const c = r.dev.out.slice(4 * i, 4 * i + 4);
       bars(ctx, { x: hs + 16 + i * gw, y: 0, w: gw - 6, h }, c, { lo: -1.5, hi: 1.5, colors: UCOL, labels: ['a', 'b', 'c', 'd'], title: `c${'₁₂₃'[i]}/β`, marks: d.cpu ? r.cpu.out.slice(4 * i, 4 * i + 4) : targets[i] || undefined });
     }
   },
   numbers(d) {
     const r = d.res;
     const rows = [];
-    for (const [src, tag] of [[r.gpu.out, L.k], ...(d.cpu ? [[r.cpu.out, L.ref]] : [])]) {
+    for (const [src, tag] of [[r.dev.out, L.k], ...(d.cpu ? [[r.cpu.out, L.ref]] : [])]) {
       for (let i = 0; i < 3; i++) rows.push([`c${'₁₂₃'[i]}/β ${tag}`, ...src.slice(4 * i, 4 * i + 4).map((x) => fmt(x, 3))]);
     }
     return `<div class="demo-matrices">${mat(r.q, 'Q', 4)}${mat(r.k, 'K', 4)}${mat(r.v, 'V', 4)}</div>` +
@@ -355,7 +355,7 @@ const E6 = {
     const { ctx, w, h } = begin(d.cv);
     const r = d.res, n = d.snap.n;
     const bw = w * 0.45;
-    bars(ctx, { x: 0, y: 0, w: bw, h }, r.gpu, { colors: C.a, labels: r.gpu.map((_, i) => String(i + 1)), title: `α at β = ${d.snap.beta}`, ref: 1 / n, marks: d.cpu ? r.cpu : null });
+    bars(ctx, { x: 0, y: 0, w: bw, h }, r.dev, { colors: C.a, labels: r.dev.map((_, i) => String(i + 1)), title: `α at β = ${d.snap.beta}`, ref: 1 / n, marks: d.cpu ? r.cpu : null });
     const series = [{ ys: r.grid_entropy_gpu, color: C.a, label: L.k }];
     if (d.cpu) series.push({ ys: r.grid_entropy_cpu, color: C.cpu, dash: [6, 4], label: L.ref });
     lines(ctx, { x: bw + 8, y: 0, w: w - bw - 8, h }, r.grid, series, { lo: 0, hi: Math.log(n) * 1.05, title: 'entropy H(α) in nats', xlabel: 'β', marker: d.snap.beta, hlines: [{ y: Math.log(n), label: 'ln N' }] });
@@ -364,7 +364,7 @@ const E6 = {
     const r = d.res, st = d.snap;
     return table(['', L.k].concat(d.cpu ? [L.ref] : []), [
       ['H(α)', fmt(r.entropy_gpu), d.cpu ? fmt(r.entropy_cpu) : null],
-      ['max α', fmt(Math.max(...r.gpu)), d.cpu ? fmt(Math.max(...r.cpu)) : null],
+      ['max α', fmt(Math.max(...r.dev)), d.cpu ? fmt(Math.max(...r.cpu)) : null],
       ['α at β = 0 (1/N = ' + fmt(1 / st.n, 6) + ')', r.uniform_gpu ? fmt(r.uniform_gpu[0], 8) : '—', d.cpu ? fmt(1 / st.n, 8) : null],
     ].map((x) => x.filter((y) => y !== null))) +
       `<p class="num-line">std of raw scores ${fmt(r.score_std, 3)} vs √D = ${fmt(Math.sqrt(st.d), 3)}; β·std = ${fmt(st.beta * r.score_std, 3)}<br>

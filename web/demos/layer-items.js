@@ -240,13 +240,13 @@ const E10 = {
     const top = h * 0.45;
     const cw = w / Math.max(H, 2);
     for (let k = 0; k < H; k++) {
-      heatmap(ctx, { x: k * cw, y: 0, w: cw - 8, h: top }, r.gpu.alpha.slice(k * t * t, (k + 1) * t * t), t, t, { title: H > 1 ? `head ${k + 1}: offset ${k - Math.floor((H - 1) / 2)}` : 'attention (row = output position)' });
+      heatmap(ctx, { x: k * cw, y: 0, w: cw - 8, h: top }, r.dev.alpha.slice(k * t * t, (k + 1) * t * t), t, t, { title: H > 1 ? `head ${k + 1}: offset ${k - Math.floor((H - 1) / 2)}` : 'attention (row = output position)' });
     }
     const ch = (h - top - 8) / 2;
     for (let c = 0; c < 2; c++) {
       const y = top + 8 + c * ch;
       const inp = Array.from({ length: t }, (_, i) => r.input[i * 2 + c]);
-      const out = Array.from({ length: t }, (_, i) => r.gpu.out[i * 2 + c]);
+      const out = Array.from({ length: t }, (_, i) => r.dev.out[i * 2 + c]);
       const tgt = Array.from({ length: t }, (_, i) => (d.cpu ? r.cpu.out : r.target)[i * 2 + c]);
       const lim = Math.max(1, ...inp.map(Math.abs), ...out.map(Math.abs), ...tgt.map(Math.abs));
       bars(ctx, { x: 0, y, w: w / 2 - 8, h: ch - 4 }, inp, { lo: -lim, hi: lim, colors: '#9aa7b8', labels: inp.map((_, i) => String(i + 1)), title: `input, channel ${c + 1}` });
@@ -256,8 +256,8 @@ const E10 = {
   numbers(d) {
     const r = d.res;
     const taps = Array.from({ length: r.heads }, (_, k) => `W${r.heads > 1 ? k + 1 : ''} = [${r.w.slice(4 * k, 4 * k + 4).map((x) => x.toFixed(2)).join(', ')}]`);
-    const rows = [['max |out − exact|', fmt(maxAbs(r.gpu.out, r.target))], ['heads', String(r.heads)]];
-    if (d.cpu) rows.push([`max |${L.k} − ${L.ref}|`, fmt(maxAbs(r.gpu.out, r.cpu.out))]);
+    const rows = [['max |out − exact|', fmt(maxAbs(r.dev.out, r.target))], ['heads', String(r.heads)]];
+    if (d.cpu) rows.push([`max |${L.k} − ${L.ref}|`, fmt(maxAbs(r.dev.out, r.cpu.out))]);
     return table(['', 'value'], rows) + `<p class="num-line">value maps W (2×2, row-major):<br><code>${taps.join('<br>')}</code></p>` + '<p class="num-line muted">The width slider only matters for the convolution. Check (native test): at λ = 20 every layer is matched to 10⁻⁴.</p>';
   },
 };

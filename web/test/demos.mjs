@@ -76,16 +76,16 @@ async function main() {
 
     // E1: a longer query widens the winner's margin and concentrates α on it.
     let r = await res('e1');
-    const m1 = Math.max(...r.gpu.alpha);
+    const m1 = Math.max(...r.dev.alpha);
     r = await set('e1', 'input[id$="-scale"]', 8);
-    check(Math.max(...r.gpu.alpha) > m1 && r.margin > 0, `E1: query ×8 raises max α ${m1.toFixed(3)} → ${Math.max(...r.gpu.alpha).toFixed(3)}`);
+    check(Math.max(...r.dev.alpha) > m1 && r.margin > 0, `E1: query ×8 raises max α ${m1.toFixed(3)} → ${Math.max(...r.dev.alpha).toFixed(3)}`);
     // Keyboard: focus the canvas and move the query with an arrow key.
     await page.evaluate(() => { document.querySelector('#e1 canvas').focus(); });
-    const alphaBefore = (await res('e1')).gpu.alpha;
+    const alphaBefore = (await res('e1')).dev.alpha;
     const nRuns = await runs('e1');
     await page.keyboard.press('Shift+ArrowLeft');
     await page.waitForFunction((b) => window.__demos.runs.e1 > b && document.getElementById('e1').getAttribute('aria-busy') === 'false', nRuns, { timeout: 30000 });
-    check(!near((await res('e1')).gpu.alpha, alphaBefore, 1e-9), 'E1: an arrow key moves the query and α changes');
+    check(!near((await res('e1')).dev.alpha, alphaBefore, 1e-9), 'E1: an arrow key moves the query and α changes');
     check((await page.evaluate(() => location.hash)).startsWith('#e1?'), 'E1: URL fragment follows the controls');
     await page.evaluate(() => { document.querySelector('#e1 .demo-cpu input').click(); });
     await shot('e1');
@@ -117,15 +117,15 @@ async function main() {
 
     // E5: without projections c₂ ≈ u_a; with K, Q, V c₂ ≈ u_b and c₁ ≈ u_b − u_c.
     r = await res('e5');
-    check(near(r.gpu.out.slice(4, 8), [1, 0, 0, 0], 1e-3), 'E5: no projections: c₂ ≈ u_a');
+    check(near(r.dev.out.slice(4, 8), [1, 0, 0, 0], 1e-3), 'E5: no projections: c₂ ≈ u_a');
     r = await set('e5', 'input[type=checkbox][id$="-proj"]', true);
-    check(near(r.gpu.out.slice(4, 8), [0, 1, 0, 0], 1e-3) && near(r.gpu.out.slice(0, 4), [0, 1, -1, 0], 1e-3), 'E5: with K, Q, V: c₂ ≈ u_b, c₁ ≈ u_b − u_c');
+    check(near(r.dev.out.slice(4, 8), [0, 1, 0, 0], 1e-3) && near(r.dev.out.slice(0, 4), [0, 1, -1, 0], 1e-3), 'E5: with K, Q, V: c₂ ≈ u_b, c₁ ≈ u_b − u_c');
     await page.evaluate(() => { document.querySelector('#e5 .demo-cpu input').click(); });
     await shot('e5');
 
     // E6: β = 0 is exactly uniform; the 1/√D button sets β.
     r = await set('e6', 'input[id$="-beta"]', 0);
-    check(r.gpu.every((a) => a === r.gpu[0]) && Math.abs(r.gpu[0] - 1 / 8) < 1e-7, `E6: β = 0 gives α = ${r.gpu[0]} = 1/N`);
+    check(r.dev.every((a) => a === r.dev[0]) && Math.abs(r.dev[0] - 1 / 8) < 1e-7, `E6: β = 0 gives α = ${r.dev[0]} = 1/N`);
     const hs = r.grid_entropy_gpu;
     check(hs.every((h, i) => i === 0 || h <= hs[i - 1] + 1e-6), 'E6: entropy never rises with β');
     r = await set('e6', 'button[id$="1D"]', null);
@@ -183,7 +183,7 @@ async function main() {
 
     // E10: identity is matched exactly at λ = 20 and blurs at λ = 1.
     r = await set('e10', 'select[id$="-kind"]', 'identity');
-    const err = (x) => Math.max(...x.gpu.out.map((v, i) => Math.abs(v - x.target[i])));
+    const err = (x) => Math.max(...x.dev.out.map((v, i) => Math.abs(v - x.target[i])));
     check(err(r) < 1e-3, `E10: identity matched (max err ${err(r).toExponential(2)})`);
     r = await set('e10', 'input[id$="-lambda"]', 1);
     check(err(r) > 0.05, `E10: λ = 1 blurs it (max err ${err(r).toFixed(3)})`);
@@ -194,9 +194,9 @@ async function main() {
 
     // A shared link restores a state (hashchange applies it to that demo).
     await page.evaluate(() => { location.hash = '#e6?beta=0&d=16&n=5&seed=5'; });
-    await page.waitForFunction(() => { const r = window.__demos.results.e6; return r && r.gpu.length === 5 && document.getElementById('e6').getAttribute('aria-busy') === 'false'; }, null, { timeout: 60000 });
+    await page.waitForFunction(() => { const r = window.__demos.results.e6; return r && r.dev.length === 5 && document.getElementById('e6').getAttribute('aria-busy') === 'false'; }, null, { timeout: 60000 });
     r = await res('e6');
-    check(r.gpu.every((a) => Math.abs(a - 0.2) < 1e-7), 'link #e6?beta=0&n=5 restores N = 5, β = 0 (α = 0.2 each)');
+    check(r.dev.every((a) => Math.abs(a - 0.2) < 1e-7), 'link #e6?beta=0&n=5 restores N = 5, β = 0 (α = 0.2 each)');
 
     // A hostile link: out-of-range, non-numeric and malformed values are clamped or ignored.
     const e1runs = await runs('e1');
@@ -204,7 +204,7 @@ async function main() {
     await page.waitForFunction((b) => window.__demos.runs.e1 > b && document.getElementById('e1').getAttribute('aria-busy') === 'false', e1runs, { timeout: 60000 });
     r = await res('e1');
     const e1ctl = await page.evaluate(() => ({ n: document.querySelector('#e1 input[id$="-n"]').value, scale: document.querySelector('#e1 input[id$="-scale"]').value }));
-    check(r.gpu.alpha.length === 6 && r.gpu.alpha.every(Number.isFinite) && e1ctl.n === '6' && e1ctl.scale === '0',
+    check(r.dev.alpha.length === 6 && r.dev.alpha.every(Number.isFinite) && e1ctl.n === '6' && e1ctl.scale === '0',
       `bad link #e1?n=1e9&beta=abc&scale=-5&k=a,b;c… → N clamped to 6, scale to 0, junk ignored, α finite (${e1ctl.n}, ${e1ctl.scale})`);
 
     // Colour blindness: the same pictures under simulated deuteranopia and tritanopia.

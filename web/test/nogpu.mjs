@@ -245,10 +245,10 @@ async function run() {
       const label = await page.textContent('#e1 .demo-cpu');
       assert(/f32/.test(label) && !/GPU/.test(label), `E1 reference label: ${label}`);
       // E1: a longer query concentrates α on the best key (as in demos.mjs).
-      const before = await page.evaluate(() => ({ runs: window.__demos.runs.e1, a: Math.max(...window.__demos.results.e1.gpu.alpha) }));
+      const before = await page.evaluate(() => ({ runs: window.__demos.runs.e1, a: Math.max(...window.__demos.results.e1.dev.alpha) }));
       await page.evaluate(() => { const el = document.querySelector('#e1 input[id$="-scale"]'); el.value = '8'; el.dispatchEvent(new Event('input', { bubbles: true })); });
       await page.waitForFunction((b) => window.__demos.runs.e1 > b && document.getElementById('e1').getAttribute('aria-busy') === 'false', before.runs, { timeout: 30000 });
-      const after = await page.evaluate(() => Math.max(...window.__demos.results.e1.gpu.alpha));
+      const after = await page.evaluate(() => Math.max(...window.__demos.results.e1.dev.alpha));
       assert(after > before.a, `E1: max α ${before.a} → ${after}`);
       // E7: the toy trains with and without the mask on the CPU backend too.
       const r7 = await page.evaluate(() => window.__demos.runs.e7);
