@@ -101,6 +101,10 @@ struct Cli {
     /// evaluate: only the first N questions of the eval file (smoke tests and CI).
     #[arg(long = "max_questions")]
     max_questions: Option<usize>,
+    /// convert: store the weights as f16 (half the file; read back as f32). Check with evaluate
+    /// that the rounding changes no prediction before shipping such a file.
+    #[arg(long)]
+    f16: bool,
     /// Tiny model (2 layers, 4 heads, width 64); with no corpus path, also the tiny corpus.
     #[arg(long)]
     tiny: bool,
@@ -209,6 +213,9 @@ fn spec(cli: &Cli, variant: Variant) -> RunSpec {
 
 /// Check every output location and flag before the device opens or any input is read.
 fn check_flags(cli: &Cli, spec: &RunSpec) -> Res<()> {
+    if cli.f16 && cli.function != Function::Convert {
+        return Err("--f16 is for convert only (it writes an f16 copy of a checkpoint)".into());
+    }
     let fname = format!("{:?}", cli.function).to_lowercase();
     match cli.function {
         Function::Pretrain | Function::Finetune => check_output(

@@ -86,10 +86,18 @@ pub fn convert(cli: &Cli, dev: &Rc<Device>, cfg: &GptConfig, vocab: &Vocab) -> R
     let from = need(&cli.reading_params_path, "reading_params_path", "convert")?;
     let to = need(&cli.writing_params_path, "writing_params_path", "convert")?;
     let model = load(dev, from, cfg, vocab)?;
-    let bytes = pollster::block_on(checkpoint::to_bytes(&model, &vocab.itos_string()))
-        .map_err(|e| e.to_string())?;
+    let itos = vocab.itos_string();
+    let bytes = pollster::block_on(async {
+        if cli.f16 {
+            checkpoint::to_bytes_f16(&model, &itos).await
+        } else {
+            checkpoint::to_bytes(&model, &itos).await
+        }
+    })
+    .map_err(|e| e.to_string())?;
     write_atomic(to, &bytes)?;
-    println!("wrote {}", to.display());
+    let how = if cli.f16 { " (weights as f16)" } else { "" };
+    println!("wrote {}{how}", to.display());
     Ok(())
 }
 

@@ -49,14 +49,46 @@ pub async fn to_bytes_with(
     extra: Vec<Extra>,
     extra_meta: Vec<(String, String)>,
 ) -> Result<Vec<u8>> {
+    serialize(model, vocab, extra, extra_meta, Dtype::F32).await
+}
+
+/// `to_bytes` with the model's tensors stored as f16 (IEEE half, round to nearest): half the file,
+/// for shipping a model to the page. Readers widen them back to f32 (`from_bytes`). Whether the
+/// rounding changes a prediction is for the caller to check (`attnlab evaluate` on both files).
+pub async fn to_bytes_f16(model: &Gpt, vocab: &str) -> Result<Vec<u8>> {
+    serialize(model, vocab, vec![], vec![], Dtype::F16).await
+}
+
+/// The bytes of `vals` as `dtype` (F32 or F16).
+fn encode(vals: &[f32], dtype: Dtype) -> Vec<u8> {
+    match dtype {
+        Dtype::F16 => vals
+            .iter()
+            .flat_map(|&v| half::f16::from_f32(v).to_le_bytes())
+            .collect(),
+        _ => bytemuck::cast_slice(vals).to_vec(),
+    }
+}
+
+async fn serialize(
+    model: &Gpt,
+    vocab: &str,
+    extra: Vec<Extra>,
+    extra_meta: Vec<(String, String)>,
+    dtype: Dtype,
+) -> Result<Vec<u8>> {
     let mut blobs: Vec<(String, Vec<usize>, Vec<u8>)> = vec![];
     for p in &model.params {
         let v = p.var.value().to_vec_f32().await?;
-        blobs.push((
-            p.name.clone(),
-            p.var.shape().to_vec(),
-            bytemuck::cast_slice(&v).to_vec(),
-        ));
+        if dtype == Dtype::F16 {
+            if let Some(x) = v.iter().find(|x| x.abs() > f32::from(half::f16::MAX)) {
+                return Err(Error::Msg(format!(
+                    "tensor '{}' holds {x}, beyond f16's range (±65504): keep this checkpoint f32",
+                    p.name
+                )));
+            }
+        }
+        blobs.push((p.name.clone(), p.var.shape().to_vec(), encode(&v, dtype)));
     }
     let t = model.cfg.block_size;
     let tril: Vec<f32> = (0..t * t)
@@ -66,15 +98,21 @@ pub async fn to_bytes_with(
         blobs.push((
             format!("blocks.{l}.attn.mask"),
             vec![1, 1, t, t],
-            bytemuck::cast_slice(&tril).to_vec(),
+            encode(&tril, dtype),
         ));
     }
+    let n_model = blobs.len();
     for (name, shape, vals) in extra {
         blobs.push((name, shape, bytemuck::cast_slice(&vals).to_vec()));
     }
     let views = blobs
         .iter()
-        .map(|(n, s, b)| TensorView::new(Dtype::F32, s.clone(), b).map(|v| (n.clone(), v)))
+        .enumerate()
+        .map(|(i, (n, s, b))| {
+            // The trainer's extras (AdamW moments) always stay f32.
+            let d = if i < n_model { dtype } else { Dtype::F32 };
+            TensorView::new(d, s.clone(), b).map(|v| (n.clone(), v))
+        })
         .collect::<std::result::Result<Vec<_>, _>>()
         .map_err(|e| Error::Msg(format!("could not build the checkpoint: {e}")))?;
     let mut meta = metadata(&model.cfg, vocab);
@@ -242,14 +280,21 @@ pub fn from_bytes(
         let t = st
             .tensor(name)
             .map_err(|_| Error::Msg(format!("{what} has no tensor '{name}'")))?;
-        if t.dtype() != Dtype::F32 || t.shape() != shape {
+        if !matches!(t.dtype(), Dtype::F32 | Dtype::F16) || t.shape() != shape {
             return Err(Error::Msg(format!(
-                "{what}: tensor '{name}' is {:?} {:?}, expected F32 {shape:?}",
+                "{what}: tensor '{name}' is {:?} {:?}, expected F32 (or F16) {shape:?}",
                 t.dtype(),
                 t.shape()
             )));
         }
-        Ok(bytemuck::pod_collect_to_vec(t.data()))
+        Ok(match t.dtype() {
+            Dtype::F16 => t
+                .data()
+                .chunks_exact(2)
+                .map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32())
+                .collect(),
+            _ => bytemuck::pod_collect_to_vec(t.data()),
+        })
     })?;
     Ok((model, header))
 }
