@@ -117,3 +117,74 @@ fn a_long_run_keeps_its_state_continues_and_starts_again_when_the_state_is_gone(
     assert!(status.contains("ended with exit status 0"), "{status}");
     let _ = std::fs::remove_dir_all(&runs);
 }
+
+#[test]
+fn a_finished_run_reproduces_its_logged_losses_and_a_changed_log_is_caught() {
+    let runs = tmp("repro");
+    let dir = runs.join("t3");
+    let args = [
+        "t3",
+        "--",
+        "pretrain",
+        "vanilla",
+        "--tiny",
+        "--device",
+        "cpu",
+        "--max_epochs",
+        "3",
+        "--writing_params_path",
+        "model.st",
+    ];
+    let (ok, text) = script(&runs, &args);
+    assert!(ok, "{text}");
+    assert_eq!(wait_exit(&dir), "0", "{}", log(&dir));
+    let check = |steps: &str| {
+        let out = Command::new("bash")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/repro-check.sh"))
+            .args(["t3", steps])
+            .env("ATTNLAB_RUNS", &runs)
+            .env("ATTNLAB_BIN", env!("CARGO_BIN_EXE_attnlab"))
+            .output()
+            .expect("run repro-check.sh");
+        let text = String::from_utf8_lossy(&out.stdout).to_string()
+            + &String::from_utf8_lossy(&out.stderr);
+        (out.status.code(), text)
+    };
+    // The tiny corpus's epochs: run two of the three again.
+    let per_epoch = log(&dir)
+        .lines()
+        .find_map(|l| l.strip_prefix("epoch 1/3: ").map(str::to_string))
+        .and_then(|l| {
+            l.split("step ")
+                .nth(1)
+                .map(|s| s.split('/').next().unwrap_or("").to_string())
+        })
+        .expect("an epoch line with its step");
+    let two = (per_epoch.parse::<u64>().expect("step number") * 2).to_string();
+    let (code, text) = check(&two);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.contains("2 epochs compared: 2 print the same loss"),
+        "{text}"
+    );
+    // Change the log's loss of epoch 2: the check must fail and show it.
+    let changed = log(&dir)
+        .lines()
+        .map(|l| {
+            if l.starts_with("epoch 2/3: loss ") {
+                format!(
+                    "epoch 2/3: loss 9.99999{}",
+                    &l["epoch 2/3: loss 9.99999".len()..]
+                )
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(dir.join("log"), changed).expect("write log");
+    let (code, text) = check(&two);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("epoch 2: log 9.99999"), "{text}");
+    let _ = std::fs::remove_dir_all(&runs);
+}
