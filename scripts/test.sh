@@ -55,6 +55,10 @@ t0=$SECONDS
 node web/test/bench.mjs "$url"
 echo "   (benchmark card: $((SECONDS - t0)) s)"
 t0=$SECONDS
+node web/test/matmul.mjs "$url"
+ATTNLAB_BACKEND=cpu node web/test/matmul.mjs "$url"
+echo "   (the Device card's matmul kernel, both backends: $((SECONDS - t0)) s)"
+t0=$SECONDS
 node web/test/nogpu.mjs "$url"
 echo "   (without WebGPU, CPU backend: $((SECONDS - t0)) s)"
 t0=$SECONDS

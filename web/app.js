@@ -10,6 +10,7 @@
 // a run's chunks.
 import { startPage, pageUnavailable } from './app-train.js';
 import { startBench, benchUnavailable } from './page/bench.js';
+import { startMatmul } from './page/matmul.js';
 import { job, loadDevice, switchBackend } from './backend.js';
 import { esc as escapeHtml } from './page/ui.js';
 
@@ -190,6 +191,7 @@ async function main() {
   }
   startPage(wasm, d, got.probe.info);
   startBench(wasm, d, got.probe.info);
+  startMatmul(wasm, d);
 }
 
 main();

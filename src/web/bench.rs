@@ -59,3 +59,32 @@ pub async fn page_bench(
     })?;
     to_js(&r)
 }
+
+/// The GPU matmul kernel in use and how it was chosen: `{kernel, how, ms}` (see
+/// `bench::MatmulChoice`; on the CPU backend `kernel` is "cpu backend").
+#[wasm_bindgen]
+pub async fn page_matmul_choice() -> Result<JsValue, JsError> {
+    let dev = device().await?;
+    to_js(&crate::bench::matmul_choice(&dev))
+}
+
+/// Time both GPU matmul kernels at the GPT's shapes (the quick cases, three calls each after a
+/// warm-up) and keep the faster on this device for every later product; returns the choice with
+/// both times. On the CPU backend nothing is timed.
+#[wasm_bindgen]
+pub async fn page_tune_matmul() -> Result<JsValue, JsError> {
+    let dev = device().await?;
+    let c = crate::bench::tune_matmul(&dev, 3, &now)
+        .await
+        .map_err(|e| JsError::new(&e.to_string()))?;
+    to_js(&c)
+}
+
+/// Use a kernel chosen earlier on this device (kept by the page in the browser's storage); an
+/// unknown name is refused with the two names there are.
+#[wasm_bindgen]
+pub async fn page_set_matmul(kernel: String) -> Result<JsValue, JsError> {
+    let dev = device().await?;
+    crate::bench::set_matmul(&dev, &kernel).map_err(|e| JsError::new(&e.to_string()))?;
+    to_js(&crate::bench::matmul_choice(&dev))
+}

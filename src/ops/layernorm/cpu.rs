@@ -1,5 +1,6 @@
-//! LayerNorm on the CPU (`layernorm*` of `shaders/layernorm.wgsl`): rows split over the threads; dw and db
-//! summed over rows in order, so they do not depend on the thread count.
+//! LayerNorm on the CPU (`layernorm*` of `shaders/layernorm.wgsl`): the forward and dx with rows split
+//! over the threads; dw and db summed over rows in order on one thread, so they do not depend on the
+//! thread count.
 
 /// `y = (x − mean)·rstd·w + b` per row of `c`, saving mean and rstd.
 #[allow(clippy::too_many_arguments)]
