@@ -5,6 +5,7 @@ mod files;
 mod finite;
 mod model;
 mod probe;
+mod progress;
 mod train;
 pub mod vit;
 

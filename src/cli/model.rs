@@ -117,7 +117,7 @@ pub fn evaluate(
     let path = need(&cli.reading_params_path, "reading_params_path", "evaluate")?;
     let model = load(dev, path, cfg, vocab)?;
     println!("number of parameters: {}", model.num_params());
-    let pb = super::train::bar(
+    let pb = super::progress::bar(
         rows.len() as u64,
         "evaluating [{bar:30}] {pos}/{len} questions, ETA {eta}",
     );

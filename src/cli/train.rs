@@ -4,12 +4,12 @@
 
 use super::files::{need, read, write_atomic, Input};
 use super::model::{load, load_input};
+use super::progress;
 use super::{Cli, Res, WORDS};
 use attnlab::data::{self, Vocab};
 use attnlab::model::GptConfig;
 use attnlab::train::{Begin, Hooks, Progress, RunKind, RunSpec, RunStart, Session, Trainer};
 use attnlab::{Device, Error};
-use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::Instant;
@@ -191,14 +191,6 @@ pub(super) fn state_path(checkpoint: &Path) -> PathBuf {
     checkpoint.with_file_name(name)
 }
 
-pub fn bar(len: u64, template: &str) -> ProgressBar {
-    let pb = ProgressBar::new(len);
-    if let Ok(style) = ProgressStyle::with_template(template) {
-        pb.set_style(style.progress_chars("=> "));
-    }
-    pb
-}
-
 /// Run the session to its end with a progress bar (and plain per-epoch lines when stderr is no
 /// terminal, so logs keep the losses), then save the checkpoint and the state atomically.
 fn train_and_save(cli: &Cli, mut session: Session, probe: Option<RecallLog>) -> Res<()> {
@@ -206,7 +198,7 @@ fn train_and_save(cli: &Cli, mut session: Session, probe: Option<RecallLog>) -> 
         "number of parameters: {}",
         session.trainer.model.num_params()
     );
-    let pb = bar(
+    let pb = progress::bar(
         session.total_steps(),
         "epoch {msg} [{bar:30}] {pos}/{len} steps, {elapsed_precise} elapsed, ETA {eta}",
     );
@@ -227,8 +219,8 @@ fn train_and_save(cli: &Cli, mut session: Session, probe: Option<RecallLog>) -> 
                 "epoch {msg}, step {}/{}, {} elapsed, about {} left",
                 p.step,
                 p.total_steps,
-                hms(p.elapsed_s),
-                hms(left)
+                progress::hms(p.elapsed_s),
+                progress::hms(left)
             );
         }
         pb.set_message(msg);
@@ -296,14 +288,4 @@ fn train_and_save(cli: &Cli, mut session: Session, probe: Option<RecallLog>) -> 
     write_atomic(&state, &state_bytes)?;
     println!("saved {}", path.display());
     Ok(())
-}
-
-/// Seconds as `1h02m03s` (or `2m03s`, `3s`) for the log lines.
-fn hms(s: f64) -> String {
-    let s = if s.is_finite() { s.max(0.0) as u64 } else { 0 };
-    match (s / 3600, s / 60 % 60, s % 60) {
-        (0, 0, sec) => format!("{sec}s"),
-        (0, m, sec) => format!("{m}m{sec:02}s"),
-        (h, m, sec) => format!("{h}h{m:02}m{sec:02}s"),
-    }
 }

@@ -8,6 +8,7 @@
 //!
 //! The types of what it holds are here too, so the engine depends on none of the files that use it.
 
+use super::js::err;
 use crate::data::{DefaultCorpus, Row, Vocab};
 use crate::device::{Device, DeviceChoice};
 use crate::model::vit::VitTrainer;
@@ -17,6 +18,7 @@ use serde::Serialize;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
+use wasm_bindgen::JsError;
 
 /// A model ready for evaluation and questions, with the vocabulary it was trained with
 /// (`models.rs`).
@@ -184,4 +186,36 @@ pub(crate) fn held() -> Held {
             overlaps: e.overlaps,
         }
     })
+}
+
+/// Take the run out for an async call and put it back afterwards (also on an error), so no
+/// `RefCell` borrow is held across an await.
+pub(crate) struct RunGuard(Option<Session>);
+
+impl RunGuard {
+    pub(crate) fn take() -> Result<RunGuard, JsError> {
+        match with(|e| e.run.take()) {
+            Some(r) => Ok(RunGuard(Some(r))),
+            None => Err(err(
+                "there is no training run; press Pretrain or Finetune first",
+            )),
+        }
+    }
+    pub(crate) fn run(&mut self) -> &mut Session {
+        self.0
+            .as_mut()
+            .expect("the guard holds its run until dropped")
+    }
+    /// Take the run for good (after a failed step its weights are unusable; at the end it is done).
+    pub(crate) fn keep_out(mut self) -> Option<Session> {
+        self.0.take()
+    }
+}
+
+impl Drop for RunGuard {
+    fn drop(&mut self) {
+        if let Some(r) = self.0.take() {
+            with(|e| e.run = Some(r));
+        }
+    }
 }

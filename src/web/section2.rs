@@ -6,10 +6,9 @@
 //! page's Pretrain produced, or a file); the last two live here, apart from the registry, which
 //! holds one model per variant. `s2_recall` probes the training run in progress.
 
-use super::engine::{self, Engine, Kept};
+use super::engine::{self, Engine, Kept, RunGuard};
 use super::js::{err, to_js};
 use super::models::{self, check_checkpoint_size, model_for};
-use super::train::RunGuard;
 use super::{device, lost_or};
 use crate::data::corpus::invented_names;
 use crate::data::{parse_tsv_str, CharCorruptionDataset, DefaultCorpus, Row, TsvMode, Vocab};

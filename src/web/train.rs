@@ -9,49 +9,17 @@
 //! naming the file, line and fix; nothing the user gives can panic.
 
 use super::engine::Loaded;
-use super::engine::{self, Busy};
+use super::engine::{self, Busy, RunGuard};
 use super::js::{err, from_js, to_js};
 use super::models;
 use super::spec::{StartSpec, WORDS};
 use super::{device, lost_or};
 use crate::data::Vocab;
 use crate::model::checkpoint;
-use crate::train::{vocab_of_checkpoint, Begin, Hooks, Progress, RunData, RunStart, Session};
+use crate::train::{vocab_of_checkpoint, Begin, Hooks, Progress, RunData, RunStart};
 use serde::Serialize;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-
-/// Take the run out for an async call and put it back afterwards (also on an error), so no
-/// `RefCell` borrow is held across an await.
-pub(crate) struct RunGuard(Option<Session>);
-
-impl RunGuard {
-    pub(crate) fn take() -> Result<RunGuard, JsError> {
-        match engine::with(|e| e.run.take()) {
-            Some(r) => Ok(RunGuard(Some(r))),
-            None => Err(err(
-                "there is no training run; press Pretrain or Finetune first",
-            )),
-        }
-    }
-    pub(crate) fn run(&mut self) -> &mut Session {
-        self.0
-            .as_mut()
-            .expect("the guard holds its run until dropped")
-    }
-    /// Take the run for good (after a failed step its weights are unusable; at the end it is done).
-    fn keep_out(mut self) -> Option<Session> {
-        self.0.take()
-    }
-}
-
-impl Drop for RunGuard {
-    fn drop(&mut self) {
-        if let Some(r) = self.0.take() {
-            engine::with(|e| e.run = Some(r));
-        }
-    }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Training
