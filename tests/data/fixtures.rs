@@ -108,6 +108,16 @@ fn tsv_errors_should_name_file_line_and_fix() {
             req,
             &["t.tsv:2", "invalid UTF-8", "byte offset 6"],
         ),
+        // A one-line text (a biography) given as test inputs: no line is a question.
+        (
+            b"Ann Vole. Ann Vole was born in Paris .\n",
+            TsvMode::AnswersOptional,
+            &[
+                "t.tsv: none of its 1 line is a question",
+                "“Ann Vole. Ann Vole was born in Paris .”",
+                "wiki.txt",
+            ],
+        ),
     ];
     for (bytes, mode, parts) in cases {
         assert_mentions(&err_msg(parse_tsv(bytes, "t.tsv", *mode)), parts);

@@ -68,7 +68,7 @@ export async function startRun(kind, record) {
       // Size the run to this device first (once; web/page/sizing.js).
       if (!S.sizing) {
         setStatus('starting', 'Measuring this device first (a few training steps; once)…');
-        try { await measure(P.deviceKey); showSizing(); } catch { /* the run goes on unmeasured */ }
+        try { await measure(P.deviceKey); await showSizing(); } catch { /* the run goes on unmeasured */ }
         setStatus('idle');
       }
       const spec = await readSpec(kind);
