@@ -46,18 +46,18 @@ struct EvalProgress {
     total: usize,
 }
 
-/// Start evaluating the variant's current model on a TSV (the first `max_questions` rows when
+/// Start evaluating a slot's model ("vanilla", "vanilla:kept", …; `models.rs`) on a TSV (the first `max_questions` rows when
 /// given), as the CLI does; the page then asks for the predictions in parts
 /// ([`page_eval_next`]), so a demo or a training chunk can run between them, and for the report
 /// ([`page_eval_report`]). Starting again drops an unfinished evaluation.
 #[wasm_bindgen]
 pub fn page_eval_begin(
-    variant: String,
+    slot: String,
     name: String,
     text: String,
     max_questions: Option<u32>,
 ) -> Result<JsValue, JsError> {
-    let (model, vocab) = model_for(&variant)?;
+    let (model, vocab) = model_for(&slot)?;
     let mut rows = parse_tsv_str(&text, &name, TsvMode::AnswersOptional).map_err(err)?;
     if let Some(n) = max_questions {
         rows.truncate((n as usize).max(1));
@@ -200,11 +200,11 @@ fn question_for(text: &str) -> Result<String, JsError> {
     }
 }
 
-/// Ask the variant's model where someone was born: greedy decoding as in evaluation, then one more
+/// Ask a slot's model ("vanilla", "vanilla:kept", …) where someone was born: greedy decoding as in evaluation, then one more
 /// forward over prompt + answer that keeps every layer's attention probabilities.
 #[wasm_bindgen]
-pub async fn page_ask(variant: String, text: String) -> Result<JsValue, JsError> {
-    let (model, vocab) = model_for(&variant)?;
+pub async fn page_ask(slot: String, text: String) -> Result<JsValue, JsError> {
+    let (model, vocab) = model_for(&slot)?;
     let question = question_for(&text)?;
     let prompt = vocab
         .encode_in(&prompt_for(&question), "your question")

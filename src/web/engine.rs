@@ -69,8 +69,9 @@ pub(crate) struct Engine {
     pub unseen_loss: Option<String>,
     /// The Train card's run (`train.rs`).
     pub run: Option<Session>,
-    /// One finished model per attention variant (`models.rs`).
-    pub models: HashMap<&'static str, Loaded>,
+    /// The finished models by slot (`models.rs`): each attention variant's current model under
+    /// its name ("vanilla"), and one kept beside it for comparison under "vanilla:kept".
+    pub models: HashMap<String, Loaded>,
     /// The evaluation asked for in parts (`ask.rs`).
     pub eval: Option<Evaluation>,
     /// The ViT card's model and trainer (`vit.rs`).
@@ -156,7 +157,7 @@ impl Drop for Busy {
 pub(crate) struct Held {
     device: bool,
     run: bool,
-    models: Vec<&'static str>,
+    models: Vec<String>,
     evaluation: bool,
     vit: bool,
     /// The section 2 demos' models: `[nopretrain, pretrained]` as far as held.
@@ -166,7 +167,7 @@ pub(crate) struct Held {
 
 pub(crate) fn held() -> Held {
     with(|e| {
-        let mut models: Vec<&'static str> = e.models.keys().copied().collect();
+        let mut models: Vec<String> = e.models.keys().cloned().collect();
         models.sort();
         Held {
             device: e.device.is_some(),

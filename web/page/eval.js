@@ -6,6 +6,7 @@
 import { $, P, S, data, job, setStatus } from './core.js';
 import { duration, errText, esc, rowsHtml, score, showBox, showPred } from './ui.js';
 import { emit, on } from './events.js';
+import { modelName } from './models.js';
 
 // Questions timed before a longer evaluation, and the estimate below which it just starts.
 const SAMPLE = 4;
@@ -14,11 +15,12 @@ const ASK_ABOVE_S = 20;
 // Seconds per question measured here, per model label (a model replaced under the same variant
 // has another label).
 const rates = new Map();
-const rateKey = (variant) => `${variant}\n${(S.models.find((m) => m.variant === variant) || {}).label || ''}`;
+const rateKey = (slot) => `${slot}\n${(S.models.find((m) => m.slot === slot) || {}).label || ''}`;
 
 // What the next evaluation would cover: {variant, which, file, max, count} or throws the user's words.
 function planned() {
-  const variant = $('eval-variant').value;
+  const variant = $('eval-variant').value; // the model's slot ("vanilla", "vanilla:kept")
+  const m = S.models.find((x) => x.slot === variant);
   const which = $('eval-file').value;
   const f = data[which];
   if (!f) throw new Error(`There is no ${which} TSV; load one above or use the built-in corpus.`);
@@ -28,7 +30,7 @@ function planned() {
     throw new Error(`“at most” is “${raw}”; give a whole number of questions, or leave it empty for all.`);
   }
   const rows = Number((f.info.match(/^([\d,.\s]+) questions/) || [])[1]?.replace(/\D/g, '')) || 0;
-  return { variant, which, f, max, count: max ? Math.min(max, rows || max) : rows };
+  return { variant, name: m ? modelName(m) : variant, which, f, max, count: max ? Math.min(max, rows || max) : rows };
 }
 
 // The line under the button: how many questions, and how long they take here once measured.
@@ -38,7 +40,7 @@ export function showEstimate() {
     const p = planned();
     const rate = rates.get(rateKey(p.variant));
     line = `${p.count.toLocaleString()} question${p.count === 1 ? '' : 's'} of ${p.f.name}` +
-      (rate ? `: about ${duration(rate * p.count)} with the ${p.variant} model on this device (${duration(rate)} a question, measured here).`
+      (rate ? `: about ${duration(rate * p.count)} with ${p.name} on this device (${duration(rate)} a question, measured here).`
         : `. Before a long evaluation the first ${SAMPLE} questions are timed and you see the estimate for the rest.`);
   } catch { /* no file or a bad "at most": the button says why */ }
   $('eval-estimate').textContent = line;
@@ -67,7 +69,7 @@ async function runParts(ev, until, label) {
     const each = (performance.now() - t1) / Math.max(1, st.done - before);
     part = Math.max(1, Math.min(64, Math.round(PART_MS / each)));
     const left = st.done < st.total ? ` · about ${duration((ev.seconds / st.done) * (st.total - st.done))} left` : '';
-    $('eval-status').textContent = `${label} the ${ev.p.variant} model on ${ev.p.f.name}: ${st.done} of ${st.total} questions${left}…`;
+    $('eval-status').textContent = `${label} ${ev.p.name} on ${ev.p.f.name}: ${st.done} of ${st.total} questions${left}…`;
   }
   if (st.done) rates.set(rateKey(ev.p.variant), ev.seconds / st.done);
   return st;
@@ -76,14 +78,14 @@ async function runParts(ev, until, label) {
 // The report of what was answered (all, or a stopped or failed evaluation's part), shown.
 async function finish(ev) {
   const rep = await job('evaluate', () => P.wasm.page_eval_report());
-  Object.assign(rep, { variant: ev.p.variant, file: ev.p.f.name, seconds: ev.seconds });
+  Object.assign(rep, { variant: ev.p.variant, model: ev.p.name, file: ev.p.f.name, seconds: ev.seconds });
   current = null;
   S.evalReport = rep;
   showEval(rep);
   const part = rep.rows.length < rep.total;
   $('eval-status').textContent = part
-    ? `Stopped after ${rep.rows.length} of ${rep.total} questions of ${ev.p.f.name} (${duration(ev.seconds)}, the ${ev.p.variant} model): the results below are those ${rep.rows.length}.`
-    : `${rep.rows.length} questions of ${ev.p.f.name} in ${duration(ev.seconds)} with the ${ev.p.variant} model.`;
+    ? `Stopped after ${rep.rows.length} of ${rep.total} questions of ${ev.p.f.name} (${duration(ev.seconds)}, ${ev.p.name}): the results below are those ${rep.rows.length}.`
+    : `${rep.rows.length} questions of ${ev.p.f.name} in ${duration(ev.seconds)} with ${ev.p.name}.`;
   showEstimate();
   return rep;
 }
@@ -126,7 +128,7 @@ export async function evaluate(choice) {
           const few = Math.max(SAMPLE, Math.min(count, Math.floor(ASK_ABOVE_S / rate)));
           const timed = ev.st.done ? ` (the first ${ev.st.done} took ${duration(ev.seconds)}; they count toward it)` : '';
           $('eval-status').textContent = '';
-          showBox('eval-confirm', `<p>${count.toLocaleString()} questions would take about <strong>${duration(est + ev.seconds)}</strong> with the ${esc(p.variant)} model on this device${timed}. ` +
+          showBox('eval-confirm', `<p>${count.toLocaleString()} questions would take about <strong>${duration(est + ev.seconds)}</strong> with ${esc(p.name)} on this device${timed}. ` +
             'The page stays usable meanwhile; the demos and a training run take their turns between its parts, and Stop keeps what is answered.</p>' +
             `<p><button type="button" data-eval="${count}">Evaluate all ${count.toLocaleString()}</button> ` +
             `<button type="button" class="secondary" data-eval="${few}">Only the first ${few} (about ${duration(rate * few)})</button> ` +
@@ -211,7 +213,7 @@ function downloadPredictions() {
   const url = URL.createObjectURL(new Blob([predictionsText(rep)], { type: 'text/plain;charset=utf-8' }));
   const a = document.createElement('a');
   a.href = url;
-  a.download = `${rep.variant}.${rep.file.replace(/\.[^.]*$/, '').replace(/[^\w.-]+/g, '_')}.predictions`;
+  a.download = `${rep.variant.replace(':', '.')}.${rep.file.replace(/\.[^.]*$/, '').replace(/[^\w.-]+/g, '_')}.predictions`;
   document.body.appendChild(a);
   a.click();
   a.remove();

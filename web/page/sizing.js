@@ -180,6 +180,8 @@ export function describe(z, quick, mid, full) {
   const packed = `Times are the measured steps of full 127-character rows scaled by the share of real characters a packed step runs in this data (pretraining ${Math.round(100 * fillFor.pretrain)}%, finetuning ${Math.round(100 * fillFor.finetune)}%).`;
   const adjusted = (r) => (r.changed.length ? ` Sized to fit this device: ${r.changed.join(', ')} (the largest that fits).` : '');
   const cli = `Too large for this device: use the CLI (natively, on all cores or a GPU): ${CLI_COMMANDS}`;
+  // A run of hours in a browser tab: the same run natively is the better way.
+  const long = (r) => (r.seconds > 3 * 3600 ? ` That is long for a page: the CLI runs the same natively (all cores, or a GPU): ${CLI_COMMANDS}` : '');
   const m = p.middle;
   const a = p.assignment;
   return {
@@ -191,9 +193,9 @@ export function describe(z, quick, mid, full) {
       `${quick.ftSteps.toLocaleString()} steps ≈ ${duration(quick.ftS)} on this device (a step of ${quick.pre_batch} rows ≈ ${duration(quick.msPerStep / 1000)}). It shows the flow and the falling loss, not knowledge: expect the tiny model to answer one or two common places to every question. ${packed} ${warm}`,
     middle: mid.tooLarge ? cli : `The shipped model’s size (${m.n_layer} layers, ${m.n_head} heads, width ${m.n_embd}) with ${P.presetForms['middle:false'].pre_epochs} pretraining epochs instead of its 650: pretraining ${mid.preSteps.toLocaleString()} steps of batch ${mid.pre_batch} ≈ ${duration(mid.preS)}, ` +
       `finetuning ${mid.ftSteps.toLocaleString()} steps ≈ ${duration(mid.ftS)} on this device (a step of ${mid.pre_batch} rows ≈ ${duration(mid.msPerStep / 1000)}).${adjusted(mid)} ` +
-      `Expect about ${pct(MIDDLE_DEV)} dev accuracy on the built-in corpus (${MIDDLE_DEV.correct} of ${MIDDLE_DEV.total}, measured with the CLI: ${MIDDLE_DEV.file}): it learns the biographies’ form and answers a real, common place (“Berlin” to every question in that run, below the London baseline’s 9.6%), not who was born where. Recalling birthplaces took the shipped model’s 650 epochs (15.4%); use the middle preset to see a real-size run, its loss and its attention. ${packed}`,
+      `Expect about ${pct(MIDDLE_DEV)} dev accuracy on the built-in corpus (${MIDDLE_DEV.correct} of ${MIDDLE_DEV.total}, measured with the CLI: ${MIDDLE_DEV.file}): it learns the biographies’ form and answers a real, common place (“Berlin” to every question in that run, below the London baseline’s 9.6%), not who was born where. Recalling birthplaces took the shipped model’s 650 epochs (15.4%); use the middle preset to see a real-size run, its loss and its attention. ${packed}${long(mid)}`,
     full: full.tooLarge ? cli : `The assignment’s run.py settings (${a.n_layer} layers, ${a.n_head} heads, width ${a.n_embd}): pretraining ${full.preSteps.toLocaleString()} steps (${p.pretrain.epochs} epochs of batch ${full.pre_batch}) and finetuning ` +
-      `${full.ftSteps.toLocaleString()} steps: about ${duration(full.seconds)} on this device (a step of ${full.pre_batch} rows ≈ ${duration(t.full(full.pre_batch, fillFor.pretrain) / 1000)}).${adjusted(full)} ${packed} ${warm}`,
+      `${full.ftSteps.toLocaleString()} steps: about ${duration(full.seconds)} on this device (a step of ${full.pre_batch} rows ≈ ${duration(t.full(full.pre_batch, fillFor.pretrain) / 1000)}).${adjusted(full)} ${packed} ${warm}${long(full)}`,
     fullS: full.seconds,
   };
 }

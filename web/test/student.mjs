@@ -9,6 +9,8 @@
 //     once with its file, line and column), the timed first questions counted toward the run (not
 //     asked again), Stop keeping and showing the answered questions, a questions-only file with no
 //     score block, a one-line text refused as a questions file with what is wrong;
+//   two models of one variant (the shipped one kept for comparison beside a loaded one) in Ask and
+//     Evaluate, each named;
 //   on the CPU backend, the full preset at the batch offered starts (no refusal) and stops.
 // Screenshots at 1280 and 390 px in web/test/out/[cpu/]student-*.png.
 // Usage: [ATTNLAB_BACKEND=cpu] node web/test/student.mjs [base URL, default http://127.0.0.1:8080/]
@@ -185,6 +187,52 @@ try {
       await page.locator(`#${id}`).screenshot({ path: path.join(outDir, `student-${id}-390.png`) });
     }
     await page.setViewportSize({ width: 1280, height: 900 });
+  });
+
+  await step('two models of one variant side by side: the shipped one kept beside a loaded one, in Ask and Evaluate', async () => {
+    await page.click('#use-embedded');
+    await page.click('#models button[data-keep="vanilla"]');
+    await page.waitForFunction(() => window.__page.models.some((m) => m.slot === 'vanilla:kept'), null, { timeout: 30000 });
+    let s = await S(() => window.__page.models);
+    assert(s.find((m) => m.slot === 'vanilla:kept').same_as_current, 'a kept model not yet replaced is not marked as the current one');
+    assert(await page.locator('#eval-variant option').count() === 1, 'the same model offered twice');
+    // A second vanilla model (the one finetuned without pretraining that ships for S2a) becomes current.
+    const bytes = await S(async () => Array.from(new Uint8Array(await (await fetch('web/models/builtin-nopretrain.safetensors')).arrayBuffer())));
+    await page.setInputFiles('#file-model', { name: 'builtin-nopretrain.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.from(bytes) });
+    await page.waitForFunction(() => window.__page.models.some((m) => m.slot === 'vanilla' && m.label === 'builtin-nopretrain.safetensors'), null, { timeout: 60000 });
+    s = await S(() => ({ models: window.__page.models, shipped: window.__page.shipped.label }));
+    const kept = s.models.find((m) => m.slot === 'vanilla:kept');
+    assert(kept && kept.label === s.shipped && !kept.same_as_current, `kept: ${JSON.stringify(kept)}`);
+    const options = await page.$$eval('#eval-variant option', (o) => o.map((x) => [x.value, x.textContent]));
+    assert(options.length === 2 && options[0][1] !== options[1][1] && options.some(([v, t]) => v === 'vanilla:kept' && t.includes('kept') && t.includes(s.shipped)), `options: ${JSON.stringify(options)}`);
+    // Ask: both answer, each column named.
+    await page.fill('#ask-text', lines[0].split('\t')[0]);
+    await S(() => { window.__page.ask = null; });
+    await page.click('#btn-ask');
+    await page.waitForFunction(() => window.__page.ask && Object.keys(window.__page.ask).length === 2, null, { timeout: TIMEOUT });
+    const heads = await page.$$eval('#ask-result .ask-col', (cols) => cols.map((c) => `${c.querySelector('h3').textContent} / ${(c.querySelector('.model-from') || {}).textContent}`));
+    assert(heads.length === 2 && heads[0] !== heads[1] && heads.some((h) => h.includes('kept') && h.includes(s.shipped)) && heads.some((h) => h.includes('builtin-nopretrain')), `Ask columns: ${heads.join(' | ')}`);
+    await page.locator('#ask-card').screenshot({ path: path.join(outDir, 'student-ask-two.png') });
+    // Evaluate each on the same 8 questions: two reports, each naming its model.
+    await page.selectOption('#eval-file', 'dev');
+    await page.fill('#eval-max', '8');
+    const reps = {};
+    for (const slot of ['vanilla', 'vanilla:kept']) {
+      await page.selectOption('#eval-variant', slot);
+      const r = await evaluateAll();
+      assert(r.rep.rows.length === 8, `${slot}: ${r.rep.rows.length} rows`);
+      reps[slot] = `${r.rep.score[0]} of 8 (${r.rep.model})`;
+      assert((await page.textContent('#eval-status')).includes(r.rep.model), 'the status does not name the model');
+    }
+    await page.locator('#eval-card').screenshot({ path: path.join(outDir, 'student-eval-kept.png') });
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.locator('#models-card').screenshot({ path: path.join(outDir, 'student-models-390.png') });
+    await page.locator('#ask-card').screenshot({ path: path.join(outDir, 'student-ask-two-390.png') });
+    const over = await page.$eval('#models-card', (e) => e.scrollWidth - e.clientWidth);
+    await page.setViewportSize({ width: 1280, height: 900 });
+    assert(over <= 1, `the Models card is ${over} px wider than the screen at 390 px`);
+    await page.fill('#eval-max', '');
+    return `${heads.join(' | ')}; ${Object.entries(reps).map(([k, v]) => `${k}: ${v}`).join('; ')}`;
   });
 
   if (backend === 'cpu') {
