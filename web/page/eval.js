@@ -51,7 +51,7 @@ export function showEstimate() {
 const PART_MS = 500;
 
 // The evaluation going on or waiting for the user's choice after its first questions were timed:
-// {p, t0 (ms), seconds (spent so far), st (progress), stop (asked)}. Its answered questions count
+// {p (the plan), st (progress), seconds (spent so far), stop (asked)}. Its answered questions count
 // toward the run (the engine keeps them: page_eval_limit, page_eval_next).
 let current = null;
 

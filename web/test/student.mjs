@@ -186,7 +186,25 @@ try {
       assert(over <= 1, `#${id} is ${over} px wider than its card`);
       await page.locator(`#${id}`).screenshot({ path: path.join(outDir, `student-${id}-390.png`) });
     }
+    // The demos E7 and E10 (their canvas titles and captions) at phone width, for the eye.
+    await page.waitForFunction(() => window.__demos && window.__demos.ready, null, { timeout: TIMEOUT });
+    for (const id of ['e7', 'e10']) {
+      await page.locator(`#${id}`).scrollIntoViewIfNeeded();
+      await page.waitForTimeout(300);
+      const over = await page.$eval(`#${id}`, (e) => e.scrollWidth - e.clientWidth);
+      assert(over <= 1, `#${id} is ${over} px wider than its card`);
+      await page.locator(`#${id}`).screenshot({ path: path.join(outDir, `student-${id}-390.png`) });
+    }
     await page.setViewportSize({ width: 1280, height: 900 });
+  });
+
+  await step('the loss chart\'s legend tells runs of one kind apart and marks the stopped one', async () => {
+    const got = await S(async () => {
+      const { legendLabels } = await import('./web/page/chart.js');
+      return legendLabels([{ label: 'pretrain vanilla (stopped)' }, { label: 'finetune vanilla' }, { label: 'pretrain vanilla' }]);
+    });
+    assert(JSON.stringify(got) === JSON.stringify(['pretrain vanilla 1 (stopped)', 'finetune vanilla', 'pretrain vanilla 2']), `legend: ${JSON.stringify(got)}`);
+    return got.join(' | ');
   });
 
   await step('two models of one variant side by side: the shipped one kept beside a loaded one, in Ask and Evaluate', async () => {
