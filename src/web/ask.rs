@@ -65,7 +65,7 @@ pub fn page_eval_begin(
     let total = rows.len();
     engine::with(|e| {
         e.eval = Some(Evaluation {
-            model,
+            model: Some(model),
             vocab,
             name,
             rows,
@@ -85,10 +85,18 @@ fn no_evaluation() -> JsError {
 pub async fn page_eval_next(count: u32) -> Result<JsValue, JsError> {
     let _busy = Busy::enter();
     let mut ev = engine::with(|e| e.eval.take()).ok_or_else(no_evaluation)?;
+    let Some(model) = ev.model.clone() else {
+        let done = ev.predictions.len();
+        engine::with(|e| e.eval = Some(ev));
+        return Err(err(format!(
+            "the device was lost during the evaluation; the {done} questions answered before are \
+             kept"
+        )));
+    };
     let start = ev.predictions.len();
     let end = (start + (count as usize).max(1)).min(ev.rows.len());
     let r = run::predict_known(
-        &ev.model,
+        &model,
         &ev.vocab,
         &ev.rows[start..end],
         &ev.name,

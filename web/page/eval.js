@@ -76,7 +76,7 @@ async function runParts(ev, until, label) {
 }
 
 // The report of what was answered (all, or a stopped or failed evaluation's part), shown.
-async function finish(ev) {
+async function finish(ev, failed = false) {
   const rep = await job('evaluate', () => P.wasm.page_eval_report());
   Object.assign(rep, { variant: ev.p.variant, model: ev.p.name, file: ev.p.f.name, seconds: ev.seconds });
   current = null;
@@ -84,7 +84,7 @@ async function finish(ev) {
   showEval(rep);
   const part = rep.rows.length < rep.total;
   $('eval-status').textContent = part
-    ? `Stopped after ${rep.rows.length} of ${rep.total} questions of ${ev.p.f.name} (${duration(ev.seconds)}, ${ev.p.name}): the results below are those ${rep.rows.length}.`
+    ? `${failed ? 'Failed' : 'Stopped'} after ${rep.rows.length} of ${rep.total} questions of ${ev.p.f.name} (${duration(ev.seconds)}, ${ev.p.name}): the results below are those ${rep.rows.length}.`
     : `${rep.rows.length} questions of ${ev.p.f.name} in ${duration(ev.seconds)} with ${ev.p.name}.`;
   showEstimate();
   return rep;
@@ -143,7 +143,7 @@ export async function evaluate(choice) {
     S.evalError = errText(e);
     // What was answered before the failure is kept and shown.
     if (ev && ev.st && ev.st.done) {
-      try { await finish(ev); } catch { /* the report is gone with the device */ }
+      try { await finish(ev, true); } catch { /* the report is gone with the device */ }
     } else {
       $('eval-status').textContent = '';
     }
@@ -164,7 +164,7 @@ export function showEval(rep) {
   if (gold) {
     const [c, t] = rep.score;
     $('eval-acc-label').textContent = rep.rows.length < rep.total
-      ? `accuracy on the first ${rep.rows.length} of ${rep.total} questions of ${rep.file} (stopped)` : `accuracy on ${rep.file}`;
+      ? `accuracy on the first ${rep.rows.length} of ${rep.total} questions of ${rep.file} (the rest not asked)` : `accuracy on ${rep.file}`;
     $('eval-acc').textContent = score(c, t);
     $('eval-line').textContent = rep.line;
     $('eval-london').textContent = rep.london ? score(rep.london[0], rep.london[1]) : '—';

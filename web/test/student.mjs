@@ -11,7 +11,8 @@
 //     score block, a one-line text refused as a questions file with what is wrong;
 //   two models of one variant (the shipped one kept for comparison beside a loaded one) in Ask and
 //     Evaluate, each named;
-//   on the CPU backend, the full preset at the batch offered starts (no refusal) and stops.
+//   on the CPU backend, the full preset at the batch offered starts (no refusal) and stops; on
+//     WebGPU, a device lost during an evaluation keeps and shows the questions answered before.
 // Screenshots at 1280 and 390 px in web/test/out/[cpu/]student-*.png.
 // Usage: [ATTNLAB_BACKEND=cpu] node web/test/student.mjs [base URL, default http://127.0.0.1:8080/]
 import fs from 'node:fs';
@@ -254,6 +255,21 @@ try {
   });
 
   if (backend === 'cpu') {
+    await step('CPU backend: after the middle preset pretrains, Finetune is set to its pretrained finetune (10 epochs from the model)', async () => {
+      await page.click('#use-embedded');
+      await page.selectOption('#h-from', 'scratch');
+      await page.selectOption('#preset', 'middle');
+      const before = await page.inputValue('#h-ft_epochs');
+      const finished = await S(() => window.__page.finished);
+      await page.click('#btn-pretrain');
+      await page.waitForFunction(() => window.__page.status === 'running', null, { timeout: TIMEOUT });
+      await page.click('#btn-stop'); // after its first chunk: the run ends as a stopped pretraining
+      await page.waitForFunction((n) => window.__page.finished > n && window.__page.status === 'idle', finished, { timeout: TIMEOUT });
+      const after = { from: await page.inputValue('#h-from'), epochs: await page.inputValue('#h-ft_epochs'), preset: await page.inputValue('#preset') };
+      assert(before === '75' && after.from === 'model' && after.preset === 'middle' && after.epochs === '10', `before ${before}, after ${JSON.stringify(after)}`);
+      return `finetune epochs ${before} (from scratch) → ${after.epochs} (from the model), preset ${after.preset}`;
+    });
+
     await step('CPU backend: the full preset at the batch offered starts (not refused) and stops', async () => {
       await page.click('#use-embedded');
       await page.selectOption('#preset', 'full');
@@ -265,6 +281,29 @@ try {
       await page.click('#btn-stop');
       await page.waitForFunction(() => window.__page.status === 'idle', null, { timeout: TIMEOUT });
       return `batch ${await page.inputValue('#h-pre_batch')}: ${await page.textContent('#train-status')}`;
+    });
+  }
+  if (backend === 'webgpu') {
+    await step('WebGPU: a device lost during an evaluation keeps and shows the questions answered before', async () => {
+      await page.click('#use-embedded');
+      await page.selectOption('#eval-variant', 'vanilla');
+      await page.selectOption('#eval-file', 'dev');
+      await page.fill('#eval-max', '');
+      await S(() => { window.__page.evalReport = null; window.__page.evalError = null; });
+      await page.click('#btn-eval');
+      await page.waitForFunction(() => !document.getElementById('eval-confirm').hidden || /: [1-9]\d* of \d+ questions/.test(document.getElementById('eval-status').textContent), null, { timeout: TIMEOUT });
+      if (await page.isVisible('#eval-confirm')) {
+        await page.click('#eval-confirm button[data-eval]:not([data-eval="0"])');
+        await page.waitForFunction(() => /Evaluating .*: [1-9]\d* of \d+ questions/.test(document.getElementById('eval-status').textContent), null, { timeout: TIMEOUT });
+      }
+      await S(() => window.__page.destroyDevice());
+      await page.waitForFunction(() => window.__page.evalError, null, { timeout: TIMEOUT });
+      const r = await S(() => ({ rep: window.__page.evalReport, error: window.__page.evalError }));
+      const rows = await page.locator('#eval-table tbody tr').count();
+      assert(r.rep && r.rep.rows.length > 0 && r.rep.rows.length < r.rep.total && rows === r.rep.rows.length, `after the loss: ${r.rep && r.rep.rows.length} of ${r.rep && r.rep.total} shown, ${rows} rows; error ${r.error}`);
+      assert(await page.isVisible('#eval-error') && (await page.textContent('#eval-status')).startsWith('Failed after'), 'the failure is not said');
+      await page.locator('#eval-card').screenshot({ path: path.join(outDir, 'student-eval-lost.png') });
+      return `${r.rep.rows.length} of ${r.rep.total} kept; “${r.error}”`;
     });
   }
 } finally {
