@@ -33,8 +33,8 @@ export async function ask() {
   setStatus(S.status);
 }
 
-// The library names a character the vocabulary lacks as `character 'é' (U+00E9) at position …`.
-const OOV = /character (.+?) \(U\+([0-9A-F]{4,6})\) at position/;
+// The library names a character the vocabulary lacks as `character 'é' (U+00E9) at column …`.
+const OOV = /character (.+?) \(U\+([0-9A-F]{4,6})\) at (?:line|column)/;
 
 // One message per distinct error: a character no model knows is named once ("“é” (U+00E9) is not
 // a character the models know …"); errors that differ between the models are given per model.
