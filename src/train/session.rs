@@ -61,10 +61,8 @@ impl RunData {
                 RunData::Pretrain(d) => d.get(i, 0)?,
                 RunData::Finetune(d) => d.get(i)?,
             };
-            real += y
-                .iter()
-                .rposition(|&t| t != crate::data::PAD_ID)
-                .map_or(0, |p| p + 1);
+            // The length the packed step runs for this row (`layout::target_lengths`).
+            real += crate::model::layout::target_lengths(&y, 1, y.len())[0];
             all += y.len();
         }
         Ok(if all == 0 {
