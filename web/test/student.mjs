@@ -18,7 +18,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
 import { openBrowser, pageUrl } from './browser.mjs';
+
+const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 const base = process.argv[2] || 'http://127.0.0.1:8080/';
 const backend = process.env.ATTNLAB_BACKEND || 'webgpu';
@@ -251,7 +254,12 @@ try {
     await page.setViewportSize({ width: 1280, height: 900 });
     assert(over <= 1, `the Models card is ${over} px wider than the screen at 390 px`);
     await page.fill('#eval-max', '');
-    return `${heads.join(' | ')}; ${Object.entries(reps).map(([k, v]) => `${k}: ${v}`).join('; ')}`;
+    // The new controls (Keep for comparison, Remove, the named picker, two Ask columns) pass axe.
+    await page.evaluate(axeSource);
+    const bad = await S(async () => (await window.axe.run(document, { resultTypes: ['violations'] })).violations
+      .filter((v) => ['critical', 'serious'].includes(v.impact)).map((v) => `${v.impact} ${v.id}: ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3)}`));
+    assert(!bad.length, `axe: ${bad.join('; ')}`);
+    return `${heads.join(' | ')}; ${Object.entries(reps).map(([k, v]) => `${k}: ${v}`).join('; ')}; axe: no critical or serious violation`;
   });
 
   if (backend === 'cpu') {
