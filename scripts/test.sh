@@ -65,6 +65,10 @@ t0=$SECONDS
 ATTNLAB_BACKEND=cpu ATTNLAB_FIXTURE="$fixture" node web/test/page.mjs "$url"
 echo "   (the training page again, on the CPU backend: $((SECONDS - t0)) s)"
 t0=$SECONDS
+node web/test/student.mjs "$url"
+ATTNLAB_BACKEND=cpu node web/test/student.mjs "$url"
+echo "   (the page as a student meets it: presets, evaluations, two models; WebGPU then the CPU backend: $((SECONDS - t0)) s)"
+t0=$SECONDS
 node web/test/vit.mjs "$url"
 ATTNLAB_BACKEND=cpu node web/test/vit.mjs "$url"
 echo "   (the ViT card, WebGPU then the CPU backend: $((SECONDS - t0)) s)"

@@ -397,7 +397,9 @@ fn bad_files_name_the_file_and_line_and_a_failed_run_keeps_the_old_checkpoint() 
         "Where was A B born?\tRome\nWhere was \u{3a9} born?\tRome\n",
     )
     .expect("write");
-    fails(
+    // Evaluate skips that question, counts it as wrong and names the character once, with its
+    // file, line and column (the page's Evaluate says the same line); the other is answered.
+    let o = run(
         &dir,
         &[
             "evaluate",
@@ -411,9 +413,20 @@ fn bad_files_name_the_file_and_line_and_a_failed_run_keeps_the_old_checkpoint() 
             "--outputs_path",
             "pred.txt",
         ],
-        "oov.tsv:2: character '\u{3a9}' (U+03A9)",
-        "pred.txt",
     );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        said.contains(
+            "1 question was not asked because the model's vocabulary lacks '\u{3a9}' (U+03A9, \
+             first at oov.tsv line 2, column 11); it counts as wrong"
+        ),
+        "{said}"
+    );
+    assert!(said.contains("out of 2.0"), "{said}");
+    let preds = std::fs::read_to_string(dir.join("pred.txt")).expect("predictions");
+    assert_eq!(preds.lines().count(), 2, "{preds:?}");
+    assert_eq!(preds.lines().nth(1), Some(""), "{preds:?}");
     // Training that diverges stops with a message and leaves the checkpoint it would replace
     // (read from a copy: an output may not be one of the inputs).
     std::fs::copy(dir.join("good.st"), dir.join("start.st")).expect("copy");

@@ -28,8 +28,11 @@ fn questions_with_unknown_characters_are_skipped_and_named() {
     ))
     .expect("evaluation");
     assert_eq!(
-        skipped.iter().map(|s| (s.line, s.ch)).collect::<Vec<_>>(),
-        vec![(2, 'X'), (4, 'Å')]
+        skipped
+            .iter()
+            .map(|s| (s.line, s.col, s.ch))
+            .collect::<Vec<_>>(),
+        vec![(2, 11, 'X'), (4, 11, 'Å')]
     );
     assert_eq!((preds[1].as_str(), preds[3].as_str()), ("", ""));
     let known = [rows[0].clone(), rows[2].clone()];
@@ -39,8 +42,9 @@ fn questions_with_unknown_characters_are_skipped_and_named() {
     let line = skipped_line("dev.tsv", &skipped);
     assert_eq!(
         line,
-        "2 questions were not asked: the model's vocabulary lacks 'X' (dev.tsv line 2), 'Å' \
-         (dev.tsv line 4); they count as wrong"
+        "2 questions were not asked because the model's vocabulary lacks 'X' (first at dev.tsv \
+         line 2, column 11) and 'Å' (U+00C5, first at dev.tsv line 4, column 11); they count as \
+         wrong"
     );
     // Without the skip, the first unknown character is an error naming the file and line.
     let err = pollster::block_on(predict(&model, &vocab, &rows, "dev.tsv", &mut |_, _| {}))

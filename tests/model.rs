@@ -77,3 +77,28 @@ fn the_estimate_covers_a_measured_step_without_overstating_it_much() {
         );
     }
 }
+
+/// The largest batch that fits is the one `check_fits` accepts while one more row is refused (the
+/// page offers it instead of a preset that would be refused); 0 when not even one row fits.
+#[test]
+fn the_largest_batch_that_fits_is_offered() {
+    use attnlab::model::memory::{check_fits, estimate_training, largest_batch, MemoryLimit};
+    let cfg = GptConfig::assignment(Variant::Vanilla, 100);
+    let t = 128;
+    let at = |b: usize| estimate_training(&cfg, b, t).step_total();
+    // A budget between the steps of 79 and 80 rows (the device total counts the saved state too).
+    let saved = estimate_training(&cfg, 1, t).saved_state;
+    let lim = |total: u64| MemoryLimit {
+        max_tensor: u64::MAX,
+        tensor_limit: "no limit".into(),
+        device_total: Some((total, "the test's budget".into())),
+        host_total: None,
+    };
+    let budget = lim((at(79) + at(80)) / 2 + saved);
+    assert_eq!(largest_batch(&cfg, 128, t, &budget), 79);
+    assert!(check_fits(&estimate_training(&cfg, 79, t), &budget).is_ok());
+    assert!(check_fits(&estimate_training(&cfg, 80, t), &budget).is_err());
+    // A batch that fits is kept; a budget below one row gives 0.
+    assert_eq!(largest_batch(&cfg, 64, t, &budget), 64);
+    assert_eq!(largest_batch(&cfg, 128, t, &lim(at(1) / 2)), 0);
+}

@@ -238,3 +238,39 @@ fn max_steps_ends_the_run_early_and_too_big_a_model_is_refused_before_any_weight
         Err(e) => assert!(!e.to_string().contains("begin was called"), "{e}"),
     }
 }
+
+/// The share of positions a packed step runs, which the page scales its full-row step times by:
+/// about half for pretraining's span corruption (truncated documents, the rest PAD), much less
+/// for finetuning's short questions; a file of full 127-character answers would be near 1.
+#[test]
+fn the_packed_share_of_the_built_in_corpus() {
+    let c = attnlab::train::run::default_corpus(false);
+    let vocab = Vocab::from_text(&c.wiki, "wiki.txt").expect("vocab");
+    let data = |kind| {
+        let s = RunSpec { kind, ..spec(None) };
+        attnlab::train::RunData::new(
+            &s,
+            &c.wiki,
+            "wiki.txt",
+            (c.train_tsv.as_bytes(), "train.tsv"),
+            &vocab,
+        )
+        .expect("data")
+    };
+    let pre = data(RunKind::Pretrain).packed_fill(1000).expect("fill");
+    let fine = data(RunKind::Finetune).packed_fill(1000).expect("fill");
+    println!("packed share: pretraining {pre:.3}, finetuning {fine:.3}");
+    assert!((0.3..0.7).contains(&pre), "pretraining {pre}");
+    assert!(
+        (0.1..0.5).contains(&fine) && fine < pre,
+        "finetuning {fine}, pretraining {pre}"
+    );
+    // The first examples only: the share of one example is its target length over 127.
+    let one = data(RunKind::Finetune).packed_fill(1).expect("fill");
+    let (_, y) = attnlab::data::NameDataset::new(c.train_tsv.as_bytes(), "train.tsv", &vocab)
+        .expect("names")
+        .get(0)
+        .expect("example");
+    let last = y.iter().rposition(|&t| t != 0).expect("a target") + 1;
+    assert_eq!(one, last as f64 / y.len() as f64);
+}

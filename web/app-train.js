@@ -7,8 +7,8 @@
 // reload (or a lost device) resumes about where the run was. The cards tell each other what changed
 // through web/page/events.js ('models', 'data', 'failed'), not by importing each other's redraws.
 // A model ships with the page (web/models/builtin-vanilla.safetensors and its facts in
-// builtin-vanilla.json): when this browser has no vanilla model of its own and no saved run, it is
-// loaded at once, so Ask answers on the first visit.
+// builtin-vanilla.json): when this browser has no vanilla model of its own, it is loaded at once, so
+// Ask answers on the first visit, and also while a saved run waits to be resumed.
 // Test hooks: window.__page (state, losses, results, errors, longTasks, shipped, destroyDevice()).
 import * as store from './page/store.js';
 import { $, P, S, job, setStatus } from './page/core.js';
@@ -61,7 +61,7 @@ export async function startPage(w, device, browserInfo) {
   P.presets = await P.wasm.page_presets();
   // The presets' forms, read once (the form switches between them without waiting for the engine).
   P.presetForms = {};
-  for (const name of ['quick', 'full']) {
+  for (const name of ['quick', 'middle', 'full']) {
     for (const scratch of [true, false]) P.presetForms[`${name}:${scratch}`] = await P.wasm.page_preset_form(name, scratch);
   }
   P.deviceKey = `${device.kind}:${device.kind === 'cpu' ? device.describe : device.adapter.name}:${browserInfo ? [browserInfo.vendor, browserInfo.architecture].join('/') : ''}`;
@@ -82,8 +82,9 @@ export async function startPage(w, device, browserInfo) {
   }
   const had = await restoreModels();
   const rec = await offerSaved();
-  // First visit (no vanilla model of this browser's own, no saved run): the shipped model.
-  if (!had.includes('vanilla') && !rec) {
+  // No vanilla model of this browser's own (a first visit, or a saved run not finished yet): the
+  // shipped model, so Ask answers while the run waits (resuming it does not need it).
+  if (!had.includes('vanilla')) {
     await loadShipped(false);
   } else if (S.shipped.state === 'none') {
     S.shipped.state = 'skipped';
@@ -91,7 +92,7 @@ export async function startPage(w, device, browserInfo) {
     showShipped();
   }
   const asks = S.shipped.state === 'loaded' ? ' The shipped model answers in Ask above.' : '';
-  setStatus('idle', rec ? 'A saved run can be resumed (see the note at the top), or start a new one.' : `Ready: press Pretrain to start with the quick preset.${asks}`);
+  setStatus('idle', rec ? `A saved run can be resumed (see the note at the top), or start a new one.${asks}` : `Ready: press Pretrain to start with the quick preset.${asks}`);
   redrawChart();
   // The device's step times, measured the first time the Train card comes into view (or a run
   // starts), then kept in this browser: the presets' times and the quick preset's size follow.

@@ -131,6 +131,10 @@ pub fn evaluate(
     ))
     .map_err(|e| e.to_string())?;
     pb.finish_and_clear();
+    // Questions with a character the vocabulary lacks were not asked (the page says the same).
+    if !ev.skipped.is_empty() {
+        println!("{}", run::skipped_line(&tsv.name, &ev.skipped));
+    }
     if let Some(out) = &cli.outputs_path {
         write_atomic(out, lines(&ev.predictions).as_bytes())?;
         println!(

@@ -118,5 +118,25 @@ pub fn parse_tsv_str(text: &str, file: &str, mode: TsvMode) -> Result<Vec<Row>> 
             newline: i + 1 < lines.len(),
         });
     }
+    // A file of questions without answers (the test inputs) where no line is a question is text
+    // given in the wrong place (a biography, a note), not questions to ask.
+    if rows
+        .iter()
+        .all(|r| r.answer.is_none() && !r.question.trim_end().ends_with('?'))
+    {
+        let first: String = rows[0].question.chars().take(40).collect();
+        return Err(Error::Msg(format!(
+            "{file}: none of its {n} line{s} is a question (“{first}{more}” has no tab and does \
+             not end with “?”); a questions file has {EXPECTED} on each line (the test inputs: \
+             the question alone); a biography text is the pretraining corpus (wiki.txt)",
+            n = rows.len(),
+            s = if rows.len() == 1 { "" } else { "s" },
+            more = if rows[0].question.chars().count() > 40 {
+                "…"
+            } else {
+                ""
+            },
+        )));
+    }
     Ok(rows)
 }

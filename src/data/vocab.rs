@@ -112,16 +112,29 @@ impl Vocab {
     /// `encode` with the name of where `s` came from (a file:line) for the message.
     pub fn encode_in(&self, s: &str, what: &str) -> Result<Vec<u32>> {
         let mut out = Vec::with_capacity(s.len());
-        for (pos, (off, c)) in s.char_indices().enumerate() {
+        for (off, c) in s.char_indices() {
             match self.stoi.get(&c) {
                 Some(&id) => out.push(id),
                 None => {
                     let (line, col) = line_col(s, off);
+                    // Said once and plainly: the column alone for one line of text (a question),
+                    // the line too otherwise; a model's vocabulary is named as such.
+                    let at = if s.contains('\n') && line > 1 {
+                        format!("line {line}, column {col}")
+                    } else {
+                        format!("column {col}")
+                    };
+                    let (vocab, fix) = if self.source.starts_with("the vocabulary of ") {
+                        (self.source.clone(), "remove it (the model cannot read it)")
+                    } else {
+                        (
+                            format!("the vocabulary built from {}", self.source),
+                            "remove it or rebuild the vocabulary from a text that contains it",
+                        )
+                    };
                     return Err(Error::Msg(format!(
-                        "{what}: character {c:?} (U+{:04X}) at position {pos} (line {line}, column \
-                         {col}) is not in the vocabulary built from {}; remove it or rebuild the \
-                         vocabulary from a text that contains it",
-                        c as u32, self.source
+                        "{what}: character {c:?} (U+{:04X}) at {at} is not in {vocab}; {fix}",
+                        c as u32
                     )));
                 }
             }

@@ -289,6 +289,26 @@ pub fn check_fits(est: &MemoryEstimate, lim: &MemoryLimit) -> Result<()> {
     Ok(())
 }
 
+/// The largest batch of at most `batch` rows of `t` tokens whose training step of `cfg` fits `lim`
+/// (the check a run makes before it starts, [`check_fits`]), or 0 when not even one row fits. The
+/// estimate grows with the batch, so the search halves the range.
+pub fn largest_batch(cfg: &GptConfig, batch: usize, t: usize, lim: &MemoryLimit) -> usize {
+    let fits = |b: usize| check_fits(&estimate_training(cfg, b, t), lim).is_ok();
+    if batch == 0 || !fits(1) {
+        return 0;
+    }
+    let (mut lo, mut hi) = (1, batch);
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    lo
+}
+
 /// Bytes as "1.5 GiB", "256 MiB", "12 KiB", "100 B".
 pub fn fmt_bytes(n: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];

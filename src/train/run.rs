@@ -200,16 +200,21 @@ pub(super) async fn train_epochs(
 /// Predictions for an eval file, and the score when the file has answers.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Evaluation {
-    /// One per eval row, in order.
+    /// One per eval row, in order (empty for a skipped question).
     pub predictions: Vec<String>,
     /// (correct, total), None when the file has no answer column.
     pub score: Option<(usize, usize)>,
+    /// The questions not asked because the model's vocabulary lacks one of their characters
+    /// (they count as wrong); [`skipped_line`] says them.
+    pub skipped: Vec<Skipped>,
 }
 
 /// Greedy-decode `EVAL_STEPS` tokens after `question⁇` for every row and keep the text between
 /// the first two ⁇. The question is used raw (non-ASCII kept), as the reference does, and a
-/// question-only row keeps its line's newline (`Row::prompt_text`); a character outside the
-/// vocabulary is an error naming `file:line`.
+/// question-only row keeps its line's newline (`Row::prompt_text`). A question with a character
+/// outside the vocabulary is not asked (the reference would stop with a KeyError): its prediction
+/// is empty, it counts as wrong, and it is listed (`predict_known`). The CLI and the page both
+/// evaluate through this (the page in parts, `predict_known` on each part).
 pub async fn evaluate(
     model: &Gpt,
     vocab: &Vocab,
@@ -217,9 +222,13 @@ pub async fn evaluate(
     file: &str,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Evaluation> {
-    let predictions = predict(model, vocab, rows, file, progress).await?;
+    let (predictions, skipped) = predict_known(model, vocab, rows, file, progress).await?;
     let score = score(rows, &predictions)?;
-    Ok(Evaluation { predictions, score })
+    Ok(Evaluation {
+        predictions,
+        score,
+        skipped,
+    })
 }
 
 /// The predictions of [`evaluate`] alone, one per row (the page asks for a file in parts, so other
@@ -241,11 +250,12 @@ pub async fn predict(
         .collect()
 }
 
-/// A question [`predict_known`] could not ask: its line and the first character of it that the
-/// model's vocabulary lacks.
+/// A question [`predict_known`] could not ask: its line, the first character of it that the
+/// model's vocabulary lacks, and that character's 1-based column in the line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Skipped {
     pub line: usize,
+    pub col: usize,
     pub ch: char,
 }
 
@@ -264,9 +274,14 @@ pub async fn predict_known(
     for (i, r) in rows.iter().enumerate() {
         match prompt_for(&r.prompt_text())
             .chars()
-            .find(|&c| vocab.id(c).is_none())
+            .enumerate()
+            .find(|&(_, c)| vocab.id(c).is_none())
         {
-            Some(ch) => skipped.push(Skipped { line: r.line, ch }),
+            Some((at, ch)) => skipped.push(Skipped {
+                line: r.line,
+                col: at + 1,
+                ch,
+            }),
             None => asked.push(i),
         }
     }
@@ -279,28 +294,51 @@ pub async fn predict_known(
     Ok((out, skipped))
 }
 
-/// One line about skipped questions for a person: how many, and the characters with a line each.
+/// One line about skipped questions for a person: how many, and each character once, with the
+/// file, line and column where it first appears.
 pub fn skipped_line(file: &str, skipped: &[Skipped]) -> String {
     if skipped.is_empty() {
         return String::new();
     }
-    let mut chars: Vec<(char, usize)> = vec![];
+    let mut first: Vec<&Skipped> = vec![];
     for s in skipped {
-        if !chars.iter().any(|(c, _)| *c == s.ch) {
-            chars.push((s.ch, s.line));
+        if !first.iter().any(|f| f.ch == s.ch) {
+            first.push(s);
         }
     }
-    let shown: Vec<String> = chars
+    let shown: Vec<String> = first
         .iter()
         .take(5)
-        .map(|(c, l)| format!("'{}' ({file} line {l})", c.escape_debug()))
+        .map(|s| {
+            let code = if s.ch.is_ascii_graphic() {
+                String::new()
+            } else {
+                format!("U+{:04X}, ", s.ch as u32)
+            };
+            format!(
+                "'{}' ({code}first at {file} line {}, column {})",
+                s.ch.escape_debug(),
+                s.line,
+                s.col
+            )
+        })
         .collect();
+    let list = match shown.as_slice() {
+        _ if first.len() > shown.len() => format!(
+            "{} and {} more characters",
+            shown.join(", "),
+            first.len() - shown.len()
+        ),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+        [] => String::new(),
+    };
     format!(
-        "{} question{} not asked: the model's vocabulary lacks {}{}; they count as wrong",
+        "{} question{} not asked because the model's vocabulary lacks {list}; {} count{} as wrong",
         skipped.len(),
         if skipped.len() == 1 { " was" } else { "s were" },
-        shown.join(", "),
-        if chars.len() > 5 { ", and more" } else { "" }
+        if skipped.len() == 1 { "it" } else { "they" },
+        if skipped.len() == 1 { "s" } else { "" },
     )
 }
 

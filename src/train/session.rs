@@ -48,6 +48,29 @@ impl RunData {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// The share of a batch's token positions a packed step runs (each row up to its last real
+    /// target, `Trainer::step_packed`), over the first epoch's first `max` examples: about half
+    /// for pretraining, a fifth for finetuning. A step of a packed run costs about this share of a
+    /// step of full 127-token rows; the page scales its measured full-row steps by it.
+    pub fn packed_fill(&self, max: usize) -> Result<f64> {
+        let n = self.len().min(max.max(1));
+        let (mut real, mut all) = (0usize, 0usize);
+        for i in 0..n {
+            let (_, y) = match self {
+                RunData::Pretrain(d) => d.get(i, 0)?,
+                RunData::Finetune(d) => d.get(i)?,
+            };
+            // The length the packed step runs for this row (`layout::target_lengths`).
+            real += crate::model::layout::target_lengths(&y, 1, y.len())[0];
+            all += y.len();
+        }
+        Ok(if all == 0 {
+            1.0
+        } else {
+            real as f64 / all as f64
+        })
+    }
 }
 
 /// Where a run's weights start.

@@ -36,6 +36,8 @@ struct EvalReport {
     /// Questions not asked because the model lacks one of their characters, said in one line
     /// (empty when none).
     skipped: String,
+    /// The questions the evaluation was asked for: more than `rows` when it was stopped or failed.
+    total: usize,
 }
 
 #[derive(Serialize)]
@@ -44,18 +46,18 @@ struct EvalProgress {
     total: usize,
 }
 
-/// Start evaluating the variant's current model on a TSV (the first `max_questions` rows when
+/// Start evaluating a slot's model ("vanilla", "vanilla:kept", …; `models.rs`) on a TSV (the first `max_questions` rows when
 /// given), as the CLI does; the page then asks for the predictions in parts
 /// ([`page_eval_next`]), so a demo or a training chunk can run between them, and for the report
 /// ([`page_eval_report`]). Starting again drops an unfinished evaluation.
 #[wasm_bindgen]
 pub fn page_eval_begin(
-    variant: String,
+    slot: String,
     name: String,
     text: String,
     max_questions: Option<u32>,
 ) -> Result<JsValue, JsError> {
-    let (model, vocab) = model_for(&variant)?;
+    let (model, vocab) = model_for(&slot)?;
     let mut rows = parse_tsv_str(&text, &name, TsvMode::AnswersOptional).map_err(err)?;
     if let Some(n) = max_questions {
         rows.truncate((n as usize).max(1));
@@ -63,7 +65,7 @@ pub fn page_eval_begin(
     let total = rows.len();
     engine::with(|e| {
         e.eval = Some(Evaluation {
-            model,
+            model: Some(model),
             vocab,
             name,
             rows,
@@ -83,47 +85,68 @@ fn no_evaluation() -> JsError {
 pub async fn page_eval_next(count: u32) -> Result<JsValue, JsError> {
     let _busy = Busy::enter();
     let mut ev = engine::with(|e| e.eval.take()).ok_or_else(no_evaluation)?;
+    let Some(model) = ev.model.clone() else {
+        let done = ev.predictions.len();
+        engine::with(|e| e.eval = Some(ev));
+        return Err(err(format!(
+            "the device was lost during the evaluation; the {done} questions answered before are \
+             kept"
+        )));
+    };
     let start = ev.predictions.len();
     let end = (start + (count as usize).max(1)).min(ev.rows.len());
     let r = run::predict_known(
-        &ev.model,
+        &model,
         &ev.vocab,
         &ev.rows[start..end],
         &ev.name,
         &mut |_, _| {},
     )
     .await;
-    match r {
-        Ok((p, skipped)) => {
-            ev.predictions.extend(p);
-            ev.skipped.extend(skipped);
-            let out = EvalProgress {
-                done: ev.predictions.len(),
-                total: ev.rows.len(),
-            };
-            engine::with(|e| e.eval = Some(ev));
-            to_js(&out)
+    // A question with a character the model lacks is skipped and counted, not an error. A failed
+    // part (a lost device) keeps the predictions made so far: the page shows them
+    // (`page_eval_report`) before it says what went wrong.
+    let out = r.map(|(p, skipped)| {
+        ev.predictions.extend(p);
+        ev.skipped.extend(skipped);
+        EvalProgress {
+            done: ev.predictions.len(),
+            total: ev.rows.len(),
         }
-        // A failed part ends the evaluation (a lost device); a question with a character the
-        // model lacks is skipped and counted instead.
-        Err(e) => Err(err(lost_or(e))),
-    }
+    });
+    engine::with(|e| e.eval = Some(ev));
+    to_js(&out.map_err(|e| err(lost_or(e)))?)
 }
 
-/// The finished evaluation: every row with its prediction, the score and the London baseline when
-/// the file has answers, and the lines the CLI prints.
+/// Ask no more than the first `n` questions of the evaluation going on (never fewer than those
+/// already answered): the page's "only the first N" after the first questions were timed, which
+/// count toward the run. Returns its progress.
+#[wasm_bindgen]
+pub fn page_eval_limit(n: u32) -> Result<JsValue, JsError> {
+    engine::with(|e| {
+        let ev = e.eval.as_mut()?;
+        let keep = (n as usize).max(ev.predictions.len()).max(1);
+        ev.rows.truncate(keep);
+        Some(EvalProgress {
+            done: ev.predictions.len(),
+            total: ev.rows.len(),
+        })
+    })
+    .ok_or_else(no_evaluation)
+    .and_then(|p| to_js(&p))
+}
+
+/// The evaluation's report, finished or not (stopped, or a part failed): every answered row with
+/// its prediction, the score and the London baseline over those rows when the file has answers,
+/// the lines the CLI prints, and `total`, the questions it was asked for. It ends the evaluation.
 #[wasm_bindgen]
 pub fn page_eval_report() -> Result<JsValue, JsError> {
     let ev = engine::with(|e| e.eval.take()).ok_or_else(no_evaluation)?;
-    if ev.predictions.len() < ev.rows.len() {
-        let (done, total) = (ev.predictions.len(), ev.rows.len());
-        engine::with(|e| e.eval = Some(ev));
-        return Err(err(format!(
-            "the evaluation is not finished ({done} of {total} questions)"
-        )));
-    }
+    let (done, total) = (ev.predictions.len(), ev.rows.len());
     let skipped = run::skipped_line(&ev.name, &ev.skipped);
-    let (rows, predictions) = (ev.rows, ev.predictions);
+    let (mut rows, predictions) = (ev.rows, ev.predictions);
+    // A stopped or failed evaluation reports the questions it answered.
+    rows.truncate(done);
     let score = run::score(&rows, &predictions).map_err(err)?;
     let london = if score.is_some() {
         Some(london_baseline(&rows).map_err(err)?)
@@ -147,6 +170,7 @@ pub fn page_eval_report() -> Result<JsValue, JsError> {
         line: data::format_accuracy(score.map_or(0, |s| s.0), score.map_or(0, |s| s.1)),
         london_line: london.map_or(String::new(), |(c, t)| data::format_accuracy(c, t)),
         skipped,
+        total,
     };
     to_js(&out)
 }
@@ -184,11 +208,11 @@ fn question_for(text: &str) -> Result<String, JsError> {
     }
 }
 
-/// Ask the variant's model where someone was born: greedy decoding as in evaluation, then one more
+/// Ask a slot's model ("vanilla", "vanilla:kept", …) where someone was born: greedy decoding as in evaluation, then one more
 /// forward over prompt + answer that keeps every layer's attention probabilities.
 #[wasm_bindgen]
-pub async fn page_ask(variant: String, text: String) -> Result<JsValue, JsError> {
-    let (model, vocab) = model_for(&variant)?;
+pub async fn page_ask(slot: String, text: String) -> Result<JsValue, JsError> {
+    let (model, vocab) = model_for(&slot)?;
     let question = question_for(&text)?;
     let prompt = vocab
         .encode_in(&prompt_for(&question), "your question")

@@ -29,10 +29,10 @@ pub(crate) struct Loaded {
     pub label: String,
 }
 
-/// An evaluation going on (`ask.rs`): the model it started with, the questions and the
-/// predictions so far.
+/// An evaluation going on (`ask.rs`): the model it started with (None once its device is lost),
+/// the questions and the predictions so far.
 pub(crate) struct Evaluation {
-    pub model: Rc<Gpt>,
+    pub model: Option<Rc<Gpt>>,
     pub vocab: Vocab,
     pub name: String,
     pub rows: Vec<Row>,
@@ -71,8 +71,9 @@ pub(crate) struct Engine {
     pub unseen_loss: Option<String>,
     /// The Train card's run (`train.rs`).
     pub run: Option<Session>,
-    /// One finished model per attention variant (`models.rs`).
-    pub models: HashMap<&'static str, Loaded>,
+    /// The finished models by slot (`models.rs`): each attention variant's current model under
+    /// its name ("vanilla"), and one kept beside it for comparison under "vanilla:kept".
+    pub models: HashMap<String, Loaded>,
     /// The evaluation asked for in parts (`ask.rs`).
     pub eval: Option<Evaluation>,
     /// The ViT card's model and trainer (`vit.rs`).
@@ -114,7 +115,11 @@ impl Engine {
     pub fn drop_all(&mut self) {
         self.run = None;
         self.models.clear();
-        self.eval = None;
+        // An evaluation keeps what it answered (plain text, not on the device), so the page can
+        // still show it; only its model goes.
+        if let Some(ev) = self.eval.as_mut() {
+            ev.model = None;
+        }
         self.vit = None;
         self.no_pretrain = None;
         self.pretrained = None;
@@ -158,7 +163,8 @@ impl Drop for Busy {
 pub(crate) struct Held {
     device: bool,
     run: bool,
-    models: Vec<&'static str>,
+    models: Vec<String>,
+    /// An evaluation holding a model on the device (a lost device leaves its answers only).
     evaluation: bool,
     vit: bool,
     /// The section 2 demos' models: `[nopretrain, pretrained]` as far as held.
@@ -168,13 +174,13 @@ pub(crate) struct Held {
 
 pub(crate) fn held() -> Held {
     with(|e| {
-        let mut models: Vec<&'static str> = e.models.keys().copied().collect();
+        let mut models: Vec<String> = e.models.keys().cloned().collect();
         models.sort();
         Held {
             device: e.device.is_some(),
             run: e.run.is_some(),
             models,
-            evaluation: e.eval.is_some(),
+            evaluation: e.eval.as_ref().is_some_and(|ev| ev.model.is_some()),
             vit: e.vit.is_some(),
             section2: [
                 ("nopretrain", &e.no_pretrain),

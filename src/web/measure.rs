@@ -6,8 +6,10 @@
 use super::js::to_js;
 use super::{device, lost_reason};
 use crate::bench::T;
+use crate::data::Vocab;
+use crate::model::memory::{self, MemoryLimit};
 use crate::model::{Gpt, GptConfig, Variant};
-use crate::train::{TrainConfig, Trainer};
+use crate::train::{Overrides, RunData, RunKind, RunSpec, TrainConfig, Trainer};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
@@ -23,6 +25,9 @@ struct StepTime {
     first_ms: f64,
     /// Each step after it (the mean over `repeats`).
     ms_per_step: f64,
+    /// The fastest of those steps: what the page's estimates of the larger models use, as other
+    /// work on the machine only ever adds time to a step (the mean moved 2x between loads here).
+    best_ms: f64,
     params: usize,
 }
 
@@ -43,7 +48,7 @@ pub(super) fn now_ms() -> f64 {
 /// Time training steps of a `variant` GPT with `n_layer` layers, `n_head` heads, width `n_embd`
 /// and `vocab_size` characters on `rows` x 127 tokens (the assignment's dropout, AdamW, clipping):
 /// one first step read back, then `repeats` steps, each read back. Returns `{rows, t, first_ms,
-/// ms_per_step, params}`. The model is thrown away afterwards; nothing of a run is touched.
+/// ms_per_step, best_ms, params}`. The model is thrown away afterwards; nothing of a run is touched.
 #[wasm_bindgen]
 pub async fn page_time_step(
     variant: String,
@@ -100,20 +105,81 @@ pub async fn page_time_step(
     crate::device::yield_to_host().await;
     // Each step read back before the next is recorded, as the page's training loop does at least
     // every second step: the page's thread gets a turn between steps (no long task of several).
-    let t1 = now_ms();
+    let mut each = Vec::with_capacity(repeats as usize);
     for _ in 0..repeats {
+        let t1 = now_ms();
         tr.step(&x, &x, rows, T)
             .map_err(fail)?
             .to_vec_f32()
             .await
             .map_err(fail)?;
+        each.push(now_ms() - t1);
     }
-    let ms_per_step = (now_ms() - t1) / repeats as f64;
+    let ms_per_step = each.iter().sum::<f64>() / each.len() as f64;
+    let best_ms = each.iter().copied().fold(f64::INFINITY, f64::min);
     to_js(&StepTime {
         rows,
         t: T,
         first_ms,
         ms_per_step,
+        best_ms,
         params,
     })
+}
+
+/// The largest batch of at most `batch` rows whose training step of a `variant` GPT of this size
+/// fits this device, by the check a run makes before it starts (`memory::largest_batch`); 0 when
+/// not even one row fits. The page offers that batch instead of a preset that would be refused.
+#[wasm_bindgen]
+pub async fn page_fit(
+    variant: String,
+    n_layer: u32,
+    n_head: u32,
+    n_embd: u32,
+    vocab_size: u32,
+    batch: u32,
+) -> Result<u32, JsError> {
+    let variant = Variant::from_name(&variant).map_err(|e| JsError::new(&e.to_string()))?;
+    let cfg = GptConfig {
+        n_layer: n_layer as usize,
+        n_head: n_head as usize,
+        n_embd: n_embd as usize,
+        ..GptConfig::assignment(variant, (vocab_size as usize).max(2))
+    };
+    cfg.validate().map_err(|e| JsError::new(&e.to_string()))?;
+    let g = device().await?;
+    let lim = MemoryLimit::of_device(&g);
+    Ok(memory::largest_batch(&cfg, batch as usize, cfg.block_size, &lim) as u32)
+}
+
+/// The share of token positions a packed step of this data runs (`RunData::packed_fill` over the
+/// first 1000 examples): `kind` "pretrain" reads the pretraining text, "finetune" the TSV. The
+/// measurement above times full 127-token rows; a run's step costs about this share of one.
+#[wasm_bindgen]
+pub fn page_packed_fill(
+    kind: String,
+    wiki_name: String,
+    wiki: String,
+    tsv_name: String,
+    tsv: String,
+) -> Result<f64, JsError> {
+    let spec = RunSpec {
+        kind: RunKind::from_name(&kind).map_err(|e| JsError::new(&e.to_string()))?,
+        variant: Variant::Vanilla,
+        tiny: false,
+        pretrained: false,
+        overrides: Overrides::default(),
+        seed: 0,
+    };
+    let msg = |e: crate::Error| JsError::new(&e.to_string());
+    let vocab = Vocab::from_text(&wiki, &wiki_name).map_err(msg)?;
+    let data = RunData::new(
+        &spec,
+        &wiki,
+        &wiki_name,
+        (tsv.as_bytes(), &tsv_name),
+        &vocab,
+    )
+    .map_err(msg)?;
+    data.packed_fill(1000).map_err(msg)
 }

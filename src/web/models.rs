@@ -1,7 +1,10 @@
-//! The page's one model registry (wasm32 only): one finished model per attention variant, with
-//! the vocabulary it was trained with, for evaluating, asking, finetuning and the demos' E8/E9
-//! (`demos.rs`). A run's model arrives through `page_finish`, a file through `page_load_model`,
-//! a checkpoint handed to the demos through `demo_set_model`.
+//! The page's one model registry (wasm32 only): one current finished model per attention variant,
+//! with the vocabulary it was trained with, for evaluating, asking, finetuning and the demos' E8/E9
+//! (`demos.rs`), and beside it one model of the same variant kept for comparison (pretrained vs
+//! not, yours vs the shipped one), which Ask and Evaluate offer too. A run's model arrives through
+//! `page_finish`, a file through `page_load_model`, a checkpoint handed to the demos through
+//! `demo_set_model`; each becomes its variant's current model. Slots are named "vanilla",
+//! "synthesizer" (current) and "vanilla:kept", "synthesizer:kept".
 
 use super::engine::{self, Loaded};
 use super::js::{err, to_js};
@@ -13,20 +16,31 @@ use serde::Serialize;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
+/// The slot of a variant's model kept for comparison.
+fn kept_slot(v: Variant) -> String {
+    format!("{}:kept", v.name())
+}
+
 /// Make `loaded` its variant's current model.
 pub(crate) fn keep(loaded: Loaded) {
-    let name = loaded.model.cfg.variant.name();
+    let name = loaded.model.cfg.variant.name().to_string();
     engine::with(|e| e.models.insert(name, loaded));
 }
 
-/// Forget the variant's model.
+/// Forget the variant's current model.
 pub(crate) fn forget(v: Variant) {
     engine::with(|e| e.models.remove(v.name()));
 }
 
-/// The variants that have a model, sorted.
+/// The variants that have a current model, sorted.
 pub(crate) fn variants() -> Vec<&'static str> {
-    let mut v: Vec<&'static str> = engine::with(|e| e.models.keys().copied().collect());
+    let mut v: Vec<&'static str> = engine::with(|e| {
+        [Variant::Vanilla, Variant::Synthesizer]
+            .iter()
+            .filter(|v| e.models.contains_key(v.name()))
+            .map(|v| v.name())
+            .collect()
+    });
     v.sort();
     v
 }
@@ -45,15 +59,59 @@ pub(crate) fn label_of(variant: &str) -> Option<String> {
     engine::with(|e| e.models.get(variant).map(|l| l.label.clone()))
 }
 
-/// The model to evaluate or ask: the variant's current model.
-pub(crate) fn model_for(variant: &str) -> Result<(Rc<Gpt>, Vocab), JsError> {
-    let v = Variant::from_name(variant).map_err(err)?;
-    current(v).ok_or_else(|| {
-        err(format!(
-            "there is no {} model yet; train one (Pretrain or Finetune) or load a checkpoint",
-            v.name()
-        ))
+/// The model to evaluate or ask: a slot's, "vanilla" (the current vanilla model) or
+/// "vanilla:kept" (the one kept beside it).
+pub(crate) fn model_for(slot: &str) -> Result<(Rc<Gpt>, Vocab), JsError> {
+    let (name, kept) = match slot.strip_suffix(":kept") {
+        Some(name) => (name, true),
+        None => (slot, false),
+    };
+    let v = Variant::from_name(name).map_err(err)?;
+    let found = engine::with(|e| {
+        e.models
+            .get(slot)
+            .map(|l| (l.model.clone(), l.vocab.clone()))
+    });
+    found.ok_or_else(|| {
+        err(if kept {
+            format!(
+                "no {} model is kept for comparison; press “Keep for comparison” on one in the \
+                 Models card",
+                v.name()
+            )
+        } else {
+            format!(
+                "there is no {} model yet; train one (Pretrain or Finetune) or load a checkpoint",
+                v.name()
+            )
+        })
     })
+}
+
+/// Keep the variant's current model for comparison (replacing the one kept before): it stays in
+/// the registry when a new model of the variant becomes current. Until then the two slots hold the
+/// same model.
+#[wasm_bindgen]
+pub fn page_keep_model(variant: String) -> Result<(), JsError> {
+    let v = Variant::from_name(&variant).map_err(err)?;
+    let l = engine::with(|e| {
+        e.models.get(v.name()).map(|l| Loaded {
+            model: l.model.clone(),
+            vocab: l.vocab.clone(),
+            label: l.label.clone(),
+        })
+    })
+    .ok_or_else(|| err(format!("there is no {} model to keep", v.name())))?;
+    engine::with(|e| e.models.insert(kept_slot(v), l));
+    Ok(())
+}
+
+/// Drop the variant's model kept for comparison.
+#[wasm_bindgen]
+pub fn page_forget_kept(variant: String) -> Result<(), JsError> {
+    let v = Variant::from_name(&variant).map_err(err)?;
+    engine::with(|e| e.models.remove(&kept_slot(v)));
+    Ok(())
 }
 
 /// Refuse a checkpoint too big to load next to its own bytes on the CPU backend in wasm32 (the
@@ -79,6 +137,12 @@ pub(crate) fn check_checkpoint_size(
 
 #[derive(Serialize)]
 struct ModelInfo {
+    /// Its slot in the registry ("vanilla", "vanilla:kept"), what evaluation and Ask take.
+    slot: String,
+    /// Whether it is the model kept for comparison, and then whether it is still the very model
+    /// that is current (kept, and no new one came yet).
+    kept: bool,
+    same_as_current: bool,
     variant: &'static str,
     n_layer: usize,
     n_head: usize,
@@ -88,9 +152,13 @@ struct ModelInfo {
     label: String,
 }
 
-fn info(l: &Loaded) -> ModelInfo {
+fn info(slot: &str, l: &Loaded, current: Option<&Loaded>) -> ModelInfo {
     let c = &l.model.cfg;
+    let kept = slot.ends_with(":kept");
     ModelInfo {
+        slot: slot.to_string(),
+        kept,
+        same_as_current: kept && current.is_some_and(|m| Rc::ptr_eq(&m.model, &l.model)),
         variant: c.variant.name(),
         n_layer: c.n_layer,
         n_head: c.n_head,
@@ -144,27 +212,31 @@ pub async fn page_load_model(
         vocab,
         label: name,
     };
-    let out = info(&loaded);
+    let out = info(loaded.model.cfg.variant.name(), &loaded, None);
     keep(loaded);
     to_js(&out)
 }
 
-/// The variant's current model as a checkpoint file (the CLI's format).
+/// A slot's model ("vanilla", "vanilla:kept", …) as a checkpoint file (the CLI's format).
 #[wasm_bindgen]
-pub async fn page_model_bytes(variant: String) -> Result<Vec<u8>, JsError> {
-    let (model, vocab) = model_for(&variant)?;
+pub async fn page_model_bytes(slot: String) -> Result<Vec<u8>, JsError> {
+    let (model, vocab) = model_for(&slot)?;
     checkpoint::to_bytes(&model, &vocab.itos_string())
         .await
         .map_err(|e| err(lost_or(e)))
 }
 
-/// `[{variant, ...}]` for every loaded model.
+/// `[{slot, kept, same_as_current, variant, ...}]` for every loaded model: the current ones
+/// (vanilla, synthesizer), then those kept for comparison.
 #[wasm_bindgen]
 pub fn page_models() -> Result<JsValue, JsError> {
     let list: Vec<ModelInfo> = engine::with(|e| {
-        ["vanilla", "synthesizer"]
+        ["vanilla", "synthesizer", "vanilla:kept", "synthesizer:kept"]
             .iter()
-            .filter_map(|v| e.models.get(v).map(info))
+            .filter_map(|slot| {
+                let current = e.models.get(slot.trim_end_matches(":kept"));
+                e.models.get(*slot).map(|l| info(slot, l, current))
+            })
             .collect()
     });
     to_js(&list)

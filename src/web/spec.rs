@@ -174,10 +174,17 @@ pub fn page_read_form(
     to_js(&form)
 }
 
+/// The middle preset: the shipped model's size (web/models/builtin-vanilla.json: 4 layers, 8 heads,
+/// width 128) with fewer pretraining epochs than its 650, the rest the assignment's. Its dev
+/// accuracy on the built-in corpus, measured with the CLI, is in results/middle-preset/.
+pub(super) const MIDDLE: (usize, usize, usize) = (4, 8, 128);
+pub(super) const MIDDLE_PRE_EPOCHS: usize = 60;
+
 /// The form's values for a preset: "full" (the assignment's run.py settings; `from_scratch` picks
-/// the finetune's epochs) or "quick" (the tiny model; its epochs, batch and max steps are sized to
-/// the device by web/page/sizing.js, these are the assignment's). Field names as the form's
-/// (`h-<field>`); max steps empty (no limit).
+/// the finetune's epochs), "middle" (the shipped model's size, [`MIDDLE_PRE_EPOCHS`] pretraining
+/// epochs) or "quick" (the tiny model; its epochs, batch and max steps are sized to the device by
+/// web/page/sizing.js, these are the assignment's). Field names as the form's (`h-<field>`); max
+/// steps empty (no limit).
 #[wasm_bindgen]
 pub fn page_preset_form(name: &str, from_scratch: bool) -> Result<JsValue, JsError> {
     #[derive(Serialize)]
@@ -197,8 +204,12 @@ pub fn page_preset_form(name: &str, from_scratch: bool) -> Result<JsValue, JsErr
     }
     let tiny = match name {
         "quick" => true,
-        "full" => false,
-        n => return Err(err(format!("unknown preset '{n}'; choose quick or full"))),
+        "full" | "middle" => false,
+        n => {
+            return Err(err(format!(
+                "unknown preset '{n}'; choose quick, middle or full"
+            )))
+        }
     };
     let spec = |kind, pretrained| RunSpec {
         kind,
@@ -210,8 +221,12 @@ pub fn page_preset_form(name: &str, from_scratch: bool) -> Result<JsValue, JsErr
     };
     let pre = spec(RunKind::Pretrain, false);
     let fine = spec(RunKind::Finetune, !from_scratch).preset();
-    let model = pre.model_config(2);
-    let pre = pre.preset();
+    let mut model = pre.model_config(2);
+    let mut pre = pre.preset();
+    if name == "middle" {
+        (model.n_layer, model.n_head, model.n_embd) = MIDDLE;
+        pre.max_epochs = MIDDLE_PRE_EPOCHS;
+    }
     to_js(&Form {
         n_layer: model.n_layer,
         n_head: model.n_head,
@@ -281,6 +296,8 @@ pub fn page_presets() -> Result<JsValue, JsError> {
         finetune_pretrained: Hyper,
         assignment: Dims,
         tiny: Dims,
+        /// The middle preset's model (the shipped model's size).
+        middle: Dims,
         /// The assignment's dropout probability (every dropout layer; the CLI's `--dropout`).
         dropout: f64,
     }
@@ -290,6 +307,11 @@ pub fn page_presets() -> Result<JsValue, JsError> {
         finetune_pretrained: TrainConfig::finetune_pretrained().into(),
         assignment: GptConfig::assignment(Variant::Vanilla, 2).into(),
         tiny: GptConfig::tiny(Variant::Vanilla, 2).into(),
+        middle: Dims {
+            n_layer: MIDDLE.0,
+            n_head: MIDDLE.1,
+            n_embd: MIDDLE.2,
+        },
         dropout: shortest(GptConfig::assignment(Variant::Vanilla, 2).embd_pdrop),
     })
 }

@@ -52,11 +52,18 @@ fn encode_should_name_unknown_char_code_point_and_position() {
         &[
             "'é'",
             "U+00E9",
-            "position 5",
-            "line 2",
-            "column 2",
-            "wiki.txt",
+            "at line 2, column 2",
+            "the vocabulary built from wiki.txt",
         ],
+    );
+    // One line (a question): the column alone, said once; a model's vocabulary named as such.
+    let mut v = vocab();
+    v.source = "the vocabulary of shipped model".into();
+    let msg = err_msg(v.encode_in("QAdaé", "dev.tsv:19"));
+    assert_eq!(
+        msg,
+        "dev.tsv:19: character 'é' (U+00E9) at column 5 is not in the vocabulary of shipped \
+         model; remove it (the model cannot read it)"
     );
     let msg = err_msg(vocab().decode(&[3, 999]));
     assert_mentions(&msg, &["999", "position 1"]);
@@ -107,6 +114,16 @@ fn tsv_errors_should_name_file_line_and_fix() {
             b"Q?\tA\nQ\xFF?\tB\n",
             req,
             &["t.tsv:2", "invalid UTF-8", "byte offset 6"],
+        ),
+        // A one-line text (a biography) given as test inputs: no line is a question.
+        (
+            b"Ann Vole. Ann Vole was born in Paris .\n",
+            TsvMode::AnswersOptional,
+            &[
+                "t.tsv: none of its 1 line is a question",
+                "“Ann Vole. Ann Vole was born in Paris .”",
+                "wiki.txt",
+            ],
         ),
     ];
     for (bytes, mode, parts) in cases {

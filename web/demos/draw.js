@@ -70,6 +70,19 @@ export function fitText(ctx, text, max) {
   return `${t}…`;
 }
 
+// A sentence broken into lines of at most `max` pixels (at spaces), for text drawn in a canvas that
+// can be as narrow as a phone.
+export function wrapLines(ctx, text, max) {
+  const out = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    const next = line ? `${line} ${word}` : word;
+    if (line && ctx.measureText(next).width > max) { out.push(line); line = word; } else line = next;
+  }
+  if (line) out.push(line);
+  return out;
+}
+
 // A square data window [-r, r]² mapped into the box (x, y, size).
 export function plane(ctx, box, r, title) {
   const { x, y, s } = box;

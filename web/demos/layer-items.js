@@ -2,7 +2,7 @@
 // without it), multi-head shapes, synthesizer vs dot-product scores, and the layers one attention layer can imitate. E8/E9 also draw a trained
 // model's maps once one is handed over with window.attnlabDemos.setModel(bytes). The exercises are
 // stated in docs/attention-exercises.md; the numbers come from src/demos/.
-import { C, OKABE, begin, bars, heatmap, lines, fmt, table } from './draw.js';
+import { C, OKABE, begin, bars, heatmap, lines, fmt, table, wrapLines } from './draw.js';
 import { L } from './labels.js';
 
 const maxAbs = (a, b) => a.reduce((m, x, i) => Math.max(m, Math.abs(x - b[i])), 0);
@@ -90,7 +90,8 @@ const E7 = {
       ], { lo: 0, hi: 2.2, title: 'toy training loss', xlabel: 'step', hlines: [{ y: r.train.masked.floor, label: 'ln V' }] });
     } else {
       ctx.fillStyle = '#5b6673'; ctx.textAlign = 'left';
-      ctx.fillText(`Press “train the toy …” to train it twice (80 steps each) on ${L.on}.`, 0, top + 30);
+      wrapLines(ctx, `Press “train the toy …” to train it twice (80 steps each) on ${L.on}.`, w)
+        .forEach((line, i) => ctx.fillText(line, 0, top + 30 + 16 * i));
     }
   },
   numbers(d) {

@@ -3,6 +3,7 @@ import { $, P, S, job, setStatus } from './core.js';
 import { errText, esc, showBox, showPred } from './ui.js';
 import { cellAt, drawLegend, drawMap, drawThumb, markCell } from './heatmap.js';
 import { goldFor } from './data.js';
+import { askable } from './models.js';
 
 // Ask
 
@@ -10,13 +11,17 @@ export async function ask() {
   const text = $('ask-text').value;
   showBox('ask-error', null);
   S.askError = null;
-  const variants = S.models.map((m) => m.variant);
-  if (!variants.length) { showBox('ask-error', '<p>There is no model yet; train one or load a checkpoint.</p>'); return; }
+  // Every model: each variant's current one and the one kept beside it for comparison (by slot:
+  // "vanilla", "vanilla:kept"), each answer headed by its variant and where it came from.
+  const models = askable();
+  if (!models.length) { showBox('ask-error', '<p>There is no model yet; train one or load a checkpoint.</p>'); return; }
   $('btn-ask').disabled = true;
   const out = {};
   const errs = [];
-  for (const v of variants) {
-    try { out[v] = await job('ask', () => P.wasm.page_ask(v, text)); } catch (e) { errs.push([v, errText(e)]); }
+  for (const m of models) {
+    try {
+      out[m.slot] = { ...(await job('ask', () => P.wasm.page_ask(m.slot, text))), model: m };
+    } catch (e) { errs.push([m.slot.replace(':kept', ', kept'), errText(e)]); }
   }
   S.ask = out;
   if (errs.length) {
@@ -28,8 +33,8 @@ export async function ask() {
   setStatus(S.status);
 }
 
-// The library names a character the vocabulary lacks as `character 'é' (U+00E9) at position …`.
-const OOV = /character (.+?) \(U\+([0-9A-F]{4,6})\) at position/;
+// The library names a character the vocabulary lacks as `character 'é' (U+00E9) at column …`.
+const OOV = /character (.+?) \(U\+([0-9A-F]{4,6})\) at (?:line|column)/;
 
 // One message per distinct error: a character no model knows is named once ("“é” (U+00E9) is not
 // a character the models know …"); errors that differ between the models are given per model.
@@ -38,7 +43,7 @@ export function askErrors(errs) {
   const chars = [...new Set(oov.map(([, , o]) => (o ? o[2] : null)))];
   if (chars.length === 1 && chars[0] !== null) {
     const ch = String.fromCodePoint(parseInt(chars[0], 16));
-    const who = errs.length === S.models.length ? (errs.length > 1 ? 'the models' : 'the model') : `the ${errs.map(([v]) => v).join(' and ')} model`;
+    const who = errs.length === askable().length ? (errs.length > 1 ? 'the models' : 'the model') : `the ${errs.map(([v]) => v).join(' and ')} model`;
     return [`“${ch}” (U+${chars[0]}) is not a character ${who} know${who.endsWith('s') ? '' : 's'}: its vocabulary comes from the text it was pretrained on. Type the name without it (e.g. with a plain letter instead).`];
   }
   const seen = new Map();
@@ -64,7 +69,9 @@ export function showAnswers(out) {
     col.className = 'ask-col';
     const T = a.tokens.length;
     const answerRows = [Math.max(0, a.prompt_len - 1), T];
-    col.innerHTML = `<h3>${esc(variant)}</h3>
+    const m = a.model || { variant, kept: false, label: '' };
+    col.innerHTML = `<h3>${esc(m.variant)}${m.kept ? ', kept for comparison' : ''}</h3>
+      ${m.label ? `<p class="muted small model-from">${esc(m.label)}</p>` : ''}
       <p class="question">${esc(a.question)}</p>
       <p class="answer">→ <strong>${showPred(a.prediction)}</strong>${gold ? ` <span class="muted small">(${esc(gold.file)} says ${esc(gold.answer)}` +
         ` <span class="${gold.answer.trim() === a.prediction ? 'ok' : 'bad'}">${gold.answer.trim() === a.prediction ? '✓' : '✗'}</span>)</span>` : ''}</p>

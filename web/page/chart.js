@@ -10,6 +10,19 @@ const COLOURS = ['#0072B2', '#D55E00', '#009E73'];
 
 const tickText = (v) => (Math.abs(v) >= 1e4 ? v.toExponential(0) : Math.abs(v) >= 1000 ? v.toLocaleString() : String(+v.toPrecision(4)));
 
+// The legend's labels: runs of the same kind ("pretrain vanilla" twice) numbered in order, so that
+// no two curves read the same ("pretrain vanilla 1 (stopped)", "pretrain vanilla 2").
+export function legendLabels(series) {
+  const base = series.map((s) => s.label.replace(/ \(stopped\)$/, ''));
+  const seen = new Map();
+  return series.map((s, k) => {
+    if (base.filter((b) => b === base[k]).length < 2) return s.label;
+    const n = (seen.get(base[k]) || 0) + 1;
+    seen.set(base[k], n);
+    return `${base[k]} ${n}${s.label.endsWith(' (stopped)') ? ' (stopped)' : ''}`;
+  });
+}
+
 // series: [{label, points: [[step, loss]...], total, recall?: [[step, %]...]}], the last one the run going on.
 export function drawLoss(canvas, series) {
   const dpr = window.devicePixelRatio || 1;
@@ -30,7 +43,8 @@ export function drawLoss(canvas, series) {
   g.font = '11px system-ui, sans-serif';
   g.fillStyle = muted;
   // A diverging run can report a NaN or an infinite loss: it is left out of the scale and the curve.
-  const curves = series.map((s, k) => ({ ...s, colour: COLOURS[k % COLOURS.length], points: s.points.filter(([, l]) => Number.isFinite(l)) }));
+  const labels = legendLabels(series);
+  const curves = series.map((s, k) => ({ ...s, label: labels[k], colour: COLOURS[k % COLOURS.length], points: s.points.filter(([, l]) => Number.isFinite(l)) }));
   const all = curves.flatMap((c) => c.points);
   if (!all.length) {
     g.fillText('The loss appears here while training.', 52, h / 2);

@@ -6,6 +6,7 @@
 import { $, P, S, data, job, setStatus } from './core.js';
 import { duration, errText, esc, rowsHtml, score, showBox, showPred } from './ui.js';
 import { emit, on } from './events.js';
+import { modelName } from './models.js';
 
 // Questions timed before a longer evaluation, and the estimate below which it just starts.
 const SAMPLE = 4;
@@ -14,11 +15,12 @@ const ASK_ABOVE_S = 20;
 // Seconds per question measured here, per model label (a model replaced under the same variant
 // has another label).
 const rates = new Map();
-const rateKey = (variant) => `${variant}\n${(S.models.find((m) => m.variant === variant) || {}).label || ''}`;
+const rateKey = (slot) => `${slot}\n${(S.models.find((m) => m.slot === slot) || {}).label || ''}`;
 
 // What the next evaluation would cover: {variant, which, file, max, count} or throws the user's words.
 function planned() {
-  const variant = $('eval-variant').value;
+  const variant = $('eval-variant').value; // the model's slot ("vanilla", "vanilla:kept")
+  const m = S.models.find((x) => x.slot === variant);
   const which = $('eval-file').value;
   const f = data[which];
   if (!f) throw new Error(`There is no ${which} TSV; load one above or use the built-in corpus.`);
@@ -28,7 +30,7 @@ function planned() {
     throw new Error(`“at most” is “${raw}”; give a whole number of questions, or leave it empty for all.`);
   }
   const rows = Number((f.info.match(/^([\d,.\s]+) questions/) || [])[1]?.replace(/\D/g, '')) || 0;
-  return { variant, which, f, max, count: max ? Math.min(max, rows || max) : rows };
+  return { variant, name: m ? modelName(m) : variant, which, f, max, count: max ? Math.min(max, rows || max) : rows };
 }
 
 // The line under the button: how many questions, and how long they take here once measured.
@@ -38,7 +40,7 @@ export function showEstimate() {
     const p = planned();
     const rate = rates.get(rateKey(p.variant));
     line = `${p.count.toLocaleString()} question${p.count === 1 ? '' : 's'} of ${p.f.name}` +
-      (rate ? `: about ${duration(rate * p.count)} with the ${p.variant} model on this device (${duration(rate)} a question, measured here).`
+      (rate ? `: about ${duration(rate * p.count)} with ${p.name} on this device (${duration(rate)} a question, measured here).`
         : `. Before a long evaluation the first ${SAMPLE} questions are timed and you see the estimate for the rest.`);
   } catch { /* no file or a bad "at most": the button says why */ }
   $('eval-estimate').textContent = line;
@@ -48,69 +50,108 @@ export function showEstimate() {
 // demo, a question or a training chunk gets its turn).
 const PART_MS = 500;
 
-async function runEval(p, max, { sample = false } = {}) {
-  const t0 = performance.now();
-  let st = await job('evaluate', () => P.wasm.page_eval_begin(p.variant, p.f.name, p.f.text, max));
+// The evaluation going on or waiting for the user's choice after its first questions were timed:
+// {p (the plan), st (progress), seconds (spent so far), stop (asked)}. Its answered questions count
+// toward the run (the engine keeps them: page_eval_limit, page_eval_next).
+let current = null;
+
+// Ask for parts until `until` questions are answered (or all, or Stop); returns the progress.
+async function runParts(ev, until, label) {
   let part = 4;
-  while (st.done < st.total) {
+  let st = ev.st;
+  while (st.done < Math.min(until, st.total) && !ev.stop) {
     const t1 = performance.now();
     const before = st.done;
-    st = await job('evaluate', () => P.wasm.page_eval_next(part));
+    st = await job('evaluate', () => P.wasm.page_eval_next(Math.min(part, until - st.done)));
+    ev.st = st;
+    S.evalAsked = (S.evalAsked || 0) + (st.done - before); // questions asked of the engine (tests)
+    ev.seconds += (performance.now() - t1) / 1000;
     const each = (performance.now() - t1) / Math.max(1, st.done - before);
     part = Math.max(1, Math.min(64, Math.round(PART_MS / each)));
-    const secs = (performance.now() - t0) / 1000;
-    const left = st.done < st.total ? ` · about ${duration((secs / st.done) * (st.total - st.done))} left` : '';
-    $('eval-status').textContent = `${sample ? 'Timing' : 'Evaluating'} the ${p.variant} model on ${p.f.name}: ${st.done} of ${st.total} questions${left}…`;
+    const left = st.done < st.total ? ` · about ${duration((ev.seconds / st.done) * (st.total - st.done))} left` : '';
+    $('eval-status').textContent = `${label} ${ev.p.name} on ${ev.p.f.name}: ${st.done} of ${st.total} questions${left}…`;
   }
-  const rep = await job('evaluate', () => P.wasm.page_eval_report());
-  const seconds = (performance.now() - t0) / 1000;
-  if (rep.rows.length) rates.set(rateKey(p.variant), seconds / rep.rows.length);
-  return { rep, seconds };
+  if (st.done) rates.set(rateKey(ev.p.variant), ev.seconds / st.done);
+  return st;
 }
 
-export async function evaluate(forceMax) {
+// The report of what was answered (all, or a stopped or failed evaluation's part), shown.
+async function finish(ev, failed = false) {
+  const rep = await job('evaluate', () => P.wasm.page_eval_report());
+  Object.assign(rep, { variant: ev.p.variant, model: ev.p.name, file: ev.p.f.name, seconds: ev.seconds });
+  current = null;
+  S.evalReport = rep;
+  showEval(rep);
+  const part = rep.rows.length < rep.total;
+  $('eval-status').textContent = part
+    ? `${failed ? 'Failed' : 'Stopped'} after ${rep.rows.length} of ${rep.total} questions of ${ev.p.f.name} (${duration(ev.seconds)}, ${ev.p.name}): the results below are those ${rep.rows.length}.`
+    : `${rep.rows.length} questions of ${ev.p.f.name} in ${duration(ev.seconds)} with ${ev.p.name}.`;
+  showEstimate();
+  return rep;
+}
+
+function running(on) {
+  $('btn-eval').disabled = on;
+  $('eval-stop').hidden = !on;
+  if (!on) setStatus(S.status);
+}
+
+// Evaluate the planned file; `choice` is the user's answer to the estimate (how many questions,
+// 0: cancel), which continues the evaluation whose first questions were timed.
+export async function evaluate(choice) {
   showBox('eval-error', null);
   showBox('eval-confirm', null);
   S.evalError = null;
-  if (!forceMax) S.evalEstimate = null;
-  let p;
-  try { p = planned(); } catch (e) { showBox('eval-error', `<p>${esc(errText(e))}</p>`); return; }
-  const max = forceMax || p.max;
-  const count = forceMax ? Math.min(forceMax, p.count) : p.count;
-  $('btn-eval').disabled = true;
+  let ev = current;
+  running(true);
   try {
-    // A long evaluation: time the first questions and ask before going on.
-    if (!forceMax && count > SAMPLE_ABOVE) {
-      if (!rates.has(rateKey(p.variant))) await runEval(p, SAMPLE, { sample: true });
-      const rate = rates.get(rateKey(p.variant));
-      const est = rate * count;
-      showEstimate();
-      S.evalEstimate = { questions: count, seconds: est, perQuestion: rate, asked: est > ASK_ABOVE_S };
-      if (est > ASK_ABOVE_S) {
-        const few = Math.max(SAMPLE, Math.min(count, Math.floor(ASK_ABOVE_S / rate)));
-        $('eval-status').textContent = '';
-        showBox('eval-confirm', `<p>${count.toLocaleString()} questions would take about <strong>${duration(est)}</strong> with the ${esc(p.variant)} model on this device ` +
-          `(the first ${SAMPLE} took ${duration(rate * SAMPLE)}). The page stays usable meanwhile; the demos and a training run take their turns between its parts.</p>` +
-          `<p><button type="button" data-eval="${count}">Evaluate all ${count.toLocaleString()}</button> ` +
-          `<button type="button" class="secondary" data-eval="${few}">Only the first ${few} (about ${duration(rate * few)})</button> ` +
-          `<button type="button" class="secondary" data-eval="0">Cancel</button></p>`);
-        return;
+    if (choice !== undefined) {
+      if (!ev) return;
+      if (choice === 0) { current = null; $('eval-status').textContent = ''; return; }
+      ev.st = await job('evaluate', () => P.wasm.page_eval_limit(choice));
+    } else {
+      S.evalEstimate = null;
+      let p;
+      try { p = planned(); } catch (e) { showBox('eval-error', `<p>${esc(errText(e))}</p>`); return; }
+      const st = await job('evaluate', () => P.wasm.page_eval_begin(p.variant, p.f.name, p.f.text, p.max));
+      ev = current = { p, st, seconds: 0, stop: false };
+      // A long evaluation: time the first questions (they count toward it) and ask before going on.
+      if (st.total > SAMPLE_ABOVE) {
+        if (!rates.has(rateKey(p.variant))) await runParts(ev, SAMPLE, 'Timing');
+        if (ev.stop) { await finish(ev); return; }
+        const rate = rates.get(rateKey(p.variant));
+        const est = rate * (st.total - ev.st.done);
+        showEstimate();
+        S.evalEstimate = { questions: st.total, seconds: est, perQuestion: rate, asked: est > ASK_ABOVE_S, timed: ev.st.done };
+        if (est > ASK_ABOVE_S) {
+          const count = st.total;
+          const few = Math.max(SAMPLE, Math.min(count, Math.floor(ASK_ABOVE_S / rate)));
+          const timed = ev.st.done ? ` (the first ${ev.st.done} took ${duration(ev.seconds)}; they count toward it)` : '';
+          $('eval-status').textContent = '';
+          showBox('eval-confirm', `<p>${count.toLocaleString()} questions would take about <strong>${duration(est + ev.seconds)}</strong> with ${esc(p.name)} on this device${timed}. ` +
+            'The page stays usable meanwhile; the demos and a training run take their turns between its parts, and Stop keeps what is answered.</p>' +
+            `<p><button type="button" data-eval="${count}">Evaluate all ${count.toLocaleString()}</button> ` +
+            `<button type="button" class="secondary" data-eval="${few}">Only the first ${few} (about ${duration(rate * few)})</button> ` +
+            '<button type="button" class="secondary" data-eval="0">Cancel</button></p>');
+          return;
+        }
       }
     }
-    $('eval-status').textContent = `Evaluating the ${p.variant} model on ${p.f.name}…`;
-    const { rep, seconds } = await runEval(p, max);
-    Object.assign(rep, { variant: p.variant, file: p.f.name, seconds });
-    S.evalReport = rep;
-    showEval(rep);
-    $('eval-status').textContent = `${rep.rows.length} questions of ${p.f.name} in ${duration(seconds)} with the ${p.variant} model.`;
-    showEstimate();
+    await runParts(ev, Infinity, 'Evaluating');
+    await finish(ev);
   } catch (e) {
     S.evalError = errText(e);
+    // What was answered before the failure is kept and shown.
+    if (ev && ev.st && ev.st.done) {
+      try { await finish(ev, true); } catch { /* the report is gone with the device */ }
+    } else {
+      $('eval-status').textContent = '';
+    }
+    current = null;
     showBox('eval-error', `<p>${esc(S.evalError)}</p>`);
-    $('eval-status').textContent = '';
     if (await P.wasm.page_device_lost()) await emit('failed', { error: e, what: 'evaluation stopped' });
   } finally {
-    setStatus(S.status);
+    running(false);
   }
 }
 
@@ -122,7 +163,8 @@ export function showEval(rep) {
   if (!gold) $('eval-filter').value = 'all';
   if (gold) {
     const [c, t] = rep.score;
-    $('eval-acc-label').textContent = `accuracy on ${rep.file}`;
+    $('eval-acc-label').textContent = rep.rows.length < rep.total
+      ? `accuracy on the first ${rep.rows.length} of ${rep.total} questions of ${rep.file} (the rest not asked)` : `accuracy on ${rep.file}`;
     $('eval-acc').textContent = score(c, t);
     $('eval-line').textContent = rep.line;
     $('eval-london').textContent = rep.london ? score(rep.london[0], rep.london[1]) : '—';
@@ -171,7 +213,7 @@ function downloadPredictions() {
   const url = URL.createObjectURL(new Blob([predictionsText(rep)], { type: 'text/plain;charset=utf-8' }));
   const a = document.createElement('a');
   a.href = url;
-  a.download = `${rep.variant}.${rep.file.replace(/\.[^.]*$/, '').replace(/[^\w.-]+/g, '_')}.predictions`;
+  a.download = `${rep.variant.replace(':', '.')}.${rep.file.replace(/\.[^.]*$/, '').replace(/[^\w.-]+/g, '_')}.predictions`;
   document.body.appendChild(a);
   a.click();
   a.remove();
@@ -185,10 +227,11 @@ export function wireEval() {
   $('eval-confirm').addEventListener('click', (e) => {
     const b = e.target.closest('button[data-eval]');
     if (!b) return;
-    const n = Number(b.dataset.eval);
     showBox('eval-confirm', null);
-    if (n > 0) evaluate(n);
+    evaluate(Number(b.dataset.eval));
   });
+  // Stop after the part going on; what is answered is shown.
+  $('eval-stop').addEventListener('click', () => { if (current) current.stop = true; });
   for (const id of ['eval-variant', 'eval-file', 'eval-max']) $(id).addEventListener('input', showEstimate);
   $('eval-filter').addEventListener('change', filterEval);
   $('eval-search').addEventListener('input', filterEval);

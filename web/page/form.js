@@ -1,7 +1,7 @@
 // The Train card's form: the presets and the hyperparameters, read and checked into a run spec by
 // the library (src/web/spec.rs); this file only moves values between the form and the engine.
 import { $, P, S } from './core.js';
-import { describe, quickFor } from './sizing.js';
+import { describe, fills, fits, quickFor, sizeRun } from './sizing.js';
 import { on } from './events.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -10,28 +10,48 @@ import { on } from './events.js';
 export const FIELDS = ['n_layer', 'n_head', 'n_embd', 'dropout', 'seed', 'pre_epochs', 'pre_batch', 'pre_lr', 'max_steps', 'ft_epochs', 'ft_batch', 'ft_lr'];
 
 // The library's presets (page_preset_form in src/web/spec.rs, read once by app-train.js); the quick one's epochs, batch and max
-// steps sized to this device once it is measured (web/page/sizing.js), before that 40 epochs.
+// steps sized to this device once it is measured (web/page/sizing.js), before that 40 epochs; the
+// middle and full ones with the largest batches that fit this device (S.fit).
 // ("custom" shows the quick preset's values, as a starting point.)
 export function presetValues(name) {
-  const full = name === 'full';
-  const v = { ...P.presetForms[`${full ? 'full' : 'quick'}:${$('h-from').value === 'scratch'}`] };
-  if (full) return v;
+  const big = name === 'full' || name === 'middle';
+  const v = { ...P.presetForms[`${big ? name : 'quick'}:${$('h-from').value === 'scratch'}`] };
+  if (big) {
+    const f = S.fit && S.fit[name];
+    if (f) {
+      if (f.pre >= 1) v.pre_batch = Math.min(v.pre_batch, f.pre);
+      if (f.ft >= 1) v.ft_batch = Math.min(v.ft_batch, f.ft);
+    }
+    return v;
+  }
   const q = S.sizing ? quickFor(S.sizing) : { pre_epochs: 40, max_steps: '', ft_epochs: 20 };
   for (const f of ['pre_epochs', 'pre_batch', 'max_steps', 'ft_epochs', 'ft_batch']) if (f in q) v[f] = q[f];
   return v;
 }
 
 // The presets' labels and notes with this device's measured times; the quick preset re-sized when
-// it is the one selected (a custom form is left alone).
-export function showSizing() {
+// it is the one selected (a custom form is left alone). Asks the engine for the data's packed
+// share and what fits (quick calls), so it is async; the last call wins.
+let sizing = 0;
+export async function showSizing() {
   if (!S.sizing) return;
+  const mine = ++sizing;
+  await fills();
+  const fit = await fits().catch(() => null);
+  if (mine !== sizing) return;
+  S.fit = fit;
   const q = quickFor(S.sizing);
-  const d = describe(S.sizing, q);
+  const scratch = $('h-from').value === 'scratch';
+  const mid = sizeRun(S.sizing, 'middle', P.presetForms[`middle:${scratch}`], fit && fit.middle);
+  const full = sizeRun(S.sizing, 'full', P.presetForms[`full:${scratch}`], fit && fit.full);
+  const d = describe(S.sizing, q, mid, full);
   S.quick = { ...q, seconds: q.preS + q.ftS, fullSeconds: d.fullS };
+  S.presetSizes = { middle: mid, full };
   NOTES.quick = d.quick;
+  NOTES.middle = d.middle;
   NOTES.full = d.full;
-  $('preset').querySelector('option[value=quick]').textContent = d.quickLabel;
-  $('preset').querySelector('option[value=full]').textContent = d.fullLabel;
+  S.presetLabels = { quick: d.quickLabel, middle: d.middleLabel, full: d.fullLabel };
+  for (const [name, label] of Object.entries(S.presetLabels)) $('preset').querySelector(`option[value=${name}]`).textContent = label;
   // Custom settings stay as they are; only the note's “Measuring this device…” goes.
   if ($('preset').value === 'custom') { $('preset-note').textContent = NOTES.custom; return; }
   applyPreset($('preset').value);
@@ -39,6 +59,7 @@ export function showSizing() {
 
 export const NOTES = {
   quick: 'Tiny model (2 layers, 4 heads, width 64). Its size is set to about two minutes on this device by a short measurement, taken when you first reach this card or press Pretrain.',
+  middle: 'The shipped model’s size (4 layers, 8 heads, width 128) with fewer pretraining epochs; its time here is measured when you first reach this card.',
   full: 'The assignment’s run.py settings: pretraining is 650 epochs (about two hours on a datacentre GPU; the time here is measured with the quick preset’s).',
   custom: 'Your own settings.',
 };
@@ -69,6 +90,6 @@ export function wireForm() {
     $(`h-${f}`).addEventListener('input', () => { $('preset').value = 'custom'; $('preset-note').textContent = NOTES.custom; });
   }
   $('h-from').addEventListener('change', () => {
-    if ($('preset').value === 'full') applyPreset('full');
+    if (['full', 'middle'].includes($('preset').value)) { applyPreset($('preset').value); showSizing(); }
   });
 }

@@ -21,34 +21,43 @@ export async function refreshModels() {
   showModels();
 }
 
+// A model as the cards name it: its variant, "kept" for the one kept for comparison, and where it
+// came from ("vanilla · shipped model (built-in corpus)", "vanilla, kept · finetuned here …").
+export const modelName = (m) => `${m.variant}${m.kept ? ', kept' : ''} · ${m.label}`;
+// The models Ask and Evaluate offer: a kept model still identical to the current one is not asked twice.
+export const askable = () => S.models.filter((m) => !m.same_as_current);
+
 export function showModels() {
   const body = $('models').querySelector('tbody');
   body.innerHTML = S.models.length ? S.models.map((m) => `<tr>
-      <td>${esc(m.variant)}</td>
+      <td>${esc(m.variant)}${m.kept ? ', <strong>kept</strong>' : ''}</td>
       <td>${m.n_layer} layers × ${m.n_head} heads × width ${m.n_embd} (${fmt.int(m.params)} parameters, vocabulary ${m.vocab_size})</td>
-      <td>${esc(m.label)}</td>
-      <td><button class="secondary small" data-download="${esc(m.variant)}">Download</button></td></tr>`).join('')
+      <td>${esc(m.label)}${m.same_as_current ? ' <span class="muted small">(the same as the current model until a new one replaces it)</span>' : ''}</td>
+      <td><button class="secondary small" data-download="${esc(m.slot)}">Download</button>
+        ${m.kept ? `<button class="secondary small" data-forget="${esc(m.variant)}">Remove</button>`
+    : `<button class="secondary small" data-keep="${esc(m.variant)}" title="Keep this model beside the next ${esc(m.variant)} model you train or load, to ask and evaluate both">Keep for comparison</button>`}</td></tr>`).join('')
     : '<tr><td colspan="4" class="muted">None yet: train one or load a checkpoint.</td></tr>';
   const sel = $('eval-variant');
   const keep = sel.value;
-  sel.innerHTML = S.models.map((m) => `<option value="${esc(m.variant)}">${esc(m.variant)}</option>`).join('');
-  if (S.models.some((m) => m.variant === keep)) sel.value = keep;
+  sel.innerHTML = askable().map((m) => `<option value="${esc(m.slot)}">${esc(modelName(m))}</option>`).join('');
+  if (askable().some((m) => m.slot === keep)) sel.value = keep;
   $('h-from').value = S.models.length ? $('h-from').value : 'scratch';
   // The shipped model is current while the vanilla model is the one loaded under its label.
   const sh = S.shipped;
-  const current = S.models.some((m) => m.variant === 'vanilla' && m.label === sh.label);
+  const current = S.models.some((m) => m.slot === 'vanilla' && m.label === sh.label);
   if (sh.state === 'loaded' && !current) sh.state = 'replaced';
   showShipped();
   setStatus(S.status);
 }
 
-export async function download(variant) {
+export async function download(slot) {
+  const variant = slot.replace(/:kept$/, '');
   try {
-    const bytes = await job('model_bytes', () => P.wasm.page_model_bytes(variant));
+    const bytes = await job('model_bytes', () => P.wasm.page_model_bytes(slot));
     const url = URL.createObjectURL(new Blob([bytes], { type: 'application/octet-stream' }));
     const a = document.createElement('a');
     a.href = url;
-    a.download = `${variant}.safetensors`;
+    a.download = `${variant}${slot.endsWith(':kept') ? '.kept' : ''}.safetensors`;
     document.body.appendChild(a);
     a.click();
     a.remove();
@@ -113,9 +122,13 @@ export async function restoreModels() {
 
 export function wireModels() {
   on('models', refreshModels);
-  $('models').addEventListener('click', (e) => {
-    const b = e.target.closest('button[data-download]');
-    if (b) download(b.dataset.download);
+  $('models').addEventListener('click', async (e) => {
+    const b = e.target.closest('button');
+    if (!b) return;
+    if (b.dataset.download) download(b.dataset.download);
+    // Kept models live as long as the page (the browser keeps each variant's current model).
+    if (b.dataset.keep) { await P.wasm.page_keep_model(b.dataset.keep); await emit('models'); }
+    if (b.dataset.forget) { await P.wasm.page_forget_kept(b.dataset.forget); await emit('models'); }
   });
   const input = $('file-model');
   input.addEventListener('change', () => { if (input.files.length) uploadModel(input.files[0]); input.value = ''; });

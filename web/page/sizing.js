@@ -1,10 +1,17 @@
 // Runs sized to the device: before a run, a short measurement (a few training steps of the tiny
-// model at two batch sizes and one step of the assignment's model, through page_time_step in
-// src/web/measure.rs) gives each preset's time on THIS device. The quick preset is then sized to
-// finish in about two minutes here (pretraining ~70 s, finetuning ~40 s; the two share "max
-// steps", so on a slow device finetuning can take as long as pretraining): the largest batch that
-// still gives enough steps, and as many steps as fit. The first step of a measurement is slower
-// (it builds the kernels' pipelines and buffers once); the note says so.
+// model at two batch sizes, three steps of the middle preset's model at 8 rows and three of the
+// assignment's at 2 rows, through page_time_step in src/web/measure.rs, the fastest kept: other work only adds time) gives each preset's time
+// on THIS device. The measurement times full 127-token rows; a run trains packed rows (each up to
+// its last real target), so each time is scaled by the share of real positions in the data
+// (page_packed_fill: about half for pretraining, a fifth for finetuning). The larger models' times
+// are their measured step per row times the rows, with no fitted intercept, so the estimate moves
+// only as much as the measurement does. The quick preset is then sized to finish in about two
+// minutes here (pretraining ~70 s, finetuning ~40 s; the two share "max steps", so on a slow device
+// finetuning can take as long as pretraining): the largest batch that still gives enough steps, and
+// as many steps as fit. The middle and full presets get the largest batch that fits this device
+// (page_fit, the check a run makes before it starts), or are marked too large, with the CLI's
+// commands. The first step of a measurement is slower (it builds the kernels' pipelines and
+// buffers once); the note says so.
 import { $, P, S, data, job } from './core.js';
 import { duration } from './ui.js';
 
@@ -15,6 +22,10 @@ const FT_BUDGET_S = 40;
 const MIN_STEPS = 90;
 const BATCHES = [128, 64, 32, 16, 8, 4];
 const QUICK_EPOCHS = 40; // the quick preset's epochs when the device is fast enough for all of them
+// The middle preset's dev accuracy on the built-in corpus, measured with the CLI (the same
+// settings: results/middle-preset/), and the shipped model's (650 pretraining epochs).
+export const MIDDLE_DEV = { correct: 12, total: 136, file: 'results/middle-preset/' };
+const VERSION = 4; // measurements kept by an earlier page (other models timed) are taken again
 
 let measuring = null;
 
@@ -39,7 +50,7 @@ const KEY = 'attnlab-sizing';
 function saved(deviceKey) {
   try {
     const z = JSON.parse(localStorage.getItem(KEY) || 'null');
-    return z && z.device === deviceKey && z.small && z.large && z.full ? z : null;
+    return z && z.version === VERSION && z.device === deviceKey && z.small && z.large && z.mid && z.full ? z : null;
   } catch { return null; }
 }
 
@@ -59,8 +70,9 @@ export function measure(deviceKey) {
       const time = (cfg, rows, repeats) => job('measure', () => P.wasm.page_time_step(variant, cfg.n_layer, cfg.n_head, cfg.n_embd, vocab, rows, repeats));
       const small = await time(p.tiny, 4, 2);
       const large = await time(p.tiny, 16, 1);
-      const full = await time(p.assignment, 1, 1);
-      S.sizing = { small, large, full, seconds: (performance.now() - t0) / 1000, device: deviceKey };
+      const mid = await time(p.middle, 8, 3);
+      const full = await time(p.assignment, 2, 3);
+      S.sizing = { small, large, mid, full, seconds: (performance.now() - t0) / 1000, device: deviceKey, version: VERSION };
       try { localStorage.setItem(KEY, JSON.stringify(S.sizing)); } catch { /* storage can be off */ }
       return S.sizing;
     })();
@@ -69,11 +81,34 @@ export function measure(deviceKey) {
   return measuring;
 }
 
-// Step times from a measurement: tiny(rows) and full(rows) in milliseconds.
+// The share of token positions a packed step runs, per run kind, for the data loaded now
+// (computed by the engine once per data set).
+let fillFor = { key: '', pretrain: 1, finetune: 1 };
+export async function fills() {
+  const w = data.wiki;
+  const t = data.train;
+  const key = `${w ? w.name : ''}:${w ? w.text.length : 0}:${t ? t.name : ''}:${t ? t.text.length : 0}`;
+  if (fillFor.key === key) return fillFor;
+  const f = { key, pretrain: 1, finetune: 1 };
+  try {
+    if (w) f.pretrain = await job('measure', () => P.wasm.page_packed_fill('pretrain', w.name, w.text, '', ''));
+    if (w && t) f.finetune = await job('measure', () => P.wasm.page_packed_fill('finetune', w.name, w.text, t.name, t.text));
+  } catch { /* the data's own check says what is wrong with it */ }
+  fillFor = f;
+  return f;
+}
+
+// Step times from a measurement, in milliseconds for `rows` rows of which `fill` of the positions
+// are real (packed): tiny (a + b·rows·fill, fitted to two batch sizes), mid and full (their
+// measured time per row × rows × fill).
 export function stepTimes(z) {
   const tiny = stepModel(z.small, z.large);
-  // The assignment's model: the same overhead-to-work shape, scaled by its measured step.
-  return { tiny, full: (rows) => z.full.ms_per_step * (tiny(rows) / tiny(z.full.rows)) };
+  const perRow = (m) => (m.best_ms ?? m.ms_per_step) / m.rows;
+  return {
+    tiny: (rows, fill = 1) => tiny(rows * fill),
+    mid: (rows, fill = 1) => perRow(z.mid) * rows * fill,
+    full: (rows, fill = 1) => perRow(z.full) * rows * fill,
+  };
 }
 
 // The quick preset for this device: {pre_batch, pre_epochs, max_steps, ft_batch, ft_epochs, preSteps, ftSteps, preS, ftS}.
@@ -81,39 +116,86 @@ export function quickFor(z) {
   const t = stepTimes(z);
   const docs = examples('wiki') || 1;
   const qs = examples('train') || 1;
-  const steps = (batch, budget) => Math.floor((budget * 1000) / t.tiny(batch));
+  const fp = fillFor.pretrain;
+  const ff = fillFor.finetune;
+  const steps = (batch, budget, fill = fp) => Math.floor((budget * 1000) / t.tiny(batch, fill));
   const batch = BATCHES.find((b) => steps(b, PRE_BUDGET_S) >= MIN_STEPS) || BATCHES[BATCHES.length - 1];
   const perEpoch = Math.ceil(docs / batch);
   const preSteps = Math.max(1, Math.min(steps(batch, PRE_BUDGET_S), perEpoch * QUICK_EPOCHS));
   const pre_epochs = Math.max(1, Math.ceil(preSteps / perEpoch));
   const ftPerEpoch = Math.ceil(qs / batch);
-  const ft_epochs = Math.max(1, Math.min(20, Math.floor(steps(batch, FT_BUDGET_S) / ftPerEpoch)));
+  const ft_epochs = Math.max(1, Math.min(20, Math.floor(steps(batch, FT_BUDGET_S, ff) / ftPerEpoch)));
   const max_steps = preSteps < pre_epochs * perEpoch ? preSteps : '';
   const ftSteps = Math.min(ft_epochs * ftPerEpoch, max_steps || Infinity);
   return { pre_batch: batch, ft_batch: batch, pre_epochs, ft_epochs, max_steps, preSteps, ftSteps,
-    preS: (preSteps * t.tiny(batch)) / 1000, ftS: (ftSteps * t.tiny(batch)) / 1000, msPerStep: t.tiny(batch) };
+    preS: (preSteps * t.tiny(batch, fp)) / 1000, ftS: (ftSteps * t.tiny(batch, ff)) / 1000, msPerStep: t.tiny(batch, fp) };
 }
 
-// The presets' notes and option labels with this device's times.
-export function describe(z, quick) {
+// The largest batches of the middle and full presets that fit this device (page_fit), per preset
+// {pre, ft} (0: not even one row fits), for the vocabulary of the data loaded now.
+export async function fits() {
   const p = P.presets;
-  const t = stepTimes(z);
+  const vocab = Number((data.wiki && data.wiki.info.match(/vocabulary (\d+)/) || [])[1]) || 100;
+  const variant = document.querySelector('input[name=variant]:checked').value;
+  const fit = (dims, batch) => job('measure', () => P.wasm.page_fit(variant, dims.n_layer, dims.n_head, dims.n_embd, vocab, batch));
+  const out = {};
+  for (const [name, dims] of [['middle', p.middle], ['full', p.assignment]]) {
+    out[name] = { pre: await fit(dims, p.pretrain.batch), ft: await fit(dims, Math.max(p.finetune_scratch.batch, p.finetune_pretrained.batch)) };
+  }
+  return out;
+}
+
+// The CLI's commands for a run this device cannot hold (the README's, on the course files).
+export const CLI_COMMANDS = 'attnlab pretrain vanilla wiki.txt --writing_params_path vanilla.pretrain.params; ' +
+  'attnlab finetune vanilla wiki.txt --reading_params_path vanilla.pretrain.params --writing_params_path vanilla.finetune.params --finetune_corpus_path birth_places_train.tsv; ' +
+  'attnlab evaluate vanilla wiki.txt --reading_params_path vanilla.finetune.params --eval_corpus_path birth_dev.tsv --outputs_path vanilla.pretrain.dev.predictions';
+
+// A preset of the larger models (middle, full) on this device: its batches (the preset's, or the
+// largest that fits), steps, seconds and what was changed. `fit` from fits(); `p` its form values.
+export function sizeRun(z, name, v, fit) {
+  const t = stepTimes(z)[name === 'middle' ? 'mid' : 'full'];
   const docs = examples('wiki') || 1;
   const qs = examples('train') || 1;
-  const fullPre = Math.ceil(docs / p.pretrain.batch) * p.pretrain.epochs;
-  const fullFt = Math.ceil(qs / p.finetune_pretrained.batch) * p.finetune_pretrained.epochs;
-  const fullS = (fullPre * t.full(p.pretrain.batch) + fullFt * t.full(p.finetune_pretrained.batch)) / 1000;
+  const f = fit || { pre: v.pre_batch, ft: v.ft_batch };
+  const pre_batch = Math.min(v.pre_batch, f.pre);
+  const ft_batch = Math.min(v.ft_batch, f.ft);
+  const preSteps = Math.ceil(docs / Math.max(1, pre_batch)) * v.pre_epochs;
+  const ftSteps = Math.ceil(qs / Math.max(1, ft_batch)) * v.ft_epochs;
+  const preS = (preSteps * t(pre_batch, fillFor.pretrain)) / 1000;
+  const ftS = (ftSteps * t(ft_batch, fillFor.finetune)) / 1000;
+  const tooLarge = pre_batch < 1 || ft_batch < 1;
+  const changed = [pre_batch < v.pre_batch ? `pretraining batch ${pre_batch} instead of ${v.pre_batch}` : '',
+    ft_batch < v.ft_batch ? `finetuning batch ${ft_batch} instead of ${v.ft_batch}` : ''].filter(Boolean);
+  return { pre_batch, ft_batch, preSteps, ftSteps, preS, ftS, seconds: preS + ftS, tooLarge, changed, msPerStep: t(pre_batch, fillFor.pretrain) };
+}
+
+const pct = (o) => `${((100 * o.correct) / o.total).toFixed(1)}%`;
+
+// The presets' notes and option labels with this device's times.
+export function describe(z, quick, mid, full) {
+  const p = P.presets;
+  const t = stepTimes(z);
   const warm = `The first step of each measurement took ${duration(z.small.first_ms / 1000)} against ${duration(z.small.ms_per_step / 1000)} for the next ones: ` +
     'it builds the kernels and buffers once, so a run’s first step is slower too.';
+  const packed = `Times are the measured steps of full 127-character rows scaled by the share of real characters a packed step runs in this data (pretraining ${Math.round(100 * fillFor.pretrain)}%, finetuning ${Math.round(100 * fillFor.finetune)}%).`;
+  const adjusted = (r) => (r.changed.length ? ` Sized to fit this device: ${r.changed.join(', ')} (the largest that fits).` : '');
+  const cli = `Too large for this device: use the CLI (natively, on all cores or a GPU): ${CLI_COMMANDS}`;
+  // A run of hours in a browser tab: the same run natively is the better way.
+  const long = (r) => (r.seconds > 3 * 3600 ? ` That is long for a page: the CLI runs the same natively (all cores, or a GPU): ${CLI_COMMANDS}` : '');
+  const m = p.middle;
+  const a = p.assignment;
   return {
-    quickLabel: `Quick: tiny model, about ${duration(quick.preS + quick.ftS)} here`,
-    fullLabel: `Full assignment: about ${duration(fullS)} here`,
+    quickLabel: `Quick: tiny model, about ${duration(quick.preS + quick.ftS)} here (the flow, not knowledge)`,
+    middleLabel: mid.tooLarge ? 'Middle: too large for this device (use the CLI)' : `Middle: the shipped model’s size, about ${duration(mid.seconds)} here`,
+    fullLabel: full.tooLarge ? 'Full assignment: too large for this device (use the CLI)' : `Full assignment: about ${duration(full.seconds)} here${full.changed.length ? ' (smaller batch)' : ''}`,
     quick: `Tiny model (2 layers, 4 heads, width 64) at batch ${quick.pre_batch}: pretraining ${quick.preSteps.toLocaleString()} steps ` +
       `(${quick.pre_epochs} epoch${quick.pre_epochs === 1 ? '' : 's'}${quick.max_steps ? ', cut by max steps' : ''}) ≈ ${duration(quick.preS)}, finetuning ` +
-      `${quick.ftSteps.toLocaleString()} steps ≈ ${duration(quick.ftS)} on this device (measured: a step of ${quick.pre_batch} rows ≈ ${duration(t.tiny(quick.pre_batch) / 1000)}). It shows the flow and the falling loss, not knowledge: expect the tiny model to answer one or two common places to every question. ${warm}`,
-    full: `The assignment’s run.py settings: pretraining ${fullPre.toLocaleString()} steps (${p.pretrain.epochs} epochs of batch ${p.pretrain.batch}) and finetuning ` +
-      `${fullFt.toLocaleString()} steps: about ${duration(fullS)} on this device (a step of ${p.pretrain.batch} rows ≈ ${duration(t.full(p.pretrain.batch) / 1000)}, ` +
-      `measured at one row and scaled). ${warm}`,
-    fullS,
+      `${quick.ftSteps.toLocaleString()} steps ≈ ${duration(quick.ftS)} on this device (a step of ${quick.pre_batch} rows ≈ ${duration(quick.msPerStep / 1000)}). It shows the flow and the falling loss, not knowledge: expect the tiny model to answer one or two common places to every question. ${packed} ${warm}`,
+    middle: mid.tooLarge ? cli : `The shipped model’s size (${m.n_layer} layers, ${m.n_head} heads, width ${m.n_embd}) with ${P.presetForms['middle:false'].pre_epochs} pretraining epochs instead of its 650: pretraining ${mid.preSteps.toLocaleString()} steps of batch ${mid.pre_batch} ≈ ${duration(mid.preS)}, ` +
+      `finetuning ${mid.ftSteps.toLocaleString()} steps ≈ ${duration(mid.ftS)} on this device (a step of ${mid.pre_batch} rows ≈ ${duration(mid.msPerStep / 1000)}).${adjusted(mid)} ` +
+      `Expect about ${pct(MIDDLE_DEV)} dev accuracy on the built-in corpus (${MIDDLE_DEV.correct} of ${MIDDLE_DEV.total}, measured with the CLI: ${MIDDLE_DEV.file}): it learns the biographies’ form and answers a real, common place (“Berlin” to every question in that run, below the London baseline’s 9.6%), not who was born where. Recalling birthplaces took the shipped model’s 650 epochs (15.4%); use the middle preset to see a real-size run, its loss and its attention. ${packed}${long(mid)}`,
+    full: full.tooLarge ? cli : `The assignment’s run.py settings (${a.n_layer} layers, ${a.n_head} heads, width ${a.n_embd}): pretraining ${full.preSteps.toLocaleString()} steps (${p.pretrain.epochs} epochs of batch ${full.pre_batch}) and finetuning ` +
+      `${full.ftSteps.toLocaleString()} steps: about ${duration(full.seconds)} on this device (a step of ${full.pre_batch} rows ≈ ${duration(t.full(full.pre_batch, fillFor.pretrain) / 1000)}).${adjusted(full)} ${packed} ${warm}${long(full)}`,
+    fullS: full.seconds,
   };
 }

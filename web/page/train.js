@@ -68,7 +68,7 @@ export async function startRun(kind, record) {
       // Size the run to this device first (once; web/page/sizing.js).
       if (!S.sizing) {
         setStatus('starting', 'Measuring this device first (a few training steps; once)…');
-        try { await measure(P.deviceKey); showSizing(); } catch { /* the run goes on unmeasured */ }
+        try { await measure(P.deviceKey); await showSizing(); } catch { /* the run goes on unmeasured */ }
         setStatus('idle');
       }
       const spec = await readSpec(kind);
@@ -193,7 +193,8 @@ export async function finishRun(how) {
     $('progress-text').textContent = `${r.kind} ${r.variant}: ${how} at step ${S.steps.toLocaleString()} of ${r.total.toLocaleString()}`;
     setStatus('idle', `${r.kind === 'pretrain' ? 'Pretraining' : 'Finetuning'} ${how}: ${S.steps} steps, last loss ${fmt.loss(lastLoss)}. ` +
       (r.kind === 'pretrain' ? 'Next: Finetune (it starts from this model).' : 'Next: Evaluate, or Ask below.'));
-    if (r.kind === 'pretrain') $('h-from').value = 'model';
+    // Finetune next starts from this model; a middle or full preset takes its pretrained finetune settings.
+    if (r.kind === 'pretrain') { $('h-from').value = 'model'; $('h-from').dispatchEvent(new Event('change')); }
   } catch (e) {
     await failed(e, 'could not keep the model');
   }

@@ -145,6 +145,15 @@ async function run() {
       readyAt = await page.evaluate(() => performance.now());
       const banner = await page.isVisible('#resume-banner');
       assert(banner, 'no resume banner after the reload');
+      // While the run waits, the shipped model is loaded and answers in Ask (issue 28 item 4).
+      const waiting = await P();
+      assert(waiting.shipped.state === 'loaded' && waiting.models.some((m) => m.slot === 'vanilla'), `the shipped model while a run waits: ${waiting.shipped.state}`);
+      await page.click('#ask-examples button[data-ask]');
+      await page.waitForFunction(() => window.__page.ask || window.__page.askError, null, { timeout: STEP_TIMEOUT });
+      const answered = await page.evaluate(() => (window.__page.ask && window.__page.ask.vanilla ? window.__page.ask.vanilla.prediction : `error: ${window.__page.askError}`));
+      assert(answered && !answered.startsWith('error'), `Ask while the run waits: ${answered}`);
+      await page.locator('#ask-card').screenshot({ path: path.join(outDir, 'page-ask-while-saved.png') });
+      await page.evaluate(() => { window.__page.ask = null; window.__page.askError = null; });
       const text = await page.textContent('#resume-text');
       assert(text.includes(`step ${pausedAt} of ${MAX_STEPS}`), `banner says: ${text}`);
       await page.click('#resume-saved');

@@ -141,6 +141,9 @@ try {
     await page.waitForFunction(() => window.__vit.trainedSteps >= 1 || window.__vit.error, null, { timeout: 300000 });
     // While it trains, the model cannot be replaced under it (a new model used to turn them back on).
     const off = await page.evaluate(() => ['vit-train', 'vit-load'].map((id) => document.getElementById(id).disabled));
+    // It says what the run has left at this speed (a slow adapter's 600 steps take ~11 minutes).
+    const during = await page.evaluate(() => ({ text: document.getElementById('vit-train-status').textContent, steps: window.__vit.trainedSteps, left: window.__vit.left }));
+    assert(during.steps >= 30 || (/ms\/step, about .+ left/.test(during.text) && Number.isFinite(during.left)), `the status while training: “${during.text}”`);
     await page.waitForFunction(() => window.__vit.trainedSteps >= 30 || window.__vit.error, null, { timeout: 300000 });
     await page.waitForFunction(() => !document.getElementById('vit-train').disabled, null, { timeout: 60000 });
     assert(off.every(Boolean), `Train/Load enabled while training (disabled: ${off})`);

@@ -6,7 +6,7 @@
 // similarities; short answers to the homework's questions beside the pictures. All numbers come from
 // the wasm module (src/web/vit.rs). Test hooks: window.__vit = {ready, info, answer, evals, error, ...}.
 import { job as queueJob, loadDevice, nextTask } from '../backend.js';
-import { esc } from '../page/ui.js';
+import { duration, esc } from '../page/ui.js';
 import { makePad } from './draw.js';
 import { drawChart, drawOverlay, drawPatches, drawPositions, fillConfusion } from './pictures.js';
 import { EXPLAIN } from './text.js';
@@ -209,19 +209,31 @@ async function train() {
     state.losses = [];
     state.accs = [];
     let chunk = 1;
+    let prev = 0;
+    state.msPerStep = null;
     const evalEvery = Math.max(50, Math.round(steps / 8));
     let nextEval = evalEvery;
     while (running) {
       const t0 = performance.now();
       const r = await job(() => wasm.vit_train(chunk));
       const ms = performance.now() - t0;
+      // The time per step (smoothed) and what the run has left at that speed: on a slow adapter
+      // (SwiftShader) 600 steps take about 11 minutes, which the card says after its first steps.
+      const per = ms / Math.max(1, r.steps - prev);
+      prev = r.steps;
+      state.msPerStep = state.msPerStep ? 0.7 * state.msPerStep + 0.3 * per : per;
+      const left = ((steps - r.steps) * state.msPerStep) / 1000;
+      state.left = left;
       // Keep each call near 60 ms (a step of 32 images is ~15 ms on a free core) so the page stays
       // responsive even on a busy machine.
       chunk = Math.max(1, Math.min(50, Math.floor((chunk * 60) / Math.max(ms, 1))));
       state.trainedSteps = r.steps;
       state.info.steps = r.steps;
       state.losses.push([r.steps, r.loss]);
-      $('vit-train-status').textContent = `step ${r.steps}/${steps}: loss ${r.loss.toFixed(3)} (${(ms / Math.max(1, chunk)).toFixed(0)} ms/step)`;
+      const slow = r.steps < steps && left > 120
+        ? ` — this device is slow for it (a software GPU adapter is; the Device card's Backend selector can switch to the CPU backend)` : '';
+      $('vit-train-status').textContent = `step ${r.steps}/${steps}: loss ${r.loss.toFixed(3)} (${state.msPerStep.toFixed(0)} ms/step` +
+        `${r.steps < steps ? `, about ${duration(left)} left${slow}` : ''})`;
       if (r.steps >= nextEval || r.done) {
         nextEval += evalEvery;
         const e = await evaluate(r.done ? 1000 : 300);

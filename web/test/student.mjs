@@ -1,0 +1,321 @@
+// The page as a student meets it (issue 28): presets that say their time and fit the device,
+// evaluations that keep their work. On the backend ATTNLAB_BACKEND names (webgpu by default, see
+// browser.mjs), with the shipped model and the built-in corpus, no server data needed:
+//   presets: three labels with this device's times, the quick one saying it shows the flow, the
+//     middle one its measured dev accuracy, the full one the largest batch that fits (or the CLI);
+//     the same labels after a reload; the larger models' times are their measured step per row
+//     scaled by the rows and the data's packed share (no fitted intercept to amplify noise);
+//   evaluate: a dev file with characters the model lacks (skipped, counted, each character named
+//     once with its file, line and column), the timed first questions counted toward the run (not
+//     asked again), Stop keeping and showing the answered questions, a questions-only file with no
+//     score block, a one-line text refused as a questions file with what is wrong;
+//   two models of one variant (the shipped one kept for comparison beside a loaded one) in Ask and
+//     Evaluate, each named;
+//   on the CPU backend, the full preset at the batch offered starts (no refusal) and stops; on
+//     WebGPU, a device lost during an evaluation keeps and shows the questions answered before.
+// Screenshots at 1280 and 390 px in web/test/out/[cpu/]student-*.png.
+// Usage: [ATTNLAB_BACKEND=cpu] node web/test/student.mjs [base URL, default http://127.0.0.1:8080/]
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { openBrowser, pageUrl } from './browser.mjs';
+
+const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+const base = process.argv[2] || 'http://127.0.0.1:8080/';
+const backend = process.env.ATTNLAB_BACKEND || 'webgpu';
+const outDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'out', ...(backend !== 'webgpu' ? [backend] : []));
+fs.mkdirSync(outDir, { recursive: true });
+const TIMEOUT = 300000;
+
+let page;
+let failed = 0;
+async function step(name, f) {
+  const t0 = Date.now();
+  try {
+    const detail = await f();
+    console.log(`PASS  ${name} (${((Date.now() - t0) / 1000).toFixed(1)} s)${detail ? `: ${detail}` : ''}`);
+  } catch (e) {
+    failed += 1;
+    console.log(`FAIL  ${name} (${((Date.now() - t0) / 1000).toFixed(1)} s): ${e.message || e}`);
+    await page.screenshot({ path: path.join(outDir, `student-fail-${failed}.png`), fullPage: true }).catch(() => {});
+  }
+}
+function assert(cond, msg) { if (!cond) throw new Error(msg); }
+const S = (f) => page.evaluate(f);
+
+async function upload(id, name, text) {
+  await page.setInputFiles(`#${id}`, { name, mimeType: 'text/plain', buffer: Buffer.from(text, 'utf8') });
+}
+
+// Evaluate what the form says, answering "all" when the estimate asks; resolves to the report.
+async function evaluateAll() {
+  await S(() => { window.__page.evalReport = null; window.__page.evalError = null; window.__page.evalAsked = 0; });
+  await page.click('#btn-eval');
+  await page.waitForFunction(() => window.__page.evalReport || window.__page.evalError || !document.getElementById('eval-confirm').hidden, null, { timeout: TIMEOUT });
+  if (await page.isVisible('#eval-confirm')) await page.click('#eval-confirm button[data-eval]:not([data-eval="0"])');
+  await page.waitForFunction(() => window.__page.evalReport || window.__page.evalError, null, { timeout: TIMEOUT });
+  const r = await S(() => ({ rep: window.__page.evalReport, error: window.__page.evalError, asked: window.__page.evalAsked, est: window.__page.evalEstimate }));
+  assert(!r.error, `evaluation error: ${r.error}`);
+  return r;
+}
+
+const { ctx, close } = await openBrowser('student', { width: 1280, height: 900 });
+try {
+  page = ctx.pages()[0] || (await ctx.newPage());
+  page.on('pageerror', (e) => console.log(`page error: ${e}`));
+  await page.goto(pageUrl(base));
+  await page.waitForFunction(() => window.__page && window.__page.ready, null, { timeout: TIMEOUT });
+  await page.waitForFunction(() => window.__page.shipped && window.__page.shipped.state === 'loaded', null, { timeout: TIMEOUT });
+
+  let labels;
+  await step('presets: each says its time here; quick shows the flow, middle its measured accuracy, full fits or names the CLI', async () => {
+    await page.locator('#train-card').scrollIntoViewIfNeeded();
+    await page.waitForFunction(() => window.__page.presetLabels && window.__page.fit, null, { timeout: TIMEOUT });
+    const z = await S(() => ({ labels: window.__page.presetLabels, sizes: window.__page.presetSizes, fit: window.__page.fit, sizing: window.__page.sizing,
+      options: [...document.querySelectorAll('#preset option:not([hidden])')].map((o) => o.textContent) }));
+    labels = z.labels;
+    assert(z.options.length === 3 && z.options[0] === z.labels.quick && z.options[1] === z.labels.middle && z.options[2] === z.labels.full, `options: ${z.options.join(' | ')}`);
+    assert(/^Quick: tiny model, about \d.* here \(the flow, not knowledge\)$/.test(z.labels.quick), `quick: ${z.labels.quick}`);
+    await page.selectOption('#preset', 'quick');
+    assert(/not knowledge/.test(await page.textContent('#preset-note')), 'the quick note does not say what to expect');
+    // The middle preset: the shipped model's size, its expected dev accuracy measured with the CLI.
+    await page.selectOption('#preset', 'middle');
+    const mid = await page.textContent('#preset-note');
+    const midOk = z.sizes.middle.tooLarge ? /use the CLI/.test(mid) : /^Middle: the shipped model’s size, about \d.* here$/.test(z.labels.middle) && /Expect about \d+\.\d% dev accuracy/.test(mid) && /results\/middle-preset/.test(mid);
+    assert(midOk, `middle: ${z.labels.middle} — “${mid}”`);
+    assert(await page.inputValue('#h-n_embd') === '128' && await page.inputValue('#h-n_layer') === '4', 'the middle preset is not the shipped model’s size');
+    // Full: the batch offered is the largest that fits (or the preset's), and the note says so.
+    await page.selectOption('#preset', 'full');
+    const full = await page.textContent('#preset-note');
+    const batch = Number(await page.inputValue('#h-pre_batch'));
+    if (z.fit.full.pre < 1) {
+      assert(/too large for this device/i.test(z.labels.full) && /attnlab pretrain vanilla wiki\.txt/.test(full), `too large but: ${z.labels.full} — ${full}`);
+    } else {
+      assert(batch === Math.min(128, z.fit.full.pre), `full preset batch ${batch}, fits ${z.fit.full.pre}`);
+      if (z.fit.full.pre < 128) assert(full.includes(`pretraining batch ${batch} instead of 128`) && /largest that fits/.test(full), `the note does not say the batch was lowered: ${full}`);
+    }
+    // The larger models' step: measured time per row × rows × the data's packed share, nothing fitted.
+    const perRow = z.sizing.full.best_ms / z.sizing.full.rows;
+    const fill = await S(async () => { const { fills } = await import('./web/page/sizing.js'); return (await fills()).pretrain; });
+    const want = perRow * z.sizes.full.pre_batch * fill;
+    assert(fill > 0.2 && fill < 0.9 && Math.abs(z.sizes.full.msPerStep - want) < 1e-6 * want, `full step ${z.sizes.full.msPerStep} ms, measured per row ${perRow} × ${z.sizes.full.pre_batch} × ${fill}`);
+    await page.locator('#train-card').screenshot({ path: path.join(outDir, 'student-presets.png') });
+    return `${z.options.join(' | ')}; pretraining fill ${fill.toFixed(2)}; full fits batch ${z.fit.full.pre}, middle ${z.fit.middle.pre}`;
+  });
+
+  await step('presets: the same labels after a reload (the measurement is kept; nothing is re-fitted)', async () => {
+    await page.reload();
+    await page.waitForFunction(() => window.__page && window.__page.ready, null, { timeout: TIMEOUT });
+    await page.locator('#train-card').scrollIntoViewIfNeeded();
+    await page.waitForFunction(() => window.__page.presetLabels, null, { timeout: TIMEOUT });
+    const again = await S(() => window.__page.presetLabels);
+    assert(JSON.stringify(again) === JSON.stringify(labels), `before ${JSON.stringify(labels)}, after ${JSON.stringify(again)}`);
+    await page.waitForFunction(() => window.__page.shipped && window.__page.shipped.state === 'loaded', null, { timeout: TIMEOUT });
+  });
+
+  // The built-in dev set with three questions the shipped model cannot read.
+  const dev = (await S(() => window.__page.builtinDevText || null)) || (await S(async () => {
+    const { builtinDev } = await import('./web/page/data.js');
+    return builtinDev().map((r) => r.join('\t')).join('\n');
+  }));
+  const lines = dev.split('\n').filter(Boolean).slice(0, 30);
+  lines[2] = lines[2].replace('Where was ', 'Where was Ω');
+  lines[6] = lines[6].replace(' born?', 'å born?');
+  lines[8] = lines[8].replace('Where was ', 'Where was Ω');
+  const colÅ = lines[6].indexOf('å') + 1;
+
+  await step('evaluate: questions with characters the model lacks are skipped, counted and named once; the timed questions count', async () => {
+    await upload('file-dev', 'oov_dev.tsv', `${lines.join('\n')}\n`);
+    await page.waitForFunction(() => document.querySelector('#data-table').innerText.includes('oov_dev.tsv'), null, { timeout: 30000 });
+    await page.selectOption('#eval-file', 'dev');
+    await page.fill('#eval-max', '');
+    const r = await evaluateAll();
+    const skipped = await page.textContent('#eval-skipped');
+    const want = `3 questions were not asked because the model's vocabulary lacks 'Ω' (U+03A9, first at oov_dev.tsv line 3, column 11) and 'å' (U+00E5, first at oov_dev.tsv line 7, column ${colÅ}); they count as wrong.`;
+    assert(skipped === want, `skipped line: “${skipped}”, expected “${want}”`);
+    assert(r.rep.rows.length === 30 && r.rep.score[1] === 30, `report of ${r.rep.rows.length} rows, score ${r.rep.score}`);
+    assert(r.rep.rows[2].prediction === '' && r.rep.rows[2].correct === false, 'a skipped question is not counted wrong');
+    // The first 4 were timed (the estimate) and count toward the run: 30 questions asked in all.
+    assert(r.est && r.est.timed === 4, `estimate: ${JSON.stringify(r.est)}`);
+    assert(r.asked === 30, `${r.asked} questions were asked for 30 (the timed ones again?)`);
+    await page.locator('#eval-card').screenshot({ path: path.join(outDir, 'student-eval-skipped.png') });
+    return `“${skipped}” ${r.rep.line}`;
+  });
+
+  await step('evaluate: Stop keeps and shows the questions answered so far', async () => {
+    await page.click('#use-embedded');
+    await page.selectOption('#eval-file', 'dev');
+    await S(() => { window.__page.evalReport = null; window.__page.evalError = null; });
+    await page.click('#btn-eval');
+    // Stop as soon as the first part is in (or answer "all" to the estimate first).
+    await page.waitForFunction(() => !document.getElementById('eval-confirm').hidden || /: [1-9]\d* of \d+ questions/.test(document.getElementById('eval-status').textContent) || window.__page.evalReport, null, { timeout: TIMEOUT });
+    if (await page.isVisible('#eval-confirm')) {
+      await page.click('#eval-confirm button[data-eval]:not([data-eval="0"])');
+      await page.waitForFunction(() => /Evaluating .*: [1-9]\d* of \d+ questions/.test(document.getElementById('eval-status').textContent) || window.__page.evalReport, null, { timeout: TIMEOUT });
+    }
+    await page.click('#eval-stop');
+    await page.waitForFunction(() => window.__page.evalReport || window.__page.evalError, null, { timeout: TIMEOUT });
+    const rep = await S(() => window.__page.evalReport);
+    const status = await page.textContent('#eval-status');
+    assert(rep && rep.rows.length > 0 && rep.rows.length < rep.total && rep.total === 136, `report: ${rep && rep.rows.length} of ${rep && rep.total}`);
+    assert(status.startsWith(`Stopped after ${rep.rows.length} of 136 questions`), `status: ${status}`);
+    assert((await page.textContent('#eval-acc-label')).includes(`first ${rep.rows.length} of 136`), 'the score does not say it covers the answered questions');
+    assert(await page.locator('#eval-table tbody tr').count() === rep.rows.length, 'the table does not show the answered questions');
+    assert(!(await page.isVisible('#eval-stop')), 'Stop still shown');
+    await page.locator('#eval-card').screenshot({ path: path.join(outDir, 'student-eval-stopped.png') });
+    return status;
+  });
+
+  await step('evaluate: a questions-only file shows no score block; a one-line text is refused as questions', async () => {
+    const qs = lines.slice(0, 5).map((l) => l.split('\t')[0].replace('Ω', '')).join('\n');
+    await upload('file-test', 'inputs.tsv', `${qs}\n`);
+    await page.selectOption('#eval-file', 'test');
+    const r = await evaluateAll();
+    assert(!r.rep.score && r.rep.rows.length === 5, `report: ${JSON.stringify(r.rep.score)} ${r.rep.rows.length}`);
+    assert(!(await page.isVisible('#eval-scores')) && await page.isVisible('#eval-predictions-only'), 'a score block beside predictions only');
+    await upload('file-dev', 'note.tsv', 'Ann Vole. Ann Vole was born in Paris .\n');
+    await page.waitForFunction(() => !document.getElementById('data-error').hidden, null, { timeout: 30000 });
+    const msg = await page.textContent('#data-error');
+    assert(/note\.tsv: none of its 1 line is a question/.test(msg) && /wiki\.txt/.test(msg), `message: ${msg}`);
+    return msg.trim();
+  });
+
+  await step('390 px: the presets and the evaluation fit the screen', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.selectOption('#preset', 'middle');
+    for (const id of ['train-card', 'eval-card']) {
+      const over = await page.$eval(`#${id}`, (e) => e.scrollWidth - e.clientWidth);
+      assert(over <= 1, `#${id} is ${over} px wider than its card`);
+      await page.locator(`#${id}`).screenshot({ path: path.join(outDir, `student-${id}-390.png`) });
+    }
+    // The demos E7 and E10 (their canvas titles and captions) at phone width, for the eye.
+    await page.waitForFunction(() => window.__demos && window.__demos.ready, null, { timeout: TIMEOUT });
+    for (const id of ['e7', 'e10']) {
+      await page.locator(`#${id}`).scrollIntoViewIfNeeded();
+      await page.waitForTimeout(300);
+      const over = await page.$eval(`#${id}`, (e) => e.scrollWidth - e.clientWidth);
+      assert(over <= 1, `#${id} is ${over} px wider than its card`);
+      await page.locator(`#${id}`).screenshot({ path: path.join(outDir, `student-${id}-390.png`) });
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+  });
+
+  await step('the loss chart\'s legend tells runs of one kind apart and marks the stopped one', async () => {
+    const got = await S(async () => {
+      const { legendLabels } = await import('./web/page/chart.js');
+      return legendLabels([{ label: 'pretrain vanilla (stopped)' }, { label: 'finetune vanilla' }, { label: 'pretrain vanilla' }]);
+    });
+    assert(JSON.stringify(got) === JSON.stringify(['pretrain vanilla 1 (stopped)', 'finetune vanilla', 'pretrain vanilla 2']), `legend: ${JSON.stringify(got)}`);
+    return got.join(' | ');
+  });
+
+  await step('two models of one variant side by side: the shipped one kept beside a loaded one, in Ask and Evaluate', async () => {
+    await page.click('#use-embedded');
+    await page.click('#models button[data-keep="vanilla"]');
+    await page.waitForFunction(() => window.__page.models.some((m) => m.slot === 'vanilla:kept'), null, { timeout: 30000 });
+    let s = await S(() => window.__page.models);
+    assert(s.find((m) => m.slot === 'vanilla:kept').same_as_current, 'a kept model not yet replaced is not marked as the current one');
+    assert(await page.locator('#eval-variant option').count() === 1, 'the same model offered twice');
+    // A second vanilla model (the one finetuned without pretraining that ships for S2a) becomes current.
+    const bytes = await S(async () => Array.from(new Uint8Array(await (await fetch('web/models/builtin-nopretrain.safetensors')).arrayBuffer())));
+    await page.setInputFiles('#file-model', { name: 'builtin-nopretrain.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.from(bytes) });
+    await page.waitForFunction(() => window.__page.models.some((m) => m.slot === 'vanilla' && m.label === 'builtin-nopretrain.safetensors'), null, { timeout: 60000 });
+    s = await S(() => ({ models: window.__page.models, shipped: window.__page.shipped.label }));
+    const kept = s.models.find((m) => m.slot === 'vanilla:kept');
+    assert(kept && kept.label === s.shipped && !kept.same_as_current, `kept: ${JSON.stringify(kept)}`);
+    const options = await page.$$eval('#eval-variant option', (o) => o.map((x) => [x.value, x.textContent]));
+    assert(options.length === 2 && options[0][1] !== options[1][1] && options.some(([v, t]) => v === 'vanilla:kept' && t.includes('kept') && t.includes(s.shipped)), `options: ${JSON.stringify(options)}`);
+    // Ask: both answer, each column named.
+    await page.fill('#ask-text', lines[0].split('\t')[0]);
+    await S(() => { window.__page.ask = null; });
+    await page.click('#btn-ask');
+    await page.waitForFunction(() => window.__page.ask && Object.keys(window.__page.ask).length === 2, null, { timeout: TIMEOUT });
+    const heads = await page.$$eval('#ask-result .ask-col', (cols) => cols.map((c) => `${c.querySelector('h3').textContent} / ${(c.querySelector('.model-from') || {}).textContent}`));
+    assert(heads.length === 2 && heads[0] !== heads[1] && heads.some((h) => h.includes('kept') && h.includes(s.shipped)) && heads.some((h) => h.includes('builtin-nopretrain')), `Ask columns: ${heads.join(' | ')}`);
+    await page.locator('#ask-card').screenshot({ path: path.join(outDir, 'student-ask-two.png') });
+    // Evaluate each on the same 8 questions: two reports, each naming its model.
+    await page.selectOption('#eval-file', 'dev');
+    await page.fill('#eval-max', '8');
+    const reps = {};
+    for (const slot of ['vanilla', 'vanilla:kept']) {
+      await page.selectOption('#eval-variant', slot);
+      const r = await evaluateAll();
+      assert(r.rep.rows.length === 8, `${slot}: ${r.rep.rows.length} rows`);
+      reps[slot] = `${r.rep.score[0]} of 8 (${r.rep.model})`;
+      assert((await page.textContent('#eval-status')).includes(r.rep.model), 'the status does not name the model');
+    }
+    await page.locator('#eval-card').screenshot({ path: path.join(outDir, 'student-eval-kept.png') });
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.locator('#models-card').screenshot({ path: path.join(outDir, 'student-models-390.png') });
+    await page.locator('#ask-card').screenshot({ path: path.join(outDir, 'student-ask-two-390.png') });
+    const over = await page.$eval('#models-card', (e) => e.scrollWidth - e.clientWidth);
+    await page.setViewportSize({ width: 1280, height: 900 });
+    assert(over <= 1, `the Models card is ${over} px wider than the screen at 390 px`);
+    await page.fill('#eval-max', '');
+    // The new controls (Keep for comparison, Remove, the named picker, two Ask columns) pass axe.
+    await page.evaluate(axeSource);
+    const bad = await S(async () => (await window.axe.run(document, { resultTypes: ['violations'] })).violations
+      .filter((v) => ['critical', 'serious'].includes(v.impact)).map((v) => `${v.impact} ${v.id}: ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3)}`));
+    assert(!bad.length, `axe: ${bad.join('; ')}`);
+    return `${heads.join(' | ')}; ${Object.entries(reps).map(([k, v]) => `${k}: ${v}`).join('; ')}; axe: no critical or serious violation`;
+  });
+
+  if (backend === 'cpu') {
+    await step('CPU backend: after the middle preset pretrains, Finetune is set to its pretrained finetune (10 epochs from the model)', async () => {
+      await page.click('#use-embedded');
+      await page.selectOption('#h-from', 'scratch');
+      await page.selectOption('#preset', 'middle');
+      const before = await page.inputValue('#h-ft_epochs');
+      const finished = await S(() => window.__page.finished);
+      await page.click('#btn-pretrain');
+      await page.waitForFunction(() => window.__page.status === 'running', null, { timeout: TIMEOUT });
+      await page.click('#btn-stop'); // after its first chunk: the run ends as a stopped pretraining
+      await page.waitForFunction((n) => window.__page.finished > n && window.__page.status === 'idle', finished, { timeout: TIMEOUT });
+      const after = { from: await page.inputValue('#h-from'), epochs: await page.inputValue('#h-ft_epochs'), preset: await page.inputValue('#preset') };
+      assert(before === '75' && after.from === 'model' && after.preset === 'middle' && after.epochs === '10', `before ${before}, after ${JSON.stringify(after)}`);
+      return `finetune epochs ${before} (from scratch) → ${after.epochs} (from the model), preset ${after.preset}`;
+    });
+
+    await step('CPU backend: the full preset at the batch offered starts (not refused) and stops', async () => {
+      await page.click('#use-embedded');
+      await page.selectOption('#preset', 'full');
+      await S(() => { window.__page.error = null; });
+      await page.click('#btn-pretrain');
+      await page.waitForFunction(() => ['running', 'idle'].includes(window.__page.status) && (window.__page.status === 'running' || window.__page.error), null, { timeout: TIMEOUT });
+      const s = await S(() => ({ status: window.__page.status, error: window.__page.error }));
+      assert(s.status === 'running' && !s.error, `not started: ${s.error}`);
+      await page.click('#btn-stop');
+      await page.waitForFunction(() => window.__page.status === 'idle', null, { timeout: TIMEOUT });
+      return `batch ${await page.inputValue('#h-pre_batch')}: ${await page.textContent('#train-status')}`;
+    });
+  }
+  if (backend === 'webgpu') {
+    await step('WebGPU: a device lost during an evaluation keeps and shows the questions answered before', async () => {
+      await page.click('#use-embedded');
+      await page.selectOption('#eval-variant', 'vanilla');
+      await page.selectOption('#eval-file', 'dev');
+      await page.fill('#eval-max', '');
+      await S(() => { window.__page.evalReport = null; window.__page.evalError = null; });
+      await page.click('#btn-eval');
+      await page.waitForFunction(() => !document.getElementById('eval-confirm').hidden || /: [1-9]\d* of \d+ questions/.test(document.getElementById('eval-status').textContent), null, { timeout: TIMEOUT });
+      if (await page.isVisible('#eval-confirm')) {
+        await page.click('#eval-confirm button[data-eval]:not([data-eval="0"])');
+        await page.waitForFunction(() => /Evaluating .*: [1-9]\d* of \d+ questions/.test(document.getElementById('eval-status').textContent), null, { timeout: TIMEOUT });
+      }
+      await S(() => window.__page.destroyDevice());
+      await page.waitForFunction(() => window.__page.evalError, null, { timeout: TIMEOUT });
+      const r = await S(() => ({ rep: window.__page.evalReport, error: window.__page.evalError }));
+      const rows = await page.locator('#eval-table tbody tr').count();
+      assert(r.rep && r.rep.rows.length > 0 && r.rep.rows.length < r.rep.total && rows === r.rep.rows.length, `after the loss: ${r.rep && r.rep.rows.length} of ${r.rep && r.rep.total} shown, ${rows} rows; error ${r.error}`);
+      assert(await page.isVisible('#eval-error') && (await page.textContent('#eval-status')).startsWith('Failed after'), 'the failure is not said');
+      await page.locator('#eval-card').screenshot({ path: path.join(outDir, 'student-eval-lost.png') });
+      return `${r.rep.rows.length} of ${r.rep.total} kept; “${r.error}”`;
+    });
+  }
+} finally {
+  await close();
+}
+console.log(failed ? `${failed} step(s) failed` : 'all student steps passed');
+process.exit(failed ? 1 : 0);
