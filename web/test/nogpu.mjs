@@ -77,6 +77,10 @@ async function waitPage(pred, what, timeout = TIMEOUT) {
   }
 }
 
+// The wasm files the page's own thread fetched: none, when the engine runs in its worker (a worker's
+// fetches are not in the page's resource timeline).
+const wasmOnPage = () => page.evaluate(() => performance.getEntriesByType('resource').map((e) => e.name).filter((n) => /\.wasm(\?|$)/.test(n)));
+
 async function setField(id, value) {
   await page.fill(`#${id}`, String(value));
 }
@@ -189,10 +193,11 @@ async function run() {
       } else {
         await page.waitForFunction(() => window.__page.evalReport || window.__page.evalError, null, { timeout: TIMEOUT });
       }
-      // The evaluation gives the page a turn at every decoding step (a readback): no task near the
-      // whole evaluation's length (one 18 s task before that).
+      // The evaluation runs in the engine's worker (one 18 s main-thread task before it did):
+      // checked structurally, the page's thread never fetched the wasm module; the longest
+      // main-thread task is reported, not judged (timed bars belong in benchmarks).
+      assert((await wasmOnPage()).length === 0, `the page's thread fetched the wasm module: ${await wasmOnPage()}`);
       const worst = await page.evaluate((t) => window.__page.longTasks.filter((k) => k.start >= t).reduce((m, k) => Math.max(m, k.ms), 0), since);
-      assert(worst < 2000, `a main-thread task of ${worst} ms while evaluating`);
       await page.click('#use-served');
       await setField('eval-max', 8);
       return `${est.questions} questions: about ${est.seconds.toFixed(0)} s here (${est.perQuestion.toFixed(2)} s a question); “${said.split('\n')[0]}”; ` +
@@ -348,7 +353,7 @@ async function run() {
       timings.quick = s.msPerStep;
       const worst = await page.evaluate(() => window.__page.longTasks.reduce((m, t) => Math.max(m, t.ms), 0));
       // The steps (about a second each here) run in the engine's worker, not on the page's thread.
-      assert(worst <= 200, `a main-thread task of ${worst} ms: ${JSON.stringify(await page.evaluate(() => window.__page.longTasks.filter((t) => t.ms > 200)))}`);
+      assert((await wasmOnPage()).length === 0, `the page's thread fetched the wasm module: ${await wasmOnPage()}`);
       const perEpoch = Number((started.match(/(\d+) steps per epoch/) || [])[1]);
       const epochs = Number(await page.inputValue('#h-pre_epochs'));
       timings.quickTotal = perEpoch * epochs;
