@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every test: set up, the native suite (cargo test on Vulkan; lavapipe without a GPU), the server's
 # tests, then the page in headless Chromium (kernel checks, the attention demos, the training page,
-# the engine door, the benchmark card, all on WebGPU; then the page without WebGPU, on the CPU backend; then the ViT card on both;
+# the engine door, the benchmark card, all on WebGPU; then the page without WebGPU, on the CPU backend, on one engine and
+# on two (web/test/workers.mjs: steps in parts, isolated or not); then the ViT card on both;
 # then axe-core's accessibility audit).
 # Exits non-zero on the first failure.
 set -euo pipefail
@@ -60,6 +61,10 @@ echo "   (without WebGPU, CPU backend: $((SECONDS - t0)) s)"
 t0=$SECONDS
 ATTNLAB_BACKEND=cpu ATTNLAB_FIXTURE="$fixture" node web/test/page.mjs "$url"
 echo "   (the training page again, on the CPU backend: $((SECONDS - t0)) s)"
+t0=$SECONDS
+ATTNLAB_QUERY=workers=2 ATTNLAB_BACKEND=cpu ATTNLAB_FIXTURE="$fixture" node web/test/page.mjs "$url"
+ATTNLAB_FIXTURE="$fixture" node web/test/workers.mjs "$url"
+echo "   (the CPU backend on two engines: the training page, then steps in parts, isolated or not: $((SECONDS - t0)) s)"
 t0=$SECONDS
 node web/test/vit.mjs "$url"
 ATTNLAB_BACKEND=cpu node web/test/vit.mjs "$url"

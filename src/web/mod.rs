@@ -8,12 +8,14 @@ mod ask;
 mod bench;
 mod demos;
 mod engine;
+mod eval_parts;
 mod inputs;
 mod js;
 mod measure;
 mod models;
 mod section2;
 mod spec;
+mod steps;
 mod train;
 mod vit;
 

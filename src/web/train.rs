@@ -40,7 +40,7 @@ impl RunGuard {
             .expect("the guard holds its run until dropped")
     }
     /// Take the run for good (after a failed step its weights are unusable; at the end it is done).
-    fn keep_out(mut self) -> Option<Session> {
+    pub(crate) fn keep_out(mut self) -> Option<Session> {
         self.0.take()
     }
 }
@@ -71,6 +71,9 @@ struct Started {
     final_tokens: f64,
     /// The model's dropout probability for this run.
     dropout: f32,
+    /// Rows per engine call when a step is taken in parts (`page_step_*`), or null when a whole
+    /// step is one call (`steps.rs`).
+    micro_rows: Option<usize>,
 }
 
 /// Start a run (or continue one): `spec` is the form, `wiki`/`tsv` the pretraining text and the
@@ -89,7 +92,10 @@ pub async fn page_start(
     let _busy = Busy::enter();
     let form: StartSpec = from_js(spec, "the training form is incomplete")?;
     let spec = form.run_spec()?;
-    engine::with(|e| e.run = None);
+    engine::with(|e| {
+        e.run = None;
+        e.step = None;
+    });
     let g = device().await?;
     // The vocabulary: from the saved state when resuming, from the model a finetune starts from,
     // else from the pretraining text (as run.py always does).
@@ -136,13 +142,19 @@ pub async fn page_start(
         vocab_size: session.vocab.len(),
         final_tokens: session.trainer.cfg.final_tokens,
         dropout: session.trainer.model.cfg.attn_pdrop,
+        micro_rows: super::steps::micro_rows(
+            &g,
+            &session.trainer.model.cfg,
+            session.trainer.model.num_params(),
+            session.trainer.cfg.batch_size,
+        ),
     };
     engine::with(|e| e.run = Some(session));
     to_js(&started)
 }
 
 #[derive(Serialize)]
-struct Report {
+pub(crate) struct Report {
     epoch: usize,
     epochs: usize,
     step: u64,
@@ -152,14 +164,28 @@ struct Report {
     tokens_per_s: f64,
 }
 
+impl Report {
+    pub(crate) fn of(p: &Progress) -> Report {
+        Report {
+            epoch: p.epoch,
+            epochs: p.epochs,
+            step: p.step,
+            total_steps: p.total_steps,
+            loss: p.loss,
+            lr: p.lr,
+            tokens_per_s: p.tokens_per_s,
+        }
+    }
+}
+
 #[derive(Serialize)]
-struct Chunk {
-    reports: Vec<Report>,
-    steps: u64,
-    total_steps: u64,
-    done: bool,
+pub(crate) struct Chunk {
+    pub reports: Vec<Report>,
+    pub steps: u64,
+    pub total_steps: u64,
+    pub done: bool,
     /// The learning rate the next step will use.
-    lr: f64,
+    pub lr: f64,
 }
 
 fn now_s() -> f64 {
@@ -173,18 +199,10 @@ fn now_s() -> f64 {
 pub async fn page_train(steps: u32, every: u32) -> Result<JsValue, JsError> {
     let _busy = Busy::enter();
     let mut guard = RunGuard::take()?;
+    // A step begun in parts and not finished is dropped: this chunk takes it whole.
+    engine::with(|e| e.step = None);
     let mut reports = vec![];
-    let mut on_progress = |p: Progress| {
-        reports.push(Report {
-            epoch: p.epoch,
-            epochs: p.epochs,
-            step: p.step,
-            total_steps: p.total_steps,
-            loss: p.loss,
-            lr: p.lr,
-            tokens_per_s: p.tokens_per_s,
-        })
-    };
+    let mut on_progress = |p: Progress| reports.push(Report::of(&p));
     let clock = now_s;
     let mut hooks = Hooks {
         every: every.max(1) as u64,
@@ -219,6 +237,7 @@ pub async fn page_run_state() -> Result<Vec<u8>, JsError> {
 /// and its checkpoint bytes (the CLI's format) are returned.
 #[wasm_bindgen]
 pub async fn page_finish(label: String) -> Result<Vec<u8>, JsError> {
+    engine::with(|e| e.step = None);
     let run = RunGuard::take()?.keep_out().expect("taken just now");
     let bytes = run.checkpoint_bytes().await.map_err(|e| err(lost_or(e)))?;
     let pretrained = matches!(run.data, RunData::Pretrain(_));

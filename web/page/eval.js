@@ -3,9 +3,13 @@
 // a file without answers (the test inputs) gives predictions only. Before a long evaluation the
 // first questions are timed and the estimate for the rest is shown, with the choice to go on.
 // Predictions download in the command line's --outputs_path format: one prediction per line.
+// On the CPU backend with N engines (web/helpers.js) the questions are split into N blocks: the
+// page's engine decodes the first in parts, each helper one more, added in order at the end.
 import { $, P, S, data, job, setStatus } from './core.js';
 import { duration, errText, esc, rowsHtml, score, showBox, showPred } from './ui.js';
 import { emit, on } from './events.js';
+import { engines } from './steps.js';
+import * as helpers from '../helpers.js';
 
 // Questions timed before a longer evaluation, and the estimate below which it just starts.
 const SAMPLE = 4;
@@ -51,16 +55,30 @@ const PART_MS = 500;
 async function runEval(p, max, { sample = false } = {}) {
   const t0 = performance.now();
   let st = await job('evaluate', () => P.wasm.page_eval_begin(p.variant, p.f.name, p.f.text, max));
+  const n = Math.min(engines(), st.total);
+  const per = Math.ceil(st.total / n);
+  let blocks = [];
+  if (n > 1) {
+    const bytes = await job('evaluate', () => P.wasm.page_model_bytes(p.variant));
+    const cuts = Array.from({ length: n - 1 }, (_, i) => [(i + 1) * per, Math.min(st.total, (i + 2) * per)]);
+    blocks = helpers.evalBlocks(bytes, [p.variant, p.f.name, p.f.text, max], cuts);
+  }
+  const mine = n > 1 ? per : st.total;
+  const on = n > 1 ? ` (${n} engines; this one's block)` : '';
   let part = 4;
-  while (st.done < st.total) {
+  while (st.done < mine) {
     const t1 = performance.now();
     const before = st.done;
-    st = await job('evaluate', () => P.wasm.page_eval_next(part));
+    st = await job('evaluate', () => P.wasm.page_eval_next(Math.min(part, mine - st.done)));
     const each = (performance.now() - t1) / Math.max(1, st.done - before);
     part = Math.max(1, Math.min(64, Math.round(PART_MS / each)));
     const secs = (performance.now() - t0) / 1000;
-    const left = st.done < st.total ? ` · about ${duration((secs / st.done) * (st.total - st.done))} left` : '';
-    $('eval-status').textContent = `${sample ? 'Timing' : 'Evaluating'} the ${p.variant} model on ${p.f.name}: ${st.done} of ${st.total} questions${left}…`;
+    const left = st.done < mine ? ` · about ${duration((secs / st.done) * (mine - st.done))} left` : '';
+    $('eval-status').textContent = `${sample ? 'Timing' : 'Evaluating'} the ${p.variant} model on ${p.f.name}: ${st.done} of ${mine} questions${on}${left}…`;
+  }
+  for (const b of blocks) {
+    const got = await b;
+    st = await job('evaluate', () => P.wasm.page_eval_add(got));
   }
   const rep = await job('evaluate', () => P.wasm.page_eval_report());
   const seconds = (performance.now() - t0) / 1000;

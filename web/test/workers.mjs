@@ -1,0 +1,258 @@
+// Browser test of a step in parts and of the CPU backend on several engines (web/page/steps.js,
+// web/helpers.js, src/web/steps.rs), on the CPU backend, each run in a fresh browser profile:
+//   A  whole steps on one engine (?workers=1&micro=0): the reference;
+//   B  micro-batches of 3 rows on one engine (?workers=1&micro=3): the same losses and weights as A
+//      within a tolerance, in 3 engine calls a step;
+//   C  two engines (?workers=2) on the cross-origin isolated server (shared memory): the same as A
+//      within the tolerance; the Device card says 2 engines and isolated;
+//   D  C again: bit-identical losses and weights (deterministic for a given N);
+//   E  two engines on a server without COEP (not isolated: copied buffers): bit-identical to C,
+//      and the Device card says it is not isolated;
+//   F  two engines, paused, the page reloaded, the saved run resumed: bit-identical to C (exact
+//      resume for a given N);
+//   G  the CLI's checkpoint of web/test/fixture.sh (its predictions differ from question to
+//      question; with ATTNLAB_FIXTURE, else C's model) evaluated on the dev file's questions by
+//      two engines (each a block of the questions) and, after a reload with ?workers=1, by one:
+//      the same predictions, in the same order, and score.
+// Usage: [ATTNLAB_FIXTURE=DIR] node web/test/workers.mjs ISOLATED_URL [NOT_ISOLATED_URL]
+//   ISOLATED_URL: scripts/serve.py as usual; NOT_ISOLATED_URL: scripts/serve.py --no-isolation
+//   with the same --data (without it the test starts one on a free port, with --data DIR/data
+//   when ATTNLAB_FIXTURE is set: both servers must serve the same data). Screenshots of the
+//   Device card go to web/test/out/cpu/.
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { openBrowser } from './browser.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const outDir = path.join(here, 'out', 'cpu');
+fs.mkdirSync(outDir, { recursive: true });
+const isolatedBase = process.argv[2] || 'http://127.0.0.1:8080/';
+const BATCH = 8;
+const STEPS = 6;
+const TOL = 1e-3;
+const TIMEOUT = 300000;
+const results = [];
+
+function assert(cond, msg) {
+  if (!cond) throw new Error(msg);
+}
+
+async function freePort() {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
+  });
+}
+
+// A server without COEP, unless one was given.
+async function plainServer() {
+  if (process.argv[3]) return { base: process.argv[3], stop: () => {} };
+  const port = await freePort();
+  const data = process.env.ATTNLAB_FIXTURE ? ['--data', path.join(process.env.ATTNLAB_FIXTURE, 'data')] : [];
+  const proc = spawn('python3', [path.join(here, '..', '..', 'scripts', 'serve.py'), '--port', String(port), '--quiet', '--no-isolation', ...data], { stdio: 'ignore' });
+  for (let i = 0; i < 50; i++) {
+    const ok = await new Promise((r) => { const c = net.connect(port, '127.0.0.1', () => { c.end(); r(true); }); c.on('error', () => r(false)); });
+    if (ok) break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return { base: `http://127.0.0.1:${port}/`, stop: () => proc.kill() };
+}
+
+const S = (page) => page.evaluate(() => {
+  const s = window.__page;
+  return s && { ready: s.ready, status: s.status, steps: s.steps, finished: s.finished, error: s.error, losses: s.losses.slice(), workers: s.workers, parts: s.parts, resumedFrom: s.resumedFrom };
+});
+
+async function waitFor(page, pred, what) {
+  const t0 = Date.now();
+  for (;;) {
+    const s = await S(page);
+    if (s && s.error) throw new Error(`while waiting for ${what}: page error: ${s.error}`);
+    if (s && pred(s)) return s;
+    if (Date.now() - t0 > TIMEOUT) throw new Error(`timed out waiting for ${what} (status ${s && s.status}, step ${s && s.steps})`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+// The finished model's weights, from the checkpoint the page keeps in IndexedDB (safetensors).
+async function weights(page) {
+  const bytes = await page.evaluate(async () => {
+    const store = await import('./web/page/store.js');
+    const rec = await store.get('model:vanilla');
+    return rec ? Array.from(new Uint8Array(rec.bytes.buffer || rec.bytes)) : null;
+  });
+  assert(bytes, 'no finished model in IndexedDB');
+  const b = Buffer.from(bytes);
+  const n = Number(b.readBigUInt64LE(0));
+  const header = JSON.parse(b.subarray(8, 8 + n).toString('utf8'));
+  const out = {};
+  for (const [name, t] of Object.entries(header)) {
+    if (name === '__metadata__') continue;
+    const [s, e] = t.data_offsets;
+    const raw = b.subarray(8 + n + s, 8 + n + e);
+    out[name] = new Float32Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.length));
+  }
+  return out;
+}
+
+// Evaluate the finished vanilla model on the served dev file; returns the report.
+async function evaluate(page) {
+  await page.evaluate(() => { window.__page.evalReport = null; });
+  await page.selectOption('#eval-variant', 'vanilla');
+  await page.selectOption('#eval-file', 'dev');
+  await page.fill('#eval-max', '');
+  await page.click('#btn-eval');
+  await page.waitForFunction(() => window.__page.evalReport || window.__page.evalError, null, { timeout: TIMEOUT });
+  const r = await page.evaluate(() => ({ rep: window.__page.evalReport, error: window.__page.evalError }));
+  if (r.error) throw new Error(`evaluation: ${r.error}`);
+  return r.rep;
+}
+
+// One run of the quick preset (pretraining, batch 8, 6 steps) at `query`; `pause`: pause after the
+// first step, reload, resume the saved run; `evaluate`: evaluate the model on this many engines,
+// then on one after a reload. Returns {losses: Map(step → loss), weights, state, evals}.
+async function run(name, base, query, { pause = false, evaluate: ev = false } = {}) {
+  const t0 = Date.now();
+  const { ctx, close } = await openBrowser(`workers-${name}`, { width: 1280, height: 900 });
+  try {
+    const page = ctx.pages()[0] || await ctx.newPage();
+    page.on('pageerror', (e) => console.log(`  [${name}] page error: ${e.message}`));
+    const url = new URL(`index.html?backend=cpu&${query}`, base).href;
+    await page.goto(url);
+    await waitFor(page, (s) => s.ready && s.status === 'idle', 'the page');
+    await page.selectOption('#preset', 'quick');
+    await page.fill('#h-pre_batch', String(BATCH));
+    await page.fill('#h-max_steps', String(STEPS));
+    await page.click('#btn-pretrain');
+    if (pause) {
+      await waitFor(page, (s) => s.status === 'running' && s.steps >= 1, 'the first step');
+      await page.click('#btn-pause');
+      const p = await waitFor(page, (s) => s.status === 'paused', 'the pause');
+      await page.reload();
+      await waitFor(page, (s) => s.ready, 'the reload');
+      await page.click('#resume-saved');
+      await waitFor(page, (s) => s.resumedFrom !== null && s.resumedFrom !== undefined, 'the resume');
+      const r = await S(page);
+      assert(r.resumedFrom === p.steps, `resumed at step ${r.resumedFrom}, paused at ${p.steps}`);
+    }
+    const s = await waitFor(page, (s) => s.finished >= 1 && s.status === 'idle', 'the run to finish');
+    const device = await page.evaluate(() => ({
+      line: document.getElementById('device-workers').textContent,
+      isolated: self.crossOriginIsolated,
+      select: document.getElementById('workers').value,
+    }));
+    await page.locator('#device-card').screenshot({ path: path.join(outDir, `workers-${name}-device.png`) });
+    const w = await weights(page);
+    let evals = null;
+    if (ev) {
+      if (process.env.ATTNLAB_FIXTURE) {
+        await page.setInputFiles('#file-model', path.join(process.env.ATTNLAB_FIXTURE, 'cli-vanilla.safetensors'));
+        await page.waitForFunction(() => (window.__page.loaded && window.__page.loaded.label === 'cli-vanilla.safetensors') || window.__page.modelError, null, { timeout: TIMEOUT });
+      }
+      const two = await evaluate(page);
+      await page.goto(new URL(`index.html?backend=cpu&workers=1`, base).href);
+      await waitFor(page, (s) => s.ready && s.status === 'idle', 'the reload with one engine');
+      const one = await evaluate(page);
+      evals = { two, one };
+    }
+    console.log(`  ${name}: ${((Date.now() - t0) / 1000).toFixed(1)} s, losses ${s.losses.map(([k, l]) => `${k}:${l.toFixed(5)}`).join(' ')}, parts ${s.parts}`);
+    return { losses: new Map(s.losses.map(([k, l]) => [k, l])), weights: w, state: s, device, evals };
+  } finally {
+    await close();
+  }
+}
+
+function compare(a, b, what, tol) {
+  const common = [...a.losses.keys()].filter((k) => b.losses.has(k));
+  assert(common.length >= 2, `${what}: only ${common.length} common loss readings`);
+  let worst = 0;
+  for (const k of common) {
+    const d = Math.abs(a.losses.get(k) - b.losses.get(k)) / Math.abs(a.losses.get(k));
+    worst = Math.max(worst, d);
+    if (tol === 0) assert(a.losses.get(k) === b.losses.get(k), `${what}: step ${k} loss ${b.losses.get(k)} vs ${a.losses.get(k)}`);
+  }
+  assert(worst <= tol, `${what}: losses differ by ${worst.toExponential(2)} (relative)`);
+  // Relative to the model's largest weight, as tests/parts.rs measures: AdamW divides each
+  // gradient by its own running size, so a weight whose gradient is rounding noise (near 0) moves
+  // by about the learning rate either way, and a per-tensor measure of a tensor of such weights
+  // would say nothing about the step.
+  let scale = 1e-12;
+  let diff = 0;
+  let where = '';
+  for (const [name, x] of Object.entries(a.weights)) {
+    const y = b.weights[name];
+    assert(y && y.length === x.length, `${what}: parameter ${name} missing or of another size`);
+    for (let i = 0; i < x.length; i++) {
+      scale = Math.max(scale, Math.abs(x[i]));
+      const d = Math.abs(x[i] - y[i]);
+      if (d > diff) { diff = d; where = `${name}[${i}]`; }
+    }
+  }
+  if (tol === 0) assert(diff === 0, `${what}: ${where} differs by ${diff}`);
+  const wWorst = diff / scale;
+  assert(wWorst <= tol, `${what}: weights differ by ${wWorst.toExponential(2)} (relative to the largest; ${where})`);
+  return `${common.length} losses within ${worst.toExponential(1)}, weights within ${wWorst.toExponential(1)}${where ? ` (most at ${where})` : ''}`;
+}
+
+async function check(name, f) {
+  const t0 = Date.now();
+  try {
+    const detail = await f();
+    results.push(true);
+    console.log(`PASS  ${name} (${((Date.now() - t0) / 1000).toFixed(1)} s)${detail ? `: ${detail}` : ''}`);
+  } catch (e) {
+    results.push(false);
+    console.log(`FAIL  ${name}: ${e.message || e}`);
+  }
+}
+
+const plain = await plainServer();
+try {
+  const A = await run('A-whole', isolatedBase, 'workers=1&micro=0');
+  await check('A: whole steps on one engine', () => {
+    assert(A.state.workers.n === 1, `A ran on ${A.state.workers.n} engines`);
+    assert(!A.state.parts, `A took ${A.state.parts} parts`);
+    return `${A.losses.size} loss readings`;
+  });
+  const B = await run('B-micro', isolatedBase, 'workers=1&micro=3');
+  await check('B: micro-batches of 3 rows equal whole steps', () => {
+    assert(B.state.parts >= STEPS * Math.ceil(BATCH / 3), `B took ${B.state.parts} engine calls for rows, expected ≥ ${STEPS * Math.ceil(BATCH / 3)}`);
+    return compare(A, B, 'B vs A', TOL);
+  });
+  const C = await run('C-two', isolatedBase, 'workers=2', { evaluate: true });
+  await check('C: two engines (isolated) equal one', () => {
+    assert(C.state.workers.n === 2, `C ran on ${C.state.workers.n} engines`);
+    assert(C.device.isolated === true, 'the page is not cross-origin isolated behind serve.py');
+    assert(/2 engines/.test(C.device.line) && /cross-origin isolated/.test(C.device.line) && !/not cross-origin/.test(C.device.line), `Device card: ${C.device.line}`);
+    assert(C.device.select === '2', `the Workers selector shows ${C.device.select}`);
+    return compare(A, C, 'C vs A', TOL);
+  });
+  await check('G: an evaluation on two engines equals one on one', () => {
+    const { two, one } = C.evals;
+    assert(two.rows.length === one.rows.length && one.rows.length >= 4, `${two.rows.length} vs ${one.rows.length} questions`);
+    const differ = one.rows.filter((r, i) => r.prediction !== two.rows[i].prediction || r.line !== two.rows[i].line);
+    assert(!differ.length, `${differ.length} predictions differ, first at line ${differ[0] && differ[0].line}`);
+    assert(two.line === one.line, `score: ${two.line} vs ${one.line}`);
+    const kinds = new Set(one.rows.map((r) => r.prediction)).size;
+    if (process.env.ATTNLAB_FIXTURE) assert(kinds >= 2, `the model answers every question alike (${kinds} distinct): blocks out of order would go unseen`);
+    return `${one.rows.length} questions (${kinds} distinct answers), the same predictions; ${one.line}`;
+  });
+  const D = await run('D-two-again', isolatedBase, 'workers=2');
+  await check('D: two engines again, bit for bit', () => compare(C, D, 'D vs C', 0));
+  const E = await run('E-not-isolated', plain.base, 'workers=2');
+  await check('E: two engines without isolation, bit for bit', () => {
+    assert(E.device.isolated === false, 'the page is cross-origin isolated without COEP');
+    assert(/not cross-origin isolated/.test(E.device.line), `Device card: ${E.device.line}`);
+    return compare(C, E, 'E vs C', 0);
+  });
+  const F = await run('F-resumed', isolatedBase, 'workers=2', { pause: true });
+  await check('F: two engines, paused, reloaded, resumed: bit for bit', () => compare(C, F, 'F vs C', 0));
+} finally {
+  plain.stop();
+}
+const failed = results.filter((r) => !r).length;
+console.log(failed ? `${failed} of ${results.length} checks FAILED` : `all ${results.length} checks passed`);
+process.exit(failed ? 1 : 0);
