@@ -47,6 +47,18 @@ pub(crate) fn micro_rows(
     (rows < batch).then_some(rows)
 }
 
+/// At most how many engines share a step of `batch` rows: each must get at least
+/// `ENGINE_FLOPS` of it (about 0.1 s of the page's CPU backend), or the exchange of weights and
+/// gradients and the extra calls cost more than the engine brings (the tiny model's 8-row step,
+/// 30 ms on one engine, took 38 ms on two: BENCHMARKS.md). Like `micro_rows`, a function of the
+/// run alone, so the same run on the same N is cut the same way.
+pub(crate) fn max_engines(cfg: &GptConfig, params: usize, batch: usize) -> usize {
+    let step = 6.0 * params as f64 * (cfg.block_size - 1) as f64 * batch as f64;
+    ((step / ENGINE_FLOPS) as usize).clamp(1, batch.max(1))
+}
+
+const ENGINE_FLOPS: f64 = 1e9;
+
 fn now_s() -> f64 {
     js_sys::Date::now() / 1000.0
 }

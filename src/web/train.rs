@@ -74,6 +74,8 @@ struct Started {
     /// Rows per engine call when a step is taken in parts (`page_step_*`), or null when a whole
     /// step is one call (`steps.rs`).
     micro_rows: Option<usize>,
+    /// At most this many engines share a step (`steps.rs`).
+    max_engines: usize,
 }
 
 /// Start a run (or continue one): `spec` is the form, `wiki`/`tsv` the pretraining text and the
@@ -144,6 +146,11 @@ pub async fn page_start(
         dropout: session.trainer.model.cfg.attn_pdrop,
         micro_rows: super::steps::micro_rows(
             &g,
+            &session.trainer.model.cfg,
+            session.trainer.model.num_params(),
+            session.trainer.cfg.batch_size,
+        ),
+        max_engines: super::steps::max_engines(
             &session.trainer.model.cfg,
             session.trainer.model.num_params(),
             session.trainer.cfg.batch_size,

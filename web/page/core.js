@@ -27,6 +27,7 @@ export const S = (window.__page = {
   dataSource: null, dataError: null, modelError: null, models: [], evalReport: null, evalError: null,
   ask: null, askError: null, longTasks: [], msPerStep: null, backend: null, workers: null,
   parts: 0, // engine calls of steps taken in parts (web/page/steps.js)
+  engines: 1, // engines that shared the last step
   stepMs: [], // the last training chunks' times per step, ms
   // The shipped model: state 'none' | 'loading' | 'loaded' (it is the vanilla model now) |
   // 'replaced' (a model trained or loaded here took its place) | 'skipped' (this browser has its own

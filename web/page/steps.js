@@ -16,21 +16,23 @@ import * as helpers from '../helpers.js';
 // Whether a run on this device takes its steps in parts, and on how many engines. The rows per
 // micro-batch come from page_start (a function of the model, batch and device, so a run is cut the
 // same way every time); ?micro=R in the address sets them (the tests: R = 0 for whole steps).
+// A step shares at most `max_engines` (page_start's: a small step gains nothing from more).
 export const engines = () => (S.backend === 'cpu' && P.workers ? P.workers.n : 1);
+const stepEngines = () => Math.min(engines(), (S.started && S.started.max_engines) || 1);
 export function microRows(started) {
   const q = new URLSearchParams(location.search).get('micro');
   if (q !== null && /^[0-9]+$/.test(q)) return +q || null;
   return (started && started.micro_rows) || null;
 }
-export const inParts = (started) => engines() > 1 || !!microRows(started);
+export const inParts = (started) => stepEngines() > 1 || !!microRows(started);
 
 // Start the run's session on the helpers, from the page's engine's state. Falls back to one
 // engine (and says why in S.workers.error) if a helper cannot start it.
 export async function startHelpers(r) {
-  if (engines() <= 1) return;
+  if (stepEngines() <= 1) return;
   try {
     const state = await job('run_state', () => P.wasm.page_run_state());
-    await helpers.startRuns(engines() - 1, r, state);
+    await helpers.startRuns(stepEngines() - 1, r, state);
   } catch (e) {
     P.workers = { ...P.workers, n: 1, error: `the helper engines could not start the run (${(e && e.message) || e}); training on one engine` };
     S.workers = P.workers;
@@ -40,7 +42,8 @@ export async function startHelpers(r) {
 // Take one step. `halt()` says whether Pause or Stop was asked for. Resolves to page_train's chunk
 // ({reports, steps, total_steps, done, lr}) or null when the step was dropped.
 export async function step(halt) {
-  const n = engines();
+  const n = stepEngines();
+  S.engines = n;
   const micro = microRows(S.started);
   const W = n > 1 ? helpers.shared('weights', S.started.params) : undefined;
   await helpers.settled();
