@@ -62,9 +62,8 @@ t0=$SECONDS
 ATTNLAB_BACKEND=cpu ATTNLAB_FIXTURE="$fixture" node web/test/page.mjs "$url"
 echo "   (the training page again, on the CPU backend: $((SECONDS - t0)) s)"
 t0=$SECONDS
-ATTNLAB_QUERY=workers=2 ATTNLAB_BACKEND=cpu ATTNLAB_FIXTURE="$fixture" node web/test/page.mjs "$url"
 ATTNLAB_FIXTURE="$fixture" node web/test/workers.mjs "$url"
-echo "   (the CPU backend on two engines: the training page, then steps in parts, isolated or not: $((SECONDS - t0)) s)"
+echo "   (steps in parts and two engines on the CPU backend, isolated or not: $((SECONDS - t0)) s)"
 t0=$SECONDS
 node web/test/vit.mjs "$url"
 ATTNLAB_BACKEND=cpu node web/test/vit.mjs "$url"
