@@ -131,6 +131,11 @@ impl Trainer {
         })
     }
 
+    /// The device the trainer runs on.
+    pub fn device(&self) -> &std::rc::Rc<crate::Device> {
+        self.norm.device()
+    }
+
     /// Record one step on a batch of `rows` sequences of length `t` (x and y row-major token ids).
     /// Returns the batch's mean loss as a one-element GPU tensor (no readback).
     pub fn step(&mut self, x: &[u32], y: &[u32], rows: usize, t: usize) -> Result<Tensor> {

@@ -120,20 +120,24 @@ pub async fn page_step_begin(engines: u32) -> Result<JsValue, JsError> {
 }
 
 /// Forward and backward on the next `rows` rows of the step in progress, here. Returns the rows
-/// done so far.
+/// done so far. On a GPU it waits for the device to finish them: a call recorded without waiting
+/// would return at once, the next part would queue behind it, and a demo's work would wait for
+/// every part queued, not for one.
 #[wasm_bindgen]
 pub async fn page_step_rows(rows: u32) -> Result<u32, JsError> {
     let _busy = Busy::enter();
     let mut guard = RunGuard::take()?;
     let mut s = take_step()?;
-    let r = guard
-        .run()
+    let run = guard.run();
+    let r = run
         .trainer
         .micro_next(&mut s.parts.micro, rows.max(1) as usize);
     let done = s.parts.micro.progress().0 as u32;
+    let dev = run.trainer.device().clone();
     match r {
         Ok(_) => {
             put_step(s);
+            dev.sync().await.map_err(|e| err(lost_or(e)))?;
             Ok(done)
         }
         Err(e) => Err(err(lost_or(e))),
