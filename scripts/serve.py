@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Serve the attnlab page, and nothing else.
 
-    python3 scripts/serve.py [--port 8080] [--host 127.0.0.1] [--data DIR]
+    python3 scripts/serve.py [--port 8080] [--host 127.0.0.1] [--data DIR] [--no-isolation]
 
 What it serves:
   /                      index.html
@@ -15,7 +15,11 @@ What it serves:
 Everything else is 404, including any path that climbs out of those folders ('..', encoded or not,
 or a symlink pointing elsewhere). Only GET and HEAD are answered (any other method, known or not, gets
 405 with Allow). Every response, errors included, carries a Content-Security-Policy that allows the
-app's own files, WebAssembly compilation and nothing remote. A request whose Host header is not this
+app's own files, WebAssembly compilation and nothing remote, and the headers that make the page
+cross-origin isolated (Cross-Origin-Opener-Policy: same-origin, Cross-Origin-Embedder-Policy:
+require-corp; every file is same-origin, so all of them load under it), which lets the page's
+engines share memory (SharedArrayBuffer) when a run trains on several; --no-isolation leaves COEP
+out, as a static host that cannot set headers would (the page then copies between its engines). A request whose Host header is not this
 server (localhost, an IP address, or the --host name, with its port) gets 421, so a web page on another
 site cannot reach it by DNS rebinding; a connection idle for --timeout seconds is closed.
 It listens on 127.0.0.1 unless --host says otherwise (and then it warns: the data folder is readable
@@ -153,7 +157,7 @@ class Site:
         return None
 
 
-def make_handler(site, quiet, listen_host="127.0.0.1", timeout=20):
+def make_handler(site, quiet, listen_host="127.0.0.1", timeout=20, isolate=True):
     class Handler(http.server.BaseHTTPRequestHandler):
         server_version = "attnlab"
         sys_version = ""
@@ -171,6 +175,8 @@ def make_handler(site, quiet, listen_host="127.0.0.1", timeout=20):
             self.send_header("X-Content-Type-Options", "nosniff")
             self.send_header("Referrer-Policy", "no-referrer")
             self.send_header("Cross-Origin-Opener-Policy", "same-origin")
+            if isolate:
+                self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
             self.send_header("Cache-Control", "no-cache")
             self.end_headers()
 
@@ -263,6 +269,9 @@ def main(argv=None):
     ap.add_argument("--data", metavar="DIR", help="a folder with wiki.txt and the birth_*.tsv files for the page to offer")
     ap.add_argument("--quiet", action="store_true", help="do not log requests")
     ap.add_argument("--timeout", type=float, default=20, help="close a connection idle this many seconds (default 20)")
+    ap.add_argument("--no-isolation", action="store_true",
+                    help="do not send Cross-Origin-Embedder-Policy (the page is then not cross-origin isolated: "
+                    "its engines copy weights and gradients instead of sharing memory; for tests)")
     args = ap.parse_args(argv)
 
     if args.data is not None:
@@ -279,7 +288,7 @@ def main(argv=None):
 
     site = Site(ROOT, args.data)
     try:
-        httpd = Server((args.host, args.port), make_handler(site, args.quiet, args.host, args.timeout))
+        httpd = Server((args.host, args.port), make_handler(site, args.quiet, args.host, args.timeout, not args.no_isolation))
     except OSError as e:
         print(f"error: cannot listen on {args.host}:{args.port}: {e.strerror}; pick another with --port", file=sys.stderr)
         return 1

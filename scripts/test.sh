@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every test: set up, the native suite (cargo test on Vulkan; lavapipe without a GPU), the server's
 # tests, then the page in headless Chromium (kernel checks, the attention demos, the training page,
-# the engine door, the benchmark card, all on WebGPU; then the page without WebGPU, on the CPU backend; then the ViT card on both;
+# the engine door, the benchmark card, all on WebGPU; then the page without WebGPU, on the CPU backend, on one engine and
+# on two (web/test/workers.mjs: steps in parts, isolated or not); then the ViT card on both;
 # then axe-core's accessibility audit).
 # Exits non-zero on the first failure.
 set -euo pipefail
@@ -68,6 +69,9 @@ t0=$SECONDS
 node web/test/student.mjs "$url"
 ATTNLAB_BACKEND=cpu node web/test/student.mjs "$url"
 echo "   (the page as a student meets it: presets, evaluations, two models; WebGPU then the CPU backend: $((SECONDS - t0)) s)"
+t0=$SECONDS
+ATTNLAB_FIXTURE="$fixture" node web/test/workers.mjs "$url"
+echo "   (steps in parts and two engines on the CPU backend, isolated or not: $((SECONDS - t0)) s)"
 t0=$SECONDS
 node web/test/vit.mjs "$url"
 ATTNLAB_BACKEND=cpu node web/test/vit.mjs "$url"

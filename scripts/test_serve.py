@@ -93,6 +93,21 @@ class ServeTests(unittest.TestCase):
         self.assertTrue(headers["Content-Type"].startswith("text/javascript"))
         self.assertIn("'wasm-unsafe-eval'", headers["Content-Security-Policy"])
 
+    def test_cross_origin_isolation_headers(self):
+        # Every response, errors included, makes the page cross-origin isolated (its engines
+        # share memory); --no-isolation leaves COEP out.
+        for path in ("/", "/web/engine-worker.js", "/web/pkg/attnlab_bg.wasm", "/nope"):
+            _, headers, _ = get(self.plain_port, path)
+            self.assertEqual(headers.get("Cross-Origin-Opener-Policy"), "same-origin", path)
+            self.assertEqual(headers.get("Cross-Origin-Embedder-Policy"), "require-corp", path)
+        proc, _, port = start("--no-isolation")
+        try:
+            _, headers, _ = get(port, "/")
+            self.assertNotIn("Cross-Origin-Embedder-Policy", headers)
+        finally:
+            proc.kill()
+            proc.wait()
+
     def test_csp_allows_only_self_and_wasm(self):
         _, headers, _ = get(self.plain_port, "/")
         csp = headers["Content-Security-Policy"]

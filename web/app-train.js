@@ -51,9 +51,12 @@ export function pageUnavailable(message) {
   $('data-summary').textContent = 'Training needs the wasm module (see the note at the top).';
 }
 
-export async function startPage(w, device, browserInfo) {
+export async function startPage(w, device, browserInfo, workers) {
   P.wasm = w;
   S.backend = device.kind;
+  // How many engines a CPU-backend run trains on (web/page/steps.js, web/helpers.js).
+  P.workers = workers || null;
+  S.workers = P.workers;
   if (device.kind === 'cpu') {
     P.chunkMs = 100;
   }

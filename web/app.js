@@ -11,7 +11,7 @@
 import { startPage, pageUnavailable } from './app-train.js';
 import { startBench, benchUnavailable } from './page/bench.js';
 import { startMatmul } from './page/matmul.js';
-import { job, loadDevice, switchBackend } from './backend.js';
+import { MAX_WORKERS, job, loadDevice, switchBackend, switchWorkers } from './backend.js';
 import { esc as escapeHtml } from './page/ui.js';
 
 let wasm = null;
@@ -23,7 +23,7 @@ const checksButton = () => { $('run').disabled = !wasm || checking || training; 
 
 const $ = (id) => document.getElementById(id);
 const state = (window.__checks = { done: false, passed: 0, failed: 0, rows: [], error: null });
-const dev = (window.__device = { ready: false, kind: null, choice: null, describe: null, reason: null, webgpu: null, error: null });
+const dev = (window.__device = { ready: false, kind: null, choice: null, describe: null, reason: null, webgpu: null, workers: null, error: null });
 
 const HELP = `
   <details><summary>Where WebGPU works</summary>
@@ -83,6 +83,27 @@ function showAdapter(a, browserInfo) {
   $('gpu-details').hidden = false;
 }
 
+// The Device card's Workers line and selector: how many engines train on the CPU backend and why
+// (web/backend.js workerPlan; web/helpers.js).
+function showWorkers(d, w) {
+  const sel = $('workers');
+  const most = Math.max(MAX_WORKERS, w.n);
+  for (let i = 1; i <= most; i++) sel.add(new Option(`${i}${i === w.cores ? ' (the cores reported)' : ''}`, String(i)));
+  sel.value = String(w.choice);
+  sel.disabled = d.kind !== 'cpu';
+  sel.addEventListener('change', () => {
+    sel.disabled = true;
+    $('device-workers').textContent = 'Switching… (the page reloads; a saved run resumes from this browser)';
+    switchWorkers(sel.value);
+  });
+  if (d.kind === 'cpu' && w.n > 1) $('device-line').textContent = `Running on the ${d.describe} in each of ${w.n} engines`;
+  const el = $('device-workers');
+  el.textContent = d.kind === 'cpu'
+    ? `Workers: ${w.n} engine${w.n === 1 ? '' : 's'} train${w.n === 1 ? 's' : ''} each step (${w.why}).`
+    : `Workers: 1 (${w.why}).`;
+  el.hidden = false;
+}
+
 // The Device card: what runs, why, and the selector (WebGPU offered only when the browser has an adapter).
 function showDevice(d, probe) {
   const sel = $('backend');
@@ -111,7 +132,7 @@ function showDevice(d, probe) {
   $('device-reason').textContent = `Why: ${d.reason}.`;
   if (d.kind === 'cpu') {
     const budget = d.budget_bytes ? ` A training run may use up to ${bytes(d.budget_bytes)} of the module's memory; a larger model or batch is refused before it starts, with the estimate.` : '';
-    $('device-note').textContent = `One thread: the CPU backend runs in the engine's Web Worker with wasm SIMD128 (no further threads), so the page answers during training, a demo's update waits for the current training step, and the speed is one core's.${budget}`;
+    $('device-note').textContent = `Each engine is a Web Worker with one thread of wasm SIMD128 and its own copy of the model, so the page answers during training; with more than one (Workers), each takes part of every step's batch and the gradients are added in one fixed order (the same numbers for the same count). A large step is taken in parts of a few tenths of a second, so Pause, Stop and a demo's update wait for one part, not a whole step.${budget}`;
     $('device-note').hidden = false;
     $('gpu-details').hidden = true;
   } else {
@@ -177,8 +198,9 @@ async function main() {
   }
   wasm = got.wasm;
   const d = got.device;
-  Object.assign(dev, { ready: true, kind: d.kind, choice: d.choice, describe: d.describe, reason: d.reason, webgpu: got.probe });
+  Object.assign(dev, { ready: true, kind: d.kind, choice: d.choice, describe: d.describe, reason: d.reason, webgpu: got.probe, workers: got.workers });
   showDevice(d, got.probe);
+  showWorkers(d, got.workers);
   if (d.kind === 'cpu' && !got.probe.adapter) {
     showNotice(`<p>No WebGPU here (${escapeHtml(got.probe.why)}): running on the ${escapeHtml(d.describe)}. Everything works; training is slower than on a GPU.</p>${HELP}`, false);
   }
@@ -189,7 +211,7 @@ async function main() {
     $('checks-card').open = true;
     runChecks();
   }
-  startPage(wasm, d, got.probe.info);
+  startPage(wasm, d, got.probe.info, got.workers);
   startBench(wasm, d, got.probe.info);
   startMatmul(wasm, d);
 }

@@ -15,6 +15,10 @@
 
 export const KEY = 'attnlab-backend';
 export const CHOICES = ['auto', 'webgpu', 'cpu'];
+// How many engines train on the CPU backend (web/helpers.js): ?workers=N in the address, else the
+// Device card's Workers selector (kept in localStorage), else auto.
+export const WORKERS_KEY = 'attnlab-workers';
+export const MAX_WORKERS = 8;
 
 let ready = null;
 
@@ -26,6 +30,44 @@ export function currentChoice() {
   try { saved = localStorage.getItem(KEY); } catch { /* storage can be off */ }
   if (CHOICES.includes(saved)) return { choice: saved, from: 'saved' };
   return { choice: 'auto', from: 'default' };
+}
+
+// How many engines a run on the CPU backend uses, and why: {n, choice ('auto' or a number), from
+// ('address', 'saved', 'default'), cores, isolated, why}. Auto: one fewer than the cores the
+// browser reports (navigator.hardwareConcurrency), leaving one to the page's own thread and the
+// browser (with every core busy training, the page's tasks stretched past 200 ms on this 2-core
+// machine: web/test/page.mjs), at least 1 and at most MAX_WORKERS (each engine holds a copy of the
+// model and the run's data; past 8 the gradients' exchange grows while each engine's rows shrink).
+// WebGPU runs one engine: its device is one.
+export function workerPlan(kind) {
+  const cores = Math.max(1, navigator.hardwareConcurrency || 1);
+  const isolated = self.crossOriginIsolated === true;
+  const valid = (v) => /^[0-9]+$/.test(String(v)) && +v >= 1 && +v <= MAX_WORKERS;
+  let choice = 'auto';
+  let from = 'default';
+  const q = new URLSearchParams(location.search).get('workers');
+  let saved = null;
+  try { saved = localStorage.getItem(WORKERS_KEY); } catch { /* storage can be off */ }
+  if (valid(q)) { choice = +q; from = 'address'; } else if (valid(saved)) { choice = +saved; from = 'saved'; }
+  const auto = Math.max(1, Math.min(MAX_WORKERS, cores - 1));
+  const base = { choice, from, cores, isolated };
+  if (kind !== 'cpu') return { ...base, n: 1, why: 'WebGPU trains on its one device, in one engine' };
+  const n = choice === 'auto' ? auto : choice;
+  const how = choice === 'auto'
+    ? `auto: the browser reports ${cores} core${cores === 1 ? '' : 's'}${cores > 1 ? ', one left to the page' : ''}${cores === 2 ? '; 2 under Workers uses both (faster only when both are free, and the page then answers more slowly)' : ''}`
+    : `you chose ${n} (${from === 'address' ? '?workers= in the address' : 'Workers selector'})`;
+  const share = n === 1 ? '' : isolated
+    ? '; the page is cross-origin isolated, so the engines pass weights and gradients through shared memory'
+    : '; the page is not cross-origin isolated (its server sends no COOP/COEP headers), so weights and gradients are copied between the engines (slower)';
+  return { ...base, n, why: `${how}${share}` };
+}
+
+// Store another worker count ('auto' or 1…MAX_WORKERS) and reload, as switchBackend does.
+export function switchWorkers(choice) {
+  try { localStorage.setItem(WORKERS_KEY, String(choice)); } catch { /* only the address can choose */ }
+  const url = new URL(location.href);
+  if (url.searchParams.has('workers')) url.searchParams.delete('workers');
+  if (url.href === location.href) location.reload(); else location.replace(url.href);
 }
 
 // What the browser itself says about WebGPU: {api, adapter, info, fallback, why}.
@@ -47,16 +89,22 @@ async function probeWebGPU() {
 // message. A function argument (a progress callback) stays here and is called with what the
 // worker's stand-in for it was given. The worker serves one call at a time; job() below orders the
 // page's device work and names the call running.
-function startEngine() {
+// callWith(engine, fn, args, {into, transfer}) makes the same call with two options: `into` a
+// SharedArrayBuffer for the result's Float32Array (web/engine-worker.js), `transfer` the
+// ArrayBuffers of the arguments to move rather than copy (the caller loses them).
+const raw = new WeakMap();
+export const callWith = (engine, fn, args, opts = {}) => raw.get(engine)(fn, args, opts);
+
+export function startEngine() {
   const worker = new Worker(new URL('./engine-worker.js', import.meta.url), { type: 'module' });
   const calls = new Map();
   let next = 1;
-  const call = (fn, args) => new Promise((resolve, reject) => {
+  const call = (fn, args, { into, transfer } = {}) => new Promise((resolve, reject) => {
     const id = next++;
     const callbacks = [];
     const sent = args.map((a) => (typeof a === 'function' ? { progress: callbacks.push(a) - 1 } : a));
     calls.set(id, { resolve, reject, callbacks });
-    worker.postMessage({ type: 'call', id, fn, args: sent });
+    worker.postMessage({ type: 'call', id, fn, args: sent, into }, transfer || []);
   });
   return new Promise((resolve, reject) => {
     const stop = (why) => {
@@ -71,7 +119,9 @@ function startEngine() {
     };
     worker.onmessage = ({ data: m }) => {
       if (m.type === 'ready') {
-        resolve(Object.freeze(Object.fromEntries(m.exports.map((fn) => [fn, (...args) => call(fn, args)]))));
+        const engine = Object.freeze(Object.fromEntries(m.exports.map((fn) => [fn, (...args) => call(fn, args)])));
+        raw.set(engine, call);
+        resolve(engine);
         return;
       }
       if (m.type === 'failed') { stop(m.error); return; }
@@ -84,17 +134,18 @@ function startEngine() {
   });
 }
 
-// Start the engine and open the device once: resolves to {wasm, device, probe, choice, from}, where
+// Start the engine and open the device once: resolves to {wasm, device, probe, choice, from, workers}, where
 // wasm holds the engine's exports (each returns a promise) and device is the wasm side's
 // description {kind: 'gpu'|'cpu', choice, describe, reason, threads, max_tensor_bytes,
-// budget_bytes, adapter}. Rejects only when the engine itself does not load.
+// budget_bytes, adapter}, and workers is workerPlan's answer for it. Rejects only when the engine
+// itself does not load.
 export function loadDevice() {
   if (!ready) {
     ready = (async () => {
       const [wasm, probe] = await Promise.all([startEngine(), probeWebGPU()]);
       const { choice, from } = currentChoice();
       const device = await wasm.open_device(choice);
-      return { wasm, device, probe, choice, from };
+      return { wasm, device, probe, choice, from, workers: workerPlan(device.kind) };
     })();
   }
   return ready;

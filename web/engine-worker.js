@@ -1,7 +1,9 @@
 // The page's engine (a module Web Worker, started by web/backend.js): the one instance of the wasm
 // module, the one device and every model and run live here, so a training chunk, an evaluation or
 // a demo's computation never blocks the page's thread. The messages (each with a `type`):
-//   page → engine   {type: 'call', id, fn, args}        fn: one of the exports listed in 'ready'
+//   page → engine   {type: 'call', id, fn, args, into}  fn: one of the exports listed in 'ready';
+//                                                      into (optional): a SharedArrayBuffer that
+//                                                      receives the result's Float32Array (below)
 //   engine → page   {type: 'ready', exports: [names]}   once, when the module is loaded
 //                   {type: 'failed', error}             instead, when it did not load
 //                   {type: 'result', id, value}
@@ -17,19 +19,34 @@ const NOT_CALLABLE = new Set(['default', 'initSync']);
 
 let memory = null;
 // Byte results (fresh copies out of the module's memory) move instead of being copied again: a
-// checkpoint can be megabytes.
-const transfers = (v) => (ArrayBuffer.isView(v) && v.buffer instanceof ArrayBuffer && v.buffer !== memory.buffer ? [v.buffer] : []);
+// checkpoint can be megabytes; so do the typed arrays of a result object (a step's gradients).
+const movable = (v) => ArrayBuffer.isView(v) && v.buffer instanceof ArrayBuffer && v.buffer !== memory.buffer;
+const transfers = (v) => (movable(v) ? [v.buffer]
+  : v && typeof v === 'object' ? Object.values(v).filter(movable).map((a) => a.buffer) : []);
+
+// With `into` (the page is cross-origin isolated: web/helpers.js), the result's Float32Array (the
+// result itself or one of its fields) is copied into that shared buffer and replaced by a view of
+// it, which the page hands to another engine without a copy.
+function share(v, into) {
+  const put = (a) => { const view = new Float32Array(into, 0, a.length); view.set(a); return view; };
+  if (v instanceof Float32Array) return put(v);
+  if (v && typeof v === 'object') {
+    for (const [k, a] of Object.entries(v)) if (a instanceof Float32Array) return { ...v, [k]: put(a) };
+  }
+  return v;
+}
 
 const message = (e) => String((e && e.message) || e);
 
-async function serve({ id, fn, args }) {
+async function serve({ id, fn, args, into }) {
   try {
     const f = NOT_CALLABLE.has(fn) ? null : wasm[fn];
     if (typeof f !== 'function') throw new Error(`the engine has no function ${fn}`);
     const call = args.map((a) => (a && typeof a === 'object' && 'progress' in a && Object.keys(a).length === 1
       ? (...p) => self.postMessage({ type: 'progress', id, k: a.progress, args: p })
       : a));
-    const value = await f(...call);
+    let value = await f(...call);
+    if (into) value = share(value, into);
     self.postMessage({ type: 'result', id, value }, transfers(value));
   } catch (err) {
     self.postMessage({ type: 'error', id, error: message(err) });

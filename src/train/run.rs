@@ -90,6 +90,42 @@ pub fn trim_batch(x: &[u32], y: &[u32], rows: usize, t: usize) -> (Vec<u32>, Vec
     (cut(x), cut(y), keep)
 }
 
+/// Batch `s` of epoch `epoch` (0-based) of `n` examples in batches of `bs`: (x, y, rows), each row
+/// BLOCK_SIZE − 1 tokens, built by `get(idx, epoch)`.
+pub(super) fn batch_of(
+    get: &dyn Fn(usize, u64) -> Result<(Vec<u32>, Vec<u32>)>,
+    n: usize,
+    bs: usize,
+    epoch: usize,
+    s: usize,
+) -> Result<(Vec<u32>, Vec<u32>, usize)> {
+    let t = BLOCK_SIZE - 1;
+    let (lo, hi) = (s * bs, ((s + 1) * bs).min(n));
+    let rows = hi.saturating_sub(lo);
+    let (mut x, mut y) = (Vec::with_capacity(rows * t), Vec::with_capacity(rows * t));
+    for idx in lo..hi {
+        let (xi, yi) = get(idx, epoch as u64)?;
+        if xi.len() != t || yi.len() != t {
+            return Err(Error::Msg(format!(
+                "example {idx} has {} / {} tokens, expected {t}",
+                xi.len(),
+                yi.len()
+            )));
+        }
+        x.extend_from_slice(&xi);
+        y.extend_from_slice(&yi);
+    }
+    Ok((x, y, rows))
+}
+
+/// The error that ends a run whose loss stopped being finite (`epoch` 1-based).
+pub(super) fn not_finite(l: f32, epoch: usize, step: u64, lr: f64) -> Error {
+    Error::Msg(format!(
+        "training stopped: the loss became {l} at epoch {epoch}, step {step} (learning rate \
+         {lr:.3e}); lower the learning rate or check the data"
+    ))
+}
+
 /// The shared epoch loop; `get(idx, epoch)` builds one (x, y) example of BLOCK_SIZE − 1 tokens.
 /// Runs from the trainer's step count to the run's end, or only up to step `until` when given (a
 /// chunk of the run: the loss is also read back there, but `Progress::epoch_end` and
@@ -134,21 +170,7 @@ pub(super) async fn train_epochs(
             0
         };
         for s in first_step..per_epoch {
-            let (lo, hi) = (s * bs, ((s + 1) * bs).min(n));
-            let rows = hi - lo;
-            let (mut x, mut y) = (Vec::with_capacity(rows * t), Vec::with_capacity(rows * t));
-            for idx in lo..hi {
-                let (xi, yi) = get(idx, epoch as u64)?;
-                if xi.len() != t || yi.len() != t {
-                    return Err(Error::Msg(format!(
-                        "example {idx} has {} / {} tokens, expected {t}",
-                        xi.len(),
-                        yi.len()
-                    )));
-                }
-                x.extend_from_slice(&xi);
-                y.extend_from_slice(&yi);
-            }
+            let (x, y, rows) = batch_of(get, n, bs, epoch, s)?;
             let lr = trainer.lr;
             // Only the rows' real tokens, packed; the schedule still counts full rows.
             let loss = trainer.step_packed(&x, &y, rows, t, rows * t)?;
@@ -165,11 +187,7 @@ pub(super) async fn train_epochs(
                 .copied()
                 .unwrap_or(f32::NAN);
             if !l.is_finite() {
-                return Err(Error::Msg(format!(
-                    "training stopped: the loss became {l} at epoch {}, step {step} (learning \
-                     rate {lr:.3e}); lower the learning rate or check the data",
-                    epoch + 1
-                )));
+                return Err(not_finite(l, epoch + 1, step, lr));
             }
             last = l;
             let elapsed = ((hooks.clock)() - t0).max(1e-9);

@@ -5,7 +5,8 @@
 
 use super::run::{self, Hooks};
 use super::spec::{RunKind, RunSpec};
-use super::{TrainConfig, Trainer};
+use super::trainer::MicroStep;
+use super::{Progress, TrainConfig, Trainer};
 use crate::data::{CharCorruptionDataset, NameDataset, Vocab};
 use crate::device::Device;
 use crate::error::Result;
@@ -88,6 +89,25 @@ pub enum Begin {
     },
 }
 
+/// One step of a run taken in parts (`Session::step_begin`): the micro-batched step on the run's
+/// next batch, with what its report needs.
+#[derive(Debug)]
+pub struct StepParts {
+    pub micro: MicroStep,
+    /// The learning rate the step uses.
+    lr: f64,
+    /// 0-based epoch of the batch.
+    epoch: usize,
+    /// Rows of the batch (the schedule counts each as a whole block).
+    rows: usize,
+}
+
+impl StepParts {
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+}
+
 pub struct Session {
     pub trainer: Trainer,
     pub data: RunData,
@@ -167,6 +187,65 @@ impl Session {
                 run::train_epochs(t, d.len(), &|i, _| d.get(i), hooks, until).await
             }
         }
+    }
+
+    /// Begin the run's next step in parts (None when the run is done): the same batch and step
+    /// as `run_steps(1)` would take, as `Trainer::micro_begin` on it, so a front end can run its
+    /// rows as separate calls (`Trainer::micro_next`) or on several engines (`MicroStep::parts`,
+    /// `Trainer::micro_skip` / `micro_add`), then `step_end`. Dropping the parts before `step_end`
+    /// leaves the run as it was (the weights change only at the end).
+    pub fn step_begin(&mut self) -> Result<Option<StepParts>> {
+        if self.done() {
+            return Ok(None);
+        }
+        let steps = self.trainer.steps;
+        let bs = self.trainer.cfg.batch_size.max(1);
+        let n = self.data.len();
+        let per_epoch = self.steps_per_epoch().max(1) as u64;
+        let (epoch, s) = ((steps / per_epoch) as usize, (steps % per_epoch) as usize);
+        let (x, y, rows) = match &self.data {
+            RunData::Pretrain(d) => run::batch_of(&|i, e| d.get(i, e), n, bs, epoch, s)?,
+            RunData::Finetune(d) => run::batch_of(&|i, _| d.get(i), n, bs, epoch, s)?,
+        };
+        let t = crate::data::BLOCK_SIZE - 1;
+        let lr = self.trainer.lr;
+        let micro = self.trainer.micro_begin(&x, &y, rows, t, rows * t)?;
+        Ok(Some(StepParts {
+            micro,
+            lr,
+            epoch,
+            rows,
+        }))
+    }
+
+    /// Finish a step begun by `step_begin` whose rows are all done (here or added from other
+    /// engines): clip, AdamW, move on; read the loss back (an error when it is not finite) and
+    /// report it, with the tokens per second over `elapsed_s`.
+    pub async fn step_end(&mut self, p: StepParts, elapsed_s: f64) -> Result<Progress> {
+        let loss = self.trainer.micro_finish(p.micro)?;
+        let l = loss
+            .to_vec_f32()
+            .await?
+            .first()
+            .copied()
+            .unwrap_or(f32::NAN);
+        let step = self.trainer.steps;
+        if !l.is_finite() {
+            return Err(run::not_finite(l, p.epoch + 1, step, p.lr));
+        }
+        let (total, per_epoch) = (self.total_steps(), self.steps_per_epoch().max(1) as u64);
+        let elapsed = elapsed_s.max(1e-9);
+        Ok(Progress {
+            epoch: p.epoch + 1,
+            epochs: self.trainer.cfg.max_epochs,
+            step,
+            total_steps: total,
+            loss: l,
+            lr: p.lr,
+            tokens_per_s: (p.rows * (crate::data::BLOCK_SIZE - 1)) as f64 / elapsed,
+            elapsed_s: elapsed,
+            epoch_end: step.is_multiple_of(per_epoch) || step == total,
+        })
     }
 
     /// The exact training state (model, AdamW moments, step, tokens, seed) to continue from with

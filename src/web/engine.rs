@@ -13,7 +13,7 @@ use crate::data::{DefaultCorpus, Row, Vocab};
 use crate::device::{Device, DeviceChoice};
 use crate::model::vit::VitTrainer;
 use crate::model::Gpt;
-use crate::train::{run, Session};
+use crate::train::{run, Session, StepParts};
 use serde::Serialize;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -58,6 +58,13 @@ pub(crate) struct VitRun {
     pub origin: String,
 }
 
+/// The Train card's step in progress when it is taken in parts (`steps.rs`), and when it began
+/// (seconds, for its tokens per second).
+pub(crate) struct PartStep {
+    pub parts: StepParts,
+    pub t0: f64,
+}
+
 /// All of the page's engine state.
 pub(crate) struct Engine {
     /// The page opens one device and keeps it: pipelines and pooled buffers are reused across runs.
@@ -71,6 +78,8 @@ pub(crate) struct Engine {
     pub unseen_loss: Option<String>,
     /// The Train card's run (`train.rs`).
     pub run: Option<Session>,
+    /// Its step in progress, when taken in parts (`steps.rs`).
+    pub step: Option<PartStep>,
     /// The finished models by slot (`models.rs`): each attention variant's current model under
     /// its name ("vanilla"), and one kept beside it for comparison under "vanilla:kept".
     pub models: HashMap<String, Loaded>,
@@ -99,6 +108,7 @@ impl Engine {
             destroyed: false,
             unseen_loss: None,
             run: None,
+            step: None,
             models: HashMap::new(),
             eval: None,
             vit: None,
@@ -114,6 +124,7 @@ impl Engine {
     /// and the loss bookkeeping are `mod.rs`'s.
     pub fn drop_all(&mut self) {
         self.run = None;
+        self.step = None;
         self.models.clear();
         // An evaluation keeps what it answered (plain text, not on the device), so the page can
         // still show it; only its model goes.

@@ -14,6 +14,7 @@ mod measure;
 mod models;
 mod section2;
 mod spec;
+mod steps;
 mod train;
 mod vit;
 

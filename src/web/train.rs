@@ -39,6 +39,11 @@ struct Started {
     final_tokens: f64,
     /// The model's dropout probability for this run.
     dropout: f32,
+    /// Rows per engine call when a step is taken in parts (`page_step_*`), or null when a whole
+    /// step is one call (`steps.rs`).
+    micro_rows: Option<usize>,
+    /// At most this many engines share a step (`steps.rs`).
+    max_engines: usize,
 }
 
 /// Start a run (or continue one): `spec` is the form, `wiki`/`tsv` the pretraining text and the
@@ -57,7 +62,10 @@ pub async fn page_start(
     let _busy = Busy::enter();
     let form: StartSpec = from_js(spec, "the training form is incomplete")?;
     let spec = form.run_spec()?;
-    engine::with(|e| e.run = None);
+    engine::with(|e| {
+        e.run = None;
+        e.step = None;
+    });
     let g = device().await?;
     // The vocabulary: from the saved state when resuming, from the model a finetune starts from,
     // else from the pretraining text (as run.py always does).
@@ -104,13 +112,24 @@ pub async fn page_start(
         vocab_size: session.vocab.len(),
         final_tokens: session.trainer.cfg.final_tokens,
         dropout: session.trainer.model.cfg.attn_pdrop,
+        micro_rows: super::steps::micro_rows(
+            &g,
+            &session.trainer.model.cfg,
+            session.trainer.model.num_params(),
+            session.trainer.cfg.batch_size,
+        ),
+        max_engines: super::steps::max_engines(
+            &session.trainer.model.cfg,
+            session.trainer.model.num_params(),
+            session.trainer.cfg.batch_size,
+        ),
     };
     engine::with(|e| e.run = Some(session));
     to_js(&started)
 }
 
 #[derive(Serialize)]
-struct Report {
+pub(crate) struct Report {
     epoch: usize,
     epochs: usize,
     step: u64,
@@ -120,14 +139,28 @@ struct Report {
     tokens_per_s: f64,
 }
 
+impl Report {
+    pub(crate) fn of(p: &Progress) -> Report {
+        Report {
+            epoch: p.epoch,
+            epochs: p.epochs,
+            step: p.step,
+            total_steps: p.total_steps,
+            loss: p.loss,
+            lr: p.lr,
+            tokens_per_s: p.tokens_per_s,
+        }
+    }
+}
+
 #[derive(Serialize)]
-struct Chunk {
-    reports: Vec<Report>,
-    steps: u64,
-    total_steps: u64,
-    done: bool,
+pub(crate) struct Chunk {
+    pub reports: Vec<Report>,
+    pub steps: u64,
+    pub total_steps: u64,
+    pub done: bool,
     /// The learning rate the next step will use.
-    lr: f64,
+    pub lr: f64,
 }
 
 fn now_s() -> f64 {
@@ -141,18 +174,10 @@ fn now_s() -> f64 {
 pub async fn page_train(steps: u32, every: u32) -> Result<JsValue, JsError> {
     let _busy = Busy::enter();
     let mut guard = RunGuard::take()?;
+    // A step begun in parts and not finished is dropped: this chunk takes it whole.
+    engine::with(|e| e.step = None);
     let mut reports = vec![];
-    let mut on_progress = |p: Progress| {
-        reports.push(Report {
-            epoch: p.epoch,
-            epochs: p.epochs,
-            step: p.step,
-            total_steps: p.total_steps,
-            loss: p.loss,
-            lr: p.lr,
-            tokens_per_s: p.tokens_per_s,
-        })
-    };
+    let mut on_progress = |p: Progress| reports.push(Report::of(&p));
     let clock = now_s;
     let mut hooks = Hooks {
         every: every.max(1) as u64,
@@ -187,6 +212,7 @@ pub async fn page_run_state() -> Result<Vec<u8>, JsError> {
 /// and its checkpoint bytes (the CLI's format) are returned.
 #[wasm_bindgen]
 pub async fn page_finish(label: String) -> Result<Vec<u8>, JsError> {
+    engine::with(|e| e.step = None);
     let run = RunGuard::take()?.keep_out().expect("taken just now");
     let bytes = run.checkpoint_bytes().await.map_err(|e| err(lost_or(e)))?;
     let pretrained = matches!(run.data, RunData::Pretrain(_));

@@ -19,13 +19,16 @@ export const SAVE_COST_RATIO = 10;
 // The page's shared mutable state: the engine (the wasm module's exports, web/backend.js), the
 // presets and their forms, the run in progress, the served data folder and the built-in corpus
 // (read once), the training chunk length.
-export const P = { wasm: null, presets: null, presetForms: null, run: null, served: null, embedded: null, embeddedInfo: null, chunkMs: 400 };
+export const P = { wasm: null, presets: null, presetForms: null, run: null, served: null, embedded: null, embeddedInfo: null, chunkMs: 400, workers: null };
 
 export const S = (window.__page = {
   ready: false, status: 'starting', kind: null, variant: null, steps: 0, total: 0, losses: [],
   chunks: 0, saves: 0, saveMs: null, savedStep: null, resumedFrom: null, finished: 0, error: null, deviceLost: null,
   dataSource: null, dataError: null, modelError: null, models: [], evalReport: null, evalError: null,
-  ask: null, askError: null, longTasks: [], msPerStep: null, backend: null,
+  ask: null, askError: null, longTasks: [], msPerStep: null, backend: null, workers: null,
+  parts: 0, // engine calls of steps taken in parts (web/page/steps.js)
+  engines: 1, // engines that shared the last step
+  stepMs: [], // the last training chunks' times per step, ms
   // The shipped model: state 'none' | 'loading' | 'loaded' (it is the vanilla model now) |
   // 'replaced' (a model trained or loaded here took its place) | 'skipped' (this browser has its own
   // model or a saved run) | 'unavailable' (its files are missing or broken; note says why).

@@ -9,6 +9,7 @@ import { measure } from './sizing.js';
 import { restoreModels } from './models.js';
 import { emit, on } from './events.js';
 import { probeRecall } from './recall.js';
+import * as steps from './steps.js';
 
 export let lastSave = 0;
 // How long the last save took (the engine's readback of the state plus the IndexedDB write), ms.
@@ -99,6 +100,7 @@ export async function startRun(kind, record) {
     setStatus('running', record ? `Resumed ${r.kind} at step ${st.steps} (${what}).` : `${r.kind === 'pretrain' ? 'Pretraining' : 'Finetuning'} the ${what}.`);
     $('resume-banner').hidden = true;
     if (!record) { lastSave = 0; await saveRun(); } else { lastSave = performance.now(); }
+    await steps.startHelpers(r);
     showProgress(null);
     loop();
   } catch (e) {
@@ -115,10 +117,18 @@ export async function loop() {
     const before = S.steps;
     let chunk;
     try {
-      // The loss is read back every 2 steps: between two readbacks the engine records steps
-      // without yielding (on the page's thread, before the engine moved into a worker, 4 steps on
-      // a software adapter came close to the 200 ms long-task bar).
-      chunk = await job('train', () => P.wasm.page_train(n, Math.min(n, 2)));
+      // A large step, or a step on several engines, is taken in parts (web/page/steps.js): one
+      // step a turn, and Pause or Stop in its middle drops it.
+      if (steps.inParts(S.started)) {
+        chunk = await steps.step(() => S.status !== 'running');
+        if (!chunk && S.status === 'running') { await finishRun('finished'); return; }
+        if (!chunk) break;
+      } else {
+        // The loss is read back every 2 steps: between two readbacks the engine records steps
+        // without yielding (on the page's thread, before the engine moved into a worker, 4 steps
+        // on a software adapter came close to the 200 ms long-task bar).
+        chunk = await job('train', () => P.wasm.page_train(n, Math.min(n, 2)));
+      }
     } catch (e) {
       await failed(e, 'training stopped');
       return;
@@ -129,6 +139,9 @@ export async function loop() {
     S.chunks += 1;
     if (did > 0) {
       const ms = dt / did;
+      // The last steps' times, for the benchmark (web/test/bench-workers.mjs).
+      S.stepMs.push(ms);
+      if (S.stepMs.length > 1000) S.stepMs.shift();
       S.msPerStep = S.msPerStep ? 0.7 * S.msPerStep + 0.3 * ms : ms;
       n = Math.max(1, Math.min(256, Math.round(P.chunkMs / S.msPerStep)));
     }
@@ -243,14 +256,14 @@ export function wireTraining() {
   on('failed', ({ error, what }) => failed(error, what));
   $('btn-pretrain').addEventListener('click', () => startRun('pretrain'));
   $('btn-finetune').addEventListener('click', () => startRun('finetune'));
-  $('btn-pause').addEventListener('click', () => { if (S.status === 'running') setStatus('pausing', 'Pausing after this chunk…'); });
+  $('btn-pause').addEventListener('click', () => { if (S.status === 'running') setStatus('pausing', 'Pausing…'); });
   $('btn-resume').addEventListener('click', () => {
     if (S.status !== 'paused' || !P.run) return;
     setStatus('running', `Continuing ${P.run.kind} from step ${S.steps}.`);
     loop();
   });
   $('btn-stop').addEventListener('click', () => {
-    if (S.status === 'running') setStatus('stopping', 'Stopping after this chunk…');
+    if (S.status === 'running') setStatus('stopping', 'Stopping…');
     else if (S.status === 'paused') { setStatus('stopping', 'Stopping…'); finishRun('stopped'); }
   });
   $('resume-saved').addEventListener('click', resumeSaved);

@@ -10,9 +10,11 @@ const BROWSERS = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/snap/bin/c
 // The page's address with the backend the test runs on: ?backend=webgpu by default (headless
 // Chromium's only adapter is SwiftShader, a software fallback that the page's "auto" would pass
 // over for the CPU backend); ATTNLAB_BACKEND=cpu or auto runs the same test on another backend.
+// ATTNLAB_QUERY adds to the address (e.g. workers=1: the CPU backend on one engine).
 export function pageUrl(base, query = '') {
   const backend = process.env.ATTNLAB_BACKEND || 'webgpu';
-  return new URL(`index.html?backend=${backend}${query ? `&${query}` : ''}`, base).href;
+  const q = [query, process.env.ATTNLAB_QUERY].filter(Boolean).join('&');
+  return new URL(`index.html?backend=${backend}${q ? `&${q}` : ''}`, base).href;
 }
 
 // `name` tags the temporary profile folder; returns the context and a close() that also removes it.

@@ -106,7 +106,9 @@ async function run() {
       const note = await page.textContent('#device-note');
       assert(/CPU backend \(1 thread, wasm SIMD128\)/.test(line), `device line: ${line}`);
       assert(/no WebGPU/.test(why), `reason: ${why}`);
-      assert(/One thread/.test(note), `note: ${note}`);
+      assert(/one thread of wasm SIMD128/.test(note), `note: ${note}`);
+      const workers = await page.textContent('#device-workers');
+      assert(/^Workers: \d+ engines? trains? each step \(auto: the browser reports \d+ core/.test(workers), `workers line: ${workers}`);
       const notice = await page.evaluate(() => { const n = document.getElementById('nogpu'); return { hidden: n.hidden, cls: n.className, text: n.innerText }; });
       assert(!notice.hidden && !/error/.test(notice.cls) && /No WebGPU here.*CPU backend/s.test(notice.text), `notice: ${JSON.stringify(notice)}`);
       assert(await page.isHidden('#gpu-details'), 'the WebGPU adapter details are shown on the CPU backend');

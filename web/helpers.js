@@ -1,0 +1,74 @@
+// The CPU backend's helper engines: a run on the CPU backend can train on N engines (the page's own,
+// web/backend.js, and N − 1 helpers, each another module Web Worker with its own instance of the
+// wasm module, its own CPU device and its own session of the same run). Each step the page's engine
+// hands out its weights, every helper computes the gradients of its part of the batch
+// (page_step_part in src/web/steps.rs), and the page's engine adds them in row order and updates
+// (web/page/steps.js). When the page is cross-origin isolated (scripts/serve.py sends COOP and
+// COEP), the weights and gradients pass through SharedArrayBuffers: the engine writes a result
+// into one, and the page hands a view of it to the next engine without copying; otherwise they
+// are ArrayBuffers, moved where they can be and copied where they must.
+// Helpers start when a run first needs them and stay for the page's life; they hold nothing the
+// page's engine does not also hold (a run is started on them from the page's engine's exact state).
+// (A helper engine is called `helper` here, as the page's is `wasm` elsewhere: web/test/calls.mjs
+// checks that each function called on one of them is an export.)
+import { callWith, startEngine } from './backend.js';
+
+const engines = [];
+// The shared buffers by name (page's weights, each helper's gradients), grown as needed.
+const buffers = new Map();
+// The helpers' calls not yet answered (a step dropped by Pause leaves them running): the next
+// step waits for them, so no two calls' buffers overlap.
+let inflight = Promise.resolve();
+
+export const isolated = () => self.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function';
+
+// A shared buffer of at least `floats` f32 for `name` (isolated pages only), else undefined.
+export function shared(name, floats) {
+  if (!isolated()) return undefined;
+  const have = buffers.get(name);
+  if (have && have.byteLength >= floats * 4) return have;
+  const b = new SharedArrayBuffer(floats * 4);
+  buffers.set(name, b);
+  return b;
+}
+
+// The first n helpers, started (each opens the CPU backend) as needed; calls are chained, so two
+// callers never start the same helper twice.
+let starting = Promise.resolve();
+export function helpers(n) {
+  starting = starting.catch(() => {}).then(async () => {
+    const more = [];
+    for (let i = engines.length; i < n; i++) {
+      more.push((async () => {
+        const helper = await startEngine();
+        await helper.open_device('cpu');
+        return helper;
+      })());
+    }
+    engines.push(...(await Promise.all(more)));
+    return engines.slice(0, n);
+  });
+  return starting;
+}
+
+// Start the run on n helpers from the page's engine's exact training state (bytes): the same
+// spec and data as the page's engine got, so every engine holds the same session.
+export async function startRuns(n, r, state) {
+  await inflight;
+  const hs = await helpers(n);
+  await Promise.all(hs.map((helper) => helper.page_start(r.spec, r.wikiName, r.wiki, r.tsvName, r.tsv, state)));
+}
+
+// Helper i's part of a step: its gradients for rows [first, end) with the page's engine's weights.
+// Resolves to {grads: Float32Array, loss}.
+export function part(i, weights, steps, first, end) {
+  const call = callWith(engines[i], 'page_step_part', [weights, steps, first, end], { into: shared(`grads${i}`, weights.length) });
+  return call;
+}
+
+// Remember the calls of a step, so the next one starts after them.
+export function track(calls) {
+  inflight = Promise.allSettled(calls);
+}
+
+export const settled = () => inflight;

@@ -1,0 +1,73 @@
+// One training step in parts (the engine's page_step_* exports, src/web/steps.rs), for the two
+// cases where a step is more than one engine call:
+//   - a large step on one engine: micro-batches of `micro_rows` rows (page_start says how many;
+//     about 0.4 s each), each its own call in the page's queue, so Pause, Stop and a demo wait for
+//     one micro-batch, not a whole step;
+//   - the CPU backend on N engines (web/helpers.js): the page's engine takes the first part of the
+//     batch (in micro-batches too), each helper one more part at the same time; their gradients
+//     are added on the page's engine in row order (one fixed order: the same N gives the same
+//     numbers every time), then one update.
+// Pause or Stop in the middle drops the step (the weights change only at its end), so the run
+// stays exactly where it was and Resume takes the same step again.
+import { P, S, job } from './core.js';
+import { callWith } from '../backend.js';
+import * as helpers from '../helpers.js';
+
+// Whether a run on this device takes its steps in parts, and on how many engines. The rows per
+// micro-batch come from page_start (a function of the model, batch and device, so a run is cut the
+// same way every time); ?micro=R in the address sets them (the tests: R = 0 for whole steps).
+// A step shares at most `max_engines` (page_start's: a small step gains nothing from more).
+export const engines = () => (S.backend === 'cpu' && P.workers ? P.workers.n : 1);
+const stepEngines = () => Math.min(engines(), (S.started && S.started.max_engines) || 1);
+export function microRows(started) {
+  const q = new URLSearchParams(location.search).get('micro');
+  if (q !== null && /^[0-9]+$/.test(q)) return +q || null;
+  return (started && started.micro_rows) || null;
+}
+export const inParts = (started) => stepEngines() > 1 || !!microRows(started);
+
+// Start the run's session on the helpers, from the page's engine's state. Falls back to one
+// engine (and says why in S.workers.error) if a helper cannot start it.
+export async function startHelpers(r) {
+  if (stepEngines() <= 1) return;
+  try {
+    const state = await job('run_state', () => P.wasm.page_run_state());
+    await helpers.startRuns(stepEngines() - 1, r, state);
+  } catch (e) {
+    P.workers = { ...P.workers, n: 1, error: `the helper engines could not start the run (${(e && e.message) || e}); training on one engine` };
+    S.workers = P.workers;
+  }
+}
+
+// Take one step. `halt()` says whether Pause or Stop was asked for. Resolves to page_train's chunk
+// ({reports, steps, total_steps, done, lr}) or null when the step was dropped.
+export async function step(halt) {
+  const n = stepEngines();
+  S.engines = n;
+  const micro = microRows(S.started);
+  const W = n > 1 ? helpers.shared('weights', S.started.params) : undefined;
+  await helpers.settled();
+  const b = await job('train', () => callWith(P.wasm, 'page_step_begin', [n], { into: W }));
+  if (!b) return null;
+  const calls = b.parts.slice(1).map(([first, end], i) => helpers.part(i, b.weights, b.steps, first, end));
+  helpers.track(calls);
+  const drop = async () => { await job('train', () => P.wasm.page_step_drop()); return null; };
+  const [, end0] = b.parts[0];
+  let done = b.parts[0][0];
+  while (done < end0) {
+    if (halt()) return drop();
+    const rows = micro ? Math.min(micro, end0 - done) : end0 - done;
+    done = await job('train', () => P.wasm.page_step_rows(rows));
+    S.parts += 1;
+  }
+  const got = await Promise.all(calls);
+  if (halt()) return drop();
+  for (let i = 0; i < got.length; i++) {
+    const [first, end] = b.parts[i + 1];
+    const g = got[i].grads;
+    // Moved, not copied, when it is a plain ArrayBuffer (a view of a shared buffer needs neither).
+    const transfer = g.buffer instanceof ArrayBuffer ? [g.buffer] : [];
+    await job('train', () => callWith(P.wasm, 'page_step_add', [g, got[i].loss, first, end], { transfer }));
+  }
+  return job('train', () => P.wasm.page_step_end());
+}
