@@ -60,6 +60,9 @@ node web/test/matmul.mjs "$url"
 ATTNLAB_BACKEND=cpu node web/test/matmul.mjs "$url"
 echo "   (the Device card's matmul kernel, both backends: $((SECONDS - t0)) s)"
 t0=$SECONDS
+node web/test/course.mjs "$url"
+echo "   (the course model, loaded and asked on the CPU backend: $((SECONDS - t0)) s)"
+t0=$SECONDS
 node web/test/nogpu.mjs "$url"
 echo "   (without WebGPU, CPU backend: $((SECONDS - t0)) s)"
 t0=$SECONDS

@@ -1,0 +1,77 @@
+// Browser test of the course model in the page (web/page/course.js, web/models/course-vanilla.*), on
+// the CPU backend: the Models card offers it with its dev score and the commands that made it; a
+// click loads it (6.8 MB of f16 weights) as the vanilla model, the shipped model is then offered
+// again, and Ask answers with it and its attention maps. With the course files beside the project
+// (../shared/data/cs224n-a5/birth_dev.tsv) the first dev question's answer must equal the CLI's
+// prediction for it in results/course-full/vanilla.pretrain.dev.predictions (the f16 copy gives the
+// f32 model's 500 dev predictions); without them it asks a made-up name and checks that an answer
+// and its maps come back (and says the comparison was skipped).
+// Usage: node web/test/course.mjs [base URL]
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openBrowser } from './browser.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.join(here, '..', '..');
+const base = process.argv[2] || 'http://127.0.0.1:8080/';
+const url = new URL('index.html?backend=cpu', base).href;
+const outDir = path.join(here, 'out', 'cpu');
+const TIMEOUT = 240000;
+const devFile = path.join(root, '..', 'shared', 'data', 'cs224n-a5', 'birth_dev.tsv');
+const predFile = path.join(root, 'results', 'course-full', 'vanilla.pretrain.dev.predictions');
+let failures = 0;
+
+function check(ok, what) {
+  console.log(`${ok ? 'PASS' : 'FAIL'}  ${what}`);
+  if (!ok) failures++;
+  return ok;
+}
+
+fs.mkdirSync(outDir, { recursive: true });
+const { ctx, close } = await openBrowser('course', { width: 1280, height: 900 });
+try {
+  const page = ctx.pages()[0] || (await ctx.newPage());
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.goto(url);
+  await page.waitForFunction(() => window.__page && window.__page.ready && window.__page.course && window.__page.course.facts, null, { timeout: TIMEOUT });
+  const facts = await page.textContent('#course-facts');
+  check(/Course model/.test(facts) && /25\.0%/.test(facts) && /125 of 500/.test(facts) && /London every time 5\.0%/.test(facts),
+    `the Models card offers the course model with its dev score: “${facts.slice(0, 160)}…”`);
+  check(/long-run\.sh course-vanilla/.test(facts) && /convert .*--f16/.test(facts), 'its facts show the commands that made it');
+  const label = await page.textContent('#load-course');
+  check(/Load the course model \(6\.8 MB\)/.test(label), `the button says the size: “${label}”`);
+  await page.click('#load-course');
+  await page.waitForFunction(() => ['loaded', 'failed'].includes(window.__page.course.state), null, { timeout: TIMEOUT });
+  const c = await page.evaluate(() => ({ state: window.__page.course.state, note: window.__page.course.note, info: window.__page.course.info, models: window.__page.models, shipped: window.__page.shipped.state }));
+  check(c.state === 'loaded' && c.info.n_embd === 256 && c.info.vocab_size === 256 && c.models.some((m) => m.slot === 'vanilla' && /course model/.test(m.label)),
+    `loaded as the vanilla model: ${c.state}${c.note ? ` (${c.note})` : ''}, width ${c.info && c.info.n_embd}, vocabulary ${c.info && c.info.vocab_size}`);
+  check(c.shipped === 'replaced' && await page.isVisible('#load-shipped') && await page.isHidden('#load-course'),
+    `the shipped model is offered again (${c.shipped}) and the course model's button is gone`);
+  let question = 'Where was Ada Quillfeather born?';
+  let want = null;
+  if (fs.existsSync(devFile) && fs.existsSync(predFile)) {
+    question = fs.readFileSync(devFile, 'utf8').split('\n')[0].split('\t')[0];
+    want = fs.readFileSync(predFile, 'utf8').split('\n')[0];
+  }
+  await page.fill('#ask-text', question);
+  await page.evaluate(() => { window.__page.ask = null; });
+  await page.click('#btn-ask');
+  await page.waitForFunction(() => window.__page.ask || window.__page.askError, null, { timeout: TIMEOUT });
+  const a = await page.evaluate(() => ({ ask: window.__page.ask && window.__page.ask.vanilla, error: window.__page.askError }));
+  check(!a.error && a.ask && typeof a.ask.prediction === 'string', `Ask answers with the course model: “${a.ask && a.ask.prediction}”${a.error ? ` (error: ${a.error})` : ''}`);
+  check(await page.locator('#ask-result canvas').count() > 0, 'with its attention maps');
+  if (want !== null) {
+    check(a.ask && a.ask.prediction === want, `the first dev question's answer equals the CLI's prediction (“${want}”)`);
+  } else {
+    console.log('SKIP  the answer vs the CLI\'s prediction (no ../shared/data/cs224n-a5/birth_dev.tsv here)');
+  }
+  await page.locator('#models-card').screenshot({ path: path.join(outDir, 'course-model.png') });
+  await page.locator('#ask-card').screenshot({ path: path.join(outDir, 'course-ask.png') });
+  check(errors.length === 0, `no page errors${errors.length ? `: ${errors.join('; ')}` : ''}`);
+} finally {
+  await close();
+}
+console.log(failures ? `RESULT: ${failures} FAILED` : 'RESULT: ALL COURSE MODEL CHECKS PASSED');
+process.exit(failures ? 1 : 0);
