@@ -391,12 +391,7 @@ impl Trainer {
                 m.lens.len()
             )));
         }
-        let want: usize = self
-            .model
-            .params
-            .iter()
-            .map(|p| p.var.value().numel())
-            .sum();
+        let want = self.model.num_params();
         if grads.len() != want {
             return Err(crate::Error::Msg(format!(
                 "the gradients of rows {first}..{end} hold {} numbers; this model has {want} \
@@ -439,12 +434,7 @@ impl Trainer {
     /// Set every parameter's value from `weights_to_vec`'s layout (another engine's copy of the
     /// same model after its update).
     pub fn weights_from_slice(&self, w: &[f32]) -> Result<()> {
-        let want: usize = self
-            .model
-            .params
-            .iter()
-            .map(|p| p.var.value().numel())
-            .sum();
+        let want = self.model.num_params();
         if w.len() != want {
             return Err(crate::Error::Msg(format!(
                 "the weights hold {} numbers; this model has {want} parameters",
