@@ -13,6 +13,7 @@ use crate::data::{
 };
 use crate::error::{Error, Result};
 use crate::model::Gpt;
+use crate::tensor::Tensor;
 
 /// Tokens the reference generates per question.
 pub const EVAL_STEPS: usize = 32;
@@ -119,11 +120,22 @@ pub(super) fn batch_of(
 }
 
 /// The error that ends a run whose loss stopped being finite (`epoch` 1-based).
-pub(super) fn not_finite(l: f32, epoch: usize, step: u64, lr: f64) -> Error {
-    Error::Msg(format!(
-        "training stopped: the loss became {l} at epoch {epoch}, step {step} (learning rate \
-         {lr:.3e}); lower the learning rate or check the data"
-    ))
+/// A step's loss read back from the device; an error saying where the run stopped when it is not
+/// finite (`epoch` counted from 1).
+pub(super) async fn finite_loss(loss: &Tensor, epoch: usize, step: u64, lr: f64) -> Result<f32> {
+    let l = loss
+        .to_vec_f32()
+        .await?
+        .first()
+        .copied()
+        .unwrap_or(f32::NAN);
+    if !l.is_finite() {
+        return Err(Error::Msg(format!(
+            "training stopped: the loss became {l} at epoch {epoch}, step {step} (learning rate \
+             {lr:.3e}); lower the learning rate or check the data"
+        )));
+    }
+    Ok(l)
 }
 
 /// The shared epoch loop; `get(idx, epoch)` builds one (x, y) example of BLOCK_SIZE − 1 tokens.
@@ -180,15 +192,7 @@ pub(super) async fn train_epochs(
             if !step.is_multiple_of(hooks.every.max(1)) && !epoch_end && !last_step {
                 continue;
             }
-            let l = loss
-                .to_vec_f32()
-                .await?
-                .first()
-                .copied()
-                .unwrap_or(f32::NAN);
-            if !l.is_finite() {
-                return Err(not_finite(l, epoch + 1, step, lr));
-            }
+            let l = finite_loss(&loss, epoch + 1, step, lr).await?;
             last = l;
             let elapsed = ((hooks.clock)() - t0).max(1e-9);
             (hooks.on_progress)(Progress {

@@ -223,16 +223,8 @@ impl Session {
     /// report it, with the tokens per second over `elapsed_s`.
     pub async fn step_end(&mut self, p: StepParts, elapsed_s: f64) -> Result<Progress> {
         let loss = self.trainer.micro_finish(p.micro)?;
-        let l = loss
-            .to_vec_f32()
-            .await?
-            .first()
-            .copied()
-            .unwrap_or(f32::NAN);
         let step = self.trainer.steps;
-        if !l.is_finite() {
-            return Err(run::not_finite(l, p.epoch + 1, step, p.lr));
-        }
+        let l = run::finite_loss(&loss, p.epoch + 1, step, p.lr).await?;
         let (total, per_epoch) = (self.total_steps(), self.steps_per_epoch().max(1) as u64);
         let elapsed = elapsed_s.max(1e-9);
         Ok(Progress {
