@@ -6,6 +6,7 @@
 
 mod ask;
 mod bench;
+mod cut;
 mod demos;
 mod engine;
 mod inputs;

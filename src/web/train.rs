@@ -112,13 +112,13 @@ pub async fn page_start(
         vocab_size: session.vocab.len(),
         final_tokens: session.trainer.cfg.final_tokens,
         dropout: session.trainer.model.cfg.attn_pdrop,
-        micro_rows: super::steps::micro_rows(
+        micro_rows: super::cut::micro_rows(
             &g,
             &session.trainer.model.cfg,
             session.trainer.model.num_params(),
             session.trainer.cfg.batch_size,
         ),
-        max_engines: super::steps::max_engines(
+        max_engines: super::cut::max_engines(
             &session.trainer.model.cfg,
             session.trainer.model.num_params(),
             session.trainer.cfg.batch_size,
