@@ -74,13 +74,7 @@ pub async fn page_time_step(
              and {repeats}"
         )));
     }
-    let cfg = GptConfig {
-        n_layer: n_layer as usize,
-        n_head: n_head as usize,
-        n_embd: n_embd as usize,
-        ..GptConfig::assignment(variant, (vocab_size as usize).max(2))
-    };
-    cfg.validate().map_err(|e| JsError::new(&e.to_string()))?;
+    let cfg = sized(variant, n_layer, n_head, n_embd, vocab_size)?;
     let g = device().await?;
     let fail = |e: crate::Error| match lost_reason() {
         Some(why) => JsError::new(&format!("the GPU device was lost ({why}): {e}")),
@@ -140,13 +134,7 @@ pub async fn page_fit(
     batch: u32,
 ) -> Result<u32, JsError> {
     let variant = Variant::from_name(&variant).map_err(|e| JsError::new(&e.to_string()))?;
-    let cfg = GptConfig {
-        n_layer: n_layer as usize,
-        n_head: n_head as usize,
-        n_embd: n_embd as usize,
-        ..GptConfig::assignment(variant, (vocab_size as usize).max(2))
-    };
-    cfg.validate().map_err(|e| JsError::new(&e.to_string()))?;
+    let cfg = sized(variant, n_layer, n_head, n_embd, vocab_size)?;
     let g = device().await?;
     let lim = MemoryLimit::of_device(&g);
     Ok(memory::largest_batch(&cfg, batch as usize, cfg.block_size, &lim) as u32)
@@ -182,4 +170,22 @@ pub fn page_packed_fill(
     )
     .map_err(msg)?;
     data.packed_fill(1000).map_err(msg)
+}
+
+/// The assignment's configuration at the form's size, checked (layers, heads, width, vocabulary).
+fn sized(
+    variant: Variant,
+    n_layer: u32,
+    n_head: u32,
+    n_embd: u32,
+    vocab_size: u32,
+) -> Result<GptConfig, JsError> {
+    let cfg = GptConfig {
+        n_layer: n_layer as usize,
+        n_head: n_head as usize,
+        n_embd: n_embd as usize,
+        ..GptConfig::assignment(variant, (vocab_size as usize).max(2))
+    };
+    cfg.validate().map_err(|e| JsError::new(&e.to_string()))?;
+    Ok(cfg)
 }
