@@ -229,6 +229,15 @@ pub async fn page_finish(label: String) -> Result<Vec<u8>, JsError> {
     Ok(bytes)
 }
 
+/// Drop the run without keeping a model (it was stopped before its first step: a model of zero
+/// steps would replace the one the student has).
+#[wasm_bindgen]
+pub fn page_drop_run() -> Result<(), JsError> {
+    engine::with(|e| e.step = None);
+    RunGuard::take()?.keep_out();
+    Ok(())
+}
+
 // ---------------------------------------------------------------------------------------------
 // Faults
 

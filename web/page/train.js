@@ -190,6 +190,8 @@ async function save() {
 
 export async function finishRun(how) {
   const r = P.run;
+  // Stopped before a single step: there is nothing to keep, and the model the student has stays.
+  if (how === 'stopped' && S.steps === 0) return dropRun(r);
   try {
     const label = `${r.label}, ${S.steps} steps${how === 'stopped' ? ' (stopped early)' : ''}`;
     const bytes = await job('finish', () => P.wasm.page_finish(label));
@@ -211,6 +213,19 @@ export async function finishRun(how) {
   } catch (e) {
     await failed(e, 'could not keep the model');
   }
+}
+
+async function dropRun(r) {
+  try {
+    await job('drop run', () => P.wasm.page_drop_run());
+  } catch (e) {
+    await failed(e, 'could not stop the run');
+    return;
+  }
+  P.run = null;
+  await store.del('run').catch(() => {});
+  $('progress-text').textContent = `${r.kind} ${r.variant}: stopped before the first step`;
+  setStatus('idle', `${r.kind === 'pretrain' ? 'Pretraining' : 'Finetuning'} stopped before the first step: nothing to keep, your models are unchanged.`);
 }
 
 // A run error: a lost device, a non-finite loss, or anything else. The saved state stays offered.

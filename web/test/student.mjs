@@ -270,8 +270,9 @@ try {
       const before = await page.inputValue('#h-ft_epochs');
       const finished = await S(() => window.__page.finished);
       await page.click('#btn-pretrain');
-      await page.waitForFunction(() => window.__page.status === 'running', null, { timeout: TIMEOUT });
-      await page.click('#btn-stop'); // after its first chunk: the run ends as a stopped pretraining
+      // Stop after its first step: the run ends as a stopped pretraining (before it, nothing is kept).
+      await page.waitForFunction(() => window.__page.status === 'running' && window.__page.steps >= 1, null, { timeout: TIMEOUT });
+      await page.click('#btn-stop');
       await page.waitForFunction((n) => window.__page.finished > n && window.__page.status === 'idle', finished, { timeout: TIMEOUT });
       const after = { from: await page.inputValue('#h-from'), epochs: await page.inputValue('#h-ft_epochs'), preset: await page.inputValue('#preset') };
       assert(before === '75' && after.from === 'model' && after.preset === 'middle' && after.epochs === '10', `before ${before}, after ${JSON.stringify(after)}`);
@@ -286,9 +287,19 @@ try {
       await page.waitForFunction(() => ['running', 'idle'].includes(window.__page.status) && (window.__page.status === 'running' || window.__page.error), null, { timeout: TIMEOUT });
       const s = await S(() => ({ status: window.__page.status, error: window.__page.error }));
       assert(s.status === 'running' && !s.error, `not started: ${s.error}`);
+      const models = await S(() => window.__page.models.map((m) => m.label));
       await page.click('#btn-stop');
       await page.waitForFunction(() => window.__page.status === 'idle', null, { timeout: TIMEOUT });
-      return `batch ${await page.inputValue('#h-pre_batch')}: ${await page.textContent('#train-status')}`;
+      // Stopped inside its first step (a full-size step is taken in parts): no model of 0 steps
+      // replaces the student's, and the page says so.
+      const end = await S(() => ({ steps: window.__page.steps, models: window.__page.models.map((m) => m.label) }));
+      const said = await page.textContent('#train-status');
+      if (end.steps === 0) {
+        assert(/before the first step/.test(said), `stopped at step 0 and the page says: ${said}`);
+        assert(JSON.stringify(end.models) === JSON.stringify(models), `models changed by a run of 0 steps: ${JSON.stringify(models)} → ${JSON.stringify(end.models)}`);
+      }
+      assert(!end.models.some((l) => /, 0 steps/.test(l)), `a model of 0 steps was kept: ${JSON.stringify(end.models)}`);
+      return `batch ${await page.inputValue('#h-pre_batch')}, stopped at step ${end.steps}: ${said}`;
     });
   }
   if (backend === 'webgpu') {
