@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every test: set up, the native suite (cargo test on Vulkan; lavapipe without a GPU), the server's
-# tests, then the page in headless Chromium (kernel checks, the attention demos, the training page,
+# tests, then the page in headless Chromium (kernel checks, on WebGPU and on both wasm builds' CPU
+# backend, the attention demos, the training page,
 # the engine door, the benchmark card, all on WebGPU; then the page without WebGPU, on the CPU backend, on one engine and
 # on two (web/test/workers.mjs: steps in parts, isolated or not); then the ViT card on both;
 # then axe-core's accessibility audit).
@@ -38,6 +39,9 @@ done
 url="http://127.0.0.1:$port/"
 t0=$SECONDS
 node web/test/checks.mjs "$url"
+# The CPU backend's kernels in both wasm builds: relaxed SIMD (Chromium offers it) and SIMD128.
+ATTNLAB_BACKEND=cpu node web/test/checks.mjs "$url"
+ATTNLAB_BACKEND=cpu ATTNLAB_QUERY=simd=128 node web/test/checks.mjs "$url"
 echo "   (kernel checks: $((SECONDS - t0)) s)"
 t0=$SECONDS
 node web/test/demos.mjs "$url"

@@ -96,7 +96,9 @@ const raw = new WeakMap();
 export const callWith = (engine, fn, args, opts = {}) => raw.get(engine)(fn, args, opts);
 
 export function startEngine() {
-  const worker = new Worker(new URL('./engine-worker.js', import.meta.url), { type: 'module' });
+  // ?simd=128 on the page's address loads the SIMD128 build even where relaxed SIMD is offered.
+  const simd = new URLSearchParams(self.location.search).get('simd') === '128' ? '?simd=128' : '';
+  const worker = new Worker(new URL(`./engine-worker.js${simd}`, import.meta.url), { type: 'module' });
   const calls = new Map();
   let next = 1;
   const call = (fn, args, { into, transfer } = {}) => new Promise((resolve, reject) => {

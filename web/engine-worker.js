@@ -13,7 +13,23 @@
 // The engine serves ONE call at a time, by construction: a call that arrives while another runs
 // (awaiting the device between two of its steps) waits in `waiting` until that one has returned,
 // so no two calls' device work ever interleaves, whoever on the page sent them.
-import init, * as wasm from './pkg/attnlab.js';
+
+// Two builds of the module (scripts/build-web.sh): web/pkg with SIMD128, and web/pkg-relaxed, the
+// same with relaxed SIMD, whose fused multiply-add the CPU backend's linear layers use (1.3–1.5×
+// their SIMD128 speed here: BENCHMARKS.md). The relaxed one is loaded where the browser validates
+// a relaxed-SIMD instruction (Chrome 114+, Firefox 146+; not Safari), unless the page's address
+// asks for ?simd=128 (web/backend.js passes it on), or it is missing.
+// The probe: a function of three v128 that returns f32x4.relaxed_madd of them.
+const RELAXED_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 8, 1, 96, 3, 123, 123, 123, 1, 123,
+  3, 2, 1, 0, 10, 13, 1, 11, 0, 32, 0, 32, 1, 32, 2, 253, 133, 2, 11]);
+const relaxed = new URL(self.location.href).searchParams.get('simd') !== '128' && WebAssembly.validate(RELAXED_PROBE);
+
+async function load() {
+  if (relaxed) {
+    try { return await import('./pkg-relaxed/attnlab.js'); } catch { /* not built: the SIMD128 one */ }
+  }
+  return import('./pkg/attnlab.js');
+}
 
 const NOT_CALLABLE = new Set(['default', 'initSync']);
 
@@ -64,8 +80,11 @@ async function drain() {
   serving = false;
 }
 
+let wasm = null;
 try {
-  ({ memory } = await init());
+  const build = await load();
+  ({ memory } = await build.default());
+  wasm = build;
   self.onmessage = ({ data: m }) => {
     if (m && m.type === 'call') { waiting.push(m); drain(); }
   };

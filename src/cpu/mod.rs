@@ -93,7 +93,9 @@ impl Cpu {
     }
 
     pub fn describe(&self) -> String {
-        let simd = if cfg!(target_arch = "wasm32") {
+        let simd = if cfg!(all(target_arch = "wasm32", target_feature = "relaxed-simd")) {
+            "wasm relaxed SIMD"
+        } else if cfg!(target_arch = "wasm32") {
             "wasm SIMD128"
         } else {
             "native SIMD"

@@ -6,6 +6,7 @@
 // seed (BENCHMARKS.md has the commands).
 // Usage: node web/test/bench-workers.mjs URL [STEPS] [WORKERS] [BATCHES] [SIZES]
 //   e.g. node web/test/bench-workers.mjs http://127.0.0.1:8841/ 12 1,2 8,32 tiny,assignment
+// ATTNLAB_QUERY adds to the page's address (simd=128: the SIMD128 build instead of relaxed SIMD).
 import { openBrowser } from './browser.mjs';
 
 const base = process.argv[2] || 'http://127.0.0.1:8080/';
@@ -21,7 +22,8 @@ async function once(size, batch, workers) {
   const { ctx, close } = await openBrowser('bench-workers', { width: 1280, height: 900 });
   try {
     const page = ctx.pages()[0] || await ctx.newPage();
-    await page.goto(new URL(`index.html?backend=cpu&workers=${workers}`, base).href);
+    const q = process.env.ATTNLAB_QUERY ? `&${process.env.ATTNLAB_QUERY}` : '';
+    await page.goto(new URL(`index.html?backend=cpu&workers=${workers}${q}`, base).href);
     await page.waitForFunction(() => window.__page && window.__page.ready && window.__page.status === 'idle', null, { timeout: 120000 });
     await page.selectOption('#preset', 'quick');
     for (const [k, v] of Object.entries(MODEL[size])) await page.fill(`#h-${k}`, String(v));

@@ -35,6 +35,12 @@ async function run() {
     });
     await page.screenshot({ path: shot, fullPage: true });
     console.log(`adapter: ${adapter}`);
+    // On the CPU backend the wasm build in use is the one asked for: ?simd=128 the SIMD128 one,
+    // otherwise relaxed SIMD (Chromium offers it), so each run checks the kernels it means to.
+    if (process.env.ATTNLAB_BACKEND === 'cpu') {
+      const want = /simd=128/.test(process.env.ATTNLAB_QUERY || '') ? 'wasm SIMD128' : 'wasm relaxed SIMD';
+      if (!adapter.includes(want)) return fail(`the CPU backend runs “${adapter}”, not ${want}`);
+    }
     for (const r of res.rows) {
       const verdict = r.passed ? 'PASS' : 'FAIL';
       console.log(`${verdict}  ${r.op.padEnd(14)} ${r.case.padEnd(40)} err ${r.max_err.toExponential(2)}  tol ${r.tol.toExponential(0)}`);

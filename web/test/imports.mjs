@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const web = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
-const SKIP = new Set(['node_modules', 'pkg', 'test', 'vendor']);
+const SKIP = new Set(['node_modules', 'pkg', 'pkg-relaxed', 'test', 'vendor']);
 
 function modules(dir) {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {

@@ -155,6 +155,29 @@ fn block(
                 }
             }
         }
+        #[cfg(all(target_arch = "wasm32", target_feature = "relaxed-simd"))]
+        if super::packed::pays((m, n, p.k)) {
+            use super::packed::{matmul, View};
+            let a = a.as_ptr().add(p.a.base(i1, i2) + r0 * p.a.row);
+            let b = b.as_ptr().add(p.b.base(i1, i2) + c0 * p.b.col);
+            let (av, bv) = (
+                View {
+                    row: p.a.row,
+                    col: p.a.col,
+                },
+                View {
+                    row: p.b.row,
+                    col: p.b.col,
+                },
+            );
+            let cv = View {
+                row: p.c.row,
+                col: p.c.col,
+            };
+            let add = p.accumulate || bias.is_some();
+            matmul((m, n, p.k), p.alpha, add, a, av, b, bv, dst, cv);
+            return;
+        }
         gemm::gemm(
             m,
             n,

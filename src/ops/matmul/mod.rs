@@ -4,6 +4,10 @@
 
 pub(crate) mod check;
 pub(crate) mod cpu;
+// The page's relaxed-SIMD build multiplies with its own packed kernel (fused multiply-add); its
+// blocking is tested natively.
+#[cfg(any(test, all(target_arch = "wasm32", target_feature = "relaxed-simd")))]
+mod packed;
 
 use crate::autograd::{Tape, Var};
 use crate::error::{Error, Result};
