@@ -1,0 +1,143 @@
+// Browser test of an evaluation split across the CPU backend's engines (web/page/eval.js,
+// web/helpers.js, src/web/eval_split.rs), each run in a fresh browser profile, with the shipped
+// model on the built-in dev set (136 questions) where three questions carry a character the model
+// lacks (skipped, counted and named):
+//   A  one engine (?workers=1): the reference report;
+//   B  two engines on the cross-origin isolated server: the same report (every row's prediction,
+//      line for line, the score, the London line, the skipped line), answered on 2 engines;
+//   C  two engines behind a server without COEP (not isolated): the same report;
+//   D  two engines, Stop in the middle: the answered questions are the file's first ones, their
+//      rows A's first rows and their score A's over them, the skipped line A's (the three are
+//      among the first).
+// Each evaluation's time is printed (not asserted: BENCHMARKS.md has the measurement).
+// Usage: node web/test/eval-workers.mjs ISOLATED_URL [NOT_ISOLATED_URL]  (as web/test/workers.mjs)
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openBrowser } from './browser.mjs';
+import { plainServer } from './serve.mjs';
+
+const outDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'out', 'cpu');
+fs.mkdirSync(outDir, { recursive: true });
+const isolatedBase = process.argv[2] || 'http://127.0.0.1:8080/';
+const TIMEOUT = 300000;
+const STOP_AFTER = 12;
+const results = [];
+
+function assert(cond, msg) {
+  if (!cond) throw new Error(msg);
+}
+
+async function check(name, f) {
+  const t0 = Date.now();
+  try {
+    const detail = await f();
+    results.push(true);
+    console.log(`PASS  ${name} (${((Date.now() - t0) / 1000).toFixed(1)} s)${detail ? `: ${detail}` : ''}`);
+  } catch (e) {
+    results.push(false);
+    console.log(`FAIL  ${name}: ${e.message || e}`);
+  }
+}
+
+// The built-in dev set, questions 3, 7 and 9 given a character the shipped model lacks.
+async function devFile(page) {
+  const text = await page.evaluate(async () => {
+    const { builtinDev } = await import('./web/page/data.js');
+    return builtinDev().map((r) => r.join('\t')).join('\n');
+  });
+  const lines = text.split('\n');
+  lines[2] = lines[2].replace('Where was ', 'Where was Ω');
+  lines[6] = lines[6].replace(' born?', 'å born?');
+  lines[8] = lines[8].replace('Where was ', 'Where was Ω');
+  return `${lines.join('\n')}\n`;
+}
+
+// A page at `query` with the shipped model and the dev file loaded.
+async function open(name, base, query) {
+  const b = await openBrowser(`eval-workers-${name}`, { width: 1280, height: 900 });
+  const page = b.ctx.pages()[0] || await b.ctx.newPage();
+  page.on('pageerror', (e) => console.log(`  [${name}] page error: ${e.message}`));
+  await page.goto(new URL(`index.html?backend=cpu&${query}`, base).href);
+  await page.waitForFunction(() => window.__page && window.__page.ready && window.__page.shipped && window.__page.shipped.state === 'loaded', null, { timeout: TIMEOUT });
+  await page.setInputFiles('#file-dev', { name: 'oov_dev.tsv', mimeType: 'text/plain', buffer: Buffer.from(await devFile(page), 'utf8') });
+  await page.waitForFunction(() => document.getElementById('eval-file').value === 'dev' && /136 questions/.test(document.getElementById('eval-estimate').textContent), null, { timeout: TIMEOUT });
+  return { page, close: b.close };
+}
+
+// Evaluate the form's file; `stopAfter`: click Stop once that many questions are answered.
+// Resolves to the report (with the engines and seconds the page adds).
+async function evaluate(page, { max = '', stopAfter = 0 } = {}) {
+  await page.fill('#eval-max', max);
+  await page.evaluate(() => { window.__page.evalReport = null; window.__page.evalError = null; });
+  await page.click('#btn-eval');
+  const progress = (n) => page.waitForFunction((k) => window.__page.evalReport || window.__page.evalError || !document.getElementById('eval-confirm').hidden
+    || Number((document.getElementById('eval-status').textContent.match(/: (\d+) of \d+ questions/) || [])[1]) >= k, n, { timeout: TIMEOUT });
+  await progress(Infinity);
+  if (await page.isVisible('#eval-confirm')) await page.click('#eval-confirm button[data-eval]:not([data-eval="0"])');
+  if (stopAfter) {
+    await progress(stopAfter);
+    await page.click('#eval-stop');
+  }
+  await page.waitForFunction(() => window.__page.evalReport || window.__page.evalError, null, { timeout: TIMEOUT });
+  const r = await page.evaluate(() => ({ rep: window.__page.evalReport, error: window.__page.evalError }));
+  assert(!r.error, `evaluation error: ${r.error}`);
+  return r.rep;
+}
+
+async function run(name, base, query, opts = {}) {
+  const { page, close } = await open(name, base, query);
+  try {
+    const rep = await evaluate(page, opts);
+    await page.locator('#eval-card').screenshot({ path: path.join(outDir, `eval-workers-${name}.png`) });
+    console.log(`  ${name}: ${rep.rows.length} of ${rep.total} questions on ${rep.engines} engine(s) in ${rep.seconds.toFixed(2)} s; ${rep.line}`);
+    return rep;
+  } finally {
+    await close();
+  }
+}
+
+// The report `b` equals `a` (over a's first rows when b was stopped): every row, the score, the
+// London line and the skipped line.
+function same(a, b, what) {
+  const k = b.rows.length;
+  for (let i = 0; i < k; i++) {
+    const [x, y] = [a.rows[i], b.rows[i]];
+    assert(JSON.stringify(x) === JSON.stringify(y), `${what}: row ${i + 1} is ${JSON.stringify(y)}, one engine gave ${JSON.stringify(x)}`);
+  }
+  const right = a.rows.slice(0, k).filter((r) => r.correct).length;
+  assert(b.score[0] === right && b.score[1] === k, `${what}: score ${b.score}, one engine's first ${k} rows have ${right} right`);
+  if (k === a.rows.length) assert(b.line === a.line && b.london_line === a.london_line, `${what}: "${b.line}" / "${b.london_line}" vs "${a.line}" / "${a.london_line}"`);
+  assert(b.skipped === a.skipped, `${what}: skipped "${b.skipped}" vs "${a.skipped}"`);
+  return `${k} rows identical, ${b.score[0]} of ${k} right, skipped line identical`;
+}
+
+const plain = await plainServer(process.argv[3]);
+try {
+  const A = await run('A-one', isolatedBase, 'workers=1');
+  await check('A: one engine, the reference', () => {
+    assert(A.engines === 1 && A.rows.length === 136 && A.total === 136, `${A.rows.length} of ${A.total} rows on ${A.engines} engines`);
+    assert(/^3 questions were not asked/.test(A.skipped), `skipped: ${A.skipped}`);
+    return `${A.line}; ${A.skipped}`;
+  });
+  const B = await run('B-two', isolatedBase, 'workers=2');
+  await check('B: two engines (isolated) give the one engine’s report', () => {
+    assert(B.engines === 2 && B.rows.length === 136, `${B.rows.length} rows on ${B.engines} engines`);
+    return same(A, B, 'B vs A');
+  });
+  const C = await run('C-not-isolated', plain.base, 'workers=2');
+  await check('C: two engines (not isolated) give the one engine’s report', () => {
+    assert(C.engines === 2 && C.rows.length === 136, `${C.rows.length} rows on ${C.engines} engines`);
+    return same(A, C, 'C vs A');
+  });
+  const D = await run('D-stopped', isolatedBase, 'workers=2', { stopAfter: STOP_AFTER });
+  await check('D: two engines stopped mid-way keep the first questions, in order', () => {
+    assert(D.engines === 2 && D.rows.length >= STOP_AFTER && D.rows.length < 136, `${D.rows.length} rows of ${D.total} on ${D.engines} engines`);
+    return same(A, D, 'D vs A');
+  });
+} finally {
+  plain.stop();
+}
+const failed = results.filter((r) => !r).length;
+console.log(failed ? `${failed} of ${results.length} checks FAILED` : `all ${results.length} checks passed`);
+process.exit(failed ? 1 : 0);
