@@ -78,7 +78,7 @@ ATTNLAB_FIXTURE="$fixture" node web/test/workers.mjs "$url"
 echo "   (steps in parts and two engines on the CPU backend, isolated or not: $((SECONDS - t0)) s)"
 t0=$SECONDS
 ATTNLAB_FIXTURE="$fixture" node web/test/eval-workers.mjs "$url"
-echo "   (an evaluation split across two engines, isolated or not: $((SECONDS - t0)) s)"
+echo "   (an evaluation split across two engines, isolated or not, and a helper that does not start: $((SECONDS - t0)) s)"
 t0=$SECONDS
 node web/test/vit.mjs "$url"
 ATTNLAB_BACKEND=cpu node web/test/vit.mjs "$url"

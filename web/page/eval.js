@@ -12,7 +12,7 @@ import { $, P, S, data, job, setStatus } from './core.js';
 import { duration, errText, esc, rowsHtml, score, showBox, showPred } from './ui.js';
 import { emit, on } from './events.js';
 import { modelName } from './models.js';
-import { engines } from './steps.js';
+import { engines, started } from './steps.js';
 import * as helpers from '../helpers.js';
 
 // Questions timed before a longer evaluation, and the estimate below which it just starts.
@@ -69,7 +69,7 @@ async function helpersFor(ev) {
   const n = Math.min(engines(), ev.st.total);
   if (n <= 1) return [];
   const t0 = performance.now();
-  const hs = await helpers.helpers(n - 1);
+  const hs = await started(n);
   if (!hs.length) return [];
   const bytes = await job('evaluate', () => P.wasm.page_model_bytes(ev.p.variant));
   const { ready, why } = await helpers.evalBegin(hs, bytes, ev.p.f.name, ev.p.f.text, ev.p.max);

@@ -8,7 +8,10 @@
 //   C  two engines behind a server without COEP (not isolated): the same report;
 //   D  two engines, Stop in the middle: the answered questions are the file's first ones, their
 //      rows A's first rows and their score A's over them, the skipped line A's (the three are
-//      among the first).
+//      among the first);
+//   E  two engines asked, the helper's wasm module refused by the network: the Device card says
+//      "2 engines asked, 1 running" and why, and the evaluation (the first 10 questions) gives A's
+//      first 10 rows on one engine.
 // Each evaluation's time is printed (not asserted: BENCHMARKS.md has the measurement).
 // Usage: node web/test/eval-workers.mjs ISOLATED_URL [NOT_ISOLATED_URL]  (as web/test/workers.mjs)
 import fs from 'node:fs';
@@ -53,11 +56,16 @@ async function devFile(page) {
   return `${lines.join('\n')}\n`;
 }
 
-// A page at `query` with the shipped model and the dev file loaded.
-async function open(name, base, query) {
+// A page at `query` with the shipped model and the dev file loaded; `block`: refuse the helpers'
+// wasm module (every request for it after the page's engine's).
+async function open(name, base, query, { block = false } = {}) {
   const b = await openBrowser(`eval-workers-${name}`, { width: 1280, height: 900 });
   const page = b.ctx.pages()[0] || await b.ctx.newPage();
   page.on('pageerror', (e) => console.log(`  [${name}] page error: ${e.message}`));
+  if (block) {
+    let seen = 0;
+    await b.ctx.route('**/attnlab_bg.wasm', (route) => (seen++ ? route.abort('connectionrefused') : route.continue()));
+  }
   await page.goto(new URL(`index.html?backend=cpu&${query}`, base).href);
   await page.waitForFunction(() => window.__page && window.__page.ready && window.__page.shipped && window.__page.shipped.state === 'loaded', null, { timeout: TIMEOUT });
   await page.setInputFiles('#file-dev', { name: 'oov_dev.tsv', mimeType: 'text/plain', buffer: Buffer.from(await devFile(page), 'utf8') });
@@ -134,6 +142,19 @@ try {
   await check('D: two engines stopped mid-way keep the first questions, in order', () => {
     assert(D.engines === 2 && D.rows.length >= STOP_AFTER && D.rows.length < 136, `${D.rows.length} rows of ${D.total} on ${D.engines} engines`);
     return same(A, D, 'D vs A');
+  });
+  await check('E: a helper that does not start is named in the Device card; one engine evaluates', async () => {
+    const { page, close } = await open('E-no-helper', isolatedBase, 'workers=2', { block: true });
+    try {
+      const E = await evaluate(page, { max: '10' });
+      const line = await page.textContent('#device-workers');
+      await page.locator('#device-card').screenshot({ path: path.join(outDir, 'eval-workers-E-device.png') });
+      assert(/^Workers: 2 engines asked, 1 running: a helper engine did not start: \S/.test(line), `Device card: ${line}`);
+      assert(E.engines === 1 && E.rows.length === 10, `${E.rows.length} rows on ${E.engines} engines`);
+      return `${same(A, E, 'E vs A')}; “${line}”`;
+    } finally {
+      await close();
+    }
   });
 } finally {
   plain.stop();
