@@ -58,25 +58,31 @@ export function showEstimate() {
 const PART_MS = 500;
 
 // The evaluation going on or waiting for the user's choice after its first questions were timed:
-// {p (the plan), st (progress), seconds (spent so far), setup (of them, giving the helpers the
-// model), helpers (those answering blocks of it), why (why fewer than asked), stop (asked)}. Its
+// {p (the plan), st (progress), seconds (spent so far), helpers (those answering blocks of it),
+// joined (seconds from its start until they did), engines (the most that answered a round),
+// byHelpers (the questions the helpers answered), why (why fewer than asked), stop (asked)}. Its
 // answered questions count toward the run (the engine keeps them: page_eval_limit, page_eval_next).
 let current = null;
 
-// The helpers that answer blocks of the evaluation `ev` (none on one engine): each gets a copy of
-// the model and the same file (web/helpers.js evalBegin). At most one engine per question.
-async function helpersFor(ev) {
+// Let the helpers answer blocks of the evaluation `ev` once each holds a copy of the model and the
+// same file (web/helpers.js evalBegin); until then the page's engine answers alone, so starting
+// them (a wasm module each, the first time) never holds the evaluation up. At most one engine per
+// question; none but the page's on one engine.
+async function join(ev) {
   const n = Math.min(engines(), ev.st.total);
-  if (n <= 1) return [];
+  if (n <= 1) return;
   const t0 = performance.now();
-  const hs = await started(n);
-  if (!hs.length) return [];
-  const bytes = await job('evaluate', () => P.wasm.page_model_bytes(ev.p.variant));
-  const { ready, why } = await helpers.evalBegin(hs, bytes, ev.p.f.name, ev.p.f.text, ev.p.max);
-  if (why) ev.why = `${ready.length + 1} of ${hs.length + 1} engines: a helper could not take the model (${why})`;
-  ev.setup = (performance.now() - t0) / 1000;
-  ev.seconds += ev.setup;
-  return ready;
+  try {
+    const hs = await started(n);
+    if (!hs.length) return;
+    const bytes = await job('evaluate', () => P.wasm.page_model_bytes(ev.p.variant));
+    const { ready, why } = await helpers.evalBegin(hs, bytes, ev.p.f.name, ev.p.f.text, ev.p.max);
+    if (why) ev.why = `${ready.length + 1} of ${hs.length + 1} engines: a helper could not take the model (${why})`;
+    ev.helpers = ready;
+    ev.joined = (performance.now() - t0) / 1000;
+  } catch (e) {
+    ev.why = `the helper engines could not take the evaluation (${errText(e)}); it ran on one engine`;
+  }
 }
 
 // Questions [start, start + count) cut into n blocks as even as possible (the first ones longer,
@@ -91,13 +97,14 @@ function cut(start, count, n) {
   return out;
 }
 
-// One round: the page's engine answers the first block, the helpers the others at the same time
-// (outside the page's queue: they touch nothing of the page's engine), appended here in order.
-// A failed block ends the evaluation with the blocks before it kept. Returns the progress and
-// the page's engine's block size.
-async function round(ev, count) {
-  const blocks = cut(ev.st.done, count, 1 + ev.helpers.length);
-  const calls = blocks.slice(1).map(([first, end], i) => helpers.evalPart(ev.helpers[i], first, end));
+// One round of `count` questions on the page's engine and the helpers `hs`: the page's engine
+// answers the first block, the helpers the others at the same time (outside the page's queue:
+// they touch nothing of the page's engine), appended here in order. A failed block ends the
+// evaluation with the blocks before it kept. Returns the progress and the page's engine's block
+// size.
+async function round(ev, hs, count) {
+  const blocks = cut(ev.st.done, count, 1 + hs.length);
+  const calls = blocks.slice(1).map(([first, end], i) => helpers.evalPart(hs[i], first, end));
   for (const c of calls) c.catch(() => {}); // awaited below, in order
   const [first, end] = blocks[0];
   let st = await job('evaluate', () => P.wasm.page_eval_next(end - first));
@@ -109,17 +116,20 @@ async function round(ev, count) {
 }
 
 // Ask in rounds until `until` questions are answered (or all, or Stop); returns the progress.
-// `part` is one engine's share of a round.
+// `part` is one engine's share of a round; each round takes the helpers that have joined.
 async function runParts(ev, until, label) {
   let part = 4;
   let st = ev.st;
-  const n = 1 + ev.helpers.length;
-  const on = n > 1 ? ` on ${n} engines` : '';
   while (st.done < Math.min(until, st.total) && !ev.stop) {
     const t1 = performance.now();
     const before = st.done;
+    const hs = ev.helpers;
+    const n = 1 + hs.length;
+    const on = n > 1 ? ` on ${n} engines` : '';
     let mine;
-    ({ st, mine } = await round(ev, Math.min(part * n, Math.min(until, st.total) - st.done)));
+    ({ st, mine } = await round(ev, hs, Math.min(part * n, Math.min(until, st.total) - st.done)));
+    ev.byHelpers += st.done - before - mine;
+    ev.engines = Math.max(ev.engines, n);
     ev.st = st;
     S.evalAsked = (S.evalAsked || 0) + (st.done - before); // questions asked of the engines (tests)
     ev.seconds += (performance.now() - t1) / 1000;
@@ -128,15 +138,15 @@ async function runParts(ev, until, label) {
     const left = st.done < st.total ? ` · about ${duration((ev.seconds / st.done) * (st.total - st.done))} left` : '';
     $('eval-status').textContent = `${label} ${ev.p.name} on ${ev.p.f.name}${on}: ${st.done} of ${st.total} questions${left}…`;
   }
-  if (st.done) rates.set(rateKey(ev.p.variant), (ev.seconds - ev.setup) / st.done);
+  if (st.done) rates.set(rateKey(ev.p.variant), ev.seconds / st.done);
   return st;
 }
 
 // The report of what was answered (all, or a stopped or failed evaluation's part), shown.
 async function finish(ev, failed = false) {
   const rep = await job('evaluate', () => P.wasm.page_eval_report());
-  const n = 1 + ev.helpers.length;
-  Object.assign(rep, { variant: ev.p.variant, model: ev.p.name, file: ev.p.f.name, seconds: ev.seconds, setup: ev.setup, engines: n, fewer: ev.why || '' });
+  const n = ev.engines;
+  Object.assign(rep, { variant: ev.p.variant, model: ev.p.name, file: ev.p.f.name, seconds: ev.seconds, engines: n, byHelpers: ev.byHelpers, joined: ev.joined, fewer: ev.why });
   current = null;
   S.evalReport = rep;
   showEval(rep);
@@ -173,8 +183,8 @@ export async function evaluate(choice) {
       let p;
       try { p = planned(); } catch (e) { showBox('eval-error', `<p>${esc(errText(e))}</p>`); return; }
       const st = await job('evaluate', () => P.wasm.page_eval_begin(p.variant, p.f.name, p.f.text, p.max));
-      ev = current = { p, st, seconds: 0, setup: 0, helpers: [], why: '', stop: false };
-      ev.helpers = await helpersFor(ev);
+      ev = current = { p, st, seconds: 0, helpers: [], joined: null, engines: 1, byHelpers: 0, why: '', stop: false };
+      join(ev);
       // A long evaluation: time the first questions (they count toward it) and ask before going on.
       if (st.total > SAMPLE_ABOVE) {
         if (!rates.has(rateKey(p.variant))) await runParts(ev, SAMPLE, 'Timing');

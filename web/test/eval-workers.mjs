@@ -4,14 +4,17 @@
 // lacks (skipped, counted and named):
 //   A  one engine (?workers=1): the reference report;
 //   B  two engines on the cross-origin isolated server: the same report (every row's prediction,
-//      line for line, the score, the London line, the skipped line), answered on 2 engines;
+//      line for line, the score, the London line, the skipped line), the helper answering a share;
 //   C  two engines behind a server without COEP (not isolated): the same report;
-//   D  two engines, Stop in the middle: the answered questions are the file's first ones, their
+//   D  two engines, Stop in the middle (once the helper answers too): the answered questions are
+//      the file's first ones, their
 //      rows A's first rows and their score A's over them, the skipped line A's (the three are
 //      among the first);
 //   E  two engines asked, the helper's wasm module refused by the network: the Device card says
 //      "2 engines asked, 1 running" and why, and the evaluation (the first 10 questions) gives A's
 //      first 10 rows on one engine.
+// Before each of A–D a first evaluation of 8 questions starts the helper (it joins an evaluation
+// once it holds the model, web/page/eval.js join), so that the helper takes part in the next.
 // Each evaluation's time is printed (not asserted: BENCHMARKS.md has the measurement).
 // Usage: node web/test/eval-workers.mjs ISOLATED_URL [NOT_ISOLATED_URL]  (as web/test/workers.mjs)
 import fs from 'node:fs';
@@ -73,14 +76,14 @@ async function open(name, base, query, { block = false } = {}) {
   return { page, close: b.close };
 }
 
-// Evaluate the form's file; `stopAfter`: click Stop once that many questions are answered.
-// Resolves to the report (with the engines and seconds the page adds).
+// Evaluate the form's file; `stopAfter`: click Stop once that many questions are answered on two
+// engines. Resolves to the report (with what the page adds: engines, byHelpers, seconds).
 async function evaluate(page, { max = '', stopAfter = 0 } = {}) {
   await page.fill('#eval-max', max);
   await page.evaluate(() => { window.__page.evalReport = null; window.__page.evalError = null; });
   await page.click('#btn-eval');
   const progress = (n) => page.waitForFunction((k) => window.__page.evalReport || window.__page.evalError || !document.getElementById('eval-confirm').hidden
-    || Number((document.getElementById('eval-status').textContent.match(/: (\d+) of \d+ questions/) || [])[1]) >= k, n, { timeout: TIMEOUT });
+    || Number((document.getElementById('eval-status').textContent.match(/ on 2 engines: (\d+) of \d+ questions/) || [])[1]) >= k, n, { timeout: TIMEOUT });
   await progress(Infinity);
   if (await page.isVisible('#eval-confirm')) await page.click('#eval-confirm button[data-eval]:not([data-eval="0"])');
   if (stopAfter) {
@@ -96,9 +99,10 @@ async function evaluate(page, { max = '', stopAfter = 0 } = {}) {
 async function run(name, base, query, opts = {}) {
   const { page, close } = await open(name, base, query);
   try {
+    await evaluate(page, { max: '8' });
     const rep = await evaluate(page, opts);
     await page.locator('#eval-card').screenshot({ path: path.join(outDir, `eval-workers-${name}.png`) });
-    console.log(`  ${name}: ${rep.rows.length} of ${rep.total} questions on ${rep.engines} engine(s) in ${rep.seconds.toFixed(2)} s; ${rep.line}`);
+    console.log(`  ${name}: ${rep.rows.length} of ${rep.total} questions on ${rep.engines} engine(s) (${rep.byHelpers} by the helper) in ${rep.seconds.toFixed(2)} s; ${rep.line}`);
     return rep;
   } finally {
     await close();
@@ -130,27 +134,29 @@ try {
   });
   const B = await run('B-two', isolatedBase, 'workers=2');
   await check('B: two engines (isolated) give the one engine’s report', () => {
-    assert(B.engines === 2 && B.rows.length === 136, `${B.rows.length} rows on ${B.engines} engines`);
+    assert(B.engines === 2 && B.byHelpers > 0 && B.rows.length === 136, `${B.rows.length} rows on ${B.engines} engines, ${B.byHelpers} by the helper`);
     return same(A, B, 'B vs A');
   });
   const C = await run('C-not-isolated', plain.base, 'workers=2');
   await check('C: two engines (not isolated) give the one engine’s report', () => {
-    assert(C.engines === 2 && C.rows.length === 136, `${C.rows.length} rows on ${C.engines} engines`);
+    assert(C.engines === 2 && C.byHelpers > 0 && C.rows.length === 136, `${C.rows.length} rows on ${C.engines} engines, ${C.byHelpers} by the helper`);
     return same(A, C, 'C vs A');
   });
   const D = await run('D-stopped', isolatedBase, 'workers=2', { stopAfter: STOP_AFTER });
   await check('D: two engines stopped mid-way keep the first questions, in order', () => {
-    assert(D.engines === 2 && D.rows.length >= STOP_AFTER && D.rows.length < 136, `${D.rows.length} rows of ${D.total} on ${D.engines} engines`);
+    assert(D.engines === 2 && D.byHelpers > 0 && D.rows.length >= STOP_AFTER && D.rows.length < 136, `${D.rows.length} rows of ${D.total} on ${D.engines} engines, ${D.byHelpers} by the helper`);
     return same(A, D, 'D vs A');
   });
   await check('E: a helper that does not start is named in the Device card; one engine evaluates', async () => {
     const { page, close } = await open('E-no-helper', isolatedBase, 'workers=2', { block: true });
     try {
       const E = await evaluate(page, { max: '10' });
+      // The helper's start fails while the page's engine answers (it does not wait for helpers).
+      await page.waitForFunction(() => /engines asked/.test(document.getElementById('device-workers').textContent), null, { timeout: TIMEOUT }).catch(() => {});
       const line = await page.textContent('#device-workers');
       await page.locator('#device-card').screenshot({ path: path.join(outDir, 'eval-workers-E-device.png') });
       assert(/^Workers: 2 engines asked, 1 running: a helper engine did not start: \S/.test(line), `Device card: ${line}`);
-      assert(E.engines === 1 && E.rows.length === 10, `${E.rows.length} rows on ${E.engines} engines`);
+      assert(E.engines === 1 && E.byHelpers === 0 && E.rows.length === 10, `${E.rows.length} rows on ${E.engines} engines`);
       return `${same(A, E, 'E vs A')}; “${line}”`;
     } finally {
       await close();
