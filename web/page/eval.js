@@ -72,10 +72,13 @@ async function join(ev) {
   const n = Math.min(engines(), ev.st.total);
   if (n <= 1) return;
   const t0 = performance.now();
+  // The model's bytes are asked for first, so they come before the first round in the queue.
+  const copy = job('evaluate', () => P.wasm.page_model_bytes(ev.p.variant));
+  copy.catch(() => {}); // awaited below
   try {
     const hs = await started(n);
     if (!hs.length) return;
-    const bytes = await job('evaluate', () => P.wasm.page_model_bytes(ev.p.variant));
+    const bytes = await copy;
     const { ready, why } = await helpers.evalBegin(hs, bytes, ev.p.f.name, ev.p.f.text, ev.p.max);
     if (why) ev.why = `${ready.length + 1} of ${hs.length + 1} engines: a helper could not take the model (${why})`;
     ev.helpers = ready;
