@@ -3,7 +3,8 @@
 # tests, then the page in headless Chromium (kernel checks, on WebGPU and on both wasm builds' CPU
 # backend, the attention demos, the training page,
 # the engine door, the benchmark card, all on WebGPU; then the page without WebGPU, on the CPU backend, on one engine and
-# on two (web/test/workers.mjs: steps in parts, isolated or not); then the ViT card on both;
+# on two (web/test/workers.mjs: steps in parts, isolated or not; web/test/eval-workers.mjs: an
+# evaluation split across them); then the ViT card on both;
 # then axe-core's accessibility audit).
 # Exits non-zero on the first failure.
 set -euo pipefail
@@ -79,6 +80,9 @@ echo "   (the page as a student meets it: presets, evaluations, two models; WebG
 t0=$SECONDS
 ATTNLAB_FIXTURE="$fixture" node web/test/workers.mjs "$url"
 echo "   (steps in parts and two engines on the CPU backend, isolated or not: $((SECONDS - t0)) s)"
+t0=$SECONDS
+ATTNLAB_FIXTURE="$fixture" node web/test/eval-workers.mjs "$url"
+echo "   (an evaluation split across two engines, isolated or not, and a helper that does not start: $((SECONDS - t0)) s)"
 t0=$SECONDS
 node web/test/vit.mjs "$url"
 ATTNLAB_BACKEND=cpu node web/test/vit.mjs "$url"

@@ -13,6 +13,7 @@ import { startBench, benchUnavailable } from './page/bench.js';
 import { startMatmul } from './page/matmul.js';
 import { MAX_WORKERS, job, loadDevice, switchBackend, switchWorkers } from './backend.js';
 import { esc as escapeHtml } from './page/ui.js';
+import { on } from './page/events.js';
 
 let wasm = null;
 let checking = false;
@@ -96,11 +97,19 @@ function showWorkers(d, w) {
     $('device-workers').textContent = 'Switching… (the page reloads; a saved run resumes from this browser)';
     switchWorkers(sel.value);
   });
-  if (d.kind === 'cpu' && w.n > 1) $('device-line').textContent = `Running on the ${d.describe} in each of ${w.n} engines`;
+  showEngines(d, w);
+  // Fewer engines than asked (a helper did not start: web/page/steps.js fewer): said here.
+  on('engines', (now) => showEngines(d, now));
+}
+
+// The Device card's engine lines: how many engines run, and how many were asked when fewer run.
+function showEngines(d, w) {
+  if (d.kind === 'cpu') $('device-line').textContent = `Running on the ${d.describe}${w.n > 1 ? ` in each of ${w.n} engines` : ''}`;
   const el = $('device-workers');
-  el.textContent = d.kind === 'cpu'
-    ? `Workers: ${w.n} engine${w.n === 1 ? '' : 's'} train${w.n === 1 ? 's' : ''} each step (${w.why}).`
-    : `Workers: 1 (${w.why}).`;
+  el.textContent = d.kind !== 'cpu' ? `Workers: 1 (${w.why}).`
+    : w.asked > w.n ? `Workers: ${w.asked} engines asked, ${w.n} running: ${w.error} (${w.why}).`
+      : w.n === 1 ? `Workers: 1 engine trains each step (${w.why}).`
+        : `Workers: ${w.n} engines train each step and share each evaluation's questions (${w.why}).`;
   el.hidden = false;
 }
 
@@ -132,7 +141,7 @@ function showDevice(d, probe) {
   $('device-reason').textContent = `Why: ${d.reason}.`;
   if (d.kind === 'cpu') {
     const budget = d.budget_bytes ? ` A training run may use up to ${bytes(d.budget_bytes)} of the module's memory; a larger model or batch is refused before it starts, with the estimate.` : '';
-    $('device-note').textContent = `Each engine is a Web Worker with one thread of wasm SIMD128 and its own copy of the model, so the page answers during training; with more than one (Workers), each takes part of every step's batch and the gradients are added in one fixed order (the same numbers for the same count). A large step is taken in parts of a few tenths of a second, so Pause, Stop and a demo's update wait for one part, not a whole step.${budget}`;
+    $('device-note').textContent = `Each engine is a Web Worker with one thread of wasm SIMD128 and its own copy of the model, so the page answers during training; with more than one (Workers), each takes part of every step's batch and the gradients are added in one fixed order (the same numbers for the same count), and each answers a share of an evaluation's questions (the same predictions as one engine). A large step is taken in parts of a few tenths of a second, so Pause, Stop and a demo's update wait for one part, not a whole step.${budget}`;
     $('device-note').hidden = false;
     $('gpu-details').hidden = true;
   } else {

@@ -7,8 +7,9 @@
 // COEP), the weights and gradients pass through SharedArrayBuffers: the engine writes a result
 // into one, and the page hands a view of it to the next engine without copying; otherwise they
 // are ArrayBuffers, moved where they can be and copied where they must.
-// Helpers start when a run first needs them and stay for the page's life; they hold nothing the
-// page's engine does not also hold (a run is started on them from the page's engine's exact state).
+// Helpers start when a run or an evaluation first needs them and stay for the page's life; they
+// hold nothing the page's engine does not also hold (a run is started on them from the page's
+// engine's exact state, an evaluation's model is a copy of the page's: web/page/eval.js).
 // (A helper engine is called `helper` here, as the page's is `wasm` elsewhere: web/test/calls.mjs
 // checks that each function called on one of them is an export.)
 import { callWith, startEngine } from './backend.js';
@@ -32,27 +33,36 @@ export function shared(name, floats) {
   return b;
 }
 
-// The first n helpers, started (each opens the CPU backend) as needed; calls are chained, so two
-// callers never start the same helper twice.
+// Why a helper did not start ('' while none failed): a helper that fails to start is not tried
+// again until a reload, and the page runs on the engines that did start (web/page/steps.js fewer
+// says so in the Device card).
+export let failure = '';
+
+// The first n helpers, started (each opens the CPU backend) as needed; fewer when one did not
+// start (`failure` says why). Calls are chained, so two callers never start the same helper twice.
 let starting = Promise.resolve();
 export function helpers(n) {
   starting = starting.catch(() => {}).then(async () => {
     const more = [];
-    for (let i = engines.length; i < n; i++) {
+    for (let i = engines.length; i < n && !failure; i++) {
       more.push((async () => {
         const helper = await startEngine();
         await helper.open_device('cpu');
         return helper;
       })());
     }
-    engines.push(...(await Promise.all(more)));
+    for (const got of await Promise.allSettled(more)) {
+      if (got.status === 'fulfilled') engines.push(got.value);
+      else failure ||= (got.reason && got.reason.message) || String(got.reason);
+    }
     return engines.slice(0, n);
   });
   return starting;
 }
 
 // Start the run on n helpers from the page's engine's exact training state (bytes): the same
-// spec and data as the page's engine got, so every engine holds the same session.
+// spec and data as the page's engine got, so every engine holds the same session; on the
+// helpers already started (web/page/steps.js started).
 export async function startRuns(n, r, state) {
   await inflight;
   const hs = await helpers(n);
@@ -72,3 +82,23 @@ export function track(calls) {
 }
 
 export const settled = () => inflight;
+
+// An evaluation on the helpers `hs` (web/page/steps.js started): each gets a copy of the page's
+// engine's model (its checkpoint bytes, page_model_bytes) as its variant's model and begins the
+// same evaluation of the same file (page_eval_begin's name, text and max). Resolves to {ready:
+// the helpers that hold it, in order; why: '' or why one could not take it (it is left out, and
+// the evaluation runs on fewer engines)}. Evaluations touch none of a step's buffers, so they
+// neither wait for a step's calls nor hold the next step back.
+export async function evalBegin(hs, bytes, name, text, max) {
+  const got = await Promise.allSettled(hs.map(async (helper) => {
+    const m = await helper.page_load_model(bytes, 'a copy of the page engine’s model');
+    await helper.page_eval_begin(m.slot, name, text, max);
+    return helper;
+  }));
+  const ready = got.filter((g) => g.status === 'fulfilled').map((g) => g.value);
+  const no = got.find((g) => g.status === 'rejected');
+  return { ready, why: no ? (no.reason && no.reason.message) || String(no.reason) : '' };
+}
+
+// Questions [first, end) of the evaluation begun on `helper` (evalBegin): page_eval_part's block.
+export const evalPart = (helper, first, end) => helper.page_eval_part(first, end);

@@ -41,9 +41,9 @@ struct EvalReport {
 }
 
 #[derive(Serialize)]
-struct EvalProgress {
-    done: usize,
-    total: usize,
+pub(crate) struct EvalProgress {
+    pub done: usize,
+    pub total: usize,
 }
 
 /// Start evaluating a slot's model ("vanilla", "vanilla:kept", …; `models.rs`) on a TSV (the first `max_questions` rows when
@@ -76,7 +76,7 @@ pub fn page_eval_begin(
     to_js(&EvalProgress { done: 0, total })
 }
 
-fn no_evaluation() -> JsError {
+pub(crate) fn no_evaluation() -> JsError {
     err("no evaluation is going on; press Evaluate")
 }
 

@@ -9,6 +9,7 @@ mod bench;
 mod cut;
 mod demos;
 mod engine;
+mod eval_split;
 mod inputs;
 mod js;
 mod measure;

@@ -3,19 +3,26 @@
 // a file without answers (the test inputs) gives predictions only. Before a long evaluation the
 // first questions are timed and the estimate for the rest is shown, with the choice to go on.
 // Predictions download in the command line's --outputs_path format: one prediction per line.
+// On the CPU backend with N engines (web/helpers.js) the questions are asked in rounds: the page's
+// engine answers each round's first block, every helper (holding a copy of the model) one block
+// after it, and the page's engine appends them in question order (src/web/eval_split.rs). So the
+// answered questions are always the file's first ones, in order, and the report, a stopped one
+// too, is the one engine's.
 import { $, P, S, data, job, setStatus } from './core.js';
 import { duration, errText, esc, rowsHtml, score, showBox, showPred } from './ui.js';
 import { emit, on } from './events.js';
 import { modelName } from './models.js';
+import { engines, started } from './steps.js';
+import * as helpers from '../helpers.js';
 
 // Questions timed before a longer evaluation, and the estimate below which it just starts.
 const SAMPLE = 4;
 const SAMPLE_ABOVE = 20; // questions; fewer just start
 const ASK_ABOVE_S = 20;
 // Seconds per question measured here, per model label (a model replaced under the same variant
-// has another label).
+// has another label) and count of engines.
 const rates = new Map();
-const rateKey = (slot) => `${slot}\n${(S.models.find((m) => m.slot === slot) || {}).label || ''}`;
+const rateKey = (slot) => `${slot}\n${(S.models.find((m) => m.slot === slot) || {}).label || ''}\n${engines()}`;
 
 // What the next evaluation would cover: {variant, which, file, max, count} or throws the user's words.
 function planned() {
@@ -51,25 +58,88 @@ export function showEstimate() {
 const PART_MS = 500;
 
 // The evaluation going on or waiting for the user's choice after its first questions were timed:
-// {p (the plan), st (progress), seconds (spent so far), stop (asked)}. Its answered questions count
-// toward the run (the engine keeps them: page_eval_limit, page_eval_next).
+// {p (the plan), st (progress), seconds (spent so far), helpers (those answering blocks of it),
+// joined (seconds from its start until they did), engines (the most that answered a round),
+// byHelpers (the questions the helpers answered), why (why fewer than asked), stop (asked)}. Its
+// answered questions count toward the run (the engine keeps them: page_eval_limit, page_eval_next).
 let current = null;
 
-// Ask for parts until `until` questions are answered (or all, or Stop); returns the progress.
+// Let the helpers answer blocks of the evaluation `ev` once each holds a copy of the model and the
+// same file (web/helpers.js evalBegin); until then the page's engine answers alone, so starting
+// them (a wasm module each, the first time) never holds the evaluation up. At most one engine per
+// question; none but the page's on one engine.
+async function join(ev) {
+  const n = Math.min(engines(), ev.st.total);
+  if (n <= 1) return;
+  const t0 = performance.now();
+  // The model's bytes are asked for first, so they come before the first round in the queue.
+  const copy = job('evaluate', () => P.wasm.page_model_bytes(ev.p.variant));
+  copy.catch(() => {}); // awaited below
+  try {
+    const hs = await started(n);
+    if (!hs.length) return;
+    const bytes = await copy;
+    const { ready, why } = await helpers.evalBegin(hs, bytes, ev.p.f.name, ev.p.f.text, ev.p.max);
+    if (why) ev.why = `${ready.length + 1} of ${hs.length + 1} engines: a helper could not take the model (${why})`;
+    ev.helpers = ready;
+    ev.joined = (performance.now() - t0) / 1000;
+  } catch (e) {
+    ev.why = `the helper engines could not take the evaluation (${errText(e)}); it ran on one engine`;
+  }
+}
+
+// Questions [start, start + count) cut into n blocks as even as possible (the first ones longer,
+// empty ones left out): a round's blocks, the page's engine's first, then helper i's at i + 1.
+function cut(start, count, n) {
+  const out = [];
+  for (let i = 0, at = start; i < n; i++) {
+    const size = Math.floor(count / n) + (i < count % n ? 1 : 0);
+    if (size) out.push([at, at + size]);
+    at += size;
+  }
+  return out;
+}
+
+// One round of `count` questions on the page's engine and the helpers `hs`: the page's engine
+// answers the first block, the helpers the others at the same time (outside the page's queue:
+// they touch nothing of the page's engine), appended here in order. A failed block ends the
+// evaluation with the blocks before it kept. Returns the progress and the page's engine's block
+// size.
+async function round(ev, hs, count) {
+  const blocks = cut(ev.st.done, count, 1 + hs.length);
+  const calls = blocks.slice(1).map(([first, end], i) => helpers.evalPart(hs[i], first, end));
+  for (const c of calls) c.catch(() => {}); // awaited below, in order
+  const [first, end] = blocks[0];
+  let st = await job('evaluate', () => P.wasm.page_eval_next(end - first));
+  for (const c of calls) {
+    const block = await c;
+    st = await job('evaluate', () => P.wasm.page_eval_add(block));
+  }
+  return { st, mine: end - first };
+}
+
+// Ask in rounds until `until` questions are answered (or all, or Stop); returns the progress.
+// `part` is one engine's share of a round; each round takes the helpers that have joined.
 async function runParts(ev, until, label) {
   let part = 4;
   let st = ev.st;
   while (st.done < Math.min(until, st.total) && !ev.stop) {
     const t1 = performance.now();
     const before = st.done;
-    st = await job('evaluate', () => P.wasm.page_eval_next(Math.min(part, until - st.done)));
+    const hs = ev.helpers;
+    const n = 1 + hs.length;
+    const on = n > 1 ? ` on ${n} engines` : '';
+    let mine;
+    ({ st, mine } = await round(ev, hs, Math.min(part * n, Math.min(until, st.total) - st.done)));
+    ev.byHelpers += st.done - before - mine;
+    ev.engines = Math.max(ev.engines, n);
     ev.st = st;
-    S.evalAsked = (S.evalAsked || 0) + (st.done - before); // questions asked of the engine (tests)
+    S.evalAsked = (S.evalAsked || 0) + (st.done - before); // questions asked of the engines (tests)
     ev.seconds += (performance.now() - t1) / 1000;
-    const each = (performance.now() - t1) / Math.max(1, st.done - before);
+    const each = (performance.now() - t1) / Math.max(1, mine);
     part = Math.max(1, Math.min(64, Math.round(PART_MS / each)));
     const left = st.done < st.total ? ` · about ${duration((ev.seconds / st.done) * (st.total - st.done))} left` : '';
-    $('eval-status').textContent = `${label} ${ev.p.name} on ${ev.p.f.name}: ${st.done} of ${st.total} questions${left}…`;
+    $('eval-status').textContent = `${label} ${ev.p.name} on ${ev.p.f.name}${on}: ${st.done} of ${st.total} questions${left}…`;
   }
   if (st.done) rates.set(rateKey(ev.p.variant), ev.seconds / st.done);
   return st;
@@ -78,14 +148,16 @@ async function runParts(ev, until, label) {
 // The report of what was answered (all, or a stopped or failed evaluation's part), shown.
 async function finish(ev, failed = false) {
   const rep = await job('evaluate', () => P.wasm.page_eval_report());
-  Object.assign(rep, { variant: ev.p.variant, model: ev.p.name, file: ev.p.f.name, seconds: ev.seconds });
+  const n = ev.engines;
+  Object.assign(rep, { variant: ev.p.variant, model: ev.p.name, file: ev.p.f.name, seconds: ev.seconds, engines: n, byHelpers: ev.byHelpers, joined: ev.joined, fewer: ev.why });
   current = null;
   S.evalReport = rep;
   showEval(rep);
   const part = rep.rows.length < rep.total;
   $('eval-status').textContent = part
     ? `${failed ? 'Failed' : 'Stopped'} after ${rep.rows.length} of ${rep.total} questions of ${ev.p.f.name} (${duration(ev.seconds)}, ${ev.p.name}): the results below are those ${rep.rows.length}.`
-    : `${rep.rows.length} questions of ${ev.p.f.name} in ${duration(ev.seconds)} with ${ev.p.name}.`;
+    : `${rep.rows.length} questions of ${ev.p.f.name} in ${duration(ev.seconds)} with ${ev.p.name}${n > 1 ? ` on ${n} engines` : ''}.`;
+  if (ev.why) $('eval-status').textContent += ` (${ev.why}.)`;
   showEstimate();
   return rep;
 }
@@ -114,7 +186,8 @@ export async function evaluate(choice) {
       let p;
       try { p = planned(); } catch (e) { showBox('eval-error', `<p>${esc(errText(e))}</p>`); return; }
       const st = await job('evaluate', () => P.wasm.page_eval_begin(p.variant, p.f.name, p.f.text, p.max));
-      ev = current = { p, st, seconds: 0, stop: false };
+      ev = current = { p, st, seconds: 0, helpers: [], joined: null, engines: 1, byHelpers: 0, why: '', stop: false };
+      join(ev);
       // A long evaluation: time the first questions (they count toward it) and ask before going on.
       if (st.total > SAMPLE_ABOVE) {
         if (!rates.has(rateKey(p.variant))) await runParts(ev, SAMPLE, 'Timing');

@@ -7,7 +7,10 @@
 //   'data'    a data file changed: the Evaluate card's estimate, the form's sizing
 //   'failed'  an engine call failed, {error, what}: the Train card reports it (a lost device
 //             included) and offers the saved run
-// Listeners are registered by the cards' wire functions (app-train.js calls them first). emit runs
+//   'engines' fewer CPU engines run than were asked for (a helper did not start: steps.js fewer),
+//             {n, asked, error, …}: the Device card (web/app.js) says so
+// Listeners are registered by the cards' wire functions (app-train.js calls them first; the
+// Device card's in web/app.js). emit runs
 // them in that order and waits for each (a listener may be async), so when `await emit('models')`
 // returns, S.models is current and every card has drawn it.
 const listeners = new Map();

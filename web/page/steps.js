@@ -10,6 +10,7 @@
 // Pause or Stop in the middle drops the step (the weights change only at its end), so the run
 // stays exactly where it was and Resume takes the same step again.
 import { P, S, job } from './core.js';
+import { emit } from './events.js';
 import { callWith } from '../backend.js';
 import * as helpers from '../helpers.js';
 
@@ -26,16 +27,34 @@ export function microRows(started) {
 }
 export const inParts = (started) => stepEngines() > 1 || !!microRows(started);
 
-// Start the run's session on the helpers, from the page's engine's state. Falls back to one
-// engine (and says why in S.workers.error) if a helper cannot start it.
+// Fewer engines run than were asked for (a helper did not start, or could not start the run):
+// the page goes on with `running`, and the Device card says so with the reason ('engines').
+export async function fewer(running, why) {
+  const asked = P.workers.asked || P.workers.n;
+  P.workers = { ...P.workers, n: running, asked, error: why };
+  S.workers = P.workers;
+  await emit('engines', P.workers);
+}
+
+// The helpers for `n` engines in all (web/helpers.js), started as needed; when some do not start,
+// the page goes on with fewer (above). Resolves to the helpers running, at most n − 1.
+export async function started(n) {
+  const hs = await helpers.helpers(n - 1);
+  if (hs.length < n - 1) await fewer(hs.length + 1, `a helper engine did not start: ${helpers.failure}`);
+  return hs;
+}
+
+// Start the run's session on the helpers, from the page's engine's state. Goes on with the
+// engines that hold it (one when a helper cannot start the run), and says why (fewer).
 export async function startHelpers(r) {
   if (stepEngines() <= 1) return;
   try {
+    await started(stepEngines());
+    if (stepEngines() <= 1) return;
     const state = await job('run_state', () => P.wasm.page_run_state());
     await helpers.startRuns(stepEngines() - 1, r, state);
   } catch (e) {
-    P.workers = { ...P.workers, n: 1, error: `the helper engines could not start the run (${(e && e.message) || e}); training on one engine` };
-    S.workers = P.workers;
+    await fewer(1, `the helper engines could not start the run (${(e && e.message) || e}); training on one engine`);
   }
 }
 

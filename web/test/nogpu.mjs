@@ -108,7 +108,7 @@ async function run() {
       assert(/no WebGPU/.test(why), `reason: ${why}`);
       assert(/one thread of wasm SIMD128/.test(note), `note: ${note}`);
       const workers = await page.textContent('#device-workers');
-      assert(/^Workers: \d+ engines? trains? each step \(auto: the browser reports \d+ core/.test(workers), `workers line: ${workers}`);
+      assert(/^Workers: \d+ engines? trains? each step (and share each evaluation's questions )?\(auto: the browser reports \d+ core/.test(workers), `workers line: ${workers}`);
       const notice = await page.evaluate(() => { const n = document.getElementById('nogpu'); return { hidden: n.hidden, cls: n.className, text: n.innerText }; });
       assert(!notice.hidden && !/error/.test(notice.cls) && /No WebGPU here.*CPU backend/s.test(notice.text), `notice: ${JSON.stringify(notice)}`);
       assert(await page.isHidden('#gpu-details'), 'the WebGPU adapter details are shown on the CPU backend');

@@ -20,11 +20,10 @@
 //   when ATTNLAB_FIXTURE is set: both servers must serve the same data). Screenshots of the
 //   Device card go to web/test/out/cpu/.
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { openBrowser } from './browser.mjs';
+import { plainServer } from './serve.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const outDir = path.join(here, 'out', 'cpu');
@@ -41,27 +40,6 @@ const results = [];
 
 function assert(cond, msg) {
   if (!cond) throw new Error(msg);
-}
-
-async function freePort() {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
-  });
-}
-
-// A server without COEP, unless one was given.
-async function plainServer() {
-  if (process.argv[3]) return { base: process.argv[3], stop: () => {} };
-  const port = await freePort();
-  const data = process.env.ATTNLAB_FIXTURE ? ['--data', path.join(process.env.ATTNLAB_FIXTURE, 'data')] : [];
-  const proc = spawn('python3', [path.join(here, '..', '..', 'scripts', 'serve.py'), '--port', String(port), '--quiet', '--no-isolation', ...data], { stdio: 'ignore' });
-  for (let i = 0; i < 50; i++) {
-    const ok = await new Promise((r) => { const c = net.connect(port, '127.0.0.1', () => { c.end(); r(true); }); c.on('error', () => r(false)); });
-    if (ok) break;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  return { base: `http://127.0.0.1:${port}/`, stop: () => proc.kill() };
 }
 
 const S = (page) => page.evaluate(() => {
@@ -214,7 +192,7 @@ async function pauseMidStep() {
   }
 }
 
-const plain = await plainServer();
+const plain = await plainServer(process.argv[3]);
 try {
   const A = await run('A-whole', isolatedBase, 'workers=1&micro=0');
   await check('A: whole steps on one engine', () => {
