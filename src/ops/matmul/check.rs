@@ -15,7 +15,7 @@ pub async fn check(dev: &Rc<Device>) -> Result<Vec<CheckResult>> {
         ("17x33 · 33x5", Spec::plain(17, 33, 5)),
         // Whole 64 x 64 tiles and K a multiple of 16: the tiled kernel without bounds checks.
         ("whole tiles 128x32 · 32x64", Spec::plain(128, 32, 64)),
-        // Every product of the forward and backward at least 64 on each side, K over 256: the
+        // Every product of the forward and backward at least 16 on each side, K over 256: the
         // relaxed-SIMD build's packed kernel (src/ops/matmul/packed.rs) with a tail everywhere.
         ("linear size 67x300 · 300x71", Spec::plain(67, 300, 71)),
         (

@@ -75,12 +75,13 @@ thread_local! {
     static SCRATCH: std::cell::RefCell<(Vec<f32>, Vec<f32>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
 }
 
-/// Whether a product is large enough for the packed kernel to pay for its packing: the linear
-/// layers and their gradients. The attention's per-head products (K = 32, or N = 32) stay with
-/// `gemm`, where the packed kernel measured slower.
+/// Whether a product is large enough for the packed kernel to pay for its packing: every side at
+/// least 16, so the linear layers and the attention's per-head products (K or N = 32 at the
+/// assignment's size), where it measured 1.4-1.5x and 1.2-1.3x `gemm`'s SIMD128 speed
+/// (BENCHMARKS.md); thinner ones stay with `gemm`.
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // natively only the tests build this file
 pub fn pays((m, n, k): (usize, usize, usize)) -> bool {
-    m >= 64 && n >= 64 && k >= 64
+    m >= 16 && n >= 16 && k >= 16
 }
 
 #[allow(clippy::too_many_arguments)]
