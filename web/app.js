@@ -11,7 +11,7 @@
 import { startPage, pageUnavailable } from './app-train.js';
 import { startBench, benchUnavailable } from './page/bench.js';
 import { startMatmul } from './page/matmul.js';
-import { MAX_WORKERS, job, loadDevice, switchBackend, switchWorkers } from './backend.js';
+import { MAX_WORKERS, job, loadDevice, simdOf, switchBackend, switchWorkers } from './backend.js';
 import { esc as escapeHtml } from './page/ui.js';
 import { on } from './page/events.js';
 
@@ -141,7 +141,7 @@ function showDevice(d, probe) {
   $('device-reason').textContent = `Why: ${d.reason}.`;
   if (d.kind === 'cpu') {
     const budget = d.budget_bytes ? ` A training run may use up to ${bytes(d.budget_bytes)} of the module's memory; a larger model or batch is refused before it starts, with the estimate.` : '';
-    $('device-note').textContent = `Each engine is a Web Worker with one thread of wasm SIMD128 and its own copy of the model, so the page answers during training; with more than one (Workers), each takes part of every step's batch and the gradients are added in one fixed order (the same numbers for the same count), and each answers a share of an evaluation's questions (the same predictions as one engine). A large step is taken in parts of a few tenths of a second, so Pause, Stop and a demo's update wait for one part, not a whole step.${budget}`;
+    $('device-note').textContent = `Each engine is a Web Worker with one thread of ${simdOf(d.describe)} and its own copy of the model, so the page answers during training; with more than one (Workers), each takes part of every step's batch and the gradients are added in one fixed order (the same numbers for the same count), and each answers a share of an evaluation's questions (the same predictions as one engine). A large step is taken in parts of a few tenths of a second, so Pause, Stop and a demo's update wait for one part, not a whole step.${budget}`;
     $('device-note').hidden = false;
     $('gpu-details').hidden = true;
   } else {
@@ -149,7 +149,7 @@ function showDevice(d, probe) {
     showAdapter(d.adapter, probe.info);
   }
   $('checks-what').textContent = d.kind === 'cpu'
-    ? "Each op's CPU-backend kernels (f32, wasm SIMD128) against a plain f64 reference on seeded inputs. Error is max |kernel − reference| / (1 + |reference|)."
+    ? `Each op's CPU-backend kernels (f32, ${simdOf(d.describe)}) against a plain f64 reference on seeded inputs. Error is max |kernel − reference| / (1 + |reference|).`
     : "Each op's WebGPU kernels against a plain f64 CPU reference on seeded inputs. Error is max |gpu − cpu| / (1 + |cpu|).";
 }
 

@@ -95,6 +95,10 @@ async function probeWebGPU() {
 const raw = new WeakMap();
 export const callWith = (engine, fn, args, opts = {}) => raw.get(engine)(fn, args, opts);
 
+// Which wasm build the CPU backend runs, from the device's description: "wasm relaxed SIMD" or
+// "wasm SIMD128" (web/engine-worker.js picks the build; src/cpu/mod.rs names it).
+export const simdOf = (describe) => ((describe || '').match(/wasm [^,)]+/) || ['wasm SIMD'])[0];
+
 export function startEngine() {
   // ?simd=128 on the page's address loads the SIMD128 build even where relaxed SIMD is offered.
   const simd = new URLSearchParams(self.location.search).get('simd') === '128' ? '?simd=128' : '';

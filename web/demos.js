@@ -7,7 +7,7 @@
 import { ITEMS as E_ITEMS } from './demos/items.js';
 import { S2_ITEMS, modelsChanged as s2ModelsChanged, setSoftware } from './demos/section2.js';
 import { setBackend } from './demos/labels.js';
-import { job, loadDevice } from './backend.js';
+import { job, loadDevice, simdOf } from './backend.js';
 import { esc } from './page/ui.js';
 import { renderTex } from './page/math.js';
 import { placeLabels } from './demos/draw.js';
@@ -41,7 +41,7 @@ async function loadWasm() {
   setSoftware(Boolean(device.adapter && device.adapter.software));
   state.backend = device.kind;
   const k = document.getElementById('demos-kernels');
-  if (k) k.textContent = device.kind === 'cpu' ? `the same CPU-backend kernels (f32, wasm SIMD128) that train the GPT on this page` : 'the same WGSL kernels that train the GPT';
+  if (k) k.textContent = device.kind === 'cpu' ? `the same CPU-backend kernels (f32, ${simdOf(device.describe)}) that train the GPT on this page` : 'the same WGSL kernels that train the GPT';
   for (const d of demos.values()) {
     d.el.querySelector('.demo-cpu-text').textContent = device.kind === 'cpu' ? ' show the f64 reference beside the f32 kernels’ numbers' : ' show the CPU reference (f64) beside the GPU numbers';
     if (d.status.textContent === 'Computing…') d.status.textContent = device.kind === 'cpu' ? 'Computing on the CPU backend…' : 'Computing on the GPU…';

@@ -1,6 +1,6 @@
 // Browser test of the page WITHOUT WebGPU: headless Chromium started without --enable-unsafe-webgpu,
 // so navigator.gpu finds no adapter and the page must run everything on the CPU backend (f32
-// kernels, wasm SIMD128, one thread):
+// kernels, wasm SIMD128 or relaxed SIMD, one thread):
 //   the page says it runs on the CPU backend and why (an informational note, not an error) →
 //   the shipped model (web/models/) is loaded on this first visit without a click: Ask answers a
 //   name of the built-in dev set with its attention maps, and its facts (dev accuracy, the London
@@ -104,9 +104,12 @@ async function run() {
       const line = await page.textContent('#device-line');
       const why = await page.textContent('#device-reason');
       const note = await page.textContent('#device-note');
-      assert(/CPU backend \(1 thread, wasm SIMD128\)/.test(line), `device line: ${line}`);
+      // The wasm build in use (relaxed SIMD where the browser has it, as Chromium does), named the
+      // same way in the line and the note.
+      const build = (line.match(/CPU backend \(1 thread, (wasm relaxed SIMD|wasm SIMD128)\)/) || [])[1];
+      assert(build, `device line: ${line}`);
       assert(/no WebGPU/.test(why), `reason: ${why}`);
-      assert(/one thread of wasm SIMD128/.test(note), `note: ${note}`);
+      assert(note.includes(`one thread of ${build}`), `note: ${note}`);
       const workers = await page.textContent('#device-workers');
       assert(/^Workers: \d+ engines? trains? each step (and share each evaluation's questions )?\(auto: the browser reports \d+ core/.test(workers), `workers line: ${workers}`);
       const notice = await page.evaluate(() => { const n = document.getElementById('nogpu'); return { hidden: n.hidden, cls: n.className, text: n.innerText }; });
