@@ -40,6 +40,55 @@ pub struct GpuLimits {
     pub min_uniform_buffer_offset_alignment: u32,
 }
 
+/// The GPU matmul kernels (`shaders/matmul.wgsl`, `shaders/matmul_vec4.wgsl`; dispatched by
+/// `src/ops/matmul/gpu.rs`). Which is fastest depends on the device, so `bench::tune_matmul` times
+/// them on it; all give the same products up to rounding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MatmulKernel {
+    /// 64 x 64 tiles through workgroup memory (written for GPUs).
+    Tiled,
+    /// A 16 x 8 block per thread, scalar reads, no workgroup memory (written for CPU adapters).
+    Registers,
+    /// A 4 x 4 block per thread, vec4 reads, no workgroup memory; vec4-able views only.
+    Vec4x4,
+    /// An 8 x 4 block per thread, vec4 reads, no workgroup memory; vec4-able views only.
+    Vec8x4,
+}
+
+impl MatmulKernel {
+    /// Every kernel, in the order `bench::tune_matmul` reports their times.
+    pub const ALL: [MatmulKernel; 4] = [
+        MatmulKernel::Tiled,
+        MatmulKernel::Registers,
+        MatmulKernel::Vec4x4,
+        MatmulKernel::Vec8x4,
+    ];
+
+    /// The name the CLI, the page and its kept choice use.
+    pub fn name(self) -> &'static str {
+        match self {
+            MatmulKernel::Tiled => "tiled",
+            MatmulKernel::Registers => "register-blocked",
+            MatmulKernel::Vec4x4 => "vec4-4x4",
+            MatmulKernel::Vec8x4 => "vec4-8x4",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<MatmulKernel> {
+        MatmulKernel::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// Untimed: register-blocked on CPU adapters (lavapipe, SwiftShader), where workgroup memory
+    /// and barriers cost more than they save; tiled elsewhere.
+    fn default_for(software: bool) -> MatmulKernel {
+        if software {
+            MatmulKernel::Registers
+        } else {
+            MatmulKernel::Tiled
+        }
+    }
+}
+
 /// One GPU device with its caches. Cheap to share as `Rc<Gpu>`.
 pub struct Gpu {
     pub device: wgpu::Device,
@@ -51,8 +100,8 @@ pub struct Gpu {
     pub(crate) counters: Cell<Stats>,
     /// Per-kernel wall time when profiling (native only; see `Gpu::set_profiling`).
     pub(crate) profile: RefCell<Option<std::collections::BTreeMap<String, (u64, f64)>>>,
-    /// Use the kernels written for CPU adapters (register-blocked matmul); see `set_cpu_kernels`.
-    cpu_kernels: Cell<bool>,
+    /// The matmul kernel products use; see `set_matmul_kernel`.
+    matmul_kernel: Cell<MatmulKernel>,
     /// A software adapter (lavapipe, SwiftShader): `--device auto` never picks it.
     software: bool,
     lost: Arc<Mutex<Option<String>>>,
@@ -174,7 +223,9 @@ impl Gpu {
             rec: RefCell::new(rec),
             counters: Cell::new(Stats::default()),
             profile: RefCell::new(None),
-            cpu_kernels: Cell::new(info.device_type == wgpu::DeviceType::Cpu),
+            matmul_kernel: Cell::new(MatmulKernel::default_for(
+                info.device_type == wgpu::DeviceType::Cpu,
+            )),
             software: info.device_type == wgpu::DeviceType::Cpu,
             lost,
             device,
@@ -198,16 +249,22 @@ impl Gpu {
         self.software
     }
 
-    /// Whether kernels with a CPU-adapter variant use it (on by default for software adapters such
-    /// as lavapipe and SwiftShader, where workgroup memory and barriers cost more than they save).
-    pub fn cpu_kernels(&self) -> bool {
-        self.cpu_kernels.get()
+    /// The matmul kernel products use (at first the adapter type's default; `bench::tune_matmul`
+    /// times them all and keeps the fastest).
+    pub fn matmul_kernel(&self) -> MatmulKernel {
+        self.matmul_kernel.get()
     }
 
-    /// Choose the kernel variants (tests run both on whatever adapter they have). Results agree to
-    /// rounding; only the speed differs.
-    pub fn set_cpu_kernels(&self, on: bool) {
-        self.cpu_kernels.set(on);
+    /// Choose the matmul kernel (the tests run each on whatever adapter they have). Results agree
+    /// to rounding; only the speed differs.
+    pub fn set_matmul_kernel(&self, k: MatmulKernel) {
+        self.matmul_kernel.set(k);
+    }
+
+    /// The kernel for products the chosen one cannot take (the vec4 kernels need vec4-able views):
+    /// the adapter type's default.
+    pub fn matmul_fallback(&self) -> MatmulKernel {
+        MatmulKernel::default_for(self.software)
     }
 
     /// A one-line description for logs: name, backend and type.
