@@ -298,7 +298,7 @@ mod native {
     impl<F: std::future::Future> BlockOn for F {}
 
     const USAGE: &str = "\
-usage: bench [--device auto|dev|cpu] [--repeats N] [--quick] [--tune | --matmul K]
+usage: bench [--device auto|dev|cpu] [--repeats N] [--quick] [--tune | --matmul K] [--subgroups on|off]
              [--step ROWS [--size tiny|assignment] [--variant vanilla|synthesizer] [--profile]]
              [--trim ROWS]
 
@@ -311,6 +311,8 @@ With no mode flag: matmul GFLOP/s at the GPT's shapes (--quick: rows and batches
   --info        print the adapter (name, backend, type, driver) and its limits, then stop
   --tune        time every GPU matmul kernel at the GPT's shapes, keep the fastest (also with --info)
   --matmul K    use GPU matmul kernel K (tiled, register-blocked, vec4-4x4, vec4-8x4) for what follows
+  --subgroups on|off  the row kernels' subgroup builds (where the GPU has subgroups) or their
+                workgroup-tree builds; default: on, except on CPU adapters
 Numbers measured with it are in BENCHMARKS.md.";
 
     pub fn run() -> Result<()> {
@@ -337,6 +339,26 @@ Numbers measured with it are in BENCHMARKS.md.";
         };
         let dev = Device::open_blocking(choice)?;
         println!("device: {} ({})", dev.describe(), dev.reason);
+        // The row kernels' reductions: the device's default, or --subgroups on|off.
+        if let Some(g) = dev.as_gpu() {
+            match args.iter().position(|a| a == "--subgroups") {
+                None => {}
+                Some(i) => match args.get(i + 1).map(String::as_str) {
+                    Some("on") => g.set_subgroups(true),
+                    Some("off") => g.set_subgroups(false),
+                    _ => return Err(attnlab::Error::Msg("--subgroups needs on or off".into())),
+                },
+            }
+            let how = if g.subgroups() {
+                "subgroups"
+            } else {
+                "workgroup tree"
+            };
+            println!(
+                "row kernels: {how} (the device has subgroups: {})",
+                g.has_subgroups()
+            );
+        }
         // The matmul kernel: the adapter type's default, the one named, or (--tune) the fastest of
         // all, timed here.
         let forced = args.iter().position(|a| a == "--matmul");

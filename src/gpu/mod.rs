@@ -10,7 +10,7 @@ mod record;
 
 pub(crate) use pool::PoolBuf;
 pub use pool::PoolStats;
-pub use record::{grid_1d, Bind, Binding, Kernel};
+pub use record::{grid_1d, Bind, Binding, Kernel, RowKernel};
 // The counters live with the code both backends share; this path stays for callers.
 pub use crate::storage::Stats;
 
@@ -102,6 +102,10 @@ pub struct Gpu {
     pub(crate) profile: RefCell<Option<std::collections::BTreeMap<String, (u64, f64)>>>,
     /// The matmul kernel products use; see `set_matmul_kernel`.
     matmul_kernel: Cell<MatmulKernel>,
+    /// Whether the device was opened with subgroup operations (the adapter offers them).
+    has_subgroups: bool,
+    /// Whether the row kernels use them now; see `set_subgroups`.
+    subgroups: Cell<bool>,
     /// A software adapter (lavapipe, SwiftShader): `--device auto` never picks it.
     software: bool,
     lost: Arc<Mutex<Option<String>>>,
@@ -175,10 +179,18 @@ impl Gpu {
             req.max_bind_groups = al.max_bind_groups.min(4);
             req
         };
+        // Subgroup operations, where the adapter offers them, for the row kernels' reductions.
+        // wgpu's WebGPU backend cannot ask the browser for them, so in the page the engine
+        // worker asks (web/engine-worker.js) and says whether it got them.
+        let subgroups = adapter.features().contains(wgpu::Features::SUBGROUP);
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("attnlab"),
-                required_features: wgpu::Features::empty(),
+                required_features: if subgroups {
+                    wgpu::Features::SUBGROUP
+                } else {
+                    wgpu::Features::empty()
+                },
                 required_limits: req.clone(),
                 experimental_features: wgpu::ExperimentalFeatures::disabled(),
                 memory_hints: wgpu::MemoryHints::Performance,
@@ -204,6 +216,7 @@ impl Gpu {
             max_storage_buffers_per_shader_stage: req.max_storage_buffers_per_shader_stage,
             min_uniform_buffer_offset_alignment: req.min_uniform_buffer_offset_alignment,
         };
+        let has_subgroups = subgroups || browser_granted_subgroups();
         let rec = record::Recorder::new(&device, &limits);
         let gpu = Gpu {
             adapter: AdapterSummary {
@@ -226,6 +239,9 @@ impl Gpu {
             matmul_kernel: Cell::new(MatmulKernel::default_for(
                 info.device_type == wgpu::DeviceType::Cpu,
             )),
+            has_subgroups,
+            // Not on CPU adapters: on lavapipe the subgroup softmax was the slower (BENCHMARKS.md).
+            subgroups: Cell::new(has_subgroups && info.device_type != wgpu::DeviceType::Cpu),
             software: info.device_type == wgpu::DeviceType::Cpu,
             lost,
             device,
@@ -265,6 +281,24 @@ impl Gpu {
     /// the adapter type's default.
     pub fn matmul_fallback(&self) -> MatmulKernel {
         MatmulKernel::default_for(self.software)
+    }
+
+    /// Whether the device has subgroup operations (the adapter offered them and they were asked for).
+    pub fn has_subgroups(&self) -> bool {
+        self.has_subgroups
+    }
+
+    /// Whether the row kernels (softmax, layernorm, cross-entropy) reduce with subgroup
+    /// operations now: by default where the device has them, except on CPU adapters.
+    pub fn subgroups(&self) -> bool {
+        self.subgroups.get()
+    }
+
+    /// Turn the row kernels' subgroup builds on or off (on only where the device has them; the
+    /// tests and the kernel checks run both). Results agree to rounding; each build is
+    /// deterministic on a given device.
+    pub fn set_subgroups(&self, on: bool) {
+        self.subgroups.set(on && self.has_subgroups);
     }
 
     /// A one-line description for logs: name, backend and type.
@@ -309,6 +343,22 @@ impl Gpu {
     /// The reason the device was lost, if it was.
     pub fn lost_reason(&self) -> Option<String> {
         self.lost.lock().ok().and_then(|l| l.clone())
+    }
+}
+
+/// In the browser: whether the engine worker's `requestDevice` wrapper got the `subgroups` feature
+/// for the device wgpu just opened (it sets `globalThis.__attnlabSubgroups`). Natively: no.
+fn browser_granted_subgroups() -> bool {
+    #[cfg(target_arch = "wasm32")]
+    {
+        js_sys::Reflect::get(&js_sys::global(), &"__attnlabSubgroups".into())
+            .ok()
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false)
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        false
     }
 }
 
