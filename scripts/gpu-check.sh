@@ -9,7 +9,7 @@
 #
 # Stages, each time-boxed (seconds: its cap, then whatever is left of --budget, default 540):
 #   a  loader   unpack the Vulkan loader from gpukit/gl if the machine has none, find the NVIDIA ICD,
-#               print nvidia-smi and our own adapter report, with both matmul kernels timed
+#               print nvidia-smi and our own adapter report, with every matmul kernel timed
 #               (`bench --device gpu --tune --info`)                                         (60)
 #   b  tests    every test binary of the kit, with ATTNLAB_REQUIRE_HARDWARE_GPU=1: a software
 #               adapter fails them, so "passed" means the WGSL ran on the hardware GPU         (210)

@@ -1,11 +1,11 @@
 // Cross-entropy with ignore_index = 0: loss = mean over rows with 0 < target < V of
 // lse(logits[row]) - logits[row, target]. Targets >= V are treated as ignored so nothing is read
-// out of bounds. Three passes, no atomics: per-row stats, one-workgroup tree reduction, gradient.
+// out of bounds. Three passes, no atomics: per-row stats, one-workgroup reduction, gradient.
 // stats layout (3N + 1): [0, N) row lse, [N, 2N) row loss, [2N, 3N) row valid (0/1), [3N] count.
 
-const WG: u32 = 256u;
-// Threads per row for cross_entropy_rows and cross_entropy_reduce: a short tree keeps software GPUs fast.
-const RW: u32 = 32u;
+const WG: u32 = 256u; // threads per workgroup of cross_entropy_backward
+// cross_entropy_rows and cross_entropy_reduce run RW threads; RW and the reductions (row_max,
+// row_sum, row_sum2) come from rows.wgsl or rows_subgroup.wgsl, put in front of this file.
 
 struct Params {
     n: u32,
@@ -18,26 +18,6 @@ struct Params {
 @group(0) @binding(1) var<storage, read> logits: array<f32>;
 @group(0) @binding(2) var<storage, read> targets: array<u32>;
 @group(0) @binding(3) var<storage, read_write> stats: array<f32>;
-
-var<workgroup> red: array<f32, RW>;
-
-fn tree(li: u32, v: f32, is_max: bool) -> f32 {
-    red[li] = v;
-    workgroupBarrier();
-    for (var s = RW / 2u; s > 0u; s = s / 2u) {
-        if (li < s) {
-            if (is_max) {
-                red[li] = max(red[li], red[li + s]);
-            } else {
-                red[li] = red[li] + red[li + s];
-            }
-        }
-        workgroupBarrier();
-    }
-    let r = red[0];
-    workgroupBarrier();
-    return r;
-}
 
 // One workgroup per row: stable log-sum-exp and the row's loss.
 @compute @workgroup_size(RW)
@@ -52,12 +32,12 @@ fn cross_entropy_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
     for (var j = li; j < p.v; j += RW) {
         m = max(m, logits[base + j]);
     }
-    m = tree(li, m, true);
+    m = row_max(li, m);
     var s = 0.0;
     for (var j = li; j < p.v; j += RW) {
         s += exp(logits[base + j] - m);
     }
-    s = tree(li, s, false);
+    s = row_sum(li, s);
     if (li == 0u) {
         let lse = m + log(s);
         let t = targets[row];
@@ -72,7 +52,7 @@ fn cross_entropy_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
     }
 }
 
-// One workgroup: count and mean, each thread summing a fixed strided subset, then a tree.
+// One workgroup: count and mean, each thread summing a fixed strided subset, then row_sum2.
 @group(0) @binding(1) var<storage, read_write> rstats: array<f32>;
 @group(0) @binding(2) var<storage, read_write> loss_out: array<f32>;
 
@@ -84,12 +64,11 @@ fn cross_entropy_reduce(@builtin(local_invocation_index) li: u32) {
         s += rstats[p.n + r];
         c += rstats[2u * p.n + r];
     }
-    s = tree(li, s, false);
-    c = tree(li, c, false);
+    let t = row_sum2(li, vec2<f32>(s, c));
     if (li == 0u) {
-        rstats[3u * p.n] = c;
+        rstats[3u * p.n] = t.y;
         // Every target ignored: loss 0 (PyTorch gives NaN), and the backward gives 0 too.
-        loss_out[0] = select(0.0, s / c, c > 0.0);
+        loss_out[0] = select(0.0, t.x / t.y, t.y > 0.0);
     }
 }
 

@@ -1,13 +1,12 @@
 // LayerNorm over the last dim of a (rows, C) array, eps and biased variance as PyTorch:
 //   y = (x - mean) * rstd * w + b,  rstd = 1 / sqrt(mean((x - mean)^2) + eps).
 // The forward keeps mean and rstd per row for the backward (as llm.c does). The row kernels run
-// one workgroup per row with tree reductions; dw and db are column sums over rows, done race-free
+// one workgroup per row with the row reductions of rows.wgsl; dw and db are column sums over rows, done race-free
 // as per-block partial sums (one thread per channel) followed by an in-order sum of the blocks.
 
-const WG: u32 = 256u;
-// Threads per row for the row kernels: a short tree (a few barriers) keeps software GPUs fast, and
-// one 32-wide group per row still covers a real GPU's SIMD width.
-const RW: u32 = 32u;
+const WG: u32 = 256u; // threads per workgroup of the dw/db kernels
+// The row kernels run RW threads per row; RW and the reductions (row_sum, row_sum2) come from
+// rows.wgsl or rows_subgroup.wgsl, which the Rust side puts in front of this file.
 
 struct Params {
     rows: u32,
@@ -25,26 +24,6 @@ struct Params {
 // points share a binding number but not a variable, so every buffer can say what it holds and be
 // read-only where it is only read. The Rust side checks that no two bindings share a buffer.
 @group(0) @binding(1) var<storage, read> x: array<f32>; // (rows, C): forward, backward_dx, dwdb_partial
-
-var<workgroup> sa: array<f32, RW>;
-var<workgroup> sb: array<f32, RW>;
-
-// Tree-sum sa and sb across the workgroup; every thread gets both totals.
-fn wg_sum2(li: u32, first: f32, second: f32) -> vec2<f32> {
-    sa[li] = first;
-    sb[li] = second;
-    workgroupBarrier();
-    for (var h = RW / 2u; h > 0u; h /= 2u) {
-        if (li < h) {
-            sa[li] += sa[li + h];
-            sb[li] += sb[li + h];
-        }
-        workgroupBarrier();
-    }
-    let r = vec2<f32>(sa[0], sb[0]);
-    workgroupBarrier(); // nobody overwrites sa/sb before everyone has read the totals
-    return r;
-}
 
 @group(0) @binding(2) var<storage, read> w: array<f32>;             // (C)
 @group(0) @binding(3) var<storage, read> b: array<f32>;             // (C)
@@ -64,14 +43,14 @@ fn layernorm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
     for (var j = li; j < p.c; j += RW) {
         s += x[o + j];
     }
-    let mean = wg_sum2(li, s, 0.0).x / f32(p.c);
+    let mean = row_sum(li, s) / f32(p.c);
     // Two passes (mean, then squared deviations) avoid the cancellation of E[x^2] - E[x]^2.
     var v = 0.0;
     for (var j = li; j < p.c; j += RW) {
         let d = x[o + j] - mean;
         v += d * d;
     }
-    let rstd = inverseSqrt(wg_sum2(li, v, 0.0).x / f32(p.c) + p.eps);
+    let rstd = inverseSqrt(row_sum(li, v) / f32(p.c) + p.eps);
     for (var j = li; j < p.c; j += RW) {
         y[o + j] = (x[o + j] - mean) * rstd * w[j] + b[j];
     }
@@ -105,7 +84,7 @@ fn layernorm_backward_dx(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wor
         sg += g;
         sgx += g * (x[o + j] - mean) * rstd;
     }
-    let t = wg_sum2(li, sg, sgx) / f32(p.c);
+    let t = row_sum2(li, vec2<f32>(sg, sgx)) / f32(p.c);
     for (var j = li; j < p.c; j += RW) {
         let xhat = (x[o + j] - mean) * rstd;
         let g = dy[o + j] * w[j];

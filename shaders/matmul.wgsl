@@ -14,7 +14,7 @@ struct Params {
     a_outer: u32, a_inner: u32, a_row: u32, a_col: u32,
     b_outer: u32, b_inner: u32, b_row: u32, b_col: u32,
     c_outer: u32, c_inner: u32, c_row: u32, c_col: u32,
-    alpha: f32, accumulate: u32, has_bias: u32, _pad: u32,
+    alpha: f32, accumulate: u32, has_bias: u32, reads: u32, // reads: used by matmul_vec4.wgsl only
 }
 
 @group(0) @binding(0) var<uniform> p: Params;

@@ -4,8 +4,8 @@
 // fills them with -1e10 after scaling, whose exp underflows to exactly 0, so the kernel writes 0
 // there directly (same value, and the gradient of a masked entry is then exactly 0 too).
 // Unmasked (p.causal = 0, the ViT's bidirectional attention): every key 0..T-1 is visible.
-
-const WG: u32 = 32u; // threads per row: few barriers on software GPUs, one SIMD group on real ones
+// One workgroup of RW threads per row; the reductions (row_max, row_sum) and RW come from
+// rows.wgsl or rows_subgroup.wgsl, which the Rust side puts in front of this file.
 
 struct Params {
     rows: u32,
@@ -23,38 +23,7 @@ fn last_key(row: u32) -> u32 {
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read_write> y: array<f32>;
 
-var<workgroup> red: array<f32, WG>;
-
-// Tree reductions of red[] in place; every invocation gets the result.
-fn reduce_max(li: u32, v: f32) -> f32 {
-    red[li] = v;
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s = s / 2u) {
-        if (li < s) {
-            red[li] = max(red[li], red[li + s]);
-        }
-        workgroupBarrier();
-    }
-    let r = red[0];
-    workgroupBarrier();
-    return r;
-}
-
-fn reduce_sum(li: u32, v: f32) -> f32 {
-    red[li] = v;
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s = s / 2u) {
-        if (li < s) {
-            red[li] = red[li] + red[li + s];
-        }
-        workgroupBarrier();
-    }
-    let r = red[0];
-    workgroupBarrier();
-    return r;
-}
-
-@compute @workgroup_size(WG)
+@compute @workgroup_size(RW)
 fn softmax(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(local_invocation_index) li: u32) {
     let row = wid.x + wid.y * nwg.x;
@@ -65,16 +34,16 @@ fn softmax(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     let base = row * p.t;
     // Keys 0..=i are visible; key 0 always is, so the max is finite.
     var m = -3.0e38;
-    for (var j = li; j <= i; j += WG) {
+    for (var j = li; j <= i; j += RW) {
         m = max(m, p.scale * x[base + j]);
     }
-    m = reduce_max(li, m);
+    m = row_max(li, m);
     var s = 0.0;
-    for (var j = li; j <= i; j += WG) {
+    for (var j = li; j <= i; j += RW) {
         s += exp(p.scale * x[base + j] - m);
     }
-    s = reduce_sum(li, s);
-    for (var j = li; j < p.t; j += WG) {
+    s = row_sum(li, s);
+    for (var j = li; j < p.t; j += RW) {
         var v = 0.0;
         if (j <= i) {
             v = exp(p.scale * x[base + j] - m) / s;
@@ -88,7 +57,7 @@ fn softmax(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
 @group(0) @binding(2) var<storage, read> dprob: array<f32>;
 @group(0) @binding(3) var<storage, read_write> dscore: array<f32>;
 
-@compute @workgroup_size(WG)
+@compute @workgroup_size(RW)
 fn softmax_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                     @builtin(local_invocation_index) li: u32) {
     let row = wid.x + wid.y * nwg.x;
@@ -98,11 +67,11 @@ fn softmax_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgrou
     let i = last_key(row);
     let base = row * p.t;
     var d = 0.0;
-    for (var j = li; j <= i; j += WG) {
+    for (var j = li; j <= i; j += RW) {
         d += prob[base + j] * dprob[base + j];
     }
-    d = reduce_sum(li, d);
-    for (var j = li; j <= i; j += WG) {
+    d = row_sum(li, d);
+    for (var j = li; j <= i; j += RW) {
         dscore[base + j] += p.scale * prob[base + j] * (dprob[base + j] - d);
     }
 }

@@ -7,6 +7,7 @@
 //! `performance.now()` in the page): one warm-up (read back or synced), then `repeats` iterations
 //! recorded back to back and ended by `dev.sync().await`, divided by `repeats`.
 
+use crate::gpu::MatmulKernel;
 use crate::model::{Gpt, GptConfig, Variant};
 use crate::ops::matmul::{matmul_into, Spec, View};
 use crate::train::{TrainConfig, Trainer};
@@ -170,20 +171,18 @@ pub async fn bench_matmul(
     })
 }
 
-/// The two matmul kernels of a GPU adapter: tiled through workgroup memory (written for GPUs) and
-/// register-blocked without it (written for CPU adapters).
-pub const MATMUL_KERNELS: [&str; 2] = ["tiled", "register-blocked"];
-
 /// The matmul kernel this device uses and what timing them found.
 #[derive(Clone, Debug, Serialize)]
 pub struct MatmulChoice {
-    /// One of `MATMUL_KERNELS`.
+    /// The kernel's name (`MatmulKernel::name`), or "cpu backend".
     pub kernel: String,
-    /// "timed" (the fastest of both, measured now), "default" (the adapter type's rule: untimed)
+    /// "timed" (the fastest of all, measured now), "default" (the adapter type's rule: untimed)
     /// or "cpu backend" (no GPU kernels).
     pub how: String,
-    /// Milliseconds for the quick matmul cases, once each, per kernel (as in `MATMUL_KERNELS`);
-    /// empty unless timed.
+    /// Every GPU kernel's name, in the order of `ms` (empty on the CPU backend).
+    pub kernels: Vec<String>,
+    /// Milliseconds for the quick matmul cases, once each, per kernel (as in `kernels`); empty
+    /// unless timed.
     pub ms: Vec<f64>,
 }
 
@@ -193,19 +192,23 @@ pub fn matmul_choice(dev: &Rc<Device>) -> MatmulChoice {
         None => MatmulChoice {
             kernel: "cpu backend".into(),
             how: "cpu backend".into(),
+            kernels: vec![],
             ms: vec![],
         },
         Some(g) => MatmulChoice {
-            kernel: MATMUL_KERNELS[g.cpu_kernels() as usize].into(),
+            kernel: g.matmul_kernel().name().into(),
             how: "default".into(),
+            kernels: MatmulKernel::ALL.iter().map(|k| k.name().into()).collect(),
             ms: vec![],
         },
     }
 }
 
-/// Time both GPU matmul kernels on the GPT's products (the quick cases: 8 sequences of 127
-/// tokens, width 256, 8 heads), `repeats` calls each after a warm-up, and keep the faster one on
-/// this device. On the CPU backend there is nothing to choose.
+/// Time every GPU matmul kernel on the GPT's products (the quick cases: 8 sequences of 127
+/// tokens, width 256, 8 heads), `repeats` calls each after a warm-up, and keep the fastest on
+/// this device. A vec4 kernel's time includes the products it leaves to the fallback kernel
+/// (views it cannot read as vec4: the attention's with T = 127), as training would run them. On
+/// the CPU backend there is nothing to choose.
 pub async fn tune_matmul(
     dev: &Rc<Device>,
     repeats: usize,
@@ -214,42 +217,45 @@ pub async fn tune_matmul(
     let Some(g) = dev.as_gpu() else {
         return Ok(matmul_choice(dev));
     };
-    let before = g.cpu_kernels();
+    let before = g.matmul_kernel();
     let mut ms = vec![];
-    for registers in [false, true] {
-        g.set_cpu_kernels(registers);
+    for k in MatmulKernel::ALL {
+        g.set_matmul_kernel(k);
         let mut total = 0.0;
         for case in matmul_cases(true) {
             match time_matmul(dev, &case, repeats, clock).await {
                 Ok(s) => total += s * 1e3,
                 Err(e) => {
-                    g.set_cpu_kernels(before);
+                    g.set_matmul_kernel(before);
                     return Err(e);
                 }
             }
         }
         ms.push(total);
     }
-    let registers = ms[1] < ms[0];
-    g.set_cpu_kernels(registers);
+    let best = (0..ms.len())
+        .min_by(|&i, &j| ms[i].total_cmp(&ms[j]))
+        .unwrap_or(0);
+    g.set_matmul_kernel(MatmulKernel::ALL[best]);
     Ok(MatmulChoice {
-        kernel: MATMUL_KERNELS[registers as usize].into(),
         how: "timed".into(),
         ms,
+        ..matmul_choice(dev)
     })
 }
 
-/// Use the named kernel (one of `MATMUL_KERNELS`) on this device, e.g. a choice kept from an
+/// Use the named kernel (`MatmulKernel::name`) on this device, e.g. a choice kept from an
 /// earlier `tune_matmul`; an unknown name is refused, the CPU backend ignores it.
 pub fn set_matmul(dev: &Rc<Device>, kernel: &str) -> Result<()> {
-    let Some(i) = MATMUL_KERNELS.iter().position(|k| *k == kernel) else {
+    let Some(k) = MatmulKernel::from_name(kernel) else {
+        let names: Vec<_> = MatmulKernel::ALL.iter().map(|k| k.name()).collect();
         return Err(crate::Error::Msg(format!(
-            "unknown matmul kernel '{kernel}'; choose {} or {}",
-            MATMUL_KERNELS[0], MATMUL_KERNELS[1]
+            "unknown matmul kernel '{kernel}'; choose one of {}",
+            names.join(", ")
         )));
     };
     if let Some(g) = dev.as_gpu() {
-        g.set_cpu_kernels(i == 1);
+        g.set_matmul_kernel(k);
     }
     Ok(())
 }

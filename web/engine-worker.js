@@ -33,6 +33,21 @@ async function load() {
 
 const NOT_CALLABLE = new Set(['default', 'initSync']);
 
+// wgpu's WebGPU backend cannot ask the browser for the 'subgroups' feature (its feature list has no
+// such entry), so the engine asks for it here whenever the adapter offers it, and says whether the
+// device got it in globalThis.__attnlabSubgroups, which src/gpu/mod.rs reads as it opens the
+// device: the row kernels (softmax, layernorm, cross-entropy) then reduce with subgroup operations.
+if (self.GPUAdapter) {
+  const requestDevice = GPUAdapter.prototype.requestDevice;
+  GPUAdapter.prototype.requestDevice = async function (desc = {}) {
+    const features = [...(desc.requiredFeatures || [])];
+    if (this.features.has('subgroups') && !features.includes('subgroups')) features.push('subgroups');
+    const device = await requestDevice.call(this, { ...desc, requiredFeatures: features });
+    self.__attnlabSubgroups = device.features.has('subgroups');
+    return device;
+  };
+}
+
 let memory = null;
 // Byte results (fresh copies out of the module's memory) move instead of being copied again: a
 // checkpoint can be megabytes; so do the typed arrays of a result object (a step's gradients).

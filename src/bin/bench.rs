@@ -298,7 +298,7 @@ mod native {
     impl<F: std::future::Future> BlockOn for F {}
 
     const USAGE: &str = "\
-usage: bench [--device auto|dev|cpu] [--repeats N] [--quick]
+usage: bench [--device auto|dev|cpu] [--repeats N] [--quick] [--tune | --matmul K] [--subgroups on|off]
              [--step ROWS [--size tiny|assignment] [--variant vanilla|synthesizer] [--profile]]
              [--trim ROWS]
 
@@ -309,7 +309,10 @@ With no mode flag: matmul GFLOP/s at the GPT's shapes (--quick: rows and batches
   --repeats N   timed repeats after one warm-up (default 5)
   --device D    the backend, chosen as the CLI does (default auto)
   --info        print the adapter (name, backend, type, driver) and its limits, then stop
-  --tune        time both GPU matmul kernels at the GPT's shapes, keep the faster (also with --info)
+  --tune        time every GPU matmul kernel at the GPT's shapes, keep the fastest (also with --info)
+  --matmul K    use GPU matmul kernel K (tiled, register-blocked, vec4-4x4, vec4-8x4) for what follows
+  --subgroups on|off  the row kernels' subgroup builds (where the GPU has subgroups) or their
+                workgroup-tree builds; default: on, except on CPU adapters
 Numbers measured with it are in BENCHMARKS.md.";
 
     pub fn run() -> Result<()> {
@@ -336,22 +339,56 @@ Numbers measured with it are in BENCHMARKS.md.";
         };
         let dev = Device::open_blocking(choice)?;
         println!("device: {} ({})", dev.describe(), dev.reason);
-        // The matmul kernel: the adapter type's default, or (--tune) the faster of both, timed here.
+        // The row kernels' reductions: the device's default, or --subgroups on|off.
+        if let Some(g) = dev.as_gpu() {
+            match args.iter().position(|a| a == "--subgroups") {
+                None => {}
+                Some(i) => match args.get(i + 1).map(String::as_str) {
+                    Some("on") => g.set_subgroups(true),
+                    Some("off") => g.set_subgroups(false),
+                    _ => return Err(attnlab::Error::Msg("--subgroups needs on or off".into())),
+                },
+            }
+            let how = if g.subgroups() {
+                "subgroups"
+            } else {
+                "workgroup tree"
+            };
+            println!(
+                "row kernels: {how} (the device has subgroups: {})",
+                g.has_subgroups()
+            );
+        }
+        // The matmul kernel: the adapter type's default, the one named, or (--tune) the fastest of
+        // all, timed here.
+        let forced = args.iter().position(|a| a == "--matmul");
+        if let Some(i) = forced {
+            let name = args.get(i + 1).map_or("", String::as_str);
+            bench::set_matmul(&dev, name)?;
+        }
         let m = if args.iter().any(|a| a == "--tune") {
             let t0 = std::time::Instant::now();
             let clock = move || t0.elapsed().as_secs_f64();
             pollster::block_on(bench::tune_matmul(&dev, repeats.min(3), &clock))?
+        } else if forced.is_some() && dev.as_gpu().is_some() {
+            bench::MatmulChoice {
+                how: "--matmul".into(),
+                ..bench::matmul_choice(&dev)
+            }
         } else {
             bench::matmul_choice(&dev)
         };
-        match m.ms.as_slice() {
-            [a, b] => println!(
-                "matmul kernel: {} (timed: {} {a:.2} ms, {} {b:.2} ms for the quick cases)",
+        if m.ms.is_empty() {
+            println!("matmul kernel: {} ({})", m.kernel, m.how);
+        } else {
+            let times: Vec<_> = (m.kernels.iter().zip(&m.ms))
+                .map(|(k, ms)| format!("{k} {ms:.2} ms"))
+                .collect();
+            println!(
+                "matmul kernel: {} (timed: {} for the quick cases)",
                 m.kernel,
-                bench::MATMUL_KERNELS[0],
-                bench::MATMUL_KERNELS[1]
-            ),
-            _ => println!("matmul kernel: {} ({})", m.kernel, m.how),
+                times.join(", ")
+            );
         }
         if args.iter().any(|a| a == "--info") {
             // The adapter and the limits the kernels were granted, then nothing else.

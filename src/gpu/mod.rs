@@ -10,7 +10,7 @@ mod record;
 
 pub(crate) use pool::PoolBuf;
 pub use pool::PoolStats;
-pub use record::{grid_1d, Bind, Binding, Kernel};
+pub use record::{grid_1d, Bind, Binding, Kernel, RowKernel};
 // The counters live with the code both backends share; this path stays for callers.
 pub use crate::storage::Stats;
 
@@ -40,6 +40,55 @@ pub struct GpuLimits {
     pub min_uniform_buffer_offset_alignment: u32,
 }
 
+/// The GPU matmul kernels (`shaders/matmul.wgsl`, `shaders/matmul_vec4.wgsl`; dispatched by
+/// `src/ops/matmul/gpu.rs`). Which is fastest depends on the device, so `bench::tune_matmul` times
+/// them on it; all give the same products up to rounding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MatmulKernel {
+    /// 64 x 64 tiles through workgroup memory (written for GPUs).
+    Tiled,
+    /// A 16 x 8 block per thread, scalar reads, no workgroup memory (written for CPU adapters).
+    Registers,
+    /// A 4 x 4 block per thread, vec4 reads, no workgroup memory; vec4-able views only.
+    Vec4x4,
+    /// An 8 x 4 block per thread, vec4 reads, no workgroup memory; vec4-able views only.
+    Vec8x4,
+}
+
+impl MatmulKernel {
+    /// Every kernel, in the order `bench::tune_matmul` reports their times.
+    pub const ALL: [MatmulKernel; 4] = [
+        MatmulKernel::Tiled,
+        MatmulKernel::Registers,
+        MatmulKernel::Vec4x4,
+        MatmulKernel::Vec8x4,
+    ];
+
+    /// The name the CLI, the page and its kept choice use.
+    pub fn name(self) -> &'static str {
+        match self {
+            MatmulKernel::Tiled => "tiled",
+            MatmulKernel::Registers => "register-blocked",
+            MatmulKernel::Vec4x4 => "vec4-4x4",
+            MatmulKernel::Vec8x4 => "vec4-8x4",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<MatmulKernel> {
+        MatmulKernel::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// Untimed: register-blocked on CPU adapters (lavapipe, SwiftShader), where workgroup memory
+    /// and barriers cost more than they save; tiled elsewhere.
+    fn default_for(software: bool) -> MatmulKernel {
+        if software {
+            MatmulKernel::Registers
+        } else {
+            MatmulKernel::Tiled
+        }
+    }
+}
+
 /// One GPU device with its caches. Cheap to share as `Rc<Gpu>`.
 pub struct Gpu {
     pub device: wgpu::Device,
@@ -51,8 +100,12 @@ pub struct Gpu {
     pub(crate) counters: Cell<Stats>,
     /// Per-kernel wall time when profiling (native only; see `Gpu::set_profiling`).
     pub(crate) profile: RefCell<Option<std::collections::BTreeMap<String, (u64, f64)>>>,
-    /// Use the kernels written for CPU adapters (register-blocked matmul); see `set_cpu_kernels`.
-    cpu_kernels: Cell<bool>,
+    /// The matmul kernel products use; see `set_matmul_kernel`.
+    matmul_kernel: Cell<MatmulKernel>,
+    /// Whether the device was opened with subgroup operations (the adapter offers them).
+    has_subgroups: bool,
+    /// Whether the row kernels use them now; see `set_subgroups`.
+    subgroups: Cell<bool>,
     /// A software adapter (lavapipe, SwiftShader): `--device auto` never picks it.
     software: bool,
     lost: Arc<Mutex<Option<String>>>,
@@ -126,10 +179,18 @@ impl Gpu {
             req.max_bind_groups = al.max_bind_groups.min(4);
             req
         };
+        // Subgroup operations, where the adapter offers them, for the row kernels' reductions.
+        // wgpu's WebGPU backend cannot ask the browser for them, so in the page the engine
+        // worker asks (web/engine-worker.js) and says whether it got them.
+        let subgroups = adapter.features().contains(wgpu::Features::SUBGROUP);
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("attnlab"),
-                required_features: wgpu::Features::empty(),
+                required_features: if subgroups {
+                    wgpu::Features::SUBGROUP
+                } else {
+                    wgpu::Features::empty()
+                },
                 required_limits: req.clone(),
                 experimental_features: wgpu::ExperimentalFeatures::disabled(),
                 memory_hints: wgpu::MemoryHints::Performance,
@@ -155,6 +216,7 @@ impl Gpu {
             max_storage_buffers_per_shader_stage: req.max_storage_buffers_per_shader_stage,
             min_uniform_buffer_offset_alignment: req.min_uniform_buffer_offset_alignment,
         };
+        let has_subgroups = subgroups || browser_granted_subgroups();
         let rec = record::Recorder::new(&device, &limits);
         let gpu = Gpu {
             adapter: AdapterSummary {
@@ -174,7 +236,12 @@ impl Gpu {
             rec: RefCell::new(rec),
             counters: Cell::new(Stats::default()),
             profile: RefCell::new(None),
-            cpu_kernels: Cell::new(info.device_type == wgpu::DeviceType::Cpu),
+            matmul_kernel: Cell::new(MatmulKernel::default_for(
+                info.device_type == wgpu::DeviceType::Cpu,
+            )),
+            has_subgroups,
+            // Not on CPU adapters: on lavapipe the subgroup softmax was the slower (BENCHMARKS.md).
+            subgroups: Cell::new(has_subgroups && info.device_type != wgpu::DeviceType::Cpu),
             software: info.device_type == wgpu::DeviceType::Cpu,
             lost,
             device,
@@ -198,16 +265,40 @@ impl Gpu {
         self.software
     }
 
-    /// Whether kernels with a CPU-adapter variant use it (on by default for software adapters such
-    /// as lavapipe and SwiftShader, where workgroup memory and barriers cost more than they save).
-    pub fn cpu_kernels(&self) -> bool {
-        self.cpu_kernels.get()
+    /// The matmul kernel products use (at first the adapter type's default; `bench::tune_matmul`
+    /// times them all and keeps the fastest).
+    pub fn matmul_kernel(&self) -> MatmulKernel {
+        self.matmul_kernel.get()
     }
 
-    /// Choose the kernel variants (tests run both on whatever adapter they have). Results agree to
-    /// rounding; only the speed differs.
-    pub fn set_cpu_kernels(&self, on: bool) {
-        self.cpu_kernels.set(on);
+    /// Choose the matmul kernel (the tests run each on whatever adapter they have). Results agree
+    /// to rounding; only the speed differs.
+    pub fn set_matmul_kernel(&self, k: MatmulKernel) {
+        self.matmul_kernel.set(k);
+    }
+
+    /// The kernel for products the chosen one cannot take (the vec4 kernels need vec4-able views):
+    /// the adapter type's default.
+    pub fn matmul_fallback(&self) -> MatmulKernel {
+        MatmulKernel::default_for(self.software)
+    }
+
+    /// Whether the device has subgroup operations (the adapter offered them and they were asked for).
+    pub fn has_subgroups(&self) -> bool {
+        self.has_subgroups
+    }
+
+    /// Whether the row kernels (softmax, layernorm, cross-entropy) reduce with subgroup
+    /// operations now: by default where the device has them, except on CPU adapters.
+    pub fn subgroups(&self) -> bool {
+        self.subgroups.get()
+    }
+
+    /// Turn the row kernels' subgroup builds on or off (on only where the device has them; the
+    /// tests and the kernel checks run both). Results agree to rounding; each build is
+    /// deterministic on a given device.
+    pub fn set_subgroups(&self, on: bool) {
+        self.subgroups.set(on && self.has_subgroups);
     }
 
     /// A one-line description for logs: name, backend and type.
@@ -252,6 +343,22 @@ impl Gpu {
     /// The reason the device was lost, if it was.
     pub fn lost_reason(&self) -> Option<String> {
         self.lost.lock().ok().and_then(|l| l.clone())
+    }
+}
+
+/// In the browser: whether the engine worker's `requestDevice` wrapper got the `subgroups` feature
+/// for the device wgpu just opened (it sets `globalThis.__attnlabSubgroups`). Natively: no.
+fn browser_granted_subgroups() -> bool {
+    #[cfg(target_arch = "wasm32")]
+    {
+        js_sys::Reflect::get(&js_sys::global(), &"__attnlabSubgroups".into())
+            .ok()
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false)
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        false
     }
 }
 

@@ -15,6 +15,37 @@ pub struct Kernel {
     pub entry: &'static str,
 }
 
+/// A row kernel (softmax, layernorm, cross-entropy) in its two builds: the family's WGSL after
+/// `shaders/rows.wgsl` (reductions as workgroup-memory trees) and after `shaders/rows_subgroup.wgsl`
+/// (subgroup operations; in the browser after `enable subgroups;`). `Gpu::row_kernel` picks by
+/// `Gpu::subgroups`. Each build has its own family name, so each is its own shader module.
+pub struct RowKernel {
+    pub tree: Kernel,
+    pub subgroup: Kernel,
+}
+
+impl RowKernel {
+    /// `families`: the tree build's and the subgroup build's names; `srcs`: their sources.
+    pub const fn new(
+        families: [&'static str; 2],
+        srcs: [&'static str; 2],
+        entry: &'static str,
+    ) -> RowKernel {
+        RowKernel {
+            tree: Kernel {
+                family: families[0],
+                src: srcs[0],
+                entry,
+            },
+            subgroup: Kernel {
+                family: families[1],
+                src: srcs[1],
+                entry,
+            },
+        }
+    }
+}
+
 /// One storage buffer as a dispatch binds it.
 pub struct Binding<'a> {
     pub buffer: &'a wgpu::Buffer,
@@ -238,6 +269,27 @@ impl Gpu {
             self.time_alone(k)?;
         }
         Ok(())
+    }
+
+    /// The build of a row kernel this device runs: with subgroup operations when it has them on.
+    pub fn row_kernel<'a>(&self, k: &'a RowKernel) -> &'a Kernel {
+        if self.subgroups() {
+            &k.subgroup
+        } else {
+            &k.tree
+        }
+    }
+
+    /// Every pipeline compiled so far, as `family::entry` (tests check which builds ran).
+    pub fn pipelines(&self) -> Vec<String> {
+        let r = self.rec.borrow();
+        let mut v: Vec<_> = r
+            .pipelines
+            .keys()
+            .map(|(f, e)| format!("{f}::{e}"))
+            .collect();
+        v.sort();
+        v
     }
 
     /// Profiling: submit and wait for everything recorded (so far only the dispatch just made,

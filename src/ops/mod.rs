@@ -7,6 +7,22 @@
 //! - `check.rs`: the self-check on the user's device (the page's kernel-check table);
 //! - `tests.rs`: the integration tests, compiled by `tests/ops/main.rs` (not part of the library).
 
+/// The line a row kernel's subgroup build starts with (`gpu::RowKernel`): browsers compile its
+/// subgroup operations only after `enable subgroups;`, while naga (native, wgpu 30) refuses that
+/// directive and takes them from the device's features.
+#[cfg(target_arch = "wasm32")]
+macro_rules! enable_subgroups {
+    () => {
+        "enable subgroups;\n"
+    };
+}
+#[cfg(not(target_arch = "wasm32"))]
+macro_rules! enable_subgroups {
+    () => {
+        ""
+    };
+}
+
 pub mod adamw;
 pub mod checks;
 pub mod cross_entropy;
@@ -26,19 +42,41 @@ use crate::device::Device;
 use crate::error::Result;
 use std::rc::Rc;
 
-/// Run every family's self-check, in a fixed order.
+/// Run every family's self-check, in a fixed order. On a GPU with subgroups the row kernels
+/// (layernorm, softmax, cross-entropy) run twice, with the workgroup-tree reductions and with
+/// subgroup operations, their cases marked " [tree]" and " [subgroups]".
 pub async fn run_checks(dev: &Rc<Device>) -> Result<Vec<CheckResult>> {
     let mut out = vec![];
     out.extend(matmul::check::check(dev).await?);
     out.extend(elementwise::check::check(dev).await?);
     out.extend(reduce::check::check(dev).await?);
-    out.extend(layernorm::check::check(dev).await?);
     out.extend(embedding::check::check(dev).await?);
     out.extend(gather::check::check(dev).await?);
-    out.extend(softmax::check::check(dev).await?);
-    out.extend(cross_entropy::check::check(dev).await?);
+    match dev.as_gpu().filter(|g| g.has_subgroups()) {
+        None => out.extend(row_checks(dev).await?),
+        Some(g) => {
+            let before = g.subgroups();
+            for (on, mark) in [(false, " [tree]"), (true, " [subgroups]")] {
+                g.set_subgroups(on);
+                let rows = row_checks(dev).await;
+                g.set_subgroups(before);
+                out.extend(rows?.into_iter().map(|mut r| {
+                    r.case.push_str(mark);
+                    r
+                }));
+            }
+        }
+    }
     out.extend(dropout::check::check(dev).await?);
     out.extend(synth::check::check(dev).await?);
     out.extend(adamw::check::check(dev).await?);
+    Ok(out)
+}
+
+/// The checks of the families whose kernels reduce across a row (`gpu::RowKernel`).
+async fn row_checks(dev: &Rc<Device>) -> Result<Vec<CheckResult>> {
+    let mut out = layernorm::check::check(dev).await?;
+    out.extend(softmax::check::check(dev).await?);
+    out.extend(cross_entropy::check::check(dev).await?);
     Ok(out)
 }

@@ -60,7 +60,7 @@ pub async fn page_bench(
     to_js(&r)
 }
 
-/// The GPU matmul kernel in use and how it was chosen: `{kernel, how, ms}` (see
+/// The GPU matmul kernel in use and how it was chosen: `{kernel, how, kernels, ms}` (see
 /// `bench::MatmulChoice`; on the CPU backend `kernel` is "cpu backend").
 #[wasm_bindgen]
 pub async fn page_matmul_choice() -> Result<JsValue, JsError> {
@@ -68,9 +68,9 @@ pub async fn page_matmul_choice() -> Result<JsValue, JsError> {
     to_js(&crate::bench::matmul_choice(&dev))
 }
 
-/// Time both GPU matmul kernels at the GPT's shapes (the quick cases, three calls each after a
-/// warm-up) and keep the faster on this device for every later product; returns the choice with
-/// both times. On the CPU backend nothing is timed.
+/// Time every GPU matmul kernel at the GPT's shapes (the quick cases, three calls each after a
+/// warm-up) and keep the fastest on this device for every later product; returns the choice with
+/// every time. On the CPU backend nothing is timed.
 #[wasm_bindgen]
 pub async fn page_tune_matmul() -> Result<JsValue, JsError> {
     let dev = device().await?;
@@ -81,7 +81,7 @@ pub async fn page_tune_matmul() -> Result<JsValue, JsError> {
 }
 
 /// Use a kernel chosen earlier on this device (kept by the page in the browser's storage); an
-/// unknown name is refused with the two names there are.
+/// unknown name is refused with the names there are.
 #[wasm_bindgen]
 pub async fn page_set_matmul(kernel: String) -> Result<JsValue, JsError> {
     let dev = device().await?;

@@ -23,6 +23,38 @@ pub fn devices() -> Vec<Rc<Device>> {
     vec![Device::cpu(), gpu()]
 }
 
+/// For the row kernels (softmax, layernorm, cross-entropy): the CPU backend, the GPU with the
+/// workgroup-tree reductions, and a second GPU device with the subgroup builds, each with a label
+/// for the messages. An adapter without subgroups is skipped with a message, except lavapipe,
+/// which offers them: there a device without them fails the test.
+pub fn row_devices() -> Vec<(Rc<Device>, String)> {
+    let tree = gpu();
+    if let Some(g) = tree.as_gpu() {
+        g.set_subgroups(false);
+    }
+    let mut out = vec![
+        (Device::cpu(), "cpu".to_string()),
+        (tree, "gpu tree".into()),
+    ];
+    let sub = gpu();
+    let g = sub.as_gpu().expect("a GPU device");
+    g.set_subgroups(true); // off by default on CPU adapters; on wherever the device has them
+    if g.subgroups() {
+        out.push((sub, "gpu subgroups".into()));
+    } else {
+        assert!(
+            !g.adapter.name.contains("llvmpipe"),
+            "lavapipe offers subgroups, but the device has none: {}",
+            g.describe()
+        );
+        println!(
+            "skipped: the subgroup row kernels ({} offers no subgroups)",
+            g.describe()
+        );
+    }
+    out
+}
+
 /// `n` values uniform in [-1, 1), seeded.
 pub fn uniform(seed: u64, n: usize) -> Vec<f64> {
     let mut r = SmallRng::seed_from_u64(seed);

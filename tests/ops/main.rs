@@ -25,5 +25,6 @@ mod matmul;
 mod reduce;
 #[path = "../../src/ops/softmax/tests.rs"]
 mod softmax;
+mod subgroups;
 #[path = "../../src/ops/synth/tests.rs"]
 mod synth;

@@ -1,15 +1,16 @@
-// The Device card's matmul line (WebGPU only): which of the two GPU matmul kernels runs ('tiled'
-// through workgroup memory, or 'register-blocked' without it), and how it was chosen. On a hardware
-// adapter both are timed once at the GPT's shapes (src/bench.rs tune_matmul, through the engine's
-// queue) and the faster is kept in this browser (localStorage, per adapter), so later visits apply
-// it without timing again. On a software adapter the adapter type's rule stands (register-blocked
-// for CPU-type adapters, measured 4.7× faster on lavapipe) unless the user asks for the timing.
-// The button times both again. State for tests: window.__matmul = {kernel, how, ms, at, busy, error}.
+// The Device card's matmul line (WebGPU only): which GPU matmul kernel runs ('tiled' through
+// workgroup memory, 'register-blocked' without it, or the vec4 kernels 'vec4-4x4' and 'vec4-8x4'
+// without it; the engine names them, MatmulKernel in src/gpu/mod.rs), and how it was chosen. On a
+// hardware adapter all are timed once at the GPT's shapes (src/bench.rs tune_matmul, through the
+// engine's queue) and the fastest is kept in this browser (localStorage, per adapter), so later
+// visits apply it without timing again. On a software adapter the adapter type's rule stands
+// (register-blocked for CPU-type adapters, measured 4.7× faster than tiled on lavapipe) unless the
+// user asks for the timing. The button times them again.
+// State for tests: window.__matmul = {kernel, how, kernels, ms, at, busy, error}.
 import { job } from '../backend.js';
 
 const $ = (id) => document.getElementById(id);
-const M = (window.__matmul = { kernel: null, how: null, ms: [], at: null, busy: false, error: null });
-const KERNELS = ['tiled', 'register-blocked'];
+const M = (window.__matmul = { kernel: null, how: null, kernels: [], ms: [], at: null, busy: false, error: null });
 let wasm = null; // the engine's exports (web/backend.js)
 
 const keyOf = (a) => `attnlab-matmul:${a.backend}|${a.name}|${a.driver}`;
@@ -17,7 +18,7 @@ const keyOf = (a) => `attnlab-matmul:${a.backend}|${a.name}|${a.driver}`;
 function read(key) {
   try {
     const v = JSON.parse(localStorage.getItem(key));
-    return v && KERNELS.includes(v.kernel) && Array.isArray(v.ms) ? v : null;
+    return v && typeof v.kernel === 'string' && Array.isArray(v.ms) && Array.isArray(v.kernels) ? v : null;
   } catch { return null; }
 }
 
@@ -26,17 +27,18 @@ function write(key, v) {
 }
 
 function show() {
-  const times = M.ms.length === 2 ? `: ${KERNELS.map((k, i) => `${k} ${M.ms[i].toFixed(1)} ms`).join(', ')} for the GPT's products` : '';
+  const times = M.ms.length && M.ms.length === M.kernels.length
+    ? `: ${M.kernels.map((k, i) => `${k} ${M.ms[i].toFixed(1)} ms`).join(', ')} for the GPT's products` : '';
   const how = {
     timed: `timed on this device just now${times}`,
     kept: `kept in this browser, timed on this device on ${M.at ? new Date(M.at).toLocaleString() : 'an earlier visit'}${times}`,
     default: 'the rule for this adapter type, not timed here',
   }[M.how] || M.how;
   $('matmul-line').textContent = M.busy
-    ? 'Matmul kernel: timing both kernels…'
+    ? 'Matmul kernel: timing the kernels…'
     : `Matmul kernel: ${M.kernel} — ${how}.${M.error ? ` Timing failed: ${M.error}` : ''}`;
   $('matmul-time').disabled = M.busy;
-  $('matmul-time').textContent = M.ms.length ? 'Time both again' : 'Time both kernels';
+  $('matmul-time').textContent = M.ms.length ? 'Time the kernels again' : 'Time the kernels';
 }
 
 async function tune(key) {
@@ -45,8 +47,8 @@ async function tune(key) {
   show();
   try {
     const c = await job('tune matmul', () => wasm.page_tune_matmul());
-    Object.assign(M, { kernel: c.kernel, how: 'timed', ms: c.ms, at: Date.now() });
-    write(key, { kernel: c.kernel, ms: c.ms, at: M.at });
+    Object.assign(M, { kernel: c.kernel, how: 'timed', kernels: c.kernels, ms: c.ms, at: Date.now() });
+    write(key, { kernel: c.kernel, kernels: c.kernels, ms: c.ms, at: M.at });
   } catch (e) {
     M.error = String((e && e.message) || e);
   } finally {
@@ -55,19 +57,24 @@ async function tune(key) {
   }
 }
 
-// After the device is open: apply a kept choice, or time both on a hardware adapter.
+// After the device is open: apply a kept choice, or time them all on a hardware adapter. A kept
+// name the engine refuses (kept by an older version, say) is dropped and the default stands.
 export async function startMatmul(engine, device) {
   if (device.kind === 'cpu' || !device.adapter) return;
   wasm = engine;
   const key = keyOf(device.adapter);
   $('matmul').hidden = false;
   $('matmul-time').addEventListener('click', () => tune(key));
-  const kept = read(key);
+  let kept = read(key);
   try {
-    const c = kept
-      ? await job('set matmul', () => wasm.page_set_matmul(kept.kernel))
-      : await job('matmul choice', () => wasm.page_matmul_choice());
-    Object.assign(M, kept ? { kernel: c.kernel, how: 'kept', ms: kept.ms, at: kept.at } : { kernel: c.kernel, how: c.how, ms: [] });
+    let c = null;
+    if (kept) {
+      c = await job('set matmul', () => wasm.page_set_matmul(kept.kernel)).catch(() => null);
+      if (!c) kept = null;
+    }
+    if (!c) c = await job('matmul choice', () => wasm.page_matmul_choice());
+    Object.assign(M, kept ? { kernel: c.kernel, how: 'kept', kernels: kept.kernels, ms: kept.ms, at: kept.at }
+      : { kernel: c.kernel, how: c.how, kernels: c.kernels, ms: [] });
   } catch (e) {
     M.error = String((e && e.message) || e);
   }

@@ -49,6 +49,20 @@ async function run() {
     if (res.error) return fail(`page error: ${res.error}`);
     if (res.rows.length === 0) return fail('no checks ran');
     if (res.failed > 0) return fail(`${res.failed} check(s) failed`);
+    // Where the WebGPU adapter offers subgroups (SwiftShader does), the row kernels' subgroup
+    // builds must have run and passed beside the workgroup-tree builds.
+    const subgroups = await page.evaluate(async () => window.__device && window.__device.kind !== 'cpu'
+      && !!navigator.gpu && !!(await navigator.gpu.requestAdapter())?.features.has('subgroups'));
+    const families = ['softmax', 'layernorm', 'cross_entropy'];
+    const ran = (mark) => families.filter((f) => res.rows.some((r) => r.op === f && r.case.endsWith(mark)));
+    if (subgroups) {
+      if (ran(' [subgroups]').length !== 3 || ran(' [tree]').length !== 3) {
+        return fail(`the adapter offers subgroups, but the row kernels' subgroup checks ran for ${ran(' [subgroups]')} and the tree checks for ${ran(' [tree]')}`);
+      }
+      console.log(`subgroups: the adapter offers them; ${res.rows.filter((r) => r.case.endsWith(' [subgroups]')).length} subgroup row-kernel checks passed`);
+    } else {
+      console.log('subgroups: not offered here (or the CPU backend); the row kernels ran once');
+    }
     console.log('RESULT: ALL CHECKS PASSED');
     return 0;
   } finally {

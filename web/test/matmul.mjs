@@ -1,7 +1,8 @@
 // Browser test of the Device card's matmul line (web/page/matmul.js, src/web/bench.rs):
 //   - on the software adapter (SwiftShader) the adapter type's rule stands, untimed, and says so;
-//   - "Time both kernels" times both through the engine's queue, keeps the faster (the smaller of
-//     the two times shown) and stores it for this adapter in the browser;
+//   - "Time the kernels" times every kernel the engine names (tiled, register-blocked, vec4-4x4,
+//     vec4-8x4) through the engine's queue, keeps the fastest (the smallest of the times shown) and
+//     stores it for this adapter in the browser;
 //   - after a reload the kept kernel is applied without timing again, and the line says when it
 //     was timed; the kernel checks pass with it (the products it picks are still right);
 //   - on the CPU backend (ATTNLAB_BACKEND=cpu) the line is not shown.
@@ -45,9 +46,9 @@ try {
     await page.click('#matmul-time');
     await page.waitForFunction(() => window.__matmul.how === 'timed' && !window.__matmul.busy, null, { timeout: TIMEOUT });
     m = await page.evaluate(() => window.__matmul);
-    const faster = m.ms[1] < m.ms[0] ? 'register-blocked' : 'tiled';
-    check(m.ms.length === 2 && m.ms.every((x) => x > 0) && m.kernel === faster,
-      `timed: ${m.ms.map((x) => x.toFixed(1)).join(' vs ')} ms, kept ${m.kernel}: "${await line()}"`);
+    const fastest = m.kernels[m.ms.indexOf(Math.min(...m.ms))];
+    check(m.kernels.length === 4 && m.ms.length === 4 && m.ms.every((x) => x > 0) && m.kernel === fastest,
+      `timed: ${m.kernels.map((k, i) => `${k} ${m.ms[i].toFixed(1)}`).join(', ')} ms, kept ${m.kernel}: "${await line()}"`);
     const kept = await page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith('attnlab-matmul:')).map((k) => JSON.parse(localStorage.getItem(k))));
     check(kept.length === 1 && kept[0].kernel === m.kernel, `stored in the browser for this adapter: ${JSON.stringify(kept)}`);
     await page.locator('#device-card').screenshot({ path: path.join(outDir, 'matmul-device-card.png') });

@@ -8,25 +8,26 @@ pub(crate) mod cpu;
 
 use crate::autograd::{Tape, Var};
 use crate::error::{shape_err, Error, Result};
-use crate::gpu::{grid_1d, Kernel};
+use crate::gpu::{grid_1d, Kernel, RowKernel};
 use crate::tensor::Tensor;
 
-const SRC: &str = include_str!("../../../shaders/cross_entropy.wgsl");
-const ROWS: Kernel = Kernel {
-    family: "cross_entropy",
-    src: SRC,
-    entry: "cross_entropy_rows",
-};
-const REDUCE: Kernel = Kernel {
-    family: "cross_entropy",
-    src: SRC,
-    entry: "cross_entropy_reduce",
-};
-const BWD: Kernel = Kernel {
-    family: "cross_entropy",
-    src: SRC,
-    entry: "cross_entropy_backward",
-};
+/// The shader after the row reductions it uses: workgroup trees, or subgroup operations.
+const SRCS: [&str; 2] = [
+    concat!(
+        include_str!("../../../shaders/rows.wgsl"),
+        include_str!("../../../shaders/cross_entropy.wgsl")
+    ),
+    concat!(
+        enable_subgroups!(),
+        include_str!("../../../shaders/rows_subgroup.wgsl"),
+        include_str!("../../../shaders/cross_entropy.wgsl")
+    ),
+];
+const FAMILIES: [&str; 2] = ["cross_entropy", "cross_entropy+subgroups"];
+const ROWS: RowKernel = RowKernel::new(FAMILIES, SRCS, "cross_entropy_rows");
+const REDUCE: RowKernel = RowKernel::new(FAMILIES, SRCS, "cross_entropy_reduce");
+/// One thread per element, no reduction: one build.
+const BWD: Kernel = RowKernel::new(FAMILIES, SRCS, "cross_entropy_backward").tree;
 const WG: u32 = 256;
 
 /// The target id that marks a row as padding.
@@ -100,12 +101,12 @@ pub fn cross_entropy_into(
         return Ok(());
     };
     gpu.dispatch(
-        &ROWS,
+        gpu.row_kernel(&ROWS),
         &p,
         &[logits, targets, stats],
         grid_1d(p.n, gpu.limits.max_compute_workgroups_per_dimension),
     )?;
-    gpu.dispatch(&REDUCE, &p, &[stats, loss], [1, 1, 1])
+    gpu.dispatch(gpu.row_kernel(&REDUCE), &p, &[stats, loss], [1, 1, 1])
 }
 
 /// Backward: `dlogits += dloss · (softmax − onehot) / count` on rows with a valid target.

@@ -49,8 +49,7 @@ fn run(
 
 #[test]
 fn cross_entropy_forward_should_match_reference() {
-    for g in devices() {
-        let kind = g.kind();
+    for (g, kind) in row_devices() {
         for &(n, v) in SHAPES {
             let (x, t) = (logits(1 + n as u64, n * v), targets(2 + v as u64, n, v));
             let want = ce::cross_entropy_ref(&x, &t, v);
@@ -76,8 +75,7 @@ fn cross_entropy_forward_should_match_reference() {
 
 #[test]
 fn cross_entropy_backward_should_match_reference() {
-    for g in devices() {
-        let kind = g.kind();
+    for (g, kind) in row_devices() {
         for &(n, v) in SHAPES {
             let (x, t, pre) = (
                 logits(3 + n as u64, n * v),
@@ -140,8 +138,7 @@ fn cross_entropy_backward_should_match_finite_differences() {
 
 #[test]
 fn cross_entropy_all_ignored_gives_zero_loss_and_zero_grad() {
-    for g in devices() {
-        let kind = g.kind();
+    for (g, kind) in row_devices() {
         let (n, v) = (5, 17);
         let (l, d) = run(&g, &logits(8, n * v), &[0; 5], n, v, &vec![0.0; n * v]);
         assert!(l == 0.0, "{kind}: loss {l}");
@@ -156,8 +153,7 @@ fn cross_entropy_out_of_range_targets_are_ignored_by_the_kernels_and_rejected_by
     let (n, v) = (3, 17);
     let x = logits(9, n * v);
     let t = [5u32, 17, 1000];
-    for g in devices() {
-        let kind = g.kind();
+    for (g, kind) in row_devices() {
         let (l, d) = run(&g, &x, &t, n, v, &vec![0.0; n * v]);
         assert_close(
             &format!("{kind} loss"),

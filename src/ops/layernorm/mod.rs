@@ -7,30 +7,27 @@ pub(crate) mod cpu;
 
 use crate::autograd::{Tape, Var};
 use crate::error::{shape_err, Error, Result};
-use crate::gpu::{grid_1d, Kernel};
+use crate::gpu::{grid_1d, Kernel, RowKernel};
 use crate::tensor::Tensor;
 
-const SRC: &str = include_str!("../../../shaders/layernorm.wgsl");
-const FORWARD: Kernel = Kernel {
-    family: "layernorm",
-    src: SRC,
-    entry: "layernorm",
-};
-const BACKWARD_DX: Kernel = Kernel {
-    family: "layernorm",
-    src: SRC,
-    entry: "layernorm_backward_dx",
-};
-const DWDB_PARTIAL: Kernel = Kernel {
-    family: "layernorm",
-    src: SRC,
-    entry: "layernorm_backward_dwdb_partial",
-};
-const DWDB_SUM: Kernel = Kernel {
-    family: "layernorm",
-    src: SRC,
-    entry: "layernorm_backward_dwdb_sum",
-};
+/// The shader after the row reductions it uses: workgroup trees, or subgroup operations.
+const SRCS: [&str; 2] = [
+    concat!(
+        include_str!("../../../shaders/rows.wgsl"),
+        include_str!("../../../shaders/layernorm.wgsl")
+    ),
+    concat!(
+        enable_subgroups!(),
+        include_str!("../../../shaders/rows_subgroup.wgsl"),
+        include_str!("../../../shaders/layernorm.wgsl")
+    ),
+];
+const FAMILIES: [&str; 2] = ["layernorm", "layernorm+subgroups"];
+const FORWARD: RowKernel = RowKernel::new(FAMILIES, SRCS, "layernorm");
+const BACKWARD_DX: RowKernel = RowKernel::new(FAMILIES, SRCS, "layernorm_backward_dx");
+/// The dw/db kernels reduce nothing across threads: one build.
+const DWDB_PARTIAL: Kernel = RowKernel::new(FAMILIES, SRCS, "layernorm_backward_dwdb_partial").tree;
+const DWDB_SUM: Kernel = RowKernel::new(FAMILIES, SRCS, "layernorm_backward_dwdb_sum").tree;
 /// Threads per workgroup (`WG` in the shader).
 const WG: u32 = 256;
 /// Rows per block of dw/db partial sums (more when the blocks would exceed the grid limit).
@@ -118,7 +115,7 @@ pub fn layernorm_into(
     };
     let p = params(rows, c, BLOCK_ROWS, 0)?;
     gpu.dispatch(
-        &FORWARD,
+        gpu.row_kernel(&FORWARD),
         &p,
         &[x, w, b, y, mean, rstd],
         grid_1d(p.rows, gpu.limits.max_compute_workgroups_per_dimension),
@@ -162,7 +159,7 @@ pub fn layernorm_backward_into(
         distinct(&[x, w, dy, dx, mean, rstd])?;
         let p = params(rows, c, BLOCK_ROWS, 0)?;
         gpu.dispatch(
-            &BACKWARD_DX,
+            gpu.row_kernel(&BACKWARD_DX),
             &p,
             &[x, w, dy, dx, mean, rstd],
             grid_1d(p.rows, maxd),

@@ -20,8 +20,7 @@ fn data(seed: u64, rows: usize, c: usize) -> Vec<f64> {
 
 #[test]
 fn layernorm_forward_should_match_reference() {
-    for g in devices() {
-        let kind = g.kind();
+    for (g, kind) in row_devices() {
         for &c in CS {
             for &rows in ROWS {
                 let x = to_f64(&to_f32(&data(1, rows, c)));
@@ -65,8 +64,7 @@ fn layernorm_forward_should_match_reference() {
 
 #[test]
 fn layernorm_backward_should_match_reference() {
-    for g in devices() {
-        let kind = g.kind();
+    for (g, kind) in row_devices() {
         for &c in CS {
             for &rows in ROWS {
                 let x = to_f64(&to_f32(&data(4, rows, c)));
@@ -152,8 +150,7 @@ fn layernorm_backward_should_match_finite_differences() {
 #[test]
 fn layernorm_many_rows_use_several_partial_blocks() {
     // 1000 rows → 32 blocks of dw/db partials on the GPU; compare against the f64 reference.
-    for g in devices() {
-        let kind = g.kind();
+    for (g, kind) in row_devices() {
         let (rows, c) = (1000, 65);
         let x = to_f64(&to_f32(&data(15, rows, c)));
         let (w, dy) = (to_f64(&to_f32(&uniform(16, c))), uniform(17, rows * c));
@@ -199,8 +196,7 @@ fn layernorm_many_rows_use_several_partial_blocks() {
 #[test]
 fn layernorm_used_twice_sums_gradients_and_rejects_bad_shapes() {
     // y = ln(x) + ln(x) with shared w, b: every gradient doubles.
-    for g in devices() {
-        let kind = g.kind();
+    for (g, kind) in row_devices() {
         let (rows, c) = (5, 17);
         let (x, w, b, u) = (
             to_f64(&to_f32(&data(18, rows, c))),

@@ -1,7 +1,9 @@
-//! Matmul checks: plain, both operands transposed, batched head views with a broadcast weight.
+//! Matmul checks: plain, both operands transposed, batched with a broadcast weight, attention head
+//! views, shapes the vec4 kernels read as vec4 (with a K tail); on a GPU under every kernel.
 
 use crate::device::Device;
 use crate::error::Result;
+use crate::gpu::MatmulKernel;
 use crate::ops::checks::{f32s, rand_vec, CheckResult};
 use crate::ops::matmul::{
     matmul_backward_into, matmul_backward_ref, matmul_into, matmul_ref, Spec, View,
@@ -9,8 +11,37 @@ use crate::ops::matmul::{
 use crate::tensor::Tensor;
 use std::rc::Rc;
 
+/// The cases on the CPU backend, or on a GPU once per kernel (the device's choice put back after).
 pub async fn check(dev: &Rc<Device>) -> Result<Vec<CheckResult>> {
+    let Some(gpu) = dev.as_gpu() else {
+        return check_cases(dev, "").await;
+    };
+    let before = gpu.matmul_kernel();
     let mut out = vec![];
+    for k in MatmulKernel::ALL {
+        gpu.set_matmul_kernel(k);
+        let rows = check_cases(dev, &format!(" [{}]", k.name())).await;
+        match rows {
+            Ok(rows) => out.extend(rows),
+            Err(e) => {
+                gpu.set_matmul_kernel(before);
+                return Err(e);
+            }
+        }
+    }
+    gpu.set_matmul_kernel(before);
+    Ok(out)
+}
+
+async fn check_cases(dev: &Rc<Device>, kernel: &str) -> Result<Vec<CheckResult>> {
+    let mut out = vec![];
+    // (B, NH, T, HS) = (2, 2, 12, 8) heads of (B·T, 16) activations: q·kᵀ's operands.
+    let head = View {
+        outer: 12 * 16,
+        inner: 8,
+        row: 16,
+        col: 1,
+    };
     let cases = [
         ("17x33 · 33x5", Spec::plain(17, 33, 5)),
         // Whole 64 x 64 tiles and K a multiple of 16: the tiled kernel without bounds checks.
@@ -51,20 +82,38 @@ pub async fn check(dev: &Rc<Device>) -> Result<Vec<CheckResult>> {
                 ..Spec::plain(19, 7, 11)
             },
         ),
+        // Read as vec4 by the vec4 kernels: rows along k and j, not whole tiles.
+        ("vec4 36x44 · 44x20", Spec::plain(36, 44, 20)),
+        (
+            "vec4 Aᵀ·B 20x7 · 7x12 (K tail)",
+            Spec {
+                a: View::contiguous(7, 20).t(),
+                ..Spec::plain(20, 7, 12)
+            },
+        ),
+        (
+            "heads q·kᵀ (2,2)x(12x8 · 8x12)",
+            Spec {
+                z: (2, 2),
+                a: head,
+                b: head.t(),
+                c: View {
+                    outer: 2 * 144,
+                    inner: 144,
+                    row: 12,
+                    col: 1,
+                },
+                ..Spec::plain(12, 8, 12)
+            },
+        ),
     ];
     for (i, (name, s)) in cases.iter().enumerate() {
-        let z = s.batches();
-        let alen = if s.a.broadcast() {
-            s.m * s.k
-        } else {
-            z * s.m * s.k
+        let name = format!("{name}{kernel}");
+        let extent = |v: &View, rows: usize, cols: usize| {
+            v.offset(s.z.0 - 1, s.z.1 - 1, rows - 1, cols - 1) + 1
         };
-        let blen = if s.b.broadcast() {
-            s.k * s.n
-        } else {
-            z * s.k * s.n
-        };
-        let clen = z * s.m * s.n;
+        let (alen, blen) = (extent(&s.a, s.m, s.k), extent(&s.b, s.k, s.n));
+        let clen = extent(&s.c, s.m, s.n);
         let (a, b, dc) = (
             rand_vec(i as u64 * 3, alen),
             rand_vec(i as u64 * 3 + 1, blen),

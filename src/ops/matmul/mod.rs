@@ -4,6 +4,7 @@
 
 pub(crate) mod check;
 pub(crate) mod cpu;
+pub mod gpu;
 // The page's relaxed-SIMD build multiplies with its own packed kernel (fused multiply-add); its
 // blocking is tested natively.
 #[cfg(any(test, all(target_arch = "wasm32", target_feature = "relaxed-simd")))]
@@ -11,38 +12,7 @@ mod packed;
 
 use crate::autograd::{Tape, Var};
 use crate::error::{Error, Result};
-use crate::gpu::{grid_1d, Kernel};
 use crate::tensor::Tensor;
-
-const SRC: &str = include_str!("../../../shaders/matmul.wgsl");
-const MATMUL: Kernel = Kernel {
-    family: "matmul",
-    src: SRC,
-    entry: "matmul",
-};
-/// The tiled kernel without bounds checks, for shapes that are whole tiles.
-const MATMUL_EXACT: Kernel = Kernel {
-    family: "matmul",
-    src: SRC,
-    entry: "matmul_exact",
-};
-/// The register-blocked variant for CPU adapters (same bindings, same 64 x 64 grid).
-const MATMUL_REG: Kernel = Kernel {
-    family: "matmul",
-    src: SRC,
-    entry: "matmul_reg",
-};
-/// The CPU-adapter variant for N <= 16: 64 x 16 tiles.
-const MATMUL_REG16: Kernel = Kernel {
-    family: "matmul",
-    src: SRC,
-    entry: "matmul_reg16",
-};
-const SUM_ROWS: Kernel = Kernel {
-    family: "matmul",
-    src: SRC,
-    entry: "sum_rows",
-};
 
 /// Where element (z1, z2, i, j) of a batched matrix sits: `z1*outer + z2*inner + i*row + j*col`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -144,41 +114,6 @@ impl Spec {
     }
 }
 
-#[repr(C)]
-#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct Params {
-    m: u32,
-    n: u32,
-    k: u32,
-    nb_inner: u32,
-    a: [u32; 4],
-    b: [u32; 4],
-    c: [u32; 4],
-    alpha: f32,
-    accumulate: u32,
-    has_bias: u32,
-    _pad: u32,
-}
-
-#[repr(C)]
-#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct SumParams {
-    m: u32,
-    n: u32,
-    nb_outer: u32,
-    nb_inner: u32,
-    src: [u32; 4],
-    accumulate: u32,
-    dn: u32,
-    d_row: u32,
-    d_col: u32,
-}
-
-fn u(x: usize, what: &str) -> Result<u32> {
-    u32::try_from(x)
-        .map_err(|_| Error::Msg(format!("matmul: {what} = {x} does not fit in 32 bits")))
-}
-
 fn strides(v: &View) -> cpu::Strides {
     cpu::Strides {
         outer: v.outer,
@@ -186,15 +121,6 @@ fn strides(v: &View) -> cpu::Strides {
         row: v.row,
         col: v.col,
     }
-}
-
-fn view32(v: &View) -> Result<[u32; 4]> {
-    Ok([
-        u(v.outer, "stride")?,
-        u(v.inner, "stride")?,
-        u(v.row, "stride")?,
-        u(v.col, "stride")?,
-    ])
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -230,38 +156,11 @@ pub fn matmul_into(
         cpu::matmul(&av, &bv, biasv.as_deref(), &mut c.f32s_mut()?, &p, threads);
         return Ok(());
     };
-    let p = Params {
-        m: u(s.m, "M")?,
-        n: u(s.n, "N")?,
-        k: u(s.k, "K")?,
-        nb_inner: u(s.z.1.max(1), "Z2")?,
-        a: view32(&s.a)?,
-        b: view32(&s.b)?,
-        c: view32(&s.c)?,
-        alpha: s.alpha,
-        accumulate: accumulate as u32,
-        has_bias: bias.is_some() as u32,
-        _pad: 0,
-    };
-    let bias = bias.unwrap_or(a);
-    // Output tiles: 64 x 64, or 64 x 16 for the narrow CPU variant; whole tiles need no bounds
-    // checks (`matmul_exact`).
-    let whole = s.m.is_multiple_of(64) && s.n.is_multiple_of(64) && s.k.is_multiple_of(16);
-    let (k, tile_n) = match (gpu.cpu_kernels(), s.n <= 16) {
-        (false, _) if whole => (&MATMUL_EXACT, 64),
-        (false, _) => (&MATMUL, 64),
-        (true, false) => (&MATMUL_REG, 64),
-        (true, true) => (&MATMUL_REG16, 16),
-    };
-    let groups = [
-        u(s.n.div_ceil(tile_n), "N tiles")?,
-        u(s.m.div_ceil(64), "M tiles")?,
-        u(s.batches(), "batch")?,
-    ];
-    gpu.dispatch(k, &p, &[a, b, bias, c], groups)
+    let has_bias = bias.is_some();
+    gpu::matmul(gpu, [a, b, bias.unwrap_or(a), c], s, has_bias, accumulate)
 }
 
-/// `dst (+)= Σ over (z, i) of src[z, i, j]`, dst a view with `dn` columns (see the shader).
+/// `dst (+)= Σ over (z, i) of src[z, i, j]`, dst a view with `dv.0` columns (see the shader).
 #[allow(clippy::too_many_arguments)]
 fn sum_rows_into(
     src: &Tensor,
@@ -278,26 +177,7 @@ fn sum_rows_into(
         cpu::sum_rows(&src.f32s()?, &sv, z, m, n, &mut dst.f32s_mut()?, dv, acc);
         return Ok(());
     };
-    let p = SumParams {
-        m: u(m, "M")?,
-        n: u(n, "N")?,
-        nb_outer: u(z.0, "Z1")?,
-        nb_inner: u(z.1, "Z2")?,
-        src: view32(sv)?,
-        accumulate: acc as u32,
-        dn: u(dv.0.max(1), "columns")?,
-        d_row: u(dv.1, "stride")?,
-        d_col: u(dv.2, "stride")?,
-    };
-    gpu.dispatch(
-        &SUM_ROWS,
-        &p,
-        &[src, dst],
-        grid_1d(
-            p.n.div_ceil(64),
-            gpu.limits.max_compute_workgroups_per_dimension,
-        ),
-    )
+    gpu::sum_rows(gpu, src, sv, z, m, n, dst, dv, acc)
 }
 
 /// Gradients of `C = alpha·A·B + bias`, accumulated into `da`, `db`, `dbias` (each optional).

@@ -1,8 +1,9 @@
-//! Matmul on both backends (and both GPU kernels): plain, transposed, batched with head views,
+//! Matmul on both backends (and every GPU kernel): plain, transposed, batched with head views,
 //! broadcast weights, bias, accumulate, vs the f64 reference.
 
 use crate::common::*;
 use attnlab::autograd::{Tape, Var};
+use attnlab::gpu::MatmulKernel;
 use attnlab::ops::matmul::{self, Spec, View};
 use attnlab::{Device, Tensor};
 use std::rc::Rc;
@@ -17,6 +18,10 @@ const SHAPES: &[(usize, usize, usize, usize, usize)] = &[
     (2, 1, 128, 64, 32), // whole tiles: `matmul_exact` on the tiled path
     (3, 1, 70, 3, 129),
     (2, 2, 127, 16, 33),
+    // vec4-able in every orientation but not whole tiles of either vec4 kernel.
+    (1, 1, 36, 20, 44),
+    // vec4-able only as Aᵀ·B (read along i and j), with a K % 4 tail.
+    (2, 3, 20, 12, 7),
 ];
 
 /// The views to try for one shape: every combination of transposed A, transposed B, and (when
@@ -94,18 +99,20 @@ fn specs(z: (usize, usize), m: usize, n: usize, k: usize) -> Vec<(Spec, usize, u
 }
 
 /// Runs `f` once per matmul kernel, with the device and a label for the messages: the CPU
-/// backend's, then both GPU kernels (`matmul`, tiled through workgroup memory for GPUs, and
-/// `matmul_reg`/`matmul_reg16`, register-blocked for CPU adapters). Choosing the GPU kernel with
-/// `set_cpu_kernels` has no CPU counterpart, so that part is GPU-only.
+/// backend's, then every GPU kernel (`MatmulKernel::ALL`; a vec4 kernel takes the products it can
+/// read as vec4 and leaves the rest to the adapter's default). Choosing the GPU kernel has no CPU
+/// counterpart, so that part is GPU-only. The device's own choice is put back afterwards.
 fn each_kernel(mut f: impl FnMut(&Rc<Device>, &str)) {
     for g in devices() {
         match g.as_gpu() {
             None => f(&g, g.kind()),
             Some(gpu) => {
-                for (cpu_kernels, label) in [(false, "gpu tiled"), (true, "gpu register-blocked")] {
-                    gpu.set_cpu_kernels(cpu_kernels);
-                    f(&g, label);
+                let before = gpu.matmul_kernel();
+                for k in MatmulKernel::ALL {
+                    gpu.set_matmul_kernel(k);
+                    f(&g, &format!("gpu {}", k.name()));
                 }
+                gpu.set_matmul_kernel(before);
             }
         }
     }
@@ -282,4 +289,93 @@ fn linear_gradients_flow_through_the_tape() {
             1e-5,
         );
     }
+}
+
+/// The attention's products through head views of (B, T, C) tensors (`bench::attention`: q·kᵀ and
+/// att·v, strided and batched over (B, NH)), forward and backward, on every kernel; T = 12 lets the
+/// vec4 kernels take both products, T = 13 only q·kᵀ.
+#[test]
+fn matmul_head_views_should_match_reference() {
+    each_kernel(|g, kernel| {
+        for t in [12, 13] {
+            for case in attnlab::bench::attention(2, 3, t, 8) {
+                let (s, [alen, blen, clen]) = (case.spec, case.lens);
+                let (a, b, dc) = (uniform(30, alen), uniform(31, blen), uniform(32, clen));
+                let mut want = vec![0.0; clen];
+                matmul::matmul_ref(&a, &b, None, &mut want, &s, false);
+                let (ta, tb) = (upload(g, &[alen], &a), upload(g, &[blen], &b));
+                let tc = Tensor::zeros(g, &[clen]).unwrap();
+                matmul::matmul_into(&ta, &tb, None, &tc, &s, false).unwrap();
+                let what = format!("{kernel}: {}", case.name);
+                assert_close(&what, &download(&tc), &want, 1e-4, 1e-4);
+                let (mut da, mut db) = (vec![0.0; alen], vec![0.0; blen]);
+                matmul::matmul_backward_ref(&a, &b, &dc, &s, &mut da, &mut db, None);
+                let (tda, tdb) = (
+                    Tensor::zeros(g, &[alen]).unwrap(),
+                    Tensor::zeros(g, &[blen]).unwrap(),
+                );
+                let tdc = upload(g, &[clen], &dc);
+                matmul::matmul_backward_into(&ta, &tb, &tdc, &s, Some(&tda), Some(&tdb), None)
+                    .unwrap();
+                assert_close(&format!("dA {what}"), &download(&tda), &da, 1e-4, 1e-4);
+                assert_close(&format!("dB {what}"), &download(&tdb), &db, 1e-4, 1e-4);
+            }
+        }
+    });
+}
+
+/// The kernel each product takes (GPU only: it is about which WGSL entry runs). A vec4 kernel
+/// takes every orientation of a vec4-able shape, its bounds-check-free form only on whole tiles,
+/// and leaves to the adapter's default a view with a row stride or batch offset that is not a
+/// multiple of 4, a non-unit inner stride, or a vec4 axis whose length is not a multiple of 4.
+#[test]
+fn vec4_kernels_take_only_vec4_able_views() {
+    let g = gpu();
+    let gpu = g.as_gpu().unwrap();
+    let before = gpu.matmul_kernel();
+    let entry_with = |k: MatmulKernel, s: &Spec| {
+        gpu.set_matmul_kernel(k);
+        matmul::gpu::entry_for(gpu, s)
+    };
+    for (k, entry, tile) in [
+        (MatmulKernel::Vec4x4, "matmul_v4", (32, 32)),
+        (MatmulKernel::Vec8x4, "matmul_v8", (64, 32)),
+    ] {
+        for (s, _, _) in specs((1, 1), 36, 20, 44) {
+            assert_eq!(entry_with(k, &s), (entry, false), "{s:?}");
+        }
+        let whole = Spec::plain(tile.0 * 2, 12, tile.1);
+        assert_eq!(entry_with(k, &whole), (entry, true), "{whole:?}");
+        // Of the 8 views of a K = 7 product only Aᵀ·B (A read along i, B along j, with and
+        // without a broadcast B) keeps K off the vec4 axes.
+        let tail = specs((2, 3), 20, 12, 7);
+        let took = tail.iter().filter(|(s, _, _)| entry_with(k, s).0 == entry);
+        assert_eq!(took.count(), 2, "{k:?}");
+        let plain = Spec::plain(36, 44, 20);
+        let not_vec4 = [
+            Spec {
+                a: View { row: 46, ..plain.a },
+                ..plain
+            },
+            Spec {
+                b: View { col: 2, ..plain.b },
+                ..plain
+            },
+            Spec {
+                z: (1, 2),
+                a: View {
+                    inner: 1582,
+                    ..plain.a
+                },
+                ..plain
+            },
+            Spec::plain(36, 43, 20),
+            Spec::plain(36, 44, 19),
+        ];
+        for s in not_vec4 {
+            let want = entry_with(gpu.matmul_fallback(), &s);
+            assert_eq!(entry_with(k, &s), want, "{k:?} {s:?}");
+        }
+    }
+    gpu.set_matmul_kernel(before);
 }

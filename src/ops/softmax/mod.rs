@@ -10,20 +10,24 @@ pub(crate) mod cpu;
 
 use crate::autograd::{Tape, Var};
 use crate::error::{shape_err, Error, Result};
-use crate::gpu::{grid_1d, Kernel};
+use crate::gpu::{grid_1d, RowKernel};
 use crate::tensor::Tensor;
 
-const SRC: &str = include_str!("../../../shaders/softmax.wgsl");
-const FWD: Kernel = Kernel {
-    family: "softmax",
-    src: SRC,
-    entry: "softmax",
-};
-const BWD: Kernel = Kernel {
-    family: "softmax",
-    src: SRC,
-    entry: "softmax_backward",
-};
+/// The shader after the row reductions it uses: workgroup trees, or subgroup operations.
+const SRCS: [&str; 2] = [
+    concat!(
+        include_str!("../../../shaders/rows.wgsl"),
+        include_str!("../../../shaders/softmax.wgsl")
+    ),
+    concat!(
+        enable_subgroups!(),
+        include_str!("../../../shaders/rows_subgroup.wgsl"),
+        include_str!("../../../shaders/softmax.wgsl")
+    ),
+];
+const FAMILIES: [&str; 2] = ["softmax", "softmax+subgroups"];
+const FWD: RowKernel = RowKernel::new(FAMILIES, SRCS, "softmax");
+const BWD: RowKernel = RowKernel::new(FAMILIES, SRCS, "softmax_backward");
 
 /// The value PyTorch writes into masked scores before the softmax.
 pub const MASK_VALUE: f64 = -1e10;
@@ -115,7 +119,7 @@ fn softmax_variant_into(scores: &Tensor, out: &Tensor, scale: f32, causal: bool)
         return Ok(());
     };
     gpu.dispatch(
-        &FWD,
+        gpu.row_kernel(&FWD),
         &p,
         &[scores, out],
         grid_1d(p.rows, gpu.limits.max_compute_workgroups_per_dimension),
@@ -163,7 +167,7 @@ fn softmax_variant_backward_into(
         return Ok(());
     };
     gpu.dispatch(
-        &BWD,
+        gpu.row_kernel(&BWD),
         &p,
         &[prob, dprob, dscores],
         grid_1d(p.rows, gpu.limits.max_compute_workgroups_per_dimension),

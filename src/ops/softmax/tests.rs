@@ -17,8 +17,7 @@ const CASES: &[(usize, usize, f64)] = &[
 
 #[test]
 fn causal_softmax_forward_should_match_reference() {
-    for g in devices() {
-        let kind = g.kind();
+    for (g, kind) in row_devices() {
         for &(z, t, scale) in CASES {
             // Scores spread over ±8 so the max subtraction matters.
             let x: Vec<f64> = uniform(1 + t as u64, z * t * t)
@@ -52,8 +51,7 @@ fn causal_softmax_forward_should_match_reference() {
 
 #[test]
 fn causal_softmax_backward_should_match_reference() {
-    for g in devices() {
-        let kind = g.kind();
+    for (g, kind) in row_devices() {
         for &(z, t, scale) in CASES {
             let n = z * t * t;
             let x: Vec<f64> = uniform(2 + t as u64, n).iter().map(|v| 4.0 * v).collect();
@@ -104,8 +102,7 @@ fn causal_softmax_backward_should_match_finite_differences() {
 
 #[test]
 fn causal_softmax_masked_gradients_are_exactly_zero_through_the_tape() {
-    for g in devices() {
-        let kind = g.kind();
+    for (g, kind) in row_devices() {
         let (z, t) = (2, 17);
         let tape = Tape::new();
         let s = Var::leaf(upload(&g, &[z, t, t], &uniform(7, z * t * t)), true);
@@ -135,8 +132,7 @@ fn causal_softmax_masked_gradients_are_exactly_zero_through_the_tape() {
 
 #[test]
 fn causal_softmax_rejects_non_square_scores() {
-    for g in devices() {
-        let kind = g.kind();
+    for (g, kind) in row_devices() {
         let tape = Tape::new();
         let s = Var::leaf(Tensor::zeros(&g, &[2, 3, 4]).unwrap(), true);
         let err = softmax::causal_softmax(&tape, &s, 1.0)
@@ -160,8 +156,7 @@ const UNMASKED: &[(usize, usize, f64)] = &[
 
 #[test]
 fn softmax_forward_should_match_reference() {
-    for g in devices() {
-        let kind = g.kind();
+    for (g, kind) in row_devices() {
         for &(rows, t, scale) in UNMASKED {
             let x: Vec<f64> = uniform(11 + t as u64, rows * t)
                 .iter()
@@ -213,8 +208,7 @@ fn softmax_reference_should_differ_from_causal_only_by_the_mask() {
 
 #[test]
 fn softmax_backward_should_match_reference() {
-    for g in devices() {
-        let kind = g.kind();
+    for (g, kind) in row_devices() {
         for &(rows, t, scale) in UNMASKED {
             let n = rows * t;
             let x: Vec<f64> = uniform(13 + t as u64, n).iter().map(|v| 4.0 * v).collect();
@@ -259,8 +253,7 @@ fn softmax_backward_should_match_finite_differences() {
 
 #[test]
 fn softmax_through_the_tape_should_give_every_score_a_gradient() {
-    for g in devices() {
-        let kind = g.kind();
+    for (g, kind) in row_devices() {
         let (rows, t) = (6, 9);
         let tape = Tape::new();
         let x = uniform(18, rows * t);
@@ -285,8 +278,7 @@ fn softmax_through_the_tape_should_give_every_score_a_gradient() {
 
 #[test]
 fn softmax_rejects_a_scalar_and_mismatched_output() {
-    for g in devices() {
-        let kind = g.kind();
+    for (g, kind) in row_devices() {
         let tape = Tape::new();
         let s = Var::leaf(Tensor::zeros(&g, &[]).unwrap(), true);
         let err = softmax::softmax(&tape, &s, 1.0).unwrap_err().to_string();
