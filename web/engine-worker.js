@@ -15,8 +15,8 @@
 // so no two calls' device work ever interleaves, whoever on the page sent them.
 
 // Two builds of the module (scripts/build-web.sh): web/pkg with SIMD128, and web/pkg-relaxed, the
-// same with relaxed SIMD, whose fused multiply-add the CPU backend's linear layers use (1.3–1.5×
-// their SIMD128 speed here: BENCHMARKS.md). The relaxed one is loaded where the browser validates
+// same with relaxed SIMD, whose fused multiply-add the CPU backend's matmuls use (1.2–1.5× their
+// SIMD128 speed here, the step a fifth to a quarter faster: BENCHMARKS.md). The relaxed one is loaded where the browser validates
 // a relaxed-SIMD instruction (Chrome 114+, Firefox 146+; not Safari), unless the page's address
 // asks for ?simd=128 (web/backend.js passes it on), or it is missing.
 // The probe: a function of three v128 that returns f32x4.relaxed_madd of them.
