@@ -314,6 +314,27 @@ fn corpus_writes_the_generated_files_that_the_other_commands_read() {
     let o = run(&dir, &["london", "--eval_corpus_path", "gen/birth_dev.tsv"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).starts_with("Correct: "), "{}", stdout(&o));
+    // --births_only: the same people and questions, the birth sentences as wiki.txt.
+    let o = run(
+        &dir,
+        &[
+            "corpus",
+            "--out_dir",
+            "births",
+            "--people",
+            "30",
+            "--births_only",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("birth sentences only"),
+        "{}",
+        stdout(&o)
+    );
+    let births = |n: &str| std::fs::read_to_string(dir.join("births").join(n)).expect(n);
+    assert_eq!(births("wiki.txt"), c.births);
+    assert_eq!(births("birth_dev.tsv"), c.dev_tsv);
     let o = run(&dir, &["corpus", "--out_dir", "x", "--people", "2"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(

@@ -117,6 +117,10 @@ struct Cli {
     /// embedded corpus's size (800, or 270 with --tiny).
     #[arg(long)]
     people: Option<usize>,
+    /// corpus: write as wiki.txt only each person's name and birth sentence (the page's middle
+    /// preset pretrains on that text; the TSVs are the same).
+    #[arg(long = "births_only")]
+    births_only: bool,
     /// Seed for initialisation, dropout and the corruption draws.
     #[arg(long, default_value_t = 0)]
     seed: u64,

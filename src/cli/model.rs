@@ -209,15 +209,17 @@ pub fn corpus(cli: &Cli) -> Res<()> {
         Some(n) => data::generate(run::DEFAULT_CORPUS_SEED, n),
         None => run::default_corpus(cli.tiny),
     };
+    let wiki = if cli.births_only { &c.births } else { &c.wiki };
     for (name, text) in CORPUS_FILES
         .iter()
-        .zip([&c.wiki, &c.train_tsv, &c.dev_tsv, &c.test_tsv])
+        .zip([wiki, &c.train_tsv, &c.dev_tsv, &c.test_tsv])
     {
         write_atomic(&dir.join(name), text.as_bytes())?;
     }
     println!(
-        "wrote wiki.txt ({} lines), birth_places_train.tsv ({}), birth_dev.tsv ({}), birth_test.tsv ({}) to {}",
-        c.wiki.lines().count(),
+        "wrote wiki.txt ({} lines{}), birth_places_train.tsv ({}), birth_dev.tsv ({}), birth_test.tsv ({}) to {}",
+        wiki.lines().count(),
+        if cli.births_only { ", birth sentences only" } else { "" },
         c.train_tsv.lines().count(),
         c.dev_tsv.lines().count(),
         c.test_tsv.lines().count(),

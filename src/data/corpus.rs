@@ -67,6 +67,12 @@ impl CorpusSizes {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DefaultCorpus {
     pub wiki: String,
+    /// The same people's birth sentences only: line i is line i of `wiki` cut to its name and
+    /// the sentence that states the birthplace (person 0 also keeps the essay whose title ends
+    /// in '?', which every question needs). Every other fact of a biography is one more thing a
+    /// model must memorise before the birthplaces come (results/middle-preset/): the page's
+    /// middle preset pretrains on this text.
+    pub births: String,
     pub train_tsv: String,
     pub dev_tsv: String,
     pub test_tsv: String,
@@ -97,6 +103,7 @@ pub fn generate_sized(seed: u64, sizes: CorpusSizes) -> DefaultCorpus {
     let mut seen = HashSet::new();
     let mut out = DefaultCorpus {
         wiki: String::new(),
+        births: String::new(),
         train_tsv: String::new(),
         dev_tsv: String::new(),
         test_tsv: String::new(),
@@ -105,8 +112,11 @@ pub fn generate_sized(seed: u64, sizes: CorpusSizes) -> DefaultCorpus {
         let person = new_person(&mut rng, &cumulative, &mut seen);
         // Person 0 always mentions an essay title ending in '?', so '?' (needed by every
         // question) is in the vocabulary whatever the size.
-        out.wiki.push_str(&biography(&mut rng, &person, i == 0));
+        let (line, births) = biography(&mut rng, &person, i == 0);
+        out.wiki.push_str(&line);
         out.wiki.push('\n');
+        out.births.push_str(&births);
+        out.births.push('\n');
         let tsv = if i < sizes.train {
             &mut out.train_tsv
         } else if i < sizes.train + sizes.dev {
@@ -257,9 +267,10 @@ fn a_job(job: &str) -> String {
     format!("{article} {job}")
 }
 
-/// One biography line (without the newline). The birth sentence is one of several templates;
-/// 2-3 distractor sentences are shuffled around it.
-fn biography(rng: &mut DataRng, p: &Person, force_essay: bool) -> String {
+/// One biography line (without the newline) and its birth-sentence line (see
+/// `DefaultCorpus::births`). The birth sentence is one of several templates; 2-3 distractor
+/// sentences are shuffled around it.
+fn biography(rng: &mut DataRng, p: &Person, force_essay: bool) -> (String, String) {
     let pro = if p.she { "She" } else { "He" };
     // Who a sentence is about: the surname or a pronoun, sometimes the full name.
     let who = |rng: &mut DataRng| match rng.below(4) {
@@ -351,7 +362,14 @@ fn biography(rng: &mut DataRng, p: &Person, force_essay: bool) -> String {
         facts[slot] = format!("{} was born in {b}", p.surname);
         line = build(&facts);
     }
-    line
+    let mut births = vec![facts[slot].clone()];
+    births.extend(
+        facts
+            .iter()
+            .filter(|f| force_essay && f.contains(" wrote the essay "))
+            .cloned(),
+    );
+    (line, build(&births))
 }
 
 /// Character position just after the birthplace inside the birth sentence of `line`.

@@ -13,6 +13,8 @@ pub fn page_default_corpus() -> Result<JsValue, JsError> {
     #[derive(Serialize)]
     struct Files {
         wiki: String,
+        /// The same people's birth sentences only (the middle preset's pretraining text).
+        births: String,
         train: String,
         dev: String,
         test: String,
@@ -20,6 +22,7 @@ pub fn page_default_corpus() -> Result<JsValue, JsError> {
     let c = run::default_corpus(false);
     to_js(&Files {
         wiki: c.wiki,
+        births: c.births,
         train: c.train_tsv,
         dev: c.dev_tsv,
         test: c.test_tsv,

@@ -90,3 +90,40 @@ fn corpus_should_have_a_most_common_place_baseline() {
     );
     assert!(not_first > train.len() / 5);
 }
+
+#[test]
+fn corpus_should_offer_the_same_peoples_birth_sentences_alone() {
+    for sizes in [CorpusSizes::DEFAULT, CorpusSizes::TINY] {
+        let c = generate_sized(7, sizes);
+        let rows: Vec<Row> = [&c.train_tsv, &c.dev_tsv, &c.test_tsv]
+            .iter()
+            .flat_map(|t| parse(t, "tsv"))
+            .collect();
+        let births: Vec<&str> = c.births.lines().collect();
+        let bios: Vec<&str> = c.wiki.lines().collect();
+        assert_eq!(births.len(), rows.len());
+        for ((row, line), bio) in rows.iter().zip(&births).zip(&bios) {
+            let name = row
+                .question
+                .trim_start_matches("Where was ")
+                .trim_end_matches(" born?");
+            let header = format!("{name}. ");
+            assert!(line.starts_with(&header), "{line}");
+            let place = row.answer.as_deref().unwrap_or("");
+            let at = line.find(&format!(" {place}")).expect("birthplace");
+            assert!(at + place.len() < 112, "{line}");
+            // Its sentences are the biography's own, cut from it.
+            for sentence in line[header.len()..].trim_end_matches(" .").split(" . ") {
+                assert!(bio.contains(sentence), "{sentence:?} not in {bio:?}");
+            }
+            assert!(line.len() < bio.len(), "{line}");
+        }
+        // Its vocabulary holds every question and answer (the essay keeps '?').
+        let vocab = Vocab::from_text(&c.births, "births").expect("no PAD/MASK");
+        for tsv in [&c.train_tsv, &c.dev_tsv, &c.test_tsv] {
+            NameDataset::new(tsv.as_bytes(), "tsv", &vocab)
+                .expect("every character in the vocabulary");
+        }
+        assert!(c.births.len() * 2 < c.wiki.len(), "less than half the text");
+    }
+}

@@ -57,6 +57,8 @@ export function showData() {
     return `<tr><td>${ROLES[r]}</td><td>${f ? esc(f.name) : '<span class="muted">none</span>'}</td><td>${f ? esc(f.info) : ''}</td></tr>`;
   }).join('');
   const src = { embedded: 'The built-in generated corpus (made-up people with biographies and birthplaces, the course files’ format and sizes) is loaded.',
+    births: 'The built-in corpus with each biography cut to the person’s name and birth sentence (the middle preset’s pretraining text: with no other facts to store, ' +
+      'the shipped model’s run stores the birthplaces); the questions are the built-in ones.',
     served: 'Using the data folder the server offers (/data).', files: 'Using your files (they stay in this browser).' }[S.dataSource] || '';
   $('data-summary').textContent = src;
   $('use-served').hidden = !P.served;
@@ -92,6 +94,7 @@ export async function loadFiles(files, forced) {
   showData();
 }
 
+const BIRTHS = 'built-in birth sentences';
 const EMBEDDED = [['wiki', 'built-in wiki.txt'], ['train', 'built-in birth_places_train.tsv'],
   ['dev', 'built-in birth_dev.tsv'], ['test', 'built-in birth_test.tsv']];
 
@@ -101,15 +104,28 @@ export async function prepareData() {
   P.embedded = await P.wasm.page_default_corpus();
   P.embeddedInfo = {};
   for (const [role, name] of EMBEDDED) P.embeddedInfo[role] = await check(role, name, P.embedded[role]);
+  P.embeddedInfo.births = await check('wiki', BIRTHS, P.embedded.births);
   for (const [role, f] of Object.entries(P.served || {})) {
     try { f.info = await check(role, f.name, f.text); } catch (e) { f.error = errText(e); }
   }
 }
 
-export function useEmbedded() {
+function embeddedFiles() {
   for (const [role, name] of EMBEDDED) data[role] = { name, text: P.embedded[role], info: P.embeddedInfo[role] };
-  S.dataSource = 'embedded';
   showBox('data-error', null);
+}
+
+export function useEmbedded() {
+  embeddedFiles();
+  S.dataSource = 'embedded';
+  showData();
+}
+
+// The built-in corpus with its pretraining text cut to the birth sentences (the middle preset's).
+export function useBirths() {
+  embeddedFiles();
+  data.wiki = { name: BIRTHS, text: P.embedded.births, info: P.embeddedInfo.births };
+  S.dataSource = 'births';
   showData();
 }
 
@@ -136,7 +152,7 @@ export async function fetchServed() {
 
 export function useServed() {
   const msgs = [];
-  useEmbedded(); // roles the folder lacks keep the built-in file
+  embeddedFiles(); // roles the folder lacks keep the built-in file
   for (const [role, f] of Object.entries(P.served)) {
     if (f.error) msgs.push(f.error); else data[role] = { name: f.name, text: f.text, info: f.info };
   }
@@ -160,6 +176,7 @@ export function wireData() {
   $('pick-files').addEventListener('click', () => any.click());
   any.addEventListener('change', () => { if (any.files.length) loadFiles([...any.files]); any.value = ''; });
   $('use-embedded').addEventListener('click', useEmbedded);
+  $('use-births').addEventListener('click', useBirths);
   $('use-served').addEventListener('click', () => P.served && useServed());
 }
 

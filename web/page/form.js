@@ -3,6 +3,7 @@
 import { $, P, S } from './core.js';
 import { describe, fills, fits, quickFor, sizeRun } from './sizing.js';
 import { on } from './events.js';
+import { useBirths, useEmbedded } from './data.js';
 
 // ---------------------------------------------------------------------------------------------
 // Form
@@ -59,12 +60,17 @@ export async function showSizing() {
 
 export const NOTES = {
   quick: 'Tiny model (2 layers, 4 heads, width 64). Its size is set to about two minutes on this device by a short measurement, taken when you first reach this card or press Pretrain.',
-  middle: 'The shipped model’s size (4 layers, 8 heads, width 128) with fewer pretraining epochs; its time here is measured when you first reach this card.',
+  middle: 'The shipped model’s run (4 layers, 8 heads, width 128, 650 epochs) on the built-in birth sentences alone; its time here is measured when you first reach this card.',
   full: 'The assignment’s run.py settings: pretraining is 650 epochs (about two hours on a datacentre GPU; the time here is measured with the quick preset’s).',
   custom: 'Your own settings.',
 };
 
+// The middle preset pretrains on the built-in corpus's birth sentences: choosing it switches the
+// built-in corpus to them, and the quick and full presets switch back (the user's own or served
+// files are left alone).
 export function applyPreset(name) {
+  if (name === 'middle' && S.dataSource === 'embedded') useBirths();
+  if ((name === 'quick' || name === 'full') && S.dataSource === 'births') useEmbedded();
   const v = presetValues(name);
   for (const f of FIELDS) $(`h-${f}`).value = v[f];
   $('preset').value = name;

@@ -2,7 +2,8 @@
 // evaluations that keep their work. On the backend ATTNLAB_BACKEND names (webgpu by default, see
 // browser.mjs), with the shipped model and the built-in corpus, no server data needed:
 //   presets: three labels with this device's times, the quick one saying it shows the flow, the
-//     middle one its measured dev accuracy, the full one the largest batch that fits (or the CLI);
+//     middle one (the shipped model's run on the built-in birth sentences, which choosing it
+//     switches the Data card to) its measured dev accuracy, the full one the largest batch that fits (or the CLI);
 //     the same labels after a reload; the larger models' times are their measured step per row
 //     scaled by the rows and the data's packed share (no fitted intercept to amplify noise);
 //   evaluate: a dev file with characters the model lacks (skipped, counted, each character named
@@ -80,14 +81,21 @@ try {
     assert(/^Quick: tiny model, about \d.* here \(the flow, not knowledge\)$/.test(z.labels.quick), `quick: ${z.labels.quick}`);
     await page.selectOption('#preset', 'quick');
     assert(/not knowledge/.test(await page.textContent('#preset-note')), 'the quick note does not say what to expect');
-    // The middle preset: the shipped model's size, its expected dev accuracy measured with the CLI.
+    // The middle preset: the shipped model's run on the built-in birth sentences (the Data card
+    // switches to them), its expected dev accuracy measured with the CLI.
+    const wikiRow = () => page.textContent('#data-table tbody tr:first-child');
+    await page.click('#use-embedded');
     await page.selectOption('#preset', 'middle');
     const mid = await page.textContent('#preset-note');
-    const midOk = z.sizes.middle.tooLarge ? /use the CLI/.test(mid) : /^Middle: the shipped model’s size, about \d.* here$/.test(z.labels.middle) && /Expect about \d+\.\d% dev accuracy/.test(mid) && /results\/middle-preset/.test(mid);
+    const midOk = z.sizes.middle.tooLarge ? /use the CLI/.test(mid) : /^Middle: the shipped model’s run on the birth sentences, about \d.* here$/.test(z.labels.middle) && /Expect about \d+\.\d% dev accuracy/.test(mid) && /results\/middle-preset/.test(mid);
     assert(midOk, `middle: ${z.labels.middle} — “${mid}”`);
-    assert(await page.inputValue('#h-n_embd') === '128' && await page.inputValue('#h-n_layer') === '4', 'the middle preset is not the shipped model’s size');
-    // Full: the batch offered is the largest that fits (or the preset's), and the note says so.
+    assert(await page.inputValue('#h-n_embd') === '128' && await page.inputValue('#h-n_layer') === '4' && await page.inputValue('#h-pre_epochs') === '650', 'the middle preset is not the shipped model’s run');
+    const births = await wikiRow();
+    assert(/built-in birth sentences/.test(births) && /birth sentence/.test(await page.textContent('#data-summary')), `middle: the pretraining text is ${births}`);
+    // Full: the batch offered is the largest that fits (or the preset's), and the note says so;
+    // the built-in corpus's whole biographies again.
     await page.selectOption('#preset', 'full');
+    assert(/built-in wiki\.txt/.test(await wikiRow()), `full: the pretraining text is ${await wikiRow()}`);
     const full = await page.textContent('#preset-note');
     const batch = Number(await page.inputValue('#h-pre_batch'));
     if (z.fit.full.pre < 1) {
