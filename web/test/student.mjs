@@ -81,21 +81,15 @@ try {
     assert(/^Quick: tiny model, about \d.* here \(the flow, not knowledge\)$/.test(z.labels.quick), `quick: ${z.labels.quick}`);
     await page.selectOption('#preset', 'quick');
     assert(/not knowledge/.test(await page.textContent('#preset-note')), 'the quick note does not say what to expect');
-    // The middle preset: the shipped model's run on the built-in birth sentences (the Data card
-    // switches to them), its expected dev accuracy measured with the CLI.
-    const wikiRow = () => page.textContent('#data-table tbody tr:first-child');
-    await page.click('#use-embedded');
+    // The middle preset: the shipped model's run (on the built-in birth sentences: the step after
+    // the reload's), its expected dev accuracy measured with the CLI.
     await page.selectOption('#preset', 'middle');
     const mid = await page.textContent('#preset-note');
     const midOk = z.sizes.middle.tooLarge ? /use the CLI/.test(mid) : /^Middle: the shipped model’s run on the birth sentences, about \d.* here$/.test(z.labels.middle) && /Expect about \d+\.\d% dev accuracy/.test(mid) && /results\/middle-preset/.test(mid);
     assert(midOk, `middle: ${z.labels.middle} — “${mid}”`);
     assert(await page.inputValue('#h-n_embd') === '128' && await page.inputValue('#h-n_layer') === '4' && await page.inputValue('#h-pre_epochs') === '650', 'the middle preset is not the shipped model’s run');
-    const births = await wikiRow();
-    assert(/built-in birth sentences/.test(births) && /birth sentence/.test(await page.textContent('#data-summary')), `middle: the pretraining text is ${births}`);
-    // Full: the batch offered is the largest that fits (or the preset's), and the note says so;
-    // the built-in corpus's whole biographies again.
+    // Full: the batch offered is the largest that fits (or the preset's), and the note says so.
     await page.selectOption('#preset', 'full');
-    assert(/built-in wiki\.txt/.test(await wikiRow()), `full: the pretraining text is ${await wikiRow()}`);
     const full = await page.textContent('#preset-note');
     const batch = Number(await page.inputValue('#h-pre_batch'));
     if (z.fit.full.pre < 1) {
@@ -133,6 +127,28 @@ try {
   lines[6] = lines[6].replace(' born?', 'å born?');
   lines[8] = lines[8].replace('Where was ', 'Where was Ω');
   const colÅ = lines[6].indexOf('å') + 1;
+
+  await step('presets: Middle switches the built-in corpus to its birth sentences, Quick and Full switch back; served files are left alone', async () => {
+    const wikiRow = () => page.$$eval('#data-table tbody tr:first-child td', (tds) => tds.map((t) => t.textContent).join(' | '));
+    const served = await S(() => window.__page.dataSource === 'served');
+    if (served) {
+      await page.selectOption('#preset', 'middle');
+      assert(!/birth sentences/.test(await wikiRow()), `middle replaced the served pretraining text: ${await wikiRow()}`);
+      assert(/on your pretraining text/.test(await page.textContent('#preset-note')), 'the middle note does not say it runs on the loaded text');
+    }
+    await page.click('#use-embedded');
+    await page.selectOption('#preset', 'middle');
+    const births = await wikiRow();
+    assert(/built-in birth sentences/.test(births) && /birth sentence/.test(await page.textContent('#data-summary')), `middle: the pretraining text is ${births}`);
+    await page.waitForFunction(() => /birth sentences alone/.test(document.getElementById('preset-note').textContent), null, { timeout: TIMEOUT });
+    for (const other of ['full', 'quick']) {
+      await page.selectOption('#preset', 'middle');
+      await page.selectOption('#preset', other);
+      assert(/built-in wiki\.txt/.test(await wikiRow()), `${other}: the pretraining text is ${await wikiRow()}`);
+    }
+    if (served) await page.click('#use-served');
+    return `${births}; back to the whole biographies with Full and Quick${served ? '; the served folder restored' : ''}`;
+  });
 
   await step('evaluate: questions with characters the model lacks are skipped, counted and named once; the timed questions count', async () => {
     await upload('file-dev', 'oov_dev.tsv', `${lines.join('\n')}\n`);
