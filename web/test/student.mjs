@@ -85,7 +85,7 @@ try {
     // the reload's), its expected dev accuracy measured with the CLI.
     await page.selectOption('#preset', 'middle');
     const mid = await page.textContent('#preset-note');
-    const midOk = z.sizes.middle.tooLarge ? /use the CLI/.test(mid) : /^Middle: the shipped model’s run on the birth sentences, about \d.* here$/.test(z.labels.middle) && /Expect about \d+\.\d% dev accuracy/.test(mid) && /results\/middle-preset/.test(mid);
+    const midOk = z.sizes.middle.tooLarge ? /use the CLI/.test(mid) : /^Middle: the shipped model’s run on the birth sentences, about \d.* here$/.test(z.labels.middle) && /Expect about \d+\.\d%–\d+\.\d% dev accuracy/.test(mid) && /results\/middle-preset/.test(mid);
     assert(midOk, `middle: ${z.labels.middle} — “${mid}”`);
     assert(await page.inputValue('#h-n_embd') === '128' && await page.inputValue('#h-n_layer') === '4' && await page.inputValue('#h-pre_epochs') === '650', 'the middle preset is not the shipped model’s run');
     // Full: the batch offered is the largest that fits (or the preset's), and the note says so.
