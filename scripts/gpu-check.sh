@@ -54,7 +54,11 @@ stage_a() {
   fi
   log "Vulkan loader: $(ldconfig -p 2>/dev/null | grep -m1 'libvulkan.so.1' | sed 's/^[[:space:]]*//' || echo none)"
   log "VK_DRIVER_FILES=${VK_DRIVER_FILES:-(unset)}"
-  run_until_deadline "$GC_KIT/bin/bench" --device gpu --tune --info
+  # A dry run times each kernel once: it checks the tune's path, and lavapipe's timings mean nothing
+  # (at the default repeats the tune of every kernel outran the stage on a busy 2-core machine).
+  local once=()
+  [ "$GC_DRY" = 1 ] && once=(--repeats 1)
+  run_until_deadline "$GC_KIT/bin/bench" --device gpu --tune --info "${once[@]}"
 }
 
 stage_b() {
