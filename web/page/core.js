@@ -3,7 +3,7 @@
 // run state's buttons (setStatus).
 import { job, nextTask, running } from '../backend.js';
 
-export { job };
+export { job, running };
 export const $ = (id) => document.getElementById(id);
 // The run's state is saved after a chunk when saving is cheap next to training: at most every
 // SAVE_MIN_MS, and otherwise once the time since the last save is SAVE_COST_RATIO times what the

@@ -1,6 +1,6 @@
 // The Data card: the built-in corpus, the served data folder (serve.py --data) and the user's files,
 // each checked for its role by the library (file:line messages).
-import { $, P, S, data } from './core.js';
+import { $, P, S, data, running } from './core.js';
 import { emit } from './events.js';
 import { errText, esc, showBox } from './ui.js';
 
@@ -76,6 +76,13 @@ export async function decodeFile(file) {
 
 export async function loadFiles(files, forced) {
   const msgs = [];
+  // The engine checks files between its other calls: say so when one runs (the first measurement
+  // of a slow adapter takes tens of seconds), rather than showing nothing until it ends.
+  const busy = running();
+  if (busy) {
+    $('data-summary').textContent = `Checking ${files.map((f) => f.name).join(', ')} next: the engine is busy ` +
+      `(${busy === 'measure' ? 'timing a few training steps of this device, once' : busy}).`;
+  }
   for (const file of files) {
     const role = forced || roleFor(file.name);
     if (!role) {
