@@ -213,13 +213,15 @@ export async function evaluate(choice) {
     await runParts(ev, Infinity, 'Evaluating');
     await finish(ev);
   } catch (e) {
-    S.evalError = errText(e);
-    // What was answered before the failure is kept and shown.
+    const error = errText(e);
+    // What was answered before the failure is kept and shown; the error is published after it
+    // (window.__page.evalError then finds the partial report in place).
     if (ev && ev.st && ev.st.done) {
       try { await finish(ev, true); } catch { /* the report is gone with the device */ }
     } else {
       $('eval-status').textContent = '';
     }
+    S.evalError = error;
     current = null;
     showBox('eval-error', `<p>${esc(S.evalError)}</p>`);
     if (await P.wasm.page_device_lost()) await emit('failed', { error: e, what: 'evaluation stopped' });
