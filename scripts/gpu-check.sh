@@ -10,14 +10,17 @@
 # Stages, each time-boxed (seconds: its cap, then whatever is left of --budget, default 540):
 #   a  loader   unpack the Vulkan loader from gpukit/gl if the machine has none, find the NVIDIA ICD,
 #               print nvidia-smi and our own adapter report, with every matmul kernel timed
-#               (`bench --device gpu --tune --info`)                                         (60)
+#               (`bench --device gpu --tune --info`; a dry run skips the tune)               (60)
 #   b  tests    every test binary of the kit, with ATTNLAB_REQUIRE_HARDWARE_GPU=1: a software
-#               adapter fails them, so "passed" means the WGSL ran on the hardware GPU         (210)
+#               adapter fails them, so "passed" means the WGSL ran on the hardware GPU; a binary
+#               that runs past GPUCHECK_BIN_CAP (60 s) is stopped and its tests are run one by one
+#               (GPUCHECK_TEST_CAP, 20 s, each) to name the one that hangs                     (210)
 #   c  bench    `bench --device gpu`: matmul GFLOP/s at the GPT's shapes (M = 16256 and /16), the
 #               training step (tiny 8 rows; assignment 8, 32, 128; a per-kernel profile), and the
 #               step on the course's batches (--layouts 128 pretrain, 256 finetune)            (120)
 #   d  torch    PyTorch's same step and matmuls on CUDA (scripts/bench_peers.py --device cuda);
-#               skipped, and not a failure, when torch or CUDA is missing                     (60)
+#               skipped, and not a failure, when torch or CUDA is missing (each call starts
+#               torch and CUDA again: about 10 s)                                            (100)
 #   e  pretrain the assignment's full pretraining (vanilla, wiki.txt, --device gpu) through
 #               scripts/long-run.sh, its state in $GPUCHECK_RUNS (default /var/tmp/attnlab-gpu-runs,
 #               outside $OUT): stopped when the budget ends, continued by the next call on the same
@@ -54,11 +57,34 @@ stage_a() {
   fi
   log "Vulkan loader: $(ldconfig -p 2>/dev/null | grep -m1 'libvulkan.so.1' | sed 's/^[[:space:]]*//' || echo none)"
   log "VK_DRIVER_FILES=${VK_DRIVER_FILES:-(unset)}"
-  # A dry run times each kernel once: it checks the tune's path, and lavapipe's timings mean nothing
-  # (at the default repeats the tune of every kernel outran the stage on a busy 2-core machine).
-  local once=()
-  [ "$GC_DRY" = 1 ] && once=(--repeats 1)
-  run_until_deadline "$GC_KIT/bin/bench" --device gpu --tune --info "${once[@]}"
+  # A dry run skips the tune: on lavapipe timing the four kernels outran the stage even at one
+  # repeat (over 25 s on a quiet 2-core machine, session 7), and its path is tested by
+  # tests/runtime.rs (`the_matmul_kernel_is_timed_and_the_fastest_kept`).
+  local tune=(--tune)
+  [ "$GC_DRY" = 1 ] && tune=()
+  run_until_deadline "$GC_KIT/bin/bench" --device gpu "${tune[@]}" --info
+}
+
+# `run_until_deadline` with at most CAP seconds.
+run_capped() {
+  local cap=$1; shift
+  local left=$((GC_DEADLINE - $(date +%s) - 5))
+  [ "$left" -lt "$cap" ] && cap=$left
+  [ "$cap" -ge 5 ] || { log "no time left for: $*"; return 124; }
+  log "\$ $* (at most ${cap} s)"
+  timeout -k 5 "$cap" "$@"
+}
+
+# A test binary that hung: each of its tests alone, GC_TEST_CAP seconds each, to name the hang.
+hung_tests() {
+  local bin="$GC_TESTBIN/$1" t st out=""
+  while IFS= read -r t; do
+    st=0
+    run_capped "$GC_TEST_CAP" "$bin" --exact "$t" >>"$GC_OUT/log.txt" 2>&1 || st=$?
+    case "$st" in 0) out+="$t ok; " ;; 124|137) out+="$t HUNG; " ;; *) out+="$t FAILED ($st); " ;; esac
+    [ $(($(date +%s) + 10)) -lt "$GC_DEADLINE" ] || { out+="(stage deadline)"; break; }
+  done < <("$bin" --list --format terse 2>/dev/null | sed -n 's/: test$//p')
+  echo "$out"
 }
 
 stage_b() {
@@ -82,11 +108,18 @@ stage_b() {
     t0=$(date +%s)
     st=0
     # cwd: the repo root, as under cargo test.
-    run_until_deadline "$GC_TESTBIN/$name" "${filter[@]}" 2>&1 | tee "$GC_OUT/.test-out" || st=$?
+    # Each binary gets at most GC_BIN_CAP seconds (a hang must not eat the stage: on the H100,
+    # 2026-11-26, the runtime binary hung past two stage deadlines, naming no test).
+    run_capped "$GC_BIN_CAP" "$GC_TESTBIN/$name" "${filter[@]}" 2>&1 | tee "$GC_OUT/.test-out" || st=$?
     res=$(grep -E '^test result:' "$GC_OUT/.test-out" | tail -n 1 | sed 's/^test result: [A-Za-z]*\. //; s/; finished in.*//; s/  */ /g' || true)
     case "$st" in
       0) echo "$name: ok, ${res:-?} ($(($(date +%s) - t0)) s)" >>"$GC_OUT/.tests" ;;
-      124|137) echo "$name: TIMED OUT at the stage's deadline" >>"$GC_OUT/.tests"; failed=1; break ;;
+      124|137)
+        failed=1
+        if [ $(($(date +%s) + 20)) -ge "$GC_DEADLINE" ]; then
+          echo "$name: TIMED OUT at the stage's deadline" >>"$GC_OUT/.tests"; break
+        fi
+        echo "$name: HUNG past ${GC_BIN_CAP} s; its tests one by one: $(hung_tests "$name")" >>"$GC_OUT/.tests" ;;
       *) echo "$name: FAILED (exit $st), ${res:-no result line} ($(($(date +%s) - t0)) s)" >>"$GC_OUT/.tests"; failed=1 ;;
     esac
   done
@@ -300,10 +333,16 @@ main() {
   # The loader and the driver: needed by every GPU stage, so done first whatever the stages.
   if [ "$dry" = 0 ]; then
     export ATTNLAB_REQUIRE_HARDWARE_GPU=1
-    if ! ldconfig -p 2>/dev/null | grep -q 'libvulkan.so.1'; then
+    # The loader and libglvnd's dispatch (NVIDIA's Vulkan ICD, libGLX_nvidia, needs libGLdispatch):
+    # with the loader alone the H100 machine gave "vulkan drivers/libraries could not be loaded".
+    local lib have_all=1
+    for lib in libvulkan.so.1 libGLdispatch.so.0 libGLX.so.0; do
+      ldconfig -p 2>/dev/null | grep -q "$lib" || have_all=0
+    done
+    if [ "$have_all" = 0 ]; then
       compgen -G "$kit/gl/*.deb" >/dev/null ||
-        { log "error: no Vulkan loader (libvulkan.so.1) here and no .deb in $kit/gl: rebuild the kit with scripts/gpu-kit.sh"; exit 1; }
-      log "no Vulkan loader here: unpacking $(cd "$kit/gl" && ls) into /"
+        { log "error: no Vulkan loader or GL dispatch (libvulkan.so.1, libGLdispatch.so.0, libGLX.so.0) here and no .deb in $kit/gl: rebuild the kit with scripts/gpu-kit.sh"; exit 1; }
+      log "Vulkan loader or GL dispatch missing here: unpacking $(cd "$kit/gl" && ls | tr '\n' ' ')into /"
       for f in "$kit"/gl/*.deb; do dpkg -x "$f" /; done
       ldconfig
     fi
@@ -356,6 +395,7 @@ main() {
 
   export GC_TESTBIN="$testbin" GC_ROOT="$root" GC_KIT="$kit" GC_OUT="$OUT" GC_DRY="$dry" GC_TESTS="$tests" GC_FRESH="$fresh"
   export GC_RUNS="${GPUCHECK_RUNS:-/var/tmp/attnlab-gpu-runs}" GC_TEST_FILTER="${GPUCHECK_TEST_FILTER-}"
+  export GC_BIN_CAP="${GPUCHECK_BIN_CAP:-60}" GC_TEST_CAP="${GPUCHECK_TEST_CAP:-20}"
   if [ "$dry" = 1 ]; then
     # A few binaries, a few tests each: the mechanics, not the coverage.
     GC_TESTS="${tests:-ops,pool}"
@@ -368,7 +408,7 @@ main() {
   for s in $stages; do
     case "$s" in
       a) name=loader cap=60 ;; b) name=tests cap=210 ;; c) name=bench cap=120 ;;
-      d) name=torch cap=60 ;; e) name=pretrain cap=100000 ;;
+      d) name=torch cap=100 ;; e) name=pretrain cap=100000 ;;
     esac
     [ "$dry" = 1 ] && case "$s" in a) cap=30 ;; b) cap=60 ;; c) cap=40 ;; d) cap=50 ;; esac
     t0=$(date +%s)

@@ -5,7 +5,7 @@
 #   bin/      attnlab and bench, release, stripped
 #   tests.tar.xz  every test binary of `cargo test --release --no-run` (lib, bins, tests/*.rs),
 #             stripped, as tests/NAME; one xz stream (they share most of their code)
-#   gl/       the Vulkan loader's .deb (libvulkan1, amd64), unpacked there with `dpkg -x`
+#   gl/       the Vulkan loader's and libglvnd's .deb files (amd64), unpacked there with `dpkg -x`
 #   data/     the course's files from ../shared/data/cs224n-a5 (never committed: gpukit/ is ignored)
 #   scripts/  gpu-check.sh, bench_peers.py, parity.py, long-run.sh (copies, so the kit is whole)
 #   kit.env   what the binaries have baked in (CARGO_MANIFEST_DIR, CARGO_BIN_EXE_*), the commit,
@@ -95,19 +95,25 @@ else
 fi
 rm -rf "$kit.new/tests"
 
-# 2. The Vulkan loader (the GPU machine has the NVIDIA driver and its ICD, not always the loader).
-# A repo's .gl/ from the device README's recipe is reused; otherwise apt downloads libvulkan1 for
-# amd64 with its own package lists in /tmp/amd64 (the recipe's, so this machine's apt state stays).
-if compgen -G "$root/.gl/libvulkan1_*.deb" >/dev/null; then
-  cp "$root"/.gl/libvulkan1_*.deb "$kit.new/gl/"
-else
-  say "downloading the Vulkan loader (apt-get download libvulkan1, amd64)"
+# 2. The Vulkan loader and the GL vendor-neutral dispatch libraries (the GPU machine has the NVIDIA
+# driver and its ICD, not always these): NVIDIA's Vulkan ICD is libGLX_nvidia.so.0, which needs
+# libGLdispatch and libGLX from libglvnd; with the loader alone wgpu found no Vulkan driver there
+# (2026-11-26, H100: "vulkan drivers/libraries could not be loaded"); with these it found the GPU.
+# The device README's list. A repo's .gl/ from its recipe is reused; otherwise apt downloads them
+# for amd64 with its own package lists in /tmp/amd64 (the recipe's, so this machine's apt state stays).
+gl_pkgs=(libvulkan1 libglvnd0 libglx0 libegl1 libgl1 libopengl0 libgles2)
+missing=()
+for p in "${gl_pkgs[@]}"; do
+  if compgen -G "$root/.gl/${p}_*.deb" >/dev/null; then cp "$root"/.gl/"${p}"_*.deb "$kit.new/gl/"; else missing+=("$p"); fi
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  say "downloading the Vulkan loader and GL dispatch libraries (apt-get download ${missing[*]}, amd64)"
   mkdir -p /tmp/amd64/partial
   o=(-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64)
   ls /tmp/amd64/*Packages* >/dev/null 2>&1 || apt-get "${o[@]}" update -qq >/dev/null ||
-    die "apt-get update failed; put libvulkan1_*.deb (amd64) into $root/.gl/ by hand and run again"
-  (cd "$kit.new/gl" && apt-get "${o[@]}" download libvulkan1 >/dev/null) ||
-    die "apt-get download libvulkan1 failed; put libvulkan1_*.deb (amd64) into $root/.gl/ by hand and run again"
+    die "apt-get update failed; put ${missing[*]} (amd64 .deb files) into $root/.gl/ by hand and run again"
+  (cd "$kit.new/gl" && apt-get "${o[@]}" download "${missing[@]}" >/dev/null 2>&1) ||
+    die "apt-get download ${missing[*]} failed; put them (amd64 .deb files) into $root/.gl/ by hand and run again"
 fi
 for f in "$kit.new"/gl/*.deb; do dpkg-deb --info "$f" >/dev/null || die "$f is not a readable .deb"; done
 
