@@ -148,7 +148,7 @@ size_kib=$(du -sk "$kit" | cut -f1)
 say "kit: $kit, $((size_kib / 1024)) MiB ($size_kib KiB), commit $commit, target-cpu $cpu"
 (cd "$kit" && du -sh bin tests.tar.xz gl data scripts | sed 's/^/  /')
 say "$n_tests test binaries: $(tar -tJf "$kit/tests.tar.xz" | sed -n 's|^tests/||p' | grep . | tr '\n' ' ')"
-say "loader: $(cd "$kit/gl" && ls)"
+say "loader and GL dispatch: $(cd "$kit/gl" && ls | tr "\n" " ")"
 [ "$size_kib" -le $((limit_mib * 1024)) ] ||
   die "the kit is over $limit_mib MiB: with the repo it must travel in 64 MiB (carry)"
 say "run it there with: bash gpukit/scripts/gpu-check.sh (carry: [\"gpukit\"]); try it here first: scripts/gpu-check.sh --dry-run"
