@@ -34,8 +34,10 @@ pub fn dropout_keep(seed: u32, key: u32, col: u32, p: f32) -> bool {
 pub fn dropout(keys: &[u32], x: &[f32], y: &mut [f32], cols: usize, p: f32, seed: u32, scale: f32) {
     crate::cpu::for_rows(y, cols, |r, out| {
         let h = dropout_hash(seed, keys[r]);
-        for (j, (y, &x)) in out.iter_mut().zip(&x[r * cols..]).enumerate() {
-            *y = if kept(dropout_hash(h, j as u32), p) {
+        let x = &x[r * cols..r * cols + out.len()];
+        let done = lanes::dropout_row(h, x, out, p, scale);
+        for (j, (y, &x)) in out[done..].iter_mut().zip(&x[done..]).enumerate() {
+            *y = if kept(dropout_hash(h, (done + j) as u32), p) {
                 x * scale
             } else {
                 0.0
@@ -57,12 +59,152 @@ pub fn dropout_backward(
 ) {
     crate::cpu::for_rows(dx, cols, |r, out| {
         let h = dropout_hash(seed, keys[r]);
-        for (j, (d, &g)) in out.iter_mut().zip(&dy[r * cols..]).enumerate() {
-            if kept(dropout_hash(h, j as u32), p) {
+        let dy = &dy[r * cols..r * cols + out.len()];
+        let done = lanes::dropout_backward_row(h, dy, out, p, scale);
+        for (j, (d, &g)) in out[done..].iter_mut().zip(&dy[done..]).enumerate() {
+            if kept(dropout_hash(h, (done + j) as u32), p) {
                 *d += g * scale;
             }
         }
     });
+}
+
+/// The browser's rows, four elements at a time with SIMD128. Natively the loops above vectorise
+/// by themselves (AVX2 shifts each lane by its own amount); SIMD128 shifts all four lanes by one
+/// amount, so there the compiler left the hash scalar (17% of the page's training step on short
+/// rows, profiled with web/test/profile-step.mjs). pcg's per-lane shift by 4 + (s >> 28), 4 to
+/// 19, is a shift by 4 and then by 1, 2, 4 and 8 in the lanes whose bit of s >> 28 says so
+/// (`shift_by_top_bits`, tested natively against pcg on every shift amount). The lanes compute
+/// exactly the scalar hash and test, so the masks are the same bits on every backend (the
+/// dropout checks in `check.rs`, run in the page on the CPU backend, compare them).
+mod lanes {
+    /// pcg's shift: `s >> (4 + (s >> 28))` as four fixed shifts picked by the bits of `s >> 28`,
+    /// the way the SIMD lanes do it.
+    #[cfg(test)]
+    pub fn shift_by_top_bits(s: u32) -> u32 {
+        let b = s >> 28;
+        let mut t = s >> 4;
+        for bit in 0..4 {
+            if b & (1 << bit) != 0 {
+                t >>= 1 << bit;
+            }
+        }
+        t
+    }
+
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    mod simd {
+        use core::arch::wasm32::*;
+
+        #[inline(always)]
+        fn shift_where(t: v128, b: v128, bit: u32, by: u32) -> v128 {
+            let set = i32x4_ne(v128_and(b, u32x4_splat(bit)), u32x4_splat(0));
+            v128_bitselect(u32x4_shr(t, by), t, set)
+        }
+
+        /// `pcg` of four lanes.
+        #[inline(always)]
+        fn pcg4(v: v128) -> v128 {
+            let s = i32x4_add(
+                i32x4_mul(v, u32x4_splat(747796405)),
+                u32x4_splat(2891336453),
+            );
+            let b = u32x4_shr(s, 28);
+            let mut t = u32x4_shr(s, 4);
+            t = shift_where(t, b, 1, 1);
+            t = shift_where(t, b, 2, 2);
+            t = shift_where(t, b, 4, 4);
+            t = shift_where(t, b, 8, 8);
+            let w = i32x4_mul(v128_xor(t, s), u32x4_splat(277803737));
+            v128_xor(u32x4_shr(w, 22), w)
+        }
+
+        /// All ones in the lanes of columns j..j+4 that a row with hash `h` keeps.
+        #[inline(always)]
+        fn keep4(h: u32, pcg_h: u32, j: u32, p: v128) -> v128 {
+            let cols = i32x4_add(u32x4_splat(j), u32x4(0, 1, 2, 3));
+            let u = pcg4(i32x4_add(
+                pcg4(v128_xor(cols, u32x4_splat(pcg_h))),
+                u32x4_splat(h),
+            ));
+            let uniform = f32x4_mul(
+                f32x4_convert_u32x4(u32x4_shr(u, 8)),
+                f32x4_splat(1.0 / 16777216.0),
+            );
+            f32x4_ge(uniform, p)
+        }
+
+        pub fn dropout_row(h: u32, x: &[f32], out: &mut [f32], p: f32, scale: f32) -> usize {
+            let n4 = out.len().min(x.len()) / 4 * 4;
+            let (pcg_h, pv, sv) = (super::super::pcg(h), f32x4_splat(p), f32x4_splat(scale));
+            for j in (0..n4).step_by(4) {
+                // SAFETY: j + 4 <= n4 <= both lengths; wasm loads and stores need no alignment.
+                unsafe {
+                    let xv = v128_load(x.as_ptr().add(j) as *const v128);
+                    let y = v128_and(f32x4_mul(xv, sv), keep4(h, pcg_h, j as u32, pv));
+                    v128_store(out.as_mut_ptr().add(j) as *mut v128, y);
+                }
+            }
+            n4
+        }
+
+        pub fn dropout_backward_row(
+            h: u32,
+            dy: &[f32],
+            dx: &mut [f32],
+            p: f32,
+            scale: f32,
+        ) -> usize {
+            let n4 = dx.len().min(dy.len()) / 4 * 4;
+            let (pcg_h, pv, sv) = (super::super::pcg(h), f32x4_splat(p), f32x4_splat(scale));
+            for j in (0..n4).step_by(4) {
+                // SAFETY: as in dropout_row. A dropped lane adds +0, which leaves dx as it was.
+                unsafe {
+                    let g = v128_load(dy.as_ptr().add(j) as *const v128);
+                    let d = v128_load(dx.as_ptr().add(j) as *const v128);
+                    let add = v128_and(f32x4_mul(g, sv), keep4(h, pcg_h, j as u32, pv));
+                    v128_store(dx.as_mut_ptr().add(j) as *mut v128, f32x4_add(d, add));
+                }
+            }
+            n4
+        }
+    }
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    pub use simd::{dropout_backward_row, dropout_row};
+
+    /// Elsewhere no element is done here: the scalar loop does them all.
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+    pub fn dropout_row(_h: u32, _x: &[f32], _out: &mut [f32], _p: f32, _scale: f32) -> usize {
+        0
+    }
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+    pub fn dropout_backward_row(
+        _h: u32,
+        _dy: &[f32],
+        _dx: &mut [f32],
+        _p: f32,
+        _scale: f32,
+    ) -> usize {
+        0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The lanes' four fixed shifts give pcg's shift for every top nibble (every shift amount).
+    #[test]
+    fn the_lanes_shift_is_pcgs_for_every_amount() {
+        for top in 0u32..16 {
+            for low in [0u32, 1, 0x0fff_ffff, 0x0123_4567, 0x0abc_def0] {
+                let s = (top << 28) | low;
+                assert_eq!(
+                    super::lanes::shift_by_top_bits(s),
+                    s >> ((s >> 28) + 4),
+                    "s = {s:#x}"
+                );
+            }
+        }
+    }
 }
 
 /// The raw element hashes of every (row, column).
