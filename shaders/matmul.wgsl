@@ -15,6 +15,9 @@ struct Params {
     b_outer: u32, b_inner: u32, b_row: u32, b_col: u32,
     c_outer: u32, c_inner: u32, c_row: u32, c_col: u32,
     alpha: f32, accumulate: u32, has_bias: u32, reads: u32, // reads: used by matmul_vec4.wgsl only
+    // Split K (`tiled` only): when not 0, workgroup z takes k in [z * k_chunk, (z + 1) * k_chunk)
+    // of the one product and writes its partial C at z * c_outer (the host then sums them).
+    k_chunk: u32, _pad0: u32, _pad1: u32, _pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -49,11 +52,17 @@ fn tiled(wid: vec3<u32>, lid: vec3<u32>, li: u32, exact: bool) {
     let c0 = z1 * p.c_outer + z2 * p.c_inner;
     let row0 = wid.y * TM;
     let col0 = wid.x * TN;
+    var kbeg = 0u;
+    var kend = p.k;
+    if (p.k_chunk != 0u) {
+        kbeg = wid.z * p.k_chunk;
+        kend = min(p.k, kbeg + p.k_chunk);
+    }
     var acc0 = vec4<f32>(0.0);
     var acc1 = vec4<f32>(0.0);
     var acc2 = vec4<f32>(0.0);
     var acc3 = vec4<f32>(0.0);
-    for (var k0 = 0u; k0 < p.k; k0 += TK) {
+    for (var k0 = kbeg; k0 < kend; k0 += TK) {
         for (var e = 0u; e < 4u; e++) {
             let idx = li + e * 256u;
             // Let neighbouring threads read neighbouring addresses: K-fastest when A is row-major.
@@ -64,7 +73,7 @@ fn tiled(wid: vec3<u32>, lid: vec3<u32>, li: u32, exact: bool) {
                 kk = idx % TK;
             }
             var v = 0.0;
-            if (exact || (row0 + r < p.m && k0 + kk < p.k)) {
+            if (exact || (row0 + r < p.m && k0 + kk < kend)) {
                 v = a[a0 + (row0 + r) * p.a_row + (k0 + kk) * p.a_col];
             }
             ta[kk * TM + r] = v;
@@ -75,7 +84,7 @@ fn tiled(wid: vec3<u32>, lid: vec3<u32>, li: u32, exact: bool) {
                 kb = idx % TK;
             }
             var w = 0.0;
-            if (exact || (col0 + cc < p.n && k0 + kb < p.k)) {
+            if (exact || (col0 + cc < p.n && k0 + kb < kend)) {
                 w = b[b0 + (k0 + kb) * p.b_row + (col0 + cc) * p.b_col];
             }
             tb[kb * TN + cc] = w;
@@ -264,6 +273,7 @@ struct SumParams {
     m: u32, n: u32, nb_outer: u32, nb_inner: u32,
     src_outer: u32, src_inner: u32, src_row: u32, src_col: u32,
     accumulate: u32, dn: u32, d_row: u32, d_col: u32,
+    chunk: u32, _pad0: u32, _pad1: u32, _pad2: u32, // sum_rows_partial: rows per workgroup row
 }
 
 @group(0) @binding(0) var<uniform> q: SumParams;
@@ -291,4 +301,33 @@ fn sum_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
         s += dst[d];
     }
     dst[d] = s;
+}
+
+// The first of two passes for many rows (one thread a column would walk them all alone):
+// workgroup (x, y) sums columns 64x..64x+63 over the flattened rows y*chunk..(y+1)*chunk (row r is
+// batch r / m, row r % m), four threads a column, and writes dst[y * n + j] (a [chunks, n] scratch
+// that `sum_rows` then adds up in order). The order of every sum is fixed: deterministic.
+var<workgroup> lanes: array<f32, 256>; // [4][64]
+
+@compute @workgroup_size(64, 4)
+fn sum_rows_partial(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+    let j = wid.x * 64u + lid.x;
+    let rows = q.m * q.nb_outer * q.nb_inner;
+    let r0 = wid.y * q.chunk;
+    let r1 = min(rows, r0 + q.chunk);
+    var s = 0.0;
+    if (j < q.n) {
+        for (var r = r0 + lid.y; r < r1; r += 4u) {
+            let z = r / q.m;
+            let i = r % q.m;
+            let z1 = z / q.nb_inner;
+            let z2 = z % q.nb_inner;
+            s += src[z1 * q.src_outer + z2 * q.src_inner + i * q.src_row + j * q.src_col];
+        }
+    }
+    lanes[lid.y * 64u + lid.x] = s;
+    workgroupBarrier();
+    if (lid.y == 0u && j < q.n) {
+        dst[wid.y * q.n + j] = ((lanes[lid.x] + lanes[64u + lid.x]) + lanes[128u + lid.x]) + lanes[192u + lid.x];
+    }
 }

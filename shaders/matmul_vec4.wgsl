@@ -17,6 +17,7 @@ struct Params {
     b_outer: u32, b_inner: u32, b_row: u32, b_col: u32,
     c_outer: u32, c_inner: u32, c_row: u32, c_col: u32,
     alpha: f32, accumulate: u32, has_bias: u32, reads: u32,
+    k_chunk: u32, _pad0: u32, _pad1: u32, _pad2: u32, // split K: matmul.wgsl's `tiled` only
 }
 
 @group(0) @binding(0) var<uniform> p: Params;

@@ -12,7 +12,9 @@ use attnlab::Device;
 use std::rc::Rc;
 
 mod backends;
+mod same_step;
 use backends::devices;
+use same_step::{worst_differences, Params};
 
 fn config(variant: Variant, vocab: usize, dropout: f32) -> GptConfig {
     GptConfig {
@@ -23,14 +25,7 @@ fn config(variant: Variant, vocab: usize, dropout: f32) -> GptConfig {
     }
 }
 
-/// Relative difference of two tensors: max |a − b| / max |a|.
-fn rel(a: &[f32], b: &[f32]) -> f32 {
-    assert_eq!(a.len(), b.len());
-    let scale = a.iter().fold(0f32, |m, v| m.max(v.abs())).max(1e-12);
-    a.iter().zip(b).fold(0f32, |m, (x, y)| m.max((x - y).abs())) / scale
-}
-
-type Step = (f32, Vec<(String, Vec<f32>, Vec<f32>)>, f64, f64);
+type Step = (f32, Params, f64, f64);
 
 /// How a step is taken: the padded batch, the packed one, or the packed one as micro-batches of
 /// so many rows (`Trainer::micro_begin`/`micro_next`/`micro_finish`).
@@ -106,42 +101,10 @@ fn compare_modes(
             (tok_pack, lr_pack),
             "{what}: the schedule counts full rows"
         );
-        // Gradients within 1e-4 of their largest element. Updated weights within 1% of a learning
-        // rate: AdamW divides each gradient element by its own size, so an element near zero whose
-        // rounding differs between the layouts (another summation order) moves its weight by a
-        // fraction of the rate, while a wrong gradient moves it by about the whole rate.
+        // Gradients within 1e-4 of their largest element (floored: same_step.rs says why);
+        // updated weights within 1% of a learning rate.
         let lr = TrainConfig::finetune_scratch().learning_rate as f32;
-        // A parameter whose gradient is zero in exact arithmetic (the key bias: a softmax does not
-        // see a shift shared by all keys) holds rounding noise only; its scale is floored at 1e-4
-        // of the model's largest gradient, so the noise of another summation order is not an error.
-        let floor = 1e-4
-            * p_pad
-                .iter()
-                .flat_map(|(_, g, _)| g.iter())
-                .fold(0f32, |m, v| m.max(v.abs()));
-        let (mut worst_g, mut worst_w) = ((0f32, String::new()), (0f32, String::new()));
-        for ((name, ga, wa), (_, gb, wb)) in p_pad.iter().zip(&p_pack) {
-            let big = ga.iter().fold(0f32, |m, v| m.max(v.abs()));
-            let eg = if big < floor {
-                ga.iter()
-                    .zip(gb)
-                    .fold(0f32, |m, (x, y)| m.max((x - y).abs()))
-                    / floor
-            } else {
-                rel(ga, gb)
-            };
-            let ew = wa
-                .iter()
-                .zip(wb)
-                .fold(0f32, |m, (x, y)| m.max((x - y).abs()))
-                / lr;
-            if eg > worst_g.0 {
-                worst_g = (eg, name.clone());
-            }
-            if ew > worst_w.0 {
-                worst_w = (ew, name.clone());
-            }
-        }
+        let (worst_g, worst_w) = worst_differences(&p_pad, &p_pack, lr);
         println!(
             "{what}: loss {l_pad} vs {l_pack}, worst gradient difference {:.2e} ({}), weight {:.2e} of lr ({})",
             worst_g.0, worst_g.1, worst_w.0, worst_w.1

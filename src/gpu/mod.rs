@@ -121,6 +121,28 @@ fn require_hardware_gpu() -> bool {
     std::env::var(REQUIRE_HARDWARE_GPU).is_ok_and(|v| v == "1")
 }
 
+/// Natively, one wgpu instance for the whole process, made on first use. Test binaries open a
+/// device in each of many threads at once; on an H100 (NVIDIA's Vulkan driver 580) such binaries
+/// hung now and then with each of their tests passing alone (results/gpu-h100/), as others have
+/// seen when many threads each enumerate the drivers at once.
+#[cfg(not(target_arch = "wasm32"))]
+fn native_instance() -> wgpu::Instance {
+    static INSTANCE: std::sync::OnceLock<wgpu::Instance> = std::sync::OnceLock::new();
+    INSTANCE
+        .get_or_init(|| {
+            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env())
+        })
+        .clone()
+}
+
+/// Natively, devices are opened one at a time (the guard is held while a device is opened; a
+/// poisoned lock only means another opening panicked, which leaves nothing to protect).
+#[cfg(not(target_arch = "wasm32"))]
+fn native_open_lock() -> std::sync::MutexGuard<'static, ()> {
+    static OPENING: Mutex<()> = Mutex::new(());
+    OPENING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// The smallest limits the kernels are written for (WebGPU's defaults).
 const NEED_INVOCATIONS: u32 = 256;
 const NEED_WG_STORAGE: u32 = 16384;
@@ -129,7 +151,15 @@ const NEED_STORAGE_BUFFERS: u32 = 8;
 impl Gpu {
     /// Find an adapter and open a device on it. Natively this goes through Vulkan/Metal/DX12
     /// (Mesa's lavapipe where there is no GPU); in the browser through WebGPU.
+    // Natively this future is driven by `pollster::block_on` on the opening thread, which does
+    // nothing else until it is done, so holding the std lock across its awaits cannot deadlock.
+    #[allow(clippy::await_holding_lock)]
     pub async fn new() -> Result<Gpu> {
+        #[cfg(not(target_arch = "wasm32"))]
+        let _one_at_a_time = native_open_lock();
+        #[cfg(not(target_arch = "wasm32"))]
+        let instance = native_instance();
+        #[cfg(target_arch = "wasm32")]
         let instance =
             wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
         let adapter = instance

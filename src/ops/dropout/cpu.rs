@@ -189,6 +189,13 @@ mod lanes {
     }
 }
 
+/// The raw element hashes of every (row, column).
+pub fn dropout_bits(keys: &[u32], out: &mut [u32], cols: usize, seed: u32) {
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = element_hash(seed, keys[i / cols], (i % cols) as u32);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     /// The lanes' four fixed shifts give pcg's shift for every top nibble (every shift amount).
@@ -204,12 +211,5 @@ mod tests {
                 );
             }
         }
-    }
-}
-
-/// The raw element hashes of every (row, column).
-pub fn dropout_bits(keys: &[u32], out: &mut [u32], cols: usize, seed: u32) {
-    for (i, o) in out.iter_mut().enumerate() {
-        *o = element_hash(seed, keys[i / cols], (i % cols) as u32);
     }
 }

@@ -15,6 +15,9 @@ const CASES: &[(usize, usize, usize, u8)] = &[
     (300, 256, 33, 0),
     (4 * 127, 127, 17, 1),
     (3 * 17, 17, 300, 1),
+    // Many ids: the GPU's two-pass backward (chunks of ids, then their sum).
+    (2100, 256, 33, 0),
+    (16 * 127, 127, 64, 1),
 ];
 
 fn ids(seed: u64, n: usize, v: usize, pattern: u8) -> Vec<u32> {

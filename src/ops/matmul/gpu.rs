@@ -25,6 +25,23 @@ const MATMUL_V4: Kernel = kernel(VEC4, "matmul_vec4", "matmul_v4");
 /// vec4 reads, 8 x 4 outputs per thread, 64 x 32 per workgroup.
 const MATMUL_V8: Kernel = kernel(VEC4, "matmul_vec4", "matmul_v8");
 const SUM_ROWS: Kernel = kernel(SRC, "matmul", "sum_rows");
+/// The first pass of a column sum over many rows: partial sums of row chunks.
+const SUM_ROWS_PARTIAL: Kernel = kernel(SRC, "matmul", "sum_rows_partial");
+
+/// A column sum over at least this many rows takes two passes (`sum_rows_partial`, then
+/// `sum_rows` over the chunks): one thread a column walking thousands of rows alone left most of
+/// a hardware GPU idle (21% of the assignment's step on an H100, results/gpu-h100/).
+const TWO_PASS_ROWS: usize = 512;
+/// Rows a workgroup of `sum_rows_partial` adds up.
+const SUM_CHUNK: usize = 128;
+
+/// A product of one batch with fewer output tiles than this and a K of at least `SPLIT_MIN_K`
+/// is split along K into partial products summed afterwards (the weight gradients: 256 x 768
+/// outputs over thousands of tokens are 48 tiles, each walking every token).
+const SPLIT_BELOW_TILES: usize = 64;
+const SPLIT_MIN_K: usize = 512;
+/// The K of one part is at least this, so each workgroup still does a fair share of work.
+const SPLIT_MIN_PART: usize = 256;
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -40,6 +57,10 @@ struct Params {
     accumulate: u32,
     has_bias: u32,
     reads: u32,
+    k_chunk: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 #[repr(C)]
@@ -54,6 +75,10 @@ struct SumParams {
     dn: u32,
     d_row: u32,
     d_col: u32,
+    chunk: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 pub(super) fn u(x: usize, what: &str) -> Result<u32> {
@@ -129,6 +154,9 @@ pub(super) fn matmul(
     accumulate: bool,
 ) -> Result<()> {
     let (k, (tile_n, tile_m), reads) = pick(gpu, s);
+    if let Some(parts) = split_k(k, s, has_bias) {
+        return matmul_split(gpu, k, [a, b, c], s, accumulate, parts);
+    }
     let p = Params {
         m: u(s.m, "M")?,
         n: u(s.n, "N")?,
@@ -141,6 +169,10 @@ pub(super) fn matmul(
         accumulate: accumulate as u32,
         has_bias: has_bias as u32,
         reads,
+        k_chunk: 0,
+        _pad0: 0,
+        _pad1: 0,
+        _pad2: 0,
     };
     let groups = [
         u(s.n.div_ceil(tile_n), "N tiles")?,
@@ -148,6 +180,79 @@ pub(super) fn matmul(
         u(s.batches(), "batch")?,
     ];
     gpu.dispatch(k, &p, &[a, b, bias, c], groups)
+}
+
+/// How many K parts a product is split into (None: not split). Only the tiled kernels split (the
+/// CPU adapters' register kernels gain nothing from more workgroups), only one batch without a
+/// bias, and only when few output tiles would each walk a long K.
+fn split_k(k: &Kernel, s: &Spec, has_bias: bool) -> Option<usize> {
+    let tiled = k.entry == MATMUL.entry || k.entry == MATMUL_EXACT.entry;
+    let tiles = s.m.div_ceil(64) * s.n.div_ceil(64);
+    if !tiled || has_bias || s.batches() != 1 || tiles >= SPLIT_BELOW_TILES || s.k < SPLIT_MIN_K {
+        return None;
+    }
+    let parts = (2 * SPLIT_BELOW_TILES)
+        .div_ceil(tiles)
+        .min(s.k / SPLIT_MIN_PART);
+    (parts >= 2).then_some(parts)
+}
+
+/// `C (+)= alpha·A·B` as `parts` products over consecutive K ranges (multiples of 16, so the exact
+/// kernel stays exact) written to a scratch `[parts, M·N]`, then summed in order into C's view.
+fn matmul_split(
+    gpu: &Gpu,
+    k: &Kernel,
+    [a, b, c]: [&Tensor; 3],
+    s: &Spec,
+    accumulate: bool,
+    parts: usize,
+) -> Result<()> {
+    let chunk = s.k.div_ceil(parts).next_multiple_of(16);
+    let parts = s.k.div_ceil(chunk);
+    let mn = s.m * s.n;
+    let scratch = Tensor::uninit(c.device(), &[parts, mn])?;
+    let zero_batch =
+        |v: &View| -> Result<[u32; 4]> { Ok([0, 0, u(v.row, "stride")?, u(v.col, "stride")?]) };
+    let p = Params {
+        m: u(s.m, "M")?,
+        n: u(s.n, "N")?,
+        k: u(s.k, "K")?,
+        nb_inner: 1,
+        a: zero_batch(&s.a)?,
+        b: zero_batch(&s.b)?,
+        c: [u(mn, "M·N")?, 0, u(s.n, "N")?, 1],
+        alpha: s.alpha,
+        accumulate: 0,
+        has_bias: 0,
+        reads: 0,
+        k_chunk: u(chunk, "K part")?,
+        _pad0: 0,
+        _pad1: 0,
+        _pad2: 0,
+    };
+    let groups = [
+        u(s.n.div_ceil(64), "N tiles")?,
+        u(s.m.div_ceil(64), "M tiles")?,
+        u(parts, "K parts")?,
+    ];
+    gpu.dispatch(k, &p, &[a, b, c, &scratch], groups)?;
+    let sv = View {
+        outer: 0,
+        inner: 0,
+        row: mn,
+        col: 1,
+    };
+    sum_rows(
+        gpu,
+        &scratch,
+        &sv,
+        (1, 1),
+        parts,
+        mn,
+        c,
+        (s.n, s.c.row, s.c.col),
+        accumulate,
+    )
 }
 
 /// `dst (+)= Σ over (z, i) of src[z, i, j]`, dst a view with `dv.0` columns (see the shader).
@@ -163,6 +268,45 @@ pub(super) fn sum_rows(
     dv: (usize, usize, usize),
     acc: bool,
 ) -> Result<()> {
+    let rows = z.0 * z.1 * m;
+    if rows >= TWO_PASS_ROWS {
+        let chunk =
+            SUM_CHUNK.max(rows.div_ceil(gpu.limits.max_compute_workgroups_per_dimension as usize));
+        let chunks = rows.div_ceil(chunk);
+        let partial = Tensor::uninit(src.device(), &[chunks, n])?;
+        let p = SumParams {
+            m: u(m, "M")?,
+            n: u(n, "N")?,
+            nb_outer: u(z.0, "Z1")?,
+            nb_inner: u(z.1, "Z2")?,
+            src: view32(sv)?,
+            accumulate: 0,
+            dn: u(n.max(1), "columns")?,
+            d_row: 0,
+            d_col: 1,
+            chunk: u(chunk, "rows per chunk")?,
+            _pad0: 0,
+            _pad1: 0,
+            _pad2: 0,
+        };
+        gpu.dispatch(
+            &SUM_ROWS_PARTIAL,
+            &p,
+            &[src, &partial],
+            [
+                u(n.div_ceil(64), "column blocks")?,
+                u(chunks, "row chunks")?,
+                1,
+            ],
+        )?;
+        let pv = View {
+            outer: 0,
+            inner: 0,
+            row: n,
+            col: 1,
+        };
+        return sum_rows(gpu, &partial, &pv, (1, 1), chunks, n, dst, dv, acc);
+    }
     let p = SumParams {
         m: u(m, "M")?,
         n: u(n, "N")?,
@@ -173,6 +317,10 @@ pub(super) fn sum_rows(
         dn: u(dv.0.max(1), "columns")?,
         d_row: u(dv.1, "stride")?,
         d_col: u(dv.2, "stride")?,
+        chunk: 0,
+        _pad0: 0,
+        _pad1: 0,
+        _pad2: 0,
     };
     let groups = grid_1d(
         p.n.div_ceil(64),

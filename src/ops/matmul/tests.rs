@@ -22,6 +22,13 @@ const SHAPES: &[(usize, usize, usize, usize, usize)] = &[
     (1, 1, 36, 20, 44),
     // vec4-able only as Aᵀ·B (read along i and j), with a K % 4 tail.
     (2, 3, 20, 12, 7),
+    // Long K over few tiles: split along K on the tiled kernels (exact, then with bounds checks).
+    (1, 1, 64, 128, 1040),
+    (1, 1, 70, 33, 700),
+    // Many rows: dB is split along K and the bias gradient sums its rows in two passes, also
+    // across batches.
+    (1, 1, 600, 40, 24),
+    (2, 3, 100, 20, 8),
 ];
 
 /// The views to try for one shape: every combination of transposed A, transposed B, and (when
@@ -378,4 +385,53 @@ fn vec4_kernels_take_only_vec4_able_views() {
         }
     }
     gpu.set_matmul_kernel(before);
+}
+
+/// Which passes a long product takes on the GPU's tiled kernel (the reference checks above run the
+/// same shapes): a long K over few output tiles is split (the exact kernel's partial products,
+/// then `sum_rows` over them) and a bias gradient over many rows sums in two passes
+/// (`sum_rows_partial`); short products take neither. Each check uses a fresh device, whose
+/// compiled pipelines name the entries that ran.
+#[test]
+fn long_products_split_along_k_and_long_bias_sums_take_two_passes() {
+    let ran = |m: usize, n: usize, k: usize, bias_grad: bool| {
+        let g = gpu();
+        let gpu = g.as_gpu().unwrap();
+        gpu.set_matmul_kernel(MatmulKernel::Tiled);
+        let s = Spec::plain(m, k, n);
+        let (a, b, c) = (
+            upload(&g, &[m * k], &uniform(1, m * k)),
+            upload(&g, &[k * n], &uniform(2, k * n)),
+            upload(&g, &[m * n], &uniform(3, m * n)),
+        );
+        if bias_grad {
+            let (da, db, dbias) = (
+                upload(&g, &[m * k], &uniform(4, m * k)),
+                upload(&g, &[k * n], &uniform(5, k * n)),
+                upload(&g, &[n], &uniform(6, n)),
+            );
+            matmul::matmul_backward_into(&a, &b, &c, &s, Some(&da), Some(&db), Some(&dbias))
+                .unwrap();
+            download(&dbias);
+        } else {
+            matmul::matmul_into(&a, &b, None, &c, &s, true).unwrap();
+            download(&c);
+        }
+        gpu.pipelines()
+    };
+    let has = |p: &[String], e: &str| p.iter().any(|x| x == e);
+    let split = ran(64, 128, 1040, false);
+    assert!(
+        has(&split, "matmul::matmul_exact") && has(&split, "matmul::sum_rows"),
+        "{split:?}"
+    );
+    let short = ran(64, 128, 256, false);
+    assert!(!has(&short, "matmul::sum_rows"), "{short:?}");
+    let long_bias = ran(600, 40, 24, true);
+    assert!(has(&long_bias, "matmul::sum_rows_partial"), "{long_bias:?}");
+    let short_bias = ran(100, 40, 24, true);
+    assert!(
+        !has(&short_bias, "matmul::sum_rows_partial"),
+        "{short_bias:?}"
+    );
 }
