@@ -269,6 +269,11 @@ pub struct StepResult {
     pub ms_per_step: f64,
     pub tokens_per_s: f64,
     pub dispatches_per_step: u64,
+    /// Of `ms_per_step`, the host's time recording the step (the steps are recorded back to back
+    /// and then waited for; on the GPU backend a step's work is submitted when the next uploads its
+    /// batch, so the device runs one step while the host records the next). On the CPU backend
+    /// the ops run as they are recorded, so this is the whole step.
+    pub record_ms_per_step: f64,
     /// The most device memory (GPU or CPU pool) this workload's live tensors held, from building the trainer to the last
     /// step (model, gradients, AdamW moments, activations; buffer-pool bucket sizes; buffers other
     /// work already held are not counted).
@@ -347,6 +352,7 @@ pub async fn bench_step_sized(
     for _ in 0..repeats {
         tr.step(&x, &x, rows, T)?;
     }
+    let recorded = (clock() - t0) / repeats as f64;
     dev.sync().await?;
     let dt = (clock() - t0) / repeats as f64;
     let s1 = dev.stats();
@@ -358,6 +364,7 @@ pub async fn bench_step_sized(
         ms_per_step: dt * 1e3,
         tokens_per_s: (rows * T) as f64 / dt,
         dispatches_per_step: d,
+        record_ms_per_step: recorded * 1e3,
         peak_mib: (s1.peak_bytes_in_use - base) as f64 / (1024.0 * 1024.0),
     })
 }

@@ -67,8 +67,9 @@ mod native {
         t0.elapsed().as_secs_f64() * total_rows as f64 / rows as f64
     }
 
-    /// `--step ROWS`: the tiny GPT preset's whole training step (forward, backward, clip, AdamW)
-    /// on ROWS sequences of 127 tokens, for both variants.
+    /// `--step ROWS`: the GPT's whole training step (forward, backward, clip, AdamW) at `--size`
+    /// on ROWS sequences of 127 tokens, for both variants; `--profile` breaks down a step of the
+    /// same model (until session 8 it profiled the tiny model whatever `--size` said).
     fn time_step(
         dev: &std::rc::Rc<Device>,
         rows: usize,
@@ -91,8 +92,15 @@ mod native {
                 "{:<12} {:>9.1} ms/step {:>9.0} tokens/s {} dispatches/step {:>8.2} MiB peak",
                 r.variant, r.ms_per_step, r.tokens_per_s, r.dispatches_per_step, r.peak_mib
             );
+            if dev.as_gpu().is_some() {
+                println!(
+                    "  of which the host recorded for {:.1} ms/step ({:.0} µs a dispatch)",
+                    r.record_ms_per_step,
+                    1e3 * r.record_ms_per_step / r.dispatches_per_step.max(1) as f64
+                );
+            }
             if let (true, Some(g)) = (profile, dev.as_gpu()) {
-                let (mut tr, x) = bench::step_setup(dev, variant, rows)?;
+                let (mut tr, x) = bench::step_setup_sized(dev, variant, size, rows)?;
                 tr.step(&x, &x, rows, t)?.to_vec_f32().await_blocking()?;
                 g.set_profiling(true)?;
                 tr.step(&x, &x, rows, t)?;
