@@ -8,6 +8,7 @@ use crate::tensor::Tensor;
 
 const SRC: &str = include_str!("../../../shaders/matmul.wgsl");
 const VEC4: &str = include_str!("../../../shaders/matmul_vec4.wgsl");
+const BIG: &str = include_str!("../../../shaders/matmul_big.wgsl");
 
 const fn kernel(src: &'static str, family: &'static str, entry: &'static str) -> Kernel {
     Kernel { family, src, entry }
@@ -24,6 +25,13 @@ const MATMUL_REG16: Kernel = kernel(SRC, "matmul", "matmul_reg16");
 const MATMUL_V4: Kernel = kernel(VEC4, "matmul_vec4", "matmul_v4");
 /// vec4 reads, 8 x 4 outputs per thread, 64 x 32 per workgroup.
 const MATMUL_V8: Kernel = kernel(VEC4, "matmul_vec4", "matmul_v8");
+/// The tiled choice for large products: 128 x 128 tiles, 8 x 8 outputs a thread.
+const MATMUL_BIG: Kernel = kernel(BIG, "matmul_big", "matmul_big");
+const MATMUL_BIG_EXACT: Kernel = kernel(BIG, "matmul_big", "matmul_big_exact");
+/// Products with at least this many rows and columns take the 128 x 128 tiles on the tiled choice
+/// (the GPT's linear layers); smaller ones (the attention's per-head products) the 64 x 64.
+const BIG_ROWS: usize = 256;
+const BIG_COLS: usize = 128;
 const SUM_ROWS: Kernel = kernel(SRC, "matmul", "sum_rows");
 /// The first pass of a column sum over many rows: partial sums of row chunks.
 const SUM_ROWS_PARTIAL: Kernel = kernel(SRC, "matmul", "sum_rows_partial");
@@ -127,6 +135,13 @@ fn pick(gpu: &Gpu, s: &Spec) -> (&'static Kernel, (usize, usize), u32) {
     let whole = |rows: usize, cols: usize| s.m.is_multiple_of(rows) && s.n.is_multiple_of(cols);
     let reads = reads.unwrap_or(0);
     match choice {
+        MatmulKernel::Tiled if s.m >= BIG_ROWS && s.n >= BIG_COLS => {
+            if whole(128, 128) && s.k.is_multiple_of(8) {
+                (&MATMUL_BIG_EXACT, (128, 128), 0)
+            } else {
+                (&MATMUL_BIG, (128, 128), 0)
+            }
+        }
         MatmulKernel::Tiled if whole(64, 64) && s.k.is_multiple_of(16) => {
             (&MATMUL_EXACT, (64, 64), 0)
         }
@@ -142,7 +157,8 @@ fn pick(gpu: &Gpu, s: &Spec) -> (&'static Kernel, (usize, usize), u32) {
 /// form (tests use it to prove that each kernel ran where it should).
 pub fn entry_for(gpu: &Gpu, s: &Spec) -> (&'static str, bool) {
     let (k, _, reads) = pick(gpu, s);
-    (k.entry, k.entry == MATMUL_EXACT.entry || reads & 4 != 0)
+    let exact = k.entry == MATMUL_EXACT.entry || k.entry == MATMUL_BIG_EXACT.entry;
+    (k.entry, exact || reads & 4 != 0)
 }
 
 /// Record `C (+)= alpha·A·B (+ bias)`; the views are checked by the caller.
@@ -154,8 +170,8 @@ pub(super) fn matmul(
     accumulate: bool,
 ) -> Result<()> {
     let (k, (tile_n, tile_m), reads) = pick(gpu, s);
-    if let Some(parts) = split_k(k, s, has_bias) {
-        return matmul_split(gpu, k, [a, b, c], s, accumulate, parts);
+    if let Some(parts) = split_k(k, (tile_n, tile_m), s, has_bias) {
+        return matmul_split(gpu, (k, (tile_n, tile_m)), [a, b, c], s, accumulate, parts);
     }
     let p = Params {
         m: u(s.m, "M")?,
@@ -185,9 +201,16 @@ pub(super) fn matmul(
 /// How many K parts a product is split into (None: not split). Only the tiled kernels split (the
 /// CPU adapters' register kernels gain nothing from more workgroups), only one batch without a
 /// bias, and only when few output tiles would each walk a long K.
-fn split_k(k: &Kernel, s: &Spec, has_bias: bool) -> Option<usize> {
-    let tiled = k.entry == MATMUL.entry || k.entry == MATMUL_EXACT.entry;
-    let tiles = s.m.div_ceil(64) * s.n.div_ceil(64);
+fn split_k(
+    k: &Kernel,
+    (tile_n, tile_m): (usize, usize),
+    s: &Spec,
+    has_bias: bool,
+) -> Option<usize> {
+    let tiled = [&MATMUL, &MATMUL_EXACT, &MATMUL_BIG, &MATMUL_BIG_EXACT]
+        .iter()
+        .any(|t| t.entry == k.entry);
+    let tiles = s.m.div_ceil(tile_m) * s.n.div_ceil(tile_n);
     if !tiled || has_bias || s.batches() != 1 || tiles >= SPLIT_BELOW_TILES || s.k < SPLIT_MIN_K {
         return None;
     }
@@ -198,10 +221,10 @@ fn split_k(k: &Kernel, s: &Spec, has_bias: bool) -> Option<usize> {
 }
 
 /// `C (+)= alpha·A·B` as `parts` products over consecutive K ranges (multiples of 16, so the exact
-/// kernel stays exact) written to a scratch `[parts, M·N]`, then summed in order into C's view.
+/// kernels stay exact) written to a scratch `[parts, M·N]`, then summed in order into C's view.
 fn matmul_split(
     gpu: &Gpu,
-    k: &Kernel,
+    (k, (tile_n, tile_m)): (&Kernel, (usize, usize)),
     [a, b, c]: [&Tensor; 3],
     s: &Spec,
     accumulate: bool,
@@ -231,8 +254,8 @@ fn matmul_split(
         _pad2: 0,
     };
     let groups = [
-        u(s.n.div_ceil(64), "N tiles")?,
-        u(s.m.div_ceil(64), "M tiles")?,
+        u(s.n.div_ceil(tile_n), "N tiles")?,
+        u(s.m.div_ceil(tile_m), "M tiles")?,
         u(parts, "K parts")?,
     ];
     gpu.dispatch(k, &p, &[a, b, c, &scratch], groups)?;

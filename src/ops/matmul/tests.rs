@@ -29,6 +29,10 @@ const SHAPES: &[(usize, usize, usize, usize, usize)] = &[
     // across batches.
     (1, 1, 600, 40, 24),
     (2, 3, 100, 20, 8),
+    // Large products: the tiled choice's 128 x 128 tiles (whole, with a split K, then ragged).
+    (1, 1, 256, 128, 40),
+    (1, 1, 256, 128, 520),
+    (1, 1, 300, 130, 33),
 ];
 
 /// The views to try for one shape: every combination of transposed A, transposed B, and (when
@@ -387,13 +391,13 @@ fn vec4_kernels_take_only_vec4_able_views() {
     gpu.set_matmul_kernel(before);
 }
 
-/// Which passes a long product takes on the GPU's tiled kernel (the reference checks above run the
-/// same shapes): a long K over few output tiles is split (the exact kernel's partial products,
+/// Which passes a product takes on the GPU's tiled choice (the reference checks above run the
+/// same shapes): large products take the 128 x 128 tiles; a long K over few output tiles is split (the exact kernel's partial products,
 /// then `sum_rows` over them) and a bias gradient over many rows sums in two passes
 /// (`sum_rows_partial`); short products take neither. Each check uses a fresh device, whose
 /// compiled pipelines name the entries that ran.
 #[test]
-fn long_products_split_along_k_and_long_bias_sums_take_two_passes() {
+fn large_products_take_big_tiles_long_ones_split_along_k_and_long_bias_sums_two_passes() {
     let ran = |m: usize, n: usize, k: usize, bias_grad: bool| {
         let g = gpu();
         let gpu = g.as_gpu().unwrap();
@@ -433,5 +437,14 @@ fn long_products_split_along_k_and_long_bias_sums_take_two_passes() {
     assert!(
         !has(&short_bias, "matmul::sum_rows_partial"),
         "{short_bias:?}"
+    );
+    let big = ran(256, 128, 40, false);
+    assert!(has(&big, "matmul_big::matmul_big_exact"), "{big:?}");
+    let ragged = ran(300, 130, 33, false);
+    assert!(has(&ragged, "matmul_big::matmul_big"), "{ragged:?}");
+    let big_split = ran(256, 128, 520, false);
+    assert!(
+        has(&big_split, "matmul_big::matmul_big_exact") && has(&big_split, "matmul::sum_rows"),
+        "{big_split:?}"
     );
 }
