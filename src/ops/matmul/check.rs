@@ -49,6 +49,12 @@ async fn check_cases(dev: &Rc<Device>, kernel: &str) -> Result<Vec<CheckResult>>
         // Every product of the forward and backward at least 16 on each side, K over 256: the
         // relaxed-SIMD build's packed kernel (src/ops/matmul/packed.rs) with a tail everywhere.
         ("linear size 67x300 · 300x71", Spec::plain(67, 300, 71)),
+        // The tiled choice's large products: 128 x 128 tiles, whole and ragged, and a long K
+        // over few tiles split into parts (on the 64 x 64 and on the 128 x 128 tiles).
+        ("large 256x40 · 40x128", Spec::plain(256, 40, 128)),
+        ("large ragged 300x33 · 33x130", Spec::plain(300, 33, 130)),
+        ("long K 64x1040 · 1040x128", Spec::plain(64, 1040, 128)),
+        ("large, long K 256x520 · 520x128", Spec::plain(256, 520, 128)),
         (
             "Aᵀ·Bᵀ 65x3 · 3x127",
             Spec {
