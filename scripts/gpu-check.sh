@@ -21,11 +21,11 @@
 #   d  torch    PyTorch's same step and matmuls on CUDA (scripts/bench_peers.py --device cuda);
 #               skipped, and not a failure, when torch or CUDA is missing (each call starts
 #               torch and CUDA again: about 10 s)                                            (100)
-#   e  pretrain the assignment's full pretraining (vanilla, wiki.txt, --device gpu) through
+#   e  pretrain the assignment's full pretraining (GPUCHECK_VARIANT: vanilla or synthesizer; wiki.txt, --device gpu) through
 #               scripts/long-run.sh, its state in $GPUCHECK_RUNS (default /var/tmp/attnlab-gpu-runs,
 #               outside $OUT): stopped when the budget ends, continued by the next call on the same
-#               machine; once done, the course's finetune and dev evaluation. Its log, checkpoints
-#               and predictions are copied to $OUT                                         (the rest)
+#               machine; once done, the course's finetune and the dev and test predictions. Its
+#               log, checkpoints and predictions are copied to $OUT                        (the rest)
 # With a hardware GPU required (not --dry-run) and stage a failing, b, c and e are skipped.
 # --fresh starts the pretraining again from step 0. --tests runs only the named test binaries
 # (names as in gpukit/MANIFEST.txt); GPUCHECK_TEST_FILTER, words passed to each (a name filter, or
@@ -189,12 +189,15 @@ print("cuda" if torch.cuda.is_available() else "nocuda", "torch", torch.__versio
 }
 
 stage_e() {
-  local name=pretrain-vanilla runs="$GC_RUNS" data="$GC_KIT/data" attnlab="$GC_KIT/bin/attnlab"
+  # GPUCHECK_VARIANT: vanilla (the default) or synthesizer, the table's two pretrained rows.
+  local v="${GPUCHECK_VARIANT:-vanilla}"
+  case "$v" in vanilla|synthesizer) ;; *) log "GPUCHECK_VARIANT must be vanilla or synthesizer, not '$v'"; return 1 ;; esac
+  local name="pretrain-$v" runs="$GC_RUNS" data="$GC_KIT/data" attnlab="$GC_KIT/bin/attnlab"
   local ls="$GC_KIT/scripts/long-run.sh"
   [ -f "$ls" ] || ls="$GC_ROOT/scripts/long-run.sh"
   local size=() ft=()
   if [ "$GC_DRY" = 1 ]; then
-    name=dry-pretrain-vanilla
+    name="dry-pretrain-$v"
     size=(--tiny --batch_size 8 --max_steps 3)
     ft=(--tiny --batch_size 8 --max_steps 2)
   fi
@@ -215,8 +218,8 @@ stage_e() {
   [ -f "$dir/exit" ] && exit_status=$(cat "$dir/exit")
   if [ "$exit_status" != 0 ]; then
     bash "$ls" "$name" status 2>/dev/null | grep -q ': running' ||
-      bash "$ls" "$name" -- pretrain vanilla "$data/wiki.txt" "${size[@]}" --device gpu \
-        --writing_params_path vanilla.pretrain.params
+      bash "$ls" "$name" -- pretrain "$v" "$data/wiki.txt" "${size[@]}" --device gpu \
+        --writing_params_path "$v.pretrain.params"
     # Wait until it ends or the stage's time is nearly up (30 s kept to stop it and copy).
     local seen="" line
     while [ ! -f "$dir/exit" ] && [ $(($(date +%s) + 30)) -lt "$GC_DEADLINE" ]; do
@@ -235,33 +238,40 @@ stage_e() {
   exit_status=$(cat "$dir/exit" 2>/dev/null || echo none)
   if [ "$exit_status" != 0 ]; then
     bash "$ls" "$name" status || true
-    if [ -f "$dir/vanilla.pretrain.params.resume" ]; then
+    if [ -f "$dir/$v.pretrain.params.resume" ]; then
       log "pretraining not finished (exit $exit_status); run stage e again on this machine to continue"
       echo "partial" >"$GC_OUT/.e"; return 0
     fi
     log "pretraining failed (exit $exit_status) with no saved state: see pretrain.log"; return 1
   fi
-  cp "$dir/vanilla.pretrain.params" "$GC_OUT/"
+  cp "$dir/$v.pretrain.params" "$GC_OUT/"
   # The course's next steps: finetune on the birth places, predict the dev set.
-  if [ ! -f "$dir/vanilla.finetune.params" ]; then
+  if [ ! -f "$dir/$v.finetune.params" ]; then
     local st=0
-    run_until_deadline "$attnlab" finetune vanilla "$data/wiki.txt" "${ft[@]}" --device gpu \
-      --reading_params_path "$dir/vanilla.pretrain.params" --finetune_corpus_path "$data/birth_places_train.tsv" \
-      --writing_params_path "$dir/vanilla.finetune.params" >"$dir/finetune.log" 2>&1 || st=$?
+    run_until_deadline "$attnlab" finetune "$v" "$data/wiki.txt" "${ft[@]}" --device gpu \
+      --reading_params_path "$dir/$v.pretrain.params" --finetune_corpus_path "$data/birth_places_train.tsv" \
+      --writing_params_path "$dir/$v.finetune.params" >"$dir/finetune.log" 2>&1 || st=$?
     cat "$dir/finetune.log"
     if [ "$st" != 0 ]; then
       log "finetune did not finish (exit $st): run stage e again"
-      rm -f "$dir/vanilla.finetune.params"; cp "$dir/finetune.log" "$GC_OUT/"; return 1
+      rm -f "$dir/$v.finetune.params"; cp "$dir/finetune.log" "$GC_OUT/"; return 1
     fi
   fi
   local eval_args=()
   [ "$GC_DRY" = 1 ] && eval_args=(--tiny --max_questions 5)
-  run_until_deadline "$attnlab" evaluate vanilla "$data/wiki.txt" "${eval_args[@]}" --device gpu \
-    --reading_params_path "$dir/vanilla.finetune.params" --eval_corpus_path "$data/birth_dev.tsv" \
-    --outputs_path "$dir/vanilla.pretrain.dev.predictions" 2>&1 | tee -a "$dir/finetune.log" || true
+  # The dev questions (scored), then the test questions where the kit has them (predictions only).
+  local split f
+  for split in dev test; do
+    f="$data/birth_dev.tsv"; [ "$split" = test ] && f="$data/birth_test_inputs.tsv"
+    [ -f "$f" ] || { log "no $f: no $split predictions"; continue; }
+    run_until_deadline "$attnlab" evaluate "$v" "$data/wiki.txt" "${eval_args[@]}" --device gpu \
+      --reading_params_path "$dir/$v.finetune.params" --eval_corpus_path "$f" \
+      --outputs_path "$dir/$v.pretrain.$split.predictions" 2>&1 | tee -a "$dir/finetune.log" || true
+  done
   cp "$dir/finetune.log" "$GC_OUT/" 2>/dev/null || true
-  [ -f "$dir/vanilla.pretrain.dev.predictions" ] || { log "evaluation wrote no predictions: see finetune.log"; return 1; }
-  cp "$dir/vanilla.finetune.params" "$dir/vanilla.pretrain.dev.predictions" "$GC_OUT/"
+  [ -f "$dir/$v.pretrain.dev.predictions" ] || { log "evaluation wrote no predictions: see finetune.log"; return 1; }
+  cp "$dir/$v.finetune.params" "$dir/$v.pretrain.dev.predictions" "$GC_OUT/"
+  if [ -f "$dir/$v.pretrain.test.predictions" ]; then cp "$dir/$v.pretrain.test.predictions" "$GC_OUT/"; fi
   echo done >"$GC_OUT/.e"
 }
 

@@ -54,7 +54,10 @@ async fn check_cases(dev: &Rc<Device>, kernel: &str) -> Result<Vec<CheckResult>>
         ("large 256x40 · 40x128", Spec::plain(256, 40, 128)),
         ("large ragged 300x33 · 33x130", Spec::plain(300, 33, 130)),
         ("long K 64x1040 · 1040x128", Spec::plain(64, 1040, 128)),
-        ("large, long K 256x520 · 520x128", Spec::plain(256, 520, 128)),
+        (
+            "large, long K 256x520 · 520x128",
+            Spec::plain(256, 520, 128),
+        ),
         (
             "Aᵀ·Bᵀ 65x3 · 3x127",
             Spec {
