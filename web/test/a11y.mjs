@@ -96,6 +96,16 @@ async function session(viewport) {
     // the device's first measurement (tens of seconds on SwiftShader) can be running; the Data card
     // then says the file waits, and the file is placed when the measurement ends.
     const placed = () => /birth_dev\.tsv/.test(document.querySelector('#data-table').textContent) && /2 questions/.test(document.querySelector('#data-table').textContent);
+    // The file is read and checked asynchronously even when the engine is idle, so give the card
+    // a moment (the summary still names the old data meanwhile): either the file is placed, or the
+    // summary says it waits for the busy engine.
+    const state = () => {
+      const t = document.querySelector('#data-table').textContent;
+      if (/birth_dev\.tsv/.test(t) && /2 questions/.test(t)) return 'placed at once';
+      const s = document.getElementById('data-summary').textContent;
+      return /^Checking birth_dev\.tsv next: the engine is busy/.test(s) ? s : '';
+    };
+    await page.waitForFunction(state, null, { timeout: 10000 }).catch(() => {});
     const waiting = await page.evaluate(() => {
       const t = document.querySelector('#data-table').textContent;
       return /birth_dev\.tsv/.test(t) && /2 questions/.test(t) ? 'placed at once' : document.getElementById('data-summary').textContent;
