@@ -1,8 +1,9 @@
 // The middle preset's pace in the page (BENCHMARKS.md, "The middle preset's step"): choose it on the
 // built-in corpus (its birth sentences), Pretrain, count the steps over SECONDS (default 90), print
 // the seconds a step and the pretraining's minutes at that pace, and Stop. Q adds to the address
-// (micro=0: whole steps; workers=2: two engines). Not part of the test suite: it is a measurement.
-// Usage: [ATTNLAB_BACKEND=cpu] [Q=workers=2] node web/test/bench-middle.mjs BASE_URL [SECONDS]
+// (micro=0: whole steps; workers=2: two engines); FORM sets fields of the form after the preset is
+// chosen (FORM=pre_batch=16,dropout=0). Not part of the test suite: it is a measurement.
+// Usage: [ATTNLAB_BACKEND=cpu] [Q=workers=2] [FORM=field=value,...] node web/test/bench-middle.mjs BASE_URL [SECONDS]
 import { openBrowser, pageUrl } from './browser.mjs';
 const base = process.argv[2];
 const secs = Number(process.argv[3] || 90);
@@ -16,6 +17,11 @@ await page.waitForFunction(() => window.__page.presetLabels && window.__page.fit
 await page.click('#use-embedded');
 await page.selectOption('#preset', 'middle');
 await page.waitForTimeout(1500);
+for (const kv of (process.env.FORM || '').split(',').filter(Boolean)) {
+  const [k, v] = kv.split('=');
+  await page.fill(`#h-${k}`, v);
+  await page.dispatchEvent(`#h-${k}`, 'change');
+}
 console.log('label:', await page.evaluate(() => window.__page.presetLabels.middle));
 console.log('note:', await page.textContent('#preset-note'));
 await page.screenshot({ path: 'web/test/out/bench-middle-train.png', fullPage: false });
