@@ -90,13 +90,7 @@ impl Trainer {
             )));
         }
         let lens = target_lengths(y, rows, t);
-        let targets = |r: usize| {
-            y[r * t..r * t + lens[r]]
-                .iter()
-                .filter(|&&v| v != 0)
-                .count()
-        };
-        let total: usize = (0..rows).map(targets).sum();
+        let total: usize = (0..rows).map(|r| row_targets(y, t, &lens, r)).sum();
         self.zero_grads()?;
         Ok(MicroStep {
             x: x.to_vec(),
@@ -119,12 +113,7 @@ impl Trainer {
         m.next_row = end;
         let lens = &m.lens[first..end];
         let targets: usize = (first..end)
-            .map(|r| {
-                m.y[r * m.t..r * m.t + m.lens[r]]
-                    .iter()
-                    .filter(|&&v| v != 0)
-                    .count()
-            })
+            .map(|r| row_targets(&m.y, m.t, &m.lens, r))
             .sum();
         if targets > 0 {
             let span = first * m.t..end * m.t;
@@ -251,4 +240,12 @@ impl Trainer {
         self.update(m.counted)?;
         Ok(m.loss)
     }
+}
+
+/// Non-PAD targets of row `r` of a `t`-wide batch, up to its length in `lens`.
+fn row_targets(y: &[u32], t: usize, lens: &[usize], r: usize) -> usize {
+    y[r * t..r * t + lens[r]]
+        .iter()
+        .filter(|&&v| v != 0)
+        .count()
 }
