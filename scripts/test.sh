@@ -25,7 +25,9 @@ echo "== browser tests"
 scripts/build-web.sh
 echo "== every engine call the page makes is an export (web/test/calls.mjs)"
 node web/test/calls.mjs
-cargo build --bin attnlab
+# The CLI that `cargo test` built for its tests above (a plain `cargo build` would compile the
+# crate again, 2–3 minutes here: the dev-dependencies turn on other features of shared crates).
+test -x target/debug/attnlab || { echo "target/debug/attnlab missing: cargo test builds it"; exit 1; }
 fixture=$(mktemp -d)
 export ATTNLAB_BIN="$PWD/target/debug/attnlab"
 web/test/fixture.sh "$fixture"

@@ -7,14 +7,14 @@ use attnlab::data::{self, parse_tsv_str, CorpusSizes, TsvMode, Vocab};
 use attnlab::model::{checkpoint, Gpt, GptConfig, Variant};
 use attnlab::train::{sample_greedy, sample_greedy_batch};
 use attnlab::Device;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
 
 mod common;
 use common::{no_tmp_left, run};
 
 /// A fresh folder holding wiki.txt, train.tsv and dev.tsv (and test.tsv) for 6 + 3 + 1 generated people.
-fn corpus_dir(tag: &str) -> PathBuf {
+fn corpus_dir(tag: &str) -> common::Scratch {
     common::corpus_dir(
         "cli",
         tag,

@@ -2,18 +2,18 @@
 //! checkpoint intact (the write goes to `<name>.tmp` and is renamed only when complete).
 
 use safetensors::SafeTensors;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
 use common::BIN;
 
-fn dir(tag: &str) -> PathBuf {
+fn dir(tag: &str) -> common::Scratch {
     common::fresh_dir("faults", tag)
 }
 
-fn attnlab(d: &PathBuf, args: &[&str]) -> Command {
+fn attnlab(d: &Path, args: &[&str]) -> Command {
     let mut c = Command::new(BIN);
     c.args(args)
         .current_dir(d)
@@ -24,7 +24,7 @@ fn attnlab(d: &PathBuf, args: &[&str]) -> Command {
 }
 
 /// The temporary files of `name` in `d` (`<name>.<pid>-<n>.attnlab.tmp`).
-fn temps(d: &PathBuf, name: &str) -> Vec<PathBuf> {
+fn temps(d: &Path, name: &str) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(d)
         .expect("list")
         .flatten()

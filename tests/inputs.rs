@@ -5,12 +5,12 @@
 
 use attnlab::data::{CorpusSizes, MASK_CHAR, PAD_CHAR};
 use attnlab::model::{GptConfig, Variant, MAX_BLOCK_SIZE};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 mod common;
 use common::run;
 
-fn dir(tag: &str) -> PathBuf {
+fn dir(tag: &str) -> common::Scratch {
     common::corpus_dir(
         "inputs",
         tag,

@@ -3,12 +3,12 @@
 //! left byte for byte as it was.
 
 use attnlab::data::CorpusSizes;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 mod common;
 use common::run;
 
-fn dir(tag: &str) -> PathBuf {
+fn dir(tag: &str) -> common::Scratch {
     common::corpus_dir(
         "outputs",
         tag,

@@ -4,12 +4,12 @@
 //! panic, and every existing file unchanged.
 
 use attnlab::data::CorpusSizes;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 mod common;
 use common::run;
 
-fn dir(tag: &str) -> PathBuf {
+fn dir(tag: &str) -> common::Scratch {
     common::corpus_dir(
         "safety",
         tag,

@@ -434,7 +434,7 @@ fn mangled_archives_and_pickles_give_errors_not_panics() {
     assert!(errors > 2500, "{errors} errors, {oks} accepted");
 }
 
-fn cli_dir(tag: &str, corpus: &str) -> PathBuf {
+fn cli_dir(tag: &str, corpus: &str) -> common::Scratch {
     let d = common::fresh_dir("torch", tag);
     std::fs::write(d.join("wiki.txt"), corpus).unwrap();
     for f in ["vanilla.params", "bad_half.params"] {

@@ -8,7 +8,7 @@
 //! characters, the text up to the next ⁇. Here they are decoded through `model::Decoder` directly
 //! so each step's softmax is at hand.
 
-use super::probe::{self, ProbeItem};
+use super::probe::{self, ProbeItem, ProbeReport};
 use super::run::{predict_known, EVAL_STEPS};
 use crate::data::corpus::surname_endings;
 use crate::data::tsv::Row;
@@ -251,6 +251,17 @@ pub async fn compare(
         Some((m, v, docs)) => Some(probe::probe(m, docs, v, rows).await?),
         None => None,
     };
+    Ok(comparison(rows, &a, &b, report))
+}
+
+/// [`compare`] from the two models' predictions `a` (with pretraining) and `b` (without) of `rows`
+/// and the pretrained-only model's probe, when there is one.
+pub fn comparison(
+    rows: &[Row],
+    a: &[String],
+    b: &[String],
+    report: Option<ProbeReport>,
+) -> Comparison {
     let gold = |r: &Row| r.answer.as_deref().unwrap_or("").trim_end().to_string();
     let out: Vec<Compared> = rows
         .iter()
@@ -264,7 +275,7 @@ pub async fn compare(
         })
         .collect();
     let right = |f: fn(&Compared) -> &String| out.iter().filter(|c| *f(c) == c.gold).count();
-    Ok(Comparison {
+    Comparison {
         with_correct: right(|c| &c.with_pretraining),
         without_correct: right(|c| &c.without),
         total: out.len(),
@@ -272,10 +283,10 @@ pub async fn compare(
             asked: p.asked,
             recalled: p.recalled,
             line: p.line(),
-            table: p.table(rows, &a),
+            table: p.table(rows, a),
         }),
         rows: out,
-    })
+    }
 }
 
 /// A fixed sample of at most `n` people of `rows` that can be probed against `docs`, spread evenly

@@ -3,22 +3,40 @@
 #![allow(dead_code)] // each test file uses only some of these
 
 use attnlab::data::{self, CorpusSizes};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_attnlab");
 
-/// A fresh, empty folder `attnlab-<group>-<tag>-<pid>` under the system's temp folder.
-pub fn fresh_dir(group: &str, tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("attnlab-{group}-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
+/// A test's own folder under the system's temp folder, removed with everything in it when the
+/// value is dropped, also when the test fails (tempfile's `TempDir`); it reads as a `Path`.
+pub struct Scratch(tempfile::TempDir);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+/// A fresh, empty folder `attnlab-<group>-<tag>-<random>` under the system's temp folder.
+pub fn fresh_dir(group: &str, tag: &str) -> Scratch {
+    let d = tempfile::Builder::new()
+        .prefix(&format!("attnlab-{group}-{tag}-"))
+        .tempdir()
+        .expect("temp dir");
+    Scratch(d)
 }
 
 /// `fresh_dir` holding wiki.txt, train.tsv, dev.tsv and test.tsv for the people of
 /// `data::generate_sized(seed, sizes)`.
-pub fn corpus_dir(group: &str, tag: &str, seed: u64, sizes: CorpusSizes) -> PathBuf {
+pub fn corpus_dir(group: &str, tag: &str, seed: u64, sizes: CorpusSizes) -> Scratch {
     let d = fresh_dir(group, tag);
     let c = data::generate_sized(seed, sizes);
     std::fs::write(d.join("wiki.txt"), &c.wiki).expect("write");

@@ -102,7 +102,10 @@ async function main() {
     await page.fill('#s2c input[type="text"]', `${long}, , Bo Berg`);
     await page.dispatchEvent('#s2c input[type="text"]', 'change');
     await page.waitForFunction((n) => window.__demos.runs.s2c > n && document.getElementById('s2c').getAttribute('aria-busy') === 'false', cr, { timeout: TIMEOUT });
+    const before = c.invented.map((u) => `${u.name}:${u.answer}:${u.confidence}`).join('|');
     c = await page.evaluate(() => window.__demos.results.s2c.u);
+    check(c.invented.map((u) => `${u.name}:${u.answer}:${u.confidence}`).join('|') === before,
+      'S2c: typing names leaves the invented names\' answers as they were (kept, not asked again)');
     check(c.typed.length === 2 && /70 characters long/.test(c.typed[0].refused || '') && c.typed[1].answer,
       `S2c: an empty entry is skipped, a 70-character name refused (${c.typed[0].refused}), Bo Berg answered (${c.typed[1].answer})`);
     await shot(page, 's2c');
@@ -113,7 +116,10 @@ async function main() {
     const ar = await page.evaluate(() => window.__demos.runs.s2a);
     await page.evaluate((bs) => window.attnlabDemos.s2Load('pretrained', new Uint8Array(bs), 'test checkpoint'), bytes);
     await page.waitForFunction((n) => window.__demos.runs.s2a > n && window.__demos.results.s2a.c && window.__demos.results.s2a.c.probe, ar, { timeout: TIMEOUT, polling: 500 });
+    const firstAnswers = a.rows.map((r) => `${r.with_pretraining}/${r.without}`).join('|');
     a = await page.evaluate(() => window.__demos.results.s2a.c);
+    check(a.rows.map((r) => `${r.with_pretraining}/${r.without}`).join('|') === firstAnswers,
+      'S2a with a probe model: both models\' answers as before (kept, not decoded again)');
     const cells = a.probe.table.flat().reduce((s, v) => s + v, 0);
     const probed = a.rows.filter((r) => r.stored != null).length;
     check(a.probe.asked > 0.7 * n && cells === a.probe.asked && probed === a.probe.asked && a.probe.recalled === a.rows.filter((r) => r.stored).length,
