@@ -217,28 +217,42 @@ mod lanes {
             k
         }
 
-        /// The whole row: its last few columns take the first lanes of one more group of eight.
-        pub fn dropout_row(h: u32, x: &[f32], out: &mut [f32], p: f32, scale: f32) -> usize {
-            let len = out.len().min(x.len());
+        /// `f(out, src, kept)` for every column of a row with hash `h`, eight at a time; the last
+        /// few columns take the first lanes of one more group of eight.
+        #[inline(always)]
+        fn each_column(
+            h: u32,
+            p: f32,
+            src: &[f32],
+            out: &mut [f32],
+            f: impl Fn(&mut f32, f32, bool),
+        ) -> usize {
+            let len = out.len().min(src.len());
             let n = len / L * L;
             let pcg_h = super::super::pcg(h);
-            for (j, (ys, xs)) in out[..n]
+            for (j, (os, ss)) in out[..n]
                 .chunks_exact_mut(L)
-                .zip(x[..n].chunks_exact(L))
+                .zip(src[..n].chunks_exact(L))
                 .enumerate()
             {
                 let k = keep8(h, pcg_h, (j * L) as u32, p);
                 for l in 0..L {
-                    ys[l] = if k[l] { xs[l] * scale } else { 0.0 };
+                    f(&mut os[l], ss[l], k[l]);
                 }
             }
             if n < len {
                 let k = keep8(h, pcg_h, n as u32, p);
-                for ((y, &x), k) in out[n..len].iter_mut().zip(&x[n..len]).zip(k) {
-                    *y = if k { x * scale } else { 0.0 };
+                for ((o, &s), k) in out[n..len].iter_mut().zip(&src[n..len]).zip(k) {
+                    f(o, s, k);
                 }
             }
             len
+        }
+
+        pub fn dropout_row(h: u32, x: &[f32], out: &mut [f32], p: f32, scale: f32) -> usize {
+            each_column(h, p, x, out, |y, x, kept| {
+                *y = if kept { x * scale } else { 0.0 };
+            })
         }
 
         pub fn dropout_backward_row(
@@ -248,30 +262,11 @@ mod lanes {
             p: f32,
             scale: f32,
         ) -> usize {
-            let len = dx.len().min(dy.len());
-            let n = len / L * L;
-            let pcg_h = super::super::pcg(h);
-            for (j, (ds, gs)) in dx[..n]
-                .chunks_exact_mut(L)
-                .zip(dy[..n].chunks_exact(L))
-                .enumerate()
-            {
-                let k = keep8(h, pcg_h, (j * L) as u32, p);
-                for l in 0..L {
-                    if k[l] {
-                        ds[l] += gs[l] * scale;
-                    }
+            each_column(h, p, dy, dx, |d, g, kept| {
+                if kept {
+                    *d += g * scale;
                 }
-            }
-            if n < len {
-                let k = keep8(h, pcg_h, n as u32, p);
-                for ((d, &g), k) in dx[n..len].iter_mut().zip(&dy[n..len]).zip(k) {
-                    if k {
-                        *d += g * scale;
-                    }
-                }
-            }
-            len
+            })
         }
     }
     #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
