@@ -13,7 +13,9 @@ scripts/setup.sh
 source scripts/env.sh
 
 echo "== native tests: cargo test --all-targets"
+t0=$SECONDS
 cargo test --all-targets
+echo "   (native tests, build included: $((SECONDS - t0)) s)"
 
 echo "== server tests: scripts/test_serve.py"
 python3 scripts/test_serve.py
@@ -22,7 +24,9 @@ echo "== the page's modules: no import circle (web/test/imports.mjs)"
 node web/test/imports.mjs
 
 echo "== browser tests"
+t0=$SECONDS
 scripts/build-web.sh
+echo "   (the page's two wasm builds: $((SECONDS - t0)) s)"
 echo "== every engine call the page makes is an export (web/test/calls.mjs)"
 node web/test/calls.mjs
 # The CLI that `cargo test` built for its tests above (a plain `cargo build` would compile the

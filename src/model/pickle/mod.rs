@@ -2,147 +2,22 @@
 //! opcodes torch emits and calls nothing. Unknown classes become opaque objects that are only
 //! named in messages; `torch._utils._rebuild_tensor_v2` becomes a `TensorRef` into a `Storage`
 //! named by a persistent id. Every malformed input is an `Error` naming the file and the byte.
-//! The state_dict and the GPT in it are `torch_params.rs`'s business.
+//! The state_dict and the GPT in it are `torch_params.rs`'s business. Here: the machine and its
+//! opcodes; `value.rs`: the values it builds; `calls.rs`: what a call or a persistent id gives.
+
+mod calls;
+mod value;
 
 use crate::error::{Error, Result};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
+use value::Items;
+
+pub(crate) use value::{truncate, TensorRef, Value};
 
 fn msg(m: String) -> Error {
     Error::Msg(m)
-}
-
-/// A storage named by a persistent id: its element type (`FloatStorage`, ...), its entry key and
-/// its length in elements.
-#[derive(Debug)]
-pub(crate) struct Storage {
-    pub kind: String,
-    pub key: String,
-    pub numel: usize,
-}
-
-#[derive(Debug)]
-pub(crate) struct TensorRef {
-    pub storage: Rc<Storage>,
-    pub offset: usize,
-    pub size: Vec<usize>,
-    pub stride: Vec<usize>,
-}
-
-/// The items of a tuple or list, and the entries of a dict. Both drop their contents without
-/// recursion (`unnest`): a hostile pickle can nest a million tuples in a megabyte (one TUPLE1
-/// each), and dropping them recursively would overflow the stack.
-#[derive(Default)]
-pub(crate) struct Items(pub Vec<Value>);
-
-#[derive(Default)]
-pub(crate) struct Pairs(pub Vec<(Value, Value)>);
-
-impl Drop for Items {
-    fn drop(&mut self) {
-        unnest(std::mem::take(&mut self.0));
-    }
-}
-
-impl Drop for Pairs {
-    fn drop(&mut self) {
-        unnest(self.0.drain(..).flat_map(|(k, v)| [k, v]).collect());
-    }
-}
-
-/// Drop `pending` depth-first with an explicit stack: the contents of every container that is
-/// dropped for good move onto the stack, so no drop goes deeper than one level.
-fn unnest(mut pending: Vec<Value>) {
-    while let Some(v) = pending.pop() {
-        match v {
-            Value::Tuple(rc) => {
-                if let Some(mut items) = Rc::into_inner(rc) {
-                    pending.append(&mut items.0);
-                }
-            }
-            Value::List(rc) => {
-                if let Some(cell) = Rc::into_inner(rc) {
-                    pending.append(&mut cell.into_inner().0);
-                }
-            }
-            Value::Dict(rc) => {
-                if let Some(cell) = Rc::into_inner(rc) {
-                    let mut pairs = cell.into_inner();
-                    pending.extend(pairs.0.drain(..).flat_map(|(k, v)| [k, v]));
-                }
-            }
-            _ => {}
-        }
-    }
-}
-
-/// A Python value, as far as a state_dict needs. Lists and dicts are shared and mutable as in
-/// Python (the memo and the stack may hold the same one).
-#[derive(Clone)]
-pub(crate) enum Value {
-    None,
-    Bool(bool),
-    Int(i64),
-    Float(f64),
-    Str(Rc<str>),
-    Tuple(Rc<Items>),
-    List(Rc<RefCell<Items>>),
-    Dict(Rc<RefCell<Pairs>>),
-    /// A class or function named by GLOBAL ("module.name"); never called.
-    Global(Rc<str>),
-    /// What calling or instantiating an unknown global gave: only its class name is kept.
-    Object(Rc<str>),
-    Storage(Rc<Storage>),
-    Tensor(Rc<TensorRef>),
-}
-
-impl Value {
-    /// What it is, for messages ("an int", "a parity.GPT object").
-    pub fn describe(&self) -> String {
-        match self {
-            Value::None => "None".into(),
-            Value::Bool(b) => format!("a bool ({})", if *b { "True" } else { "False" }),
-            Value::Int(i) => format!("an int ({i})"),
-            Value::Float(f) => format!("a float ({f})"),
-            Value::Str(s) => format!("a str ({:?})", truncate(s, 40)),
-            Value::Tuple(t) => format!("a tuple of {}", t.0.len()),
-            Value::List(l) => format!("a list of {}", l.borrow().0.len()),
-            Value::Dict(d) => format!("a dict of {} entries", d.borrow().0.len()),
-            Value::Global(g) => format!("the class or function {}", g.escape_debug()),
-            Value::Object(c) => format!("a {} object", c.escape_debug()),
-            Value::Storage(_) => "a bare storage".into(),
-            Value::Tensor(_) => "a tensor".into(),
-        }
-    }
-
-    fn usize(&self) -> Option<usize> {
-        match self {
-            Value::Int(i) => usize::try_from(*i).ok(),
-            _ => None,
-        }
-    }
-
-    fn usizes(&self) -> Option<Vec<usize>> {
-        match self {
-            Value::Tuple(t) => t.0.iter().map(Value::usize).collect(),
-            _ => None,
-        }
-    }
-
-    pub fn str(&self) -> Option<&str> {
-        match self {
-            Value::Str(s) => Some(s),
-            _ => None,
-        }
-    }
-}
-
-pub(crate) fn truncate(s: &str, n: usize) -> String {
-    match s.char_indices().nth(n) {
-        Some((i, _)) => format!("{}...", &s[..i]),
-        None => s.to_string(),
-    }
 }
 
 pub(crate) struct Vm<'a> {
@@ -289,94 +164,6 @@ impl<'a> Vm<'a> {
         })?;
         self.stack.push(v);
         Ok(())
-    }
-
-    /// REDUCE: the few callables a state_dict uses; anything else gives an opaque object.
-    fn call(&self, f: Value, args: Value) -> Result<Value> {
-        let Value::Global(name) = f else {
-            return Err(self.err(format!("it calls {}", f.describe())));
-        };
-        let Value::Tuple(args) = args else {
-            return Err(self.err(format!(
-                "{} is called with {}",
-                name.escape_debug(),
-                args.describe()
-            )));
-        };
-        Ok(match &*name {
-            "collections.OrderedDict" | "builtins.dict" | "__builtin__.dict"
-                if args.0.is_empty() =>
-            {
-                Value::Dict(Rc::default())
-            }
-            "torch._utils._rebuild_tensor_v2" | "torch._utils._rebuild_tensor" => {
-                self.tensor(&args.0)?
-            }
-            "torch._utils._rebuild_parameter" | "torch._utils._rebuild_parameter_with_state" => {
-                match args.0.first() {
-                    Some(t @ Value::Tensor(_)) => t.clone(),
-                    _ => {
-                        return Err(
-                            self.err(format!("{} is not given a tensor", name.escape_debug()))
-                        )
-                    }
-                }
-            }
-            _ => Value::Object(name),
-        })
-    }
-
-    /// `_rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks[,
-    /// metadata])`; only the first four matter.
-    fn tensor(&self, args: &[Value]) -> Result<Value> {
-        let bad =
-            || self.err("_rebuild_tensor_v2 is not given (storage, offset, size, stride, ...)");
-        if !(4..=7).contains(&args.len()) {
-            return Err(bad());
-        }
-        let Value::Storage(storage) = &args[0] else {
-            return Err(bad());
-        };
-        let offset = args[1].usize().ok_or_else(bad)?;
-        let size = args[2].usizes().ok_or_else(bad)?;
-        let stride = args[3].usizes().ok_or_else(bad)?;
-        if size.len() != stride.len() {
-            return Err(bad());
-        }
-        Ok(Value::Tensor(Rc::new(TensorRef {
-            storage: storage.clone(),
-            offset,
-            size,
-            stride,
-        })))
-    }
-
-    /// BINPERSID: `('storage', torch.<Kind>Storage, key, location, numel)`.
-    fn persistent(&self, pid: Value) -> Result<Value> {
-        let bad = |what: String| {
-            self.err(format!(
-                "a persistent id is {what}, expected ('storage', type, key, location, numel)"
-            ))
-        };
-        let Value::Tuple(t) = &pid else {
-            return Err(bad(pid.describe()));
-        };
-        match &t.0[..] {
-            [tag, Value::Global(kind), key, _location, numel] if tag.str() == Some("storage") => {
-                let key = key
-                    .str()
-                    .ok_or_else(|| bad("a tuple whose key is not a str".into()))?;
-                let numel = numel
-                    .usize()
-                    .ok_or_else(|| bad("a tuple whose numel is not a count".into()))?;
-                Ok(Value::Storage(Rc::new(Storage {
-                    kind: kind.strip_prefix("torch.").unwrap_or(kind).to_string(),
-                    key: key.to_string(),
-                    numel,
-                })))
-            }
-            _ => Err(bad(format!("{} of other items", pid.describe()))),
-        }
     }
 
     pub fn run(mut self) -> Result<Value> {

@@ -1,0 +1,318 @@
+//! The benchmark's modes, natively: argument parsing, the matmul cases and the training step; the
+//! real batches' layouts (`layouts.rs`) and greedy decoding (`decode.rs`) in their own files.
+
+mod decode;
+mod layouts;
+
+use attnlab::bench;
+use attnlab::ops::matmul::Spec;
+use attnlab::{Device, Result};
+use std::hint::black_box;
+use std::time::Instant;
+
+/// The clock the library's timings read: seconds since the first call.
+pub(crate) fn clock() -> impl Fn() -> f64 {
+    let t0 = Instant::now();
+    move || t0.elapsed().as_secs_f64()
+}
+
+/// Seconds for the whole product on one CPU thread, extrapolated from `rows` of the Z·M rows:
+/// plain i-k-j loops over contiguous (M, K) and (K, N) f32 matrices, one batch after another.
+fn time_cpu(s: &Spec, rows: usize) -> f64 {
+    let (m, n, k) = (s.m, s.n, s.k);
+    let total_rows = s.batches() * m;
+    let rows = rows.clamp(1, total_rows);
+    let a: Vec<f32> = (0..m * k).map(|i| (i % 11) as f32 * 0.1).collect();
+    let b: Vec<f32> = (0..k * n).map(|i| (i % 7) as f32 * 0.1).collect();
+    let mut c = vec![0f32; m * n];
+    let t0 = Instant::now();
+    let mut done = 0;
+    while done < rows {
+        let this = (rows - done).min(m);
+        c.iter_mut().for_each(|x| *x = 0.0);
+        for i in 0..this {
+            for kk in 0..k {
+                let aik = a[i * k + kk];
+                let (brow, crow) = (&b[kk * n..(kk + 1) * n], &mut c[i * n..(i + 1) * n]);
+                for (cj, bj) in crow.iter_mut().zip(brow) {
+                    *cj += aik * bj;
+                }
+            }
+        }
+        black_box(&mut c);
+        done += this;
+    }
+    t0.elapsed().as_secs_f64() * total_rows as f64 / rows as f64
+}
+
+/// `--step ROWS`: the GPT's whole training step (forward, backward, clip, AdamW) at `--size`
+/// on ROWS sequences of 127 tokens, for both variants; `--profile` breaks down a step of the
+/// same model (until session 8 it profiled the tiny model whatever `--size` said).
+fn time_step(
+    dev: &std::rc::Rc<Device>,
+    rows: usize,
+    repeats: usize,
+    profile: bool,
+    size: bench::StepSize,
+    variants: &[attnlab::model::Variant],
+) -> Result<()> {
+    let t = bench::T;
+    let clock = clock();
+    let cfg = size.config(attnlab::model::Variant::Vanilla);
+    println!(
+        "training step, {size:?} preset ({} layers, {} heads, width {}, vocab {}), {rows} x {t} tokens, {repeats} steps after 1 warm-up",
+        cfg.n_layer, cfg.n_head, cfg.n_embd, cfg.vocab_size
+    );
+    for &variant in variants {
+        let r =
+            bench::bench_step_sized(dev, variant, size, rows, repeats, &clock).await_blocking()?;
+        println!(
+            "{:<12} {:>9.1} ms/step {:>9.0} tokens/s {} dispatches/step {:>8.2} MiB peak",
+            r.variant, r.ms_per_step, r.tokens_per_s, r.dispatches_per_step, r.peak_mib
+        );
+        if dev.as_gpu().is_some() {
+            println!(
+                "  of which the host recorded for {:.1} ms/step ({:.0} µs a dispatch)",
+                r.record_ms_per_step,
+                1e3 * r.record_ms_per_step / r.dispatches_per_step.max(1) as f64
+            );
+        }
+        if let (true, Some(g)) = (profile, dev.as_gpu()) {
+            let (mut tr, x) = bench::step_setup_sized(dev, variant, size, rows)?;
+            tr.step(&x, &x, rows, t)?.to_vec_f32().await_blocking()?;
+            g.set_profiling(true)?;
+            tr.step(&x, &x, rows, t)?;
+            dev.sync().await_blocking()?;
+            let rows = g.profile();
+            g.set_profiling(false)?;
+            let total: f64 = rows.iter().map(|r| r.2).sum();
+            println!(
+                "  one step with every dispatch waited for alone: {:.1} ms",
+                total * 1e3
+            );
+            for (k, n, s) in rows {
+                println!(
+                    "  {k:<34} {n:>4} x {:>9.2} ms = {:>5.1}%",
+                    s * 1e3 / n as f64,
+                    100.0 * s / total
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+pub(crate) trait BlockOn: std::future::Future + Sized {
+    fn await_blocking(self) -> Self::Output {
+        pollster::block_on(self)
+    }
+}
+impl<F: std::future::Future> BlockOn for F {}
+
+const USAGE: &str = "\
+usage: bench [--device auto|dev|cpu] [--repeats N] [--quick] [--tune | --matmul K] [--subgroups on|off]
+         [--step ROWS [--size tiny|assignment] [--variant vanilla|synthesizer] [--profile]]
+         [--trim ROWS]
+
+With no mode flag: matmul GFLOP/s at the GPT's shapes (--quick: rows and batches / 16).
+  --step ROWS   time the whole training step (tiny preset unless --size assignment)
+  --profile     with --step: a per-kernel breakdown (GPU backend)
+  --trim ROWS   the step on real batches, full length against cut after the longest sequence
+  --repeats N   timed repeats after one warm-up (default 5)
+  --device D    the backend, chosen as the CLI does (default auto)
+  --info        print the adapter (name, backend, type, driver) and its limits, then stop
+  --tune        time every GPU matmul kernel at the GPT's shapes, keep the fastest (also with --info)
+  --matmul K    use GPU matmul kernel K (tiled, register-blocked, vec4-4x4, vec4-8x4) for what follows
+  --subgroups on|off  the row kernels' subgroup builds (where the GPU has subgroups) or their
+            workgroup-tree builds; default: on, except on CPU adapters
+Numbers measured with it are in BENCHMARKS.md.";
+
+pub fn run() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{USAGE}");
+        return Ok(());
+    }
+    let quick = args.iter().any(|a| a == "--quick");
+    let repeats = match args.iter().position(|a| a == "--repeats") {
+        Some(i) => args
+            .get(i + 1)
+            .and_then(|v| v.parse::<usize>().ok())
+            .filter(|&r| r > 0)
+            .ok_or_else(|| attnlab::Error::Msg("--repeats needs a positive integer".into()))?,
+        None => 5,
+    };
+    let choice = match args.iter().position(|a| a == "--device") {
+        Some(i) => args
+            .get(i + 1)
+            .ok_or_else(|| attnlab::Error::Msg("--device needs auto, gpu or cpu".into()))?
+            .parse()?,
+        None => attnlab::DeviceChoice::Auto,
+    };
+    let dev = Device::open_blocking(choice)?;
+    println!("device: {} ({})", dev.describe(), dev.reason);
+    // The row kernels' reductions: the device's default, or --subgroups on|off.
+    if let Some(g) = dev.as_gpu() {
+        match args.iter().position(|a| a == "--subgroups") {
+            None => {}
+            Some(i) => match args.get(i + 1).map(String::as_str) {
+                Some("on") => g.set_subgroups(true),
+                Some("off") => g.set_subgroups(false),
+                _ => return Err(attnlab::Error::Msg("--subgroups needs on or off".into())),
+            },
+        }
+        let how = if g.subgroups() {
+            "subgroups"
+        } else {
+            "workgroup tree"
+        };
+        println!(
+            "row kernels: {how} (the device has subgroups: {})",
+            g.has_subgroups()
+        );
+    }
+    // The matmul kernel: the adapter type's default, the one named, or (--tune) the fastest of
+    // all, timed here.
+    let forced = args.iter().position(|a| a == "--matmul");
+    if let Some(i) = forced {
+        let name = args.get(i + 1).map_or("", String::as_str);
+        bench::set_matmul(&dev, name)?;
+    }
+    let m = if args.iter().any(|a| a == "--tune") {
+        let t0 = std::time::Instant::now();
+        let clock = move || t0.elapsed().as_secs_f64();
+        pollster::block_on(bench::tune_matmul(&dev, repeats.min(3), &clock))?
+    } else if forced.is_some() && dev.as_gpu().is_some() {
+        bench::MatmulChoice {
+            how: "--matmul".into(),
+            ..bench::matmul_choice(&dev)
+        }
+    } else {
+        bench::matmul_choice(&dev)
+    };
+    if m.ms.is_empty() {
+        println!("matmul kernel: {} ({})", m.kernel, m.how);
+    } else {
+        let times: Vec<_> = (m.kernels.iter().zip(&m.ms))
+            .map(|(k, ms)| format!("{k} {ms:.2} ms"))
+            .collect();
+        println!(
+            "matmul kernel: {} (timed: {} for the quick cases)",
+            m.kernel,
+            times.join(", ")
+        );
+    }
+    if args.iter().any(|a| a == "--info") {
+        // The adapter and the limits the kernels were granted, then nothing else.
+        match dev.as_gpu() {
+            Some(g) => {
+                let a = &g.adapter;
+                println!("adapter: {}", a.name);
+                println!("backend: {}", a.backend);
+                println!("device type: {}", a.device_type);
+                println!("driver: {}", a.driver);
+                println!("software adapter: {}", g.is_software());
+                println!("limits: {:?}", g.limits);
+            }
+            None => println!("no GPU adapter in use: the CPU backend"),
+        }
+        return Ok(());
+    }
+    let size = match args
+        .iter()
+        .position(|a| a == "--size")
+        .and_then(|i| args.get(i + 1))
+    {
+        Some(s) if s == "assignment" => bench::StepSize::Assignment,
+        Some(s) if s == "tiny" => bench::StepSize::Tiny,
+        None => bench::StepSize::Tiny,
+        Some(s) => {
+            return Err(attnlab::Error::Msg(format!(
+                "--size {s}: use tiny or assignment"
+            )))
+        }
+    };
+    use attnlab::model::Variant;
+    let variants = match args
+        .iter()
+        .position(|a| a == "--variant")
+        .and_then(|i| args.get(i + 1))
+    {
+        Some(v) if v == "vanilla" => vec![Variant::Vanilla],
+        Some(v) if v == "synthesizer" => vec![Variant::Synthesizer],
+        None => vec![Variant::Vanilla, Variant::Synthesizer],
+        Some(v) => {
+            return Err(attnlab::Error::Msg(format!(
+                "--variant {v}: use vanilla or synthesizer"
+            )))
+        }
+    };
+    let rows_after = |flag: &str| {
+        args.iter().position(|a| a == flag).map(|i| {
+            args.get(i + 1)
+                .and_then(|v| v.parse::<usize>().ok())
+                .filter(|&r| r > 0)
+                .unwrap_or(8)
+        })
+    };
+    if let Some(rows) = rows_after("--step") {
+        let profile = args.iter().any(|a| a == "--profile");
+        return time_step(&dev, rows, repeats, profile, size, &variants);
+    }
+    if let Some(rows) = rows_after("--layouts").or(rows_after("--trim")) {
+        let data = args
+            .iter()
+            .position(|a| a == "--data")
+            .and_then(|i| args.get(i + 1))
+            .map(String::as_str);
+        let kinds: Vec<&str> = match args
+            .iter()
+            .position(|a| a == "--kind")
+            .and_then(|i| args.get(i + 1))
+        {
+            Some(k) if k == "pretrain" || k == "finetune" => vec![k.as_str()],
+            None => vec!["pretrain", "finetune"],
+            Some(k) => {
+                return Err(attnlab::Error::Msg(format!(
+                    "--kind {k}: use pretrain or finetune"
+                )))
+            }
+        };
+        return layouts::time_layouts(&dev, rows, repeats, size, &variants, data, &kinds);
+    }
+    if let Some(i) = args.iter().position(|a| a == "--decode") {
+        let tsv = args.get(i + 1).filter(|a| !a.starts_with("--"));
+        return decode::time_decode(&dev, tsv.map(|s| s.as_str()));
+    }
+    let (rows, batch) = bench::matmul_shape(quick);
+    println!(
+        "mode: {} (M = {rows} rows, B = {batch} sequences of T = 127), {repeats} repeats after 1 warm-up",
+        if quick { "--quick, rows and batches / 16" } else { "full" }
+    );
+    let cases = bench::matmul_cases(quick);
+    let clock = clock();
+    // CPU rows timed per case (of Z·M); the rest is extrapolated linearly.
+    let cpu_rows = if quick { 32 } else { 128 };
+    println!();
+    println!(
+        "| product (M×K×N) | GFLOP | device ms | device GFLOP/s | naive loop 1-thread GFLOP/s | device/loop |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|");
+    for case in &cases {
+        let f = case.flops();
+        let tg = bench::time_matmul(&dev, case, repeats, &clock).await_blocking()?;
+        let tc = time_cpu(&case.spec, cpu_rows);
+        println!(
+            "| {} | {:.2} | {:.1} | {:.2} | {:.2} | {:.1}× |",
+            case.name,
+            f / 1e9,
+            tg * 1e3,
+            f / tg / 1e9,
+            f / tc / 1e9,
+            tc / tg
+        );
+    }
+    println!();
+    println!("Loop column: the i-k-j loop timed over the first {cpu_rows} output rows of each product (across batches for attention) and extrapolated linearly to all rows.");
+    Ok(())
+}
