@@ -12,6 +12,10 @@ use attnlab::{Device, Tensor};
 use rand::{rngs::SmallRng, Rng, SeedableRng};
 use std::collections::HashMap;
 
+mod f64_ref;
+
+use f64_ref::{layernorm, linear};
+
 type Params = HashMap<String, Vec<f64>>;
 
 const B: usize = 2;
@@ -29,35 +33,6 @@ fn cfg(variant: Variant) -> GptConfig {
         resid_pdrop: 0.0,
         attn_pdrop: 0.0,
     }
-}
-
-/// y (rows, o) = x (rows, i) · wᵀ + b, w (o, i).
-fn linear(x: &[f64], w: &[f64], b: Option<&[f64]>, i: usize, o: usize) -> Vec<f64> {
-    let rows = x.len() / i;
-    let mut y = vec![0.0; rows * o];
-    for r in 0..rows {
-        for c in 0..o {
-            let mut s = b.map_or(0.0, |b| b[c]);
-            for k in 0..i {
-                s += x[r * i + k] * w[c * i + k];
-            }
-            y[r * o + c] = s;
-        }
-    }
-    y
-}
-
-fn layernorm(x: &[f64], w: &[f64], b: &[f64], c: usize) -> Vec<f64> {
-    let mut y = vec![0.0; x.len()];
-    for (row, out) in x.chunks(c).zip(y.chunks_mut(c)) {
-        let mean = row.iter().sum::<f64>() / c as f64;
-        let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / c as f64;
-        let rstd = 1.0 / (var + 1e-5).sqrt();
-        for j in 0..c {
-            out[j] = (row[j] - mean) * rstd * w[j] + b[j];
-        }
-    }
-    y
 }
 
 /// Attention of one block on h (B·T, C): returns (output (B·T, C), probabilities (B, NH, T, T)).

@@ -51,7 +51,8 @@ pub struct Binding<'a> {
     pub buffer: &'a wgpu::Buffer,
     /// The pool's id for the buffer: part of the bind-group cache key.
     pub id: u64,
-    /// Bytes bound from offset 0 (at least 4).
+    /// The tensor's bytes from offset 0 (at least 4): the least the binding covers (the
+    /// recorder binds the whole buffer).
     pub size: u64,
 }
 
@@ -211,12 +212,22 @@ impl Gpu {
         }
         let p = &r.pipelines[&(k.family, k.entry)];
 
+        // Each pooled buffer is bound whole (its size bucket, within the binding limit), not just
+        // the tensor's bytes: the kernels read their sizes from the params, never arrayLength, and
+        // a bind group then depends on the buffers alone. A packed step's token count changes from
+        // step to step, so with tensor-sized bindings about half of its dispatches made a new bind
+        // group every step (measured on lavapipe), which a fixed-size benchmark never saw.
+        let max_bind = self.limits.max_storage_buffer_binding_size;
+        let bound: Vec<u64> = bufs
+            .iter()
+            .map(|b| b.buffer.size().min(max_bind).max(b.size))
+            .collect();
         let mut key = Vec::with_capacity(2 + 2 * bufs.len());
         key.push(p.id);
         key.push(offset);
-        for b in &bufs {
+        for (b, &size) in bufs.iter().zip(&bound) {
             key.push(b.id);
-            key.push(b.size);
+            key.push(size);
         }
         if !r.bind_groups.contains_key(&key) {
             if r.bind_groups.len() >= MAX_BIND_GROUPS {
@@ -230,13 +241,13 @@ impl Gpu {
                     size: std::num::NonZeroU64::new(r.slot),
                 }),
             }];
-            for (i, b) in bufs.iter().enumerate() {
+            for (i, (b, &size)) in bufs.iter().zip(&bound).enumerate() {
                 entries.push(wgpu::BindGroupEntry {
                     binding: i as u32 + 1,
                     resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
                         buffer: b.buffer,
                         offset: 0,
-                        size: std::num::NonZeroU64::new(b.size),
+                        size: std::num::NonZeroU64::new(size),
                     }),
                 });
             }
