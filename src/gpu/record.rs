@@ -212,22 +212,16 @@ impl Gpu {
         }
         let p = &r.pipelines[&(k.family, k.entry)];
 
-        // Each pooled buffer is bound whole (its size bucket, within the binding limit), not just
-        // the tensor's bytes: the kernels read their sizes from the params, never arrayLength, and
-        // a bind group then depends on the buffers alone. A packed step's token count changes from
-        // step to step, so with tensor-sized bindings about half of its dispatches made a new bind
-        // group every step (measured on lavapipe), which a fixed-size benchmark never saw.
+        // Each pooled buffer is bound whole (its bucket, within the binding limit): the kernels
+        // take their sizes from the params, so a bind group depends on the buffers alone and
+        // packed steps, whose token counts change every step, reuse theirs (tests/pool.rs).
         let max_bind = self.limits.max_storage_buffer_binding_size;
-        let bound: Vec<u64> = bufs
-            .iter()
-            .map(|b| b.buffer.size().min(max_bind).max(b.size))
-            .collect();
         let mut key = Vec::with_capacity(2 + 2 * bufs.len());
         key.push(p.id);
         key.push(offset);
-        for (b, &size) in bufs.iter().zip(&bound) {
+        for b in &bufs {
             key.push(b.id);
-            key.push(size);
+            key.push(b.buffer.size().min(max_bind).max(b.size));
         }
         if !r.bind_groups.contains_key(&key) {
             if r.bind_groups.len() >= MAX_BIND_GROUPS {
@@ -241,7 +235,9 @@ impl Gpu {
                     size: std::num::NonZeroU64::new(r.slot),
                 }),
             }];
-            for (i, (b, &size)) in bufs.iter().zip(&bound).enumerate() {
+            for (i, b) in bufs.iter().enumerate() {
+                // The bound size, as the key holds it.
+                let size = key[3 + 2 * i];
                 entries.push(wgpu::BindGroupEntry {
                     binding: i as u32 + 1,
                     resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
