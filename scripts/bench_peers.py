@@ -6,11 +6,13 @@ or matmul GFLOP/s at the GPT's shapes. Prints one line per measurement, `name<TA
     python3 scripts/bench_peers.py step  --size tiny|assignment --variant vanilla --rows 8 --threads 2
     python3 scripts/bench_peers.py matmul --rows 16256 --threads 2
     python3 scripts/bench_peers.py decode --tsv birth_dev.tsv --questions 100 --threads 2
+    python3 scripts/bench_peers.py decode --tsv birth_dev.tsv --checkpoint web/models/course-vanilla.safetensors
     python3 scripts/bench_peers.py step --size assignment --rows 32 --device cuda   (scripts/gpu-check.sh)
 
 decode: the reference's evaluation loop (run.py: one question at a time, utils.sample: 32 greedy
 steps, each a full forward over the context cropped to the block) with a random full-size vanilla
-model, on the first --questions questions; prints the seconds for those and, scaled, for 500.
+model (or --checkpoint: a model attnlab wrote, in f32), on the first --questions questions; prints
+the seconds for those and, scaled, for 500.
 
 --device cuda runs the same work on the GPU in plain f32 (TF32 off, PyTorch's default for matmul),
 synchronizing before each clock read; it exits 3 with a message when CUDA is not available.
@@ -99,7 +101,14 @@ def decode(args):
     chars = sorted(set("".join(rows)) | {"\u2047"})
     stoi = {c: i + 2 for i, c in enumerate(chars)}
     torch.manual_seed(1)
-    model = GPT("vanilla", max(vocab, len(stoi) + 2), 128, n_layer, n_head, n_embd)
+    if args.checkpoint:
+        from parity import load_checkpoint  # noqa: E402
+
+        model, itos, _ = load_checkpoint(args.checkpoint)
+        model = model.to(torch.float32)
+        stoi = {c: i for i, c in enumerate(itos)}
+    else:
+        model = GPT("vanilla", max(vocab, len(stoi) + 2), 128, n_layer, n_head, n_embd)
     model.eval()
     qs = rows[: args.questions]
     t0 = time.perf_counter()
@@ -118,6 +127,7 @@ def main():
     p.add_argument("what", choices=["step", "matmul", "decode"])
     p.add_argument("--tsv", default="../shared/data/cs224n-a5/birth_dev.tsv")
     p.add_argument("--questions", type=int, default=100)
+    p.add_argument("--checkpoint", help="decode: a checkpoint attnlab wrote instead of a random model")
     p.add_argument("--size", default="tiny", choices=list(SIZES))
     p.add_argument("--variant", default="vanilla", choices=["vanilla", "synthesizer"])
     p.add_argument("--rows", type=int, default=8)

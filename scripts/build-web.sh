@@ -7,8 +7,11 @@ cd "$(dirname "$0")/.."
 cargo build --release --target wasm32-unknown-unknown --lib
 wasm-bindgen --target web --out-dir web/pkg target/wasm32-unknown-unknown/release/attnlab.wasm
 echo "built web/pkg/ ($(du -h web/pkg/attnlab_bg.wasm | cut -f1) of wasm)"
-# Its own target folder, so the two builds do not rebuild each other's dependencies.
-RUSTFLAGS="-C target-feature=+simd128,+relaxed-simd" \
-  cargo build --release --target wasm32-unknown-unknown --lib --target-dir target/relaxed
-wasm-bindgen --target web --out-dir web/pkg-relaxed target/relaxed/wasm32-unknown-unknown/release/attnlab.wasm
+# The relaxed-SIMD build: this crate alone compiled again with relaxed SIMD (`cargo rustc` passes
+# the flag to it only), linked against the dependencies built above. None of them has relaxed-SIMD
+# code switched on (pulp's `relaxed-simd` feature is off), so they are the same code either way,
+# and a clean build compiles them once instead of twice. The two builds share one output path, so
+# each is bound (wasm-bindgen) before the next replaces it.
+cargo rustc --release --target wasm32-unknown-unknown --lib -- -C target-feature=+relaxed-simd
+wasm-bindgen --target web --out-dir web/pkg-relaxed target/wasm32-unknown-unknown/release/attnlab.wasm
 echo "built web/pkg-relaxed/ ($(du -h web/pkg-relaxed/attnlab_bg.wasm | cut -f1) of wasm)"

@@ -14,7 +14,8 @@ pub mod trainer;
 
 pub use run::{evaluate, Evaluation, Hooks, Progress};
 pub use sample::{
-    sample_greedy, sample_greedy_batch, sample_greedy_batch_uncached, sample_greedy_uncached,
+    sample_greedy, sample_greedy_batch, sample_greedy_batch_uncached, sample_greedy_batch_until,
+    sample_greedy_uncached,
 };
 pub use schedule::TrainConfig;
 pub use session::{vocab_of_checkpoint, Begin, RunData, Session, StepParts};

@@ -6,10 +6,10 @@
 //! Steps are recorded without waiting for the GPU; the loss is read back (asynchronously, so the
 //! page stays responsive) only every `Hooks::every` steps and at the end of each epoch.
 
-use super::sample::sample_greedy_batch;
+use super::sample::sample_greedy_batch_until;
 use super::trainer::Trainer;
 use crate::data::{
-    evaluate_places, prediction_from_completion, prompt_for, Row, Vocab, BLOCK_SIZE,
+    evaluate_places, prediction_from_completion, prompt_for, Row, Vocab, BLOCK_SIZE, MASK_ID,
 };
 use crate::error::{Error, Result};
 use crate::model::Gpt;
@@ -266,7 +266,10 @@ pub async fn predict(
         .iter()
         .map(|r| vocab.encode_in(&prompt_for(&r.prompt_text()), &format!("{file}:{}", r.line)))
         .collect::<Result<Vec<_>>>()?;
-    let outs = sample_greedy_batch(model, &prompts, EVAL_STEPS, progress).await?;
+    // Each prediction ends at the answer's closing ⁇ (see `prediction_from_completion`): a chunk
+    // whose rows have all closed needs none of its remaining steps.
+    let outs =
+        sample_greedy_batch_until(model, &prompts, EVAL_STEPS, Some(MASK_ID), progress).await?;
     outs.iter()
         .map(|ids| vocab.decode(ids).map(|c| prediction_from_completion(&c)))
         .collect()

@@ -14,6 +14,10 @@
 //! on the right: with causal attention a position only sees itself and earlier ones, and masked keys
 //! get an exact 0 weight, so the padding never changes a real position's logits; each row reads its
 //! own last position, gathered on the device with the embedding kernel.
+//!
+//! [`sample_greedy_batch_until`] stops a chunk early once every row has produced a given token:
+//! the evaluation cuts each answer at its closing ⁇, so the steps after it cannot change a
+//! prediction (answers close after about 8 of the 32 steps).
 
 use crate::autograd::Tape;
 use crate::error::{Error, Result};
@@ -201,6 +205,20 @@ pub async fn sample_greedy_batch(
     steps: usize,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<Vec<u32>>> {
+    sample_greedy_batch_until(model, prompts, steps, None, progress).await
+}
+
+/// [`sample_greedy_batch`], but a chunk stops as soon as every one of its rows has produced the
+/// token `until` (when given): such a row holds its tokens up to that point and possibly more,
+/// always a prefix of what the full `steps` would give, never without `until` unless all `steps`
+/// ran. Prompts too long for the cache take the uncached path and all `steps`.
+pub async fn sample_greedy_batch_until(
+    model: &Gpt,
+    prompts: &[Vec<u32>],
+    steps: usize,
+    until: Option<u32>,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Vec<Vec<u32>>> {
     let mut out: Vec<Vec<u32>> = prompts.to_vec();
     let Some(Plan {
         fits,
@@ -214,7 +232,7 @@ pub async fn sample_greedy_batch(
     for same in fits.chunk_by(|&a, &b| prompts[a].len() == prompts[b].len()) {
         for chunk in same.chunks(per_chunk) {
             let rows: Vec<&[u32]> = chunk.iter().map(|&i| prompts[i].as_slice()).collect();
-            let new = decode_cached(model, &rows, steps).await?;
+            let new = decode_cached(model, &rows, steps, until).await?;
             for (&i, toks) in chunk.iter().zip(new) {
                 out[i].extend(toks);
             }
@@ -231,8 +249,14 @@ pub async fn sample_greedy_batch(
 }
 
 /// `steps` greedy tokens for each of several prompts of one length, through one cache of
-/// len + steps − 1 positions; the only readback per step is the rows' last logits.
-async fn decode_cached(model: &Gpt, rows: &[&[u32]], steps: usize) -> Result<Vec<Vec<u32>>> {
+/// len + steps − 1 positions; the only readback per step is the rows' last logits. With `until`,
+/// fewer once every row has produced that token.
+async fn decode_cached(
+    model: &Gpt,
+    rows: &[&[u32]],
+    steps: usize,
+    until: Option<u32>,
+) -> Result<Vec<Vec<u32>>> {
     let (r, t) = (rows.len(), rows.first().map_or(0, |p| p.len()));
     if t == 0 || rows.iter().any(|p| p.len() != t) {
         return Err(Error::Msg(format!(
@@ -251,6 +275,10 @@ async fn decode_cached(model: &Gpt, rows: &[&[u32]], steps: usize) -> Result<Vec
         let next: Vec<u32> = vals.chunks(v).map(argmax).collect();
         for (o, &tok) in out.iter_mut().zip(&next) {
             o.push(tok);
+        }
+        let all_closed = until.is_some_and(|u| out.iter().all(|o| o.contains(&u)));
+        if all_closed {
+            break;
         }
         if step + 1 < steps {
             logits = dec.advance(&next)?;

@@ -115,7 +115,8 @@ pub async fn answer_scored(
         .collect()
 }
 
-/// `EVAL_STEPS` greedy tokens and their probabilities for prompts of one length.
+/// `EVAL_STEPS` greedy tokens and their probabilities for prompts of one length (fewer once every
+/// row's answer has closed).
 async fn decode_with_probs(model: &Gpt, rows: &[&[u32]]) -> Result<(Vec<Vec<u32>>, Vec<Vec<f32>>)> {
     let (r, t) = (rows.len(), rows.first().map_or(0, |p| p.len()));
     let v = model.cfg.vocab_size;
@@ -136,6 +137,10 @@ async fn decode_with_probs(model: &Gpt, rows: &[&[u32]]) -> Result<(Vec<Vec<u32>
                 tok
             })
             .collect();
+        // Each answer ends at its closing ⁇: once every row has one, later steps change nothing.
+        if toks.iter().all(|t| t.contains(&MASK_ID)) {
+            break;
+        }
         if step + 1 < EVAL_STEPS {
             logits = dec.advance(&next)?;
         }
