@@ -209,9 +209,9 @@ pub async fn sample_greedy_batch(
 }
 
 /// [`sample_greedy_batch`], but a chunk stops as soon as every one of its rows has produced the
-/// token `until` (when given): such a row holds its tokens up to that point and possibly more,
-/// always a prefix of what the full `steps` would give, never without `until` unless all `steps`
-/// ran. Prompts too long for the cache take the uncached path and all `steps`.
+/// token `until` (when given). Each row's new tokens are a prefix of what all `steps` would give,
+/// and hold `until` unless all `steps` ran. Prompts too long for the cache take the uncached path
+/// and all `steps`.
 pub async fn sample_greedy_batch_until(
     model: &Gpt,
     prompts: &[Vec<u32>],
