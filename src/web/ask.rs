@@ -225,9 +225,18 @@ pub async fn page_ask(slot: String, text: String) -> Result<JsValue, JsError> {
             max_t - 2
         )));
     }
-    let out = train::sample_greedy(&model, &prompt, run::EVAL_STEPS)
-        .await
-        .map_err(|e| err(lost_or(e)))?;
+    // As the evaluation decodes: the answer ends at its closing ⁇, so decoding stops there.
+    let out = train::sample_greedy_batch_until(
+        &model,
+        std::slice::from_ref(&prompt),
+        run::EVAL_STEPS,
+        Some(data::MASK_ID),
+        &mut |_, _| {},
+    )
+    .await
+    .map_err(|e| err(lost_or(e)))?
+    .pop()
+    .ok_or_else(|| err("decoding returned no answer"))?;
     let completion = vocab.decode(&out).map_err(err)?;
     let prediction = prediction_from_completion(&completion);
     // The sequence the maps show: prompt, the answer, and its closing ⁇ when the model wrote one.
