@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Middle-preset sweep (session 13): pretrain (probe every 10 epochs) -> finetune 10 epochs -> dev.
+# Middle-preset sweep (sessions 13-14): pretrain (probe every 10 epochs) -> finetune 10 epochs -> dev.
 # usage: BUDGET=seconds run.sh JOBFILE_CPU JOBFILE_GPU ; logs in $OUTDIR/logs
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -7,13 +7,13 @@ B=${B:-$here/attnlab}
 OUTDIR=${OUTDIR:-$here/out}
 mkdir -p "$OUTDIR/logs" "$OUTDIR/w"
 export DEADLINE=$(( $(date +%s) + ${BUDGET:-500} ))
-S="--n_layer 4 --n_head 8 --n_embd 128"
-job() { # name device corpus epochs batch lr dropout
-  local n=$1 d=$2 c=$here/corpora/$3 e=$4 bs=$5 lr=$6 dr=$7
+job() { # name device corpus epochs batch lr dropout layers-heads-width
+  local n=$1 d=$2 c=$here/corpora/$3 e=$4 bs=$5 lr=$6 dr=$7 S
+  IFS=- read -r L H W <<<"${8:-4-8-128}"; S="--n_layer $L --n_head $H --n_embd $W"
   local log=$OUTDIR/logs/$n.log w=$OUTDIR/w/$n left=$(( DEADLINE - $(date +%s) ))
   [ $left -gt 30 ] || { echo "SKIPPED (no time)" >"$log"; return; }
   {
-    echo "JOB $n device=$d corpus=$3 epochs=$e batch=$bs lr=$lr dropout=$dr start=$(date -u +%T)"
+    echo "JOB $n device=$d corpus=$3 epochs=$e batch=$bs lr=$lr dropout=$dr size=${8:-4-8-128} start=$(date -u +%T)"
     local t0=$(date +%s)
     timeout $left $B pretrain vanilla $c/wiki.txt $S --device $d --max_epochs $e --batch_size $bs --learning_rate $lr --dropout $dr --probe_corpus_path $c/birth_dev.tsv --writing_params_path $w.pt.params || { echo "PRETRAIN STOPPED rc=$?"; exit; }
     local t1=$(date +%s)
@@ -23,7 +23,7 @@ job() { # name device corpus epochs batch lr dropout
     echo "TIMES pretrain $((t1-t0)) s, all $(( $(date +%s) - t0 )) s"
   } >"$log" 2>&1
 }
-export -f job; export B OUTDIR S here
+export -f job; export B OUTDIR here
 runpool() { # file parallel threads
   [ -s "$1" ] || return 0
   grep -v '^#' "$1" | RAYON_NUM_THREADS=$3 xargs -P "$2" -L 1 bash -c 'job "$@"' _
