@@ -15,14 +15,19 @@ import { modelName } from './models.js';
 import { engines, started } from './steps.js';
 import * as helpers from '../helpers.js';
 
-// Questions timed before a longer evaluation, and the estimate below which it just starts.
+// Before a longer evaluation three engine calls are timed, SAMPLE, SAMPLE and 3 × SAMPLE
+// questions; they count toward the run. Files of SAMPLE_ABOVE questions or fewer just start.
 const SAMPLE = 4;
-const SAMPLE_ABOVE = 20; // questions; fewer just start
+const TIMED = 5 * SAMPLE;
+const SAMPLE_ABOVE = 20;
 const ASK_ABOVE_S = 20;
-// Seconds per question measured here, per model label (a model replaced under the same variant
-// has another label) and count of engines.
-const rates = new Map();
-const rateKey = (slot) => `${slot}\n${(S.models.find((m) => m.slot === slot) || {}).label || ''}\n${engines()}`;
+// What a call of n questions costs here, t(n) = a + b·n seconds (the questions of a call are
+// decoded together, so a few cost nearly as much as many: on the CPU backend 4 of the shipped
+// model's took 0.26 s, 64 about 0.1 s more), fitted to the faster call of SAMPLE (a page's first
+// calls of an evaluation can take a few times longer, once) and the call of 3 × SAMPLE; per model
+// label (a model replaced under the same variant has another label) and count of engines.
+const costs = new Map();
+const costKey = (slot) => `${slot}\n${(S.models.find((m) => m.slot === slot) || {}).label || ''}\n${engines()}`;
 
 // What the next evaluation would cover: {variant, which, file, max, count} or throws the user's words.
 function planned() {
@@ -40,22 +45,35 @@ function planned() {
   return { variant, name: m ? modelName(m) : variant, which, f, max, count: max ? Math.min(max, rows || max) : rows };
 }
 
+// Questions asked for in one engine call: as many as take about PART_MS here, at most MAX_PART
+// (between parts a demo, a question or a training chunk gets its turn).
+const PART_MS = 500;
+const MAX_PART = 64;
+
+// The part size for a cost: a call of about PART_MS, or of about twice its fixed cost where that
+// is larger (a call of one question would take nearly as long as a call of many); and the
+// seconds `count` questions take in such parts.
+function partFor({ a, b }) {
+  return Math.max(1, Math.min(MAX_PART, Math.floor(Math.max(PART_MS / 1000 - a, a) / b)));
+}
+function secondsFor(cost, count) {
+  if (!count) return 0;
+  const part = Math.min(count, partFor(cost));
+  return Math.ceil(count / part) * (cost.a + cost.b * part);
+}
+
 // The line under the button: how many questions, and how long they take here once measured.
 export function showEstimate() {
   let line = '';
   try {
     const p = planned();
-    const rate = rates.get(rateKey(p.variant));
+    const cost = costs.get(costKey(p.variant));
     line = `${p.count.toLocaleString()} question${p.count === 1 ? '' : 's'} of ${p.f.name}` +
-      (rate ? `: about ${duration(rate * p.count)} with ${p.name} on this device (${duration(rate)} a question, measured here).`
-        : `. Before a long evaluation the first ${SAMPLE} questions are timed and you see the estimate for the rest.`);
+      (cost ? `: about ${duration(secondsFor(cost, p.count))} with ${p.name} on this device (measured here).`
+        : `. Before a long evaluation the first ${TIMED} questions are timed and you see the estimate for the rest.`);
   } catch { /* no file or a bad "at most": the button says why */ }
   $('eval-estimate').textContent = line;
 }
-
-// Questions asked for in one engine call: as many as take about PART_MS here (between parts a
-// demo, a question or a training chunk gets its turn).
-const PART_MS = 500;
 
 // The evaluation going on or waiting for the user's choice after its first questions were timed:
 // {p (the plan), st (progress), seconds (spent so far), helpers (those answering blocks of it),
@@ -118,31 +136,55 @@ async function round(ev, hs, count) {
   return { st, mine: end - first };
 }
 
-// Ask in rounds until `until` questions are answered (or all, or Stop); returns the progress.
-// `part` is one engine's share of a round; each round takes the helpers that have joined.
-async function runParts(ev, until, label) {
-  let part = 4;
-  let st = ev.st;
-  while (st.done < Math.min(until, st.total) && !ev.stop) {
-    const t1 = performance.now();
-    const before = st.done;
-    const hs = ev.helpers;
-    const n = 1 + hs.length;
-    const on = n > 1 ? ` on ${n} engines` : '';
-    let mine;
-    ({ st, mine } = await round(ev, hs, Math.min(part * n, Math.min(until, st.total) - st.done)));
-    ev.byHelpers += st.done - before - mine;
-    ev.engines = Math.max(ev.engines, n);
-    ev.st = st;
-    S.evalAsked = (S.evalAsked || 0) + (st.done - before); // questions asked of the engines (tests)
-    ev.seconds += (performance.now() - t1) / 1000;
-    const each = (performance.now() - t1) / Math.max(1, mine);
-    part = Math.max(1, Math.min(64, Math.round(PART_MS / each)));
-    const left = st.done < st.total ? ` · about ${duration((ev.seconds / st.done) * (st.total - st.done))} left` : '';
-    $('eval-status').textContent = `${label} ${ev.p.name} on ${ev.p.f.name}${on}: ${st.done} of ${st.total} questions${left}…`;
+// One round of `count` questions with its bookkeeping and the status line; returns the seconds it
+// took and the page's engine's share.
+async function oneRound(ev, count, label) {
+  const t1 = performance.now();
+  const before = ev.st.done;
+  const n = 1 + ev.helpers.length;
+  const { st, mine } = await round(ev, ev.helpers, count);
+  const seconds = (performance.now() - t1) / 1000;
+  ev.byHelpers += st.done - before - mine;
+  ev.engines = Math.max(ev.engines, n);
+  ev.st = st;
+  S.evalAsked = (S.evalAsked || 0) + (st.done - before); // questions asked of the engines (tests)
+  ev.seconds += seconds;
+  const rest = st.total - st.done;
+  const cost = costs.get(costKey(ev.p.variant));
+  const left = rest ? ` · about ${duration(cost ? secondsFor(cost, rest) : (ev.seconds / st.done) * rest)} left` : '';
+  $('eval-status').textContent = `${label} ${ev.p.name} on ${ev.p.f.name}${n > 1 ? ` on ${n} engines` : ''}: ${st.done} of ${st.total} questions${left}…`;
+  return { seconds, mine };
+}
+
+// Time the calls the cost is fitted to (see SAMPLE); false when stopped or too few questions.
+async function timeCost(ev) {
+  const calls = [];
+  for (const n of [SAMPLE, SAMPLE, 3 * SAMPLE]) {
+    if (ev.stop || ev.st.total - ev.st.done < n) return false;
+    calls.push(await oneRound(ev, n, 'Timing'));
   }
-  if (st.done) rates.set(rateKey(ev.p.variant), ev.seconds / st.done);
-  return st;
+  // The two calls of SAMPLE: the faster one (the other may carry a one-off cost).
+  const small = calls[0].seconds < calls[1].seconds ? calls[0] : calls[1];
+  const large = calls[2];
+  const b = Math.max(1e-4, (large.seconds - small.seconds) / Math.max(1, large.mine - small.mine));
+  costs.set(costKey(ev.p.variant), { a: Math.max(0, small.seconds - b * small.mine), b });
+  return true;
+}
+
+// Ask in rounds until `until` questions are answered (or all, or Stop); returns the progress.
+// `part` is one engine's share of a round, grown or shrunk toward PART_MS a call, but never
+// below the timed cost's part (a call's fixed cost would otherwise shrink the parts to one
+// question); each round takes the helpers that have joined.
+async function runParts(ev, until, label) {
+  const cost = costs.get(costKey(ev.p.variant));
+  const least = cost ? partFor(cost) : 1;
+  let part = cost ? least : SAMPLE;
+  while (ev.st.done < Math.min(until, ev.st.total) && !ev.stop) {
+    const n = 1 + ev.helpers.length;
+    const { seconds, mine } = await oneRound(ev, Math.min(part * n, Math.min(until, ev.st.total) - ev.st.done), label);
+    part = Math.max(least, Math.min(MAX_PART, Math.round(PART_MS / ((1000 * seconds) / Math.max(1, mine)))));
+  }
+  return ev.st;
 }
 
 // The report of what was answered (all, or a stopped or failed evaluation's part), shown.
@@ -190,15 +232,18 @@ export async function evaluate(choice) {
       join(ev);
       // A long evaluation: time the first questions (they count toward it) and ask before going on.
       if (st.total > SAMPLE_ABOVE) {
-        if (!rates.has(rateKey(p.variant))) await runParts(ev, SAMPLE, 'Timing');
+        const key = costKey(p.variant);
+        if (!costs.has(key)) await timeCost(ev);
         if (ev.stop) { await finish(ev); return; }
-        const rate = rates.get(rateKey(p.variant));
-        const est = rate * (st.total - ev.st.done);
+        const cost = costs.get(key);
+        const rest = st.total - ev.st.done;
+        const est = cost ? secondsFor(cost, rest) : (ev.seconds / Math.max(1, ev.st.done)) * rest;
+        const rate = est / Math.max(1, rest);
         showEstimate();
         S.evalEstimate = { questions: st.total, seconds: est, perQuestion: rate, asked: est > ASK_ABOVE_S, timed: ev.st.done };
         if (est > ASK_ABOVE_S) {
           const count = st.total;
-          const few = Math.max(SAMPLE, Math.min(count, Math.floor(ASK_ABOVE_S / rate)));
+          const few = Math.max(TIMED, Math.min(count, Math.floor(ASK_ABOVE_S / rate)));
           const timed = ev.st.done ? ` (the first ${ev.st.done} took ${duration(ev.seconds)}; they count toward it)` : '';
           $('eval-status').textContent = '';
           showBox('eval-confirm', `<p>${count.toLocaleString()} questions would take about <strong>${duration(est + ev.seconds)}</strong> with ${esc(p.name)} on this device${timed}. ` +

@@ -78,8 +78,8 @@ async function open(name, base, query, { block = false, twice = false } = {}) {
 }
 
 // Evaluate the form's file; `stop`: Stop is clicked by the page itself at the first progress it
-// shows, so the evaluation stops after the round then asked for (the second: at most 4 × 2 + 64 × 2
-// questions, so of the doubled file at most its first 136).
+// shows on two engines, so the evaluation stops after the round then asked for (the timed calls
+// take 20 questions, and a round at most 64 × 2 more, so of the doubled file at most its first 136).
 // Resolves to the report (with what the page adds: engines, byHelpers, seconds).
 async function evaluate(page, { max = '', stop = false } = {}) {
   await page.fill('#eval-max', max);
@@ -89,7 +89,7 @@ async function evaluate(page, { max = '', stop = false } = {}) {
     if (!halt) return;
     const status = document.getElementById('eval-status');
     new MutationObserver((_, o) => {
-      if (!/: [1-9]\d* of \d+ questions/.test(status.textContent)) return;
+      if (!/ on \d+ engines: [1-9]\d* of \d+ questions/.test(status.textContent)) return;
       o.disconnect();
       document.getElementById('eval-stop').click();
     }).observe(status, { childList: true, characterData: true, subtree: true });
