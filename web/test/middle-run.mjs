@@ -21,7 +21,7 @@ await page.selectOption('#h-from', 'scratch');
 await page.selectOption('#preset', 'middle');
 await page.waitForTimeout(1500);
 const info = await page.evaluate(() => ({ label: window.__page.presetLabels.middle, backend: window.__page.backend, workers: window.__page.workers, ua: navigator.userAgent.match(/Chrome\/[\d.]+/)?.[0] }));
-say(`label: ${info.label}; backend ${info.backend}, engines ${info.workers}, ${info.ua}`);
+say(`label: ${info.label}; backend ${info.backend}, engines ${JSON.stringify(info.workers)}, ${info.ua}`);
 say(`note: ${await page.textContent('#preset-note')}`);
 
 // One run (pretrain or finetune) to its end: returns its wall seconds, steps and last status.
