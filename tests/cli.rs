@@ -335,6 +335,34 @@ fn corpus_writes_the_generated_files_that_the_other_commands_read() {
     let births = |n: &str| std::fs::read_to_string(dir.join("births").join(n)).expect(n);
     assert_eq!(births("wiki.txt"), c.births);
     assert_eq!(births("birth_dev.tsv"), c.dev_tsv);
+    // --birth_notes: the same questions, the two notes a person as wiki.txt; not with --births_only.
+    let o = run(
+        &dir,
+        &[
+            "corpus",
+            "--out_dir",
+            "notes",
+            "--people",
+            "30",
+            "--birth_notes",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("two birth notes a person"),
+        "{}",
+        stdout(&o)
+    );
+    let notes = |n: &str| std::fs::read_to_string(dir.join("notes").join(n)).expect(n);
+    assert_eq!(notes("wiki.txt"), c.notes);
+    assert_eq!(notes("birth_dev.tsv"), c.dev_tsv);
+    let o = run(
+        &dir,
+        &["corpus", "--out_dir", "y", "--birth_notes", "--births_only"],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("cannot be used with"), "{}", stderr(&o));
+    assert!(!dir.join("y").exists());
     let o = run(&dir, &["corpus", "--out_dir", "x", "--people", "2"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(

@@ -118,9 +118,14 @@ struct Cli {
     #[arg(long)]
     people: Option<usize>,
     /// corpus: write as wiki.txt only each person's name and birth sentence (the page's middle
-    /// preset pretrains on that text; the TSVs are the same).
-    #[arg(long = "births_only")]
+    /// preset's text until session 15; the TSVs are the same).
+    #[arg(long = "births_only", conflicts_with = "birth_notes")]
     births_only: bool,
+    /// corpus: write as wiki.txt each person in two short notes of their birthplace, "NAME. Born
+    /// in PLACE ." and one other phrasing (the page's middle preset pretrains on that text; the
+    /// TSVs are the same).
+    #[arg(long = "birth_notes")]
+    birth_notes: bool,
     /// Seed for initialisation, dropout and the corruption draws.
     #[arg(long, default_value_t = 0)]
     seed: u64,

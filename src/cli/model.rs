@@ -209,7 +209,13 @@ pub fn corpus(cli: &Cli) -> Res<()> {
         Some(n) => data::generate(run::DEFAULT_CORPUS_SEED, n),
         None => run::default_corpus(cli.tiny),
     };
-    let wiki = if cli.births_only { &c.births } else { &c.wiki };
+    let (wiki, cut) = if cli.births_only {
+        (&c.births, ", birth sentences only")
+    } else if cli.birth_notes {
+        (&c.notes, ", two birth notes a person")
+    } else {
+        (&c.wiki, "")
+    };
     for (name, text) in CORPUS_FILES
         .iter()
         .zip([wiki, &c.train_tsv, &c.dev_tsv, &c.test_tsv])
@@ -219,7 +225,7 @@ pub fn corpus(cli: &Cli) -> Res<()> {
     println!(
         "wrote wiki.txt ({} lines{}), birth_places_train.tsv ({}), birth_dev.tsv ({}), birth_test.tsv ({}) to {}",
         wiki.lines().count(),
-        if cli.births_only { ", birth sentences only" } else { "" },
+        cut,
         c.train_tsv.lines().count(),
         c.dev_tsv.lines().count(),
         c.test_tsv.lines().count(),

@@ -15,6 +15,11 @@ use super::corpus_words::{
 };
 use super::rng::DataRng;
 
+/// The second note's forms (before the place), one drawn per person: see `DefaultCorpus::notes`.
+pub const NOTE_FORMS: [&str; 4] = ["From", "A native of", "Birthplace:", "Born"];
+/// Mixed into the corpus seed for the notes' own random stream.
+const NOTES_SEED: u64 = 0x6e6f_7465;
+
 /// Train / dev / test people.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CorpusSizes {
@@ -71,8 +76,14 @@ pub struct DefaultCorpus {
     /// the sentence that states the birthplace (person 0 also keeps the essay whose title ends
     /// in '?', which every question needs). Every other fact of a biography is one more thing a
     /// model must memorise before the birthplaces come (results/middle-preset/): the page's
-    /// middle preset pretrains on this text.
+    /// middle preset pretrained on this text in sessions 5-14.
     pub births: String,
+    /// The same people in two short notes each, `NAME. Born in PLACE .` and one of
+    /// [`NOTE_FORMS`] (person 0 keeps its `births` line, whose essay title ends in '?'). Two
+    /// phrasings of one fact and nothing else store the birthplaces in about a third of the birth
+    /// sentences' work (results/middle-preset/, session 15): the page's middle preset pretrains on
+    /// this text.
+    pub notes: String,
     pub train_tsv: String,
     pub dev_tsv: String,
     pub test_tsv: String,
@@ -101,9 +112,12 @@ pub fn generate_sized(seed: u64, sizes: CorpusSizes) -> DefaultCorpus {
     let mut rng = DataRng::new(seed);
     let cumulative = place_cdf();
     let mut seen = HashSet::new();
+    // The notes draw from their own stream, so adding them changed no other text.
+    let mut notes_rng = DataRng::new(seed ^ NOTES_SEED);
     let mut out = DefaultCorpus {
         wiki: String::new(),
         births: String::new(),
+        notes: String::new(),
         train_tsv: String::new(),
         dev_tsv: String::new(),
         test_tsv: String::new(),
@@ -117,6 +131,15 @@ pub fn generate_sized(seed: u64, sizes: CorpusSizes) -> DefaultCorpus {
         out.wiki.push('\n');
         out.births.push_str(&births);
         out.births.push('\n');
+        if i == 0 {
+            out.notes.push_str(&births);
+            out.notes.push('\n');
+        } else {
+            let (f, b) = (&person.full, person.birthplace);
+            let second = NOTE_FORMS[notes_rng.below(NOTE_FORMS.len() as u64) as usize];
+            out.notes
+                .push_str(&format!("{f}. Born in {b} .\n{f}. {second} {b} .\n"));
+        }
         let tsv = if i < sizes.train {
             &mut out.train_tsv
         } else if i < sizes.train + sizes.dev {

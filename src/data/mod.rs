@@ -14,7 +14,7 @@ pub mod rng;
 pub mod tsv;
 pub mod vocab;
 
-pub use corpus::{generate, generate_sized, CorpusSizes, DefaultCorpus};
+pub use corpus::{generate, generate_sized, CorpusSizes, DefaultCorpus, NOTE_FORMS};
 pub use corruption::{CharCorruptionDataset, Corruption};
 pub use evaluate::{
     evaluate_places, format_accuracy, london_baseline, prediction_from_completion, prompt_for,

@@ -13,7 +13,9 @@ pub fn page_default_corpus() -> Result<JsValue, JsError> {
     #[derive(Serialize)]
     struct Files {
         wiki: String,
-        /// The same people's birth sentences only (the middle preset's pretraining text).
+        /// The same people in two birth notes each (the middle preset's pretraining text).
+        notes: String,
+        /// Their biographies cut to the birth sentence (the middle preset's text until session 15).
         births: String,
         train: String,
         dev: String,
@@ -22,6 +24,7 @@ pub fn page_default_corpus() -> Result<JsValue, JsError> {
     let c = run::default_corpus(false);
     to_js(&Files {
         wiki: c.wiki,
+        notes: c.notes,
         births: c.births,
         train: c.train_tsv,
         dev: c.dev_tsv,

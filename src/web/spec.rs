@@ -175,16 +175,16 @@ pub fn page_read_form(
 }
 
 /// The middle preset: the shipped model's size (web/models/builtin-vanilla.json: 4 layers, 8 heads,
-/// width 128) and the assignment's settings, 650 pretraining epochs included. The page pretrains
-/// it on the built-in people's birth sentences alone (`DefaultCorpus::births`, under half the
-/// text), where the birthplaces are stored by the end of the run; its dev accuracy, measured with
-/// the CLI, is in results/middle-preset/.
+/// width 128) and the assignment's settings but for the pretraining epochs. The page pretrains it
+/// on the built-in people's birth notes (`DefaultCorpus::notes`: two short lines a person, 1,599
+/// lines), whose birthplaces the probe finds stored from about epoch 100-150; its dev accuracy is
+/// measured in results/middle-preset/ (session 15).
 pub(super) const MIDDLE: (usize, usize, usize) = (4, 8, 128);
-pub(super) const MIDDLE_PRE_EPOCHS: usize = 650;
+pub(super) const MIDDLE_PRE_EPOCHS: usize = 260;
 
 /// The form's values for a preset: "full" (the assignment's run.py settings; `from_scratch` picks
 /// the finetune's epochs), "middle" (the shipped model's size, [`MIDDLE_PRE_EPOCHS`] pretraining
-/// epochs, run on the birth sentences by the page) or "quick" (the tiny model; its epochs, batch and max steps are sized to the device by
+/// epochs, run on the birth notes by the page) or "quick" (the tiny model; its epochs, batch and max steps are sized to the device by
 /// web/page/sizing.js, these are the assignment's). Field names as the form's (`h-<field>`); max
 /// steps empty (no limit).
 #[wasm_bindgen]

@@ -127,3 +127,45 @@ fn corpus_should_offer_the_same_peoples_birth_sentences_alone() {
         assert!(c.births.len() * 2 < c.wiki.len(), "less than half the text");
     }
 }
+
+#[test]
+fn corpus_should_offer_the_same_people_in_two_birth_notes_each() {
+    for sizes in [CorpusSizes::DEFAULT, CorpusSizes::TINY] {
+        let c = generate_sized(7, sizes);
+        let rows: Vec<Row> = [&c.train_tsv, &c.dev_tsv, &c.test_tsv]
+            .iter()
+            .flat_map(|t| parse(t, "tsv"))
+            .collect();
+        let notes: Vec<&str> = c.notes.lines().collect();
+        // Person 0 keeps its birth-sentence line (the essay's '?'); every other person has two.
+        assert_eq!(notes.len(), 2 * rows.len() - 1);
+        assert_eq!(notes[0], c.births.lines().next().expect("a first line"));
+        let mut seconds = std::collections::HashSet::new();
+        for (i, row) in rows.iter().enumerate().skip(1) {
+            let name = row
+                .question
+                .trim_start_matches("Where was ")
+                .trim_end_matches(" born?");
+            let place = row.answer.as_deref().unwrap_or("");
+            let (first, second) = (notes[2 * i - 1], notes[2 * i]);
+            assert_eq!(first, format!("{name}. Born in {place} ."));
+            let form = second
+                .strip_prefix(&format!("{name}. "))
+                .and_then(|s| s.strip_suffix(&format!(" {place} .")))
+                .unwrap_or_else(|| panic!("{second:?} is not a note of {name} and {place}"));
+            assert!(NOTE_FORMS.contains(&form), "{second}");
+            seconds.insert(form);
+        }
+        // The second note's form varies from person to person.
+        assert_eq!(seconds.len(), NOTE_FORMS.len());
+        let vocab = Vocab::from_text(&c.notes, "notes").expect("no PAD/MASK");
+        for tsv in [&c.train_tsv, &c.dev_tsv, &c.test_tsv] {
+            NameDataset::new(tsv.as_bytes(), "tsv", &vocab)
+                .expect("every character in the vocabulary");
+        }
+        assert!(
+            c.notes.len() < c.births.len() * 6 / 5,
+            "about the birth sentences' size"
+        );
+    }
+}

@@ -57,8 +57,10 @@ export function showData() {
     return `<tr><td>${ROLES[r]}</td><td>${f ? esc(f.name) : '<span class="muted">none</span>'}</td><td>${f ? esc(f.info) : ''}</td></tr>`;
   }).join('');
   const src = { embedded: 'The built-in generated corpus (made-up people with biographies and birthplaces, the course files’ format and sizes) is loaded.',
-    births: 'The built-in corpus with each biography cut to the person’s name and birth sentence (the middle preset’s pretraining text: with no other facts to store, ' +
-      'the shipped model’s run stores the birthplaces); the questions are the built-in ones.',
+    notes: 'The built-in people in two short notes each, “NAME. Born in PLACE .” and one other phrasing of it (the middle preset’s pretraining text: with no other facts to store ' +
+      'and two phrasings of each birthplace, its run stores them in under half the epochs the whole biographies need); the questions are the built-in ones.',
+    births: 'The built-in corpus with each biography cut to the person’s name and birth sentence (the middle preset’s text until session 15: with the preset’s size and ' +
+      '650 pretraining epochs it stored more birthplaces, in about twice the birth notes’ time); the questions are the built-in ones.',
     served: 'Using the data folder the server offers (/data).', files: 'Using your files (they stay in this browser).' }[S.dataSource] || '';
   $('data-summary').textContent = src;
   $('use-served').hidden = !P.served;
@@ -101,7 +103,8 @@ export async function loadFiles(files, forced) {
   showData();
 }
 
-const BIRTHS = 'built-in birth sentences';
+const NOTES_TEXT = 'built-in birth notes';
+const BIRTHS_TEXT = 'built-in birth sentences';
 const EMBEDDED = [['wiki', 'built-in wiki.txt'], ['train', 'built-in birth_places_train.tsv'],
   ['dev', 'built-in birth_dev.tsv'], ['test', 'built-in birth_test.tsv']];
 
@@ -111,7 +114,8 @@ export async function prepareData() {
   P.embedded = await P.wasm.page_default_corpus();
   P.embeddedInfo = {};
   for (const [role, name] of EMBEDDED) P.embeddedInfo[role] = await check(role, name, P.embedded[role]);
-  P.embeddedInfo.births = await check('wiki', BIRTHS, P.embedded.births);
+  P.embeddedInfo.notes = await check('wiki', NOTES_TEXT, P.embedded.notes);
+  P.embeddedInfo.births = await check('wiki', BIRTHS_TEXT, P.embedded.births);
   for (const [role, f] of Object.entries(P.served || {})) {
     try { f.info = await check(role, f.name, f.text); } catch (e) { f.error = errText(e); }
   }
@@ -128,10 +132,19 @@ export function useEmbedded() {
   showData();
 }
 
-// The built-in corpus with its pretraining text cut to the birth sentences (the middle preset's).
+// The built-in corpus with its pretraining text replaced by the birth notes (the middle preset's).
+export function useNotes() {
+  embeddedFiles();
+  data.wiki = { name: NOTES_TEXT, text: P.embedded.notes, info: P.embeddedInfo.notes };
+  S.dataSource = 'notes';
+  showData();
+}
+
+// The built-in corpus with each biography cut to its birth sentence (sessions 5-14's middle text:
+// 650 epochs of it stored more birthplaces, in about twice the birth notes' time).
 export function useBirths() {
   embeddedFiles();
-  data.wiki = { name: BIRTHS, text: P.embedded.births, info: P.embeddedInfo.births };
+  data.wiki = { name: BIRTHS_TEXT, text: P.embedded.births, info: P.embeddedInfo.births };
   S.dataSource = 'births';
   showData();
 }
@@ -183,6 +196,7 @@ export function wireData() {
   $('pick-files').addEventListener('click', () => any.click());
   any.addEventListener('change', () => { if (any.files.length) loadFiles([...any.files]); any.value = ''; });
   $('use-embedded').addEventListener('click', useEmbedded);
+  $('use-notes').addEventListener('click', useNotes);
   $('use-births').addEventListener('click', useBirths);
   $('use-served').addEventListener('click', () => P.served && useServed());
 }

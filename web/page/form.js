@@ -3,7 +3,7 @@
 import { $, P, S } from './core.js';
 import { describe, fills, fits, quickFor, sizeRun } from './sizing.js';
 import { on } from './events.js';
-import { useBirths, useEmbedded } from './data.js';
+import { useNotes, useEmbedded } from './data.js';
 
 // ---------------------------------------------------------------------------------------------
 // Form
@@ -60,17 +60,23 @@ export async function showSizing() {
 
 export const NOTES = {
   quick: 'Tiny model (2 layers, 4 heads, width 64). Its size is set to about two minutes on this device by a short measurement, taken when you first reach this card or press Pretrain.',
-  middle: 'The shipped model’s run (4 layers, 8 heads, width 128, 650 epochs) on the built-in birth sentences alone; its time here is measured when you first reach this card.',
+  middle: 'The shipped model’s size (4 layers, 8 heads, width 128) on the built-in people’s birth notes; its time here is measured when you first reach this card.',
   full: 'The assignment’s run.py settings: pretraining is 650 epochs (the handout planned about two hours on the course’s cloud GPU; this engine’s CLI kept the pace of about 10 min for them on an NVIDIA H100, BENCHMARKS.md; the time here is measured with the quick preset’s).',
   custom: 'Your own settings.',
 };
 
-// The middle preset pretrains on the built-in corpus's birth sentences: choosing it switches the
-// built-in corpus to them, and the quick and full presets switch back (the user's own or served
-// files are left alone).
+// The middle preset pretrains on the built-in corpus's birth notes: choosing it switches the
+// built-in corpus to them, and choosing quick or full switches a cut of it (the notes or the birth
+// sentences) back to the whole biographies (the user's own or served files are left alone). Only
+// the user's choice switches: a data change re-applies the preset's values, not its text.
+function choosePreset(name) {
+  if (name === 'middle' && S.dataSource === 'embedded') useNotes();
+  if ((name === 'quick' || name === 'full') && ['notes', 'births'].includes(S.dataSource)) useEmbedded();
+  applyPreset(name);
+}
+
+// Set the form to a preset's values (sized to this device) and show its note.
 export function applyPreset(name) {
-  if (name === 'middle' && S.dataSource === 'embedded') useBirths();
-  if ((name === 'quick' || name === 'full') && S.dataSource === 'births') useEmbedded();
   const v = presetValues(name);
   for (const f of FIELDS) $(`h-${f}`).value = v[f];
   $('preset').value = name;
@@ -91,7 +97,7 @@ export function readSpec(kind) {
 export function wireForm() {
   // The quick preset's steps depend on the corpus's size: size it again for new data.
   on('data', () => { if (S.sizing && P.presets) showSizing(); });
-  $('preset').addEventListener('change', () => applyPreset($('preset').value));
+  $('preset').addEventListener('change', () => choosePreset($('preset').value));
   for (const f of FIELDS) {
     $(`h-${f}`).addEventListener('input', () => { $('preset').value = 'custom'; $('preset-note').textContent = NOTES.custom; });
   }

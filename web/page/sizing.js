@@ -14,6 +14,7 @@
 // buffers once); the note says so.
 import { $, P, S, data, job } from './core.js';
 import { duration } from './ui.js';
+import { MAX_WORKERS as MAX_ENGINES } from '../backend.js';
 
 const PRE_BUDGET_S = 70;
 const FT_BUDGET_S = 40;
@@ -22,9 +23,12 @@ const FT_BUDGET_S = 40;
 const MIN_STEPS = 90;
 const BATCHES = [128, 64, 32, 16, 8, 4];
 const QUICK_EPOCHS = 40; // the quick preset's epochs when the device is fast enough for all of them
-// The middle preset's dev accuracy on the built-in corpus (pretrained on its birth sentences),
-// measured with the CLI in two runs of the same settings (results/middle-preset/).
-export const MIDDLE_DEV = { runs: [20, 41], total: 136, file: 'results/middle-preset/' };
+// The middle preset's dev accuracy on the built-in corpus (pretrained on its birth notes),
+// measured in the runs `how` says (results/middle-preset/, session 15).
+export const MIDDLE_DEV = { runs: [16], total: 136, how: 'in the one page run of these settings that finished, 28.2 min on two engines of a 2-core Xeon; the same text on a GPU: 10.3% after 200 epochs, 19.1% after 300', file: 'results/middle-preset/' };
+// The longer alternative the middle note offers: the same size, 650 epochs of the birth sentences
+// (the preset until session 15), run whole in session 14's page on two engines of its 2-core Xeon.
+const LONGER = { correct: 43, total: 136, minutes: 63 };
 const VERSION = 4; // measurements kept by an earlier page (other models timed) are taken again
 
 let measuring = null;
@@ -83,18 +87,18 @@ export function measure(deviceKey) {
 
 // The share of token positions a packed step runs, per run kind, for the data loaded now
 // (computed by the engine once per data set).
-let fillFor = { key: '', pretrain: 1, finetune: 1, births: 1 };
-let birthsFill = null;
+let fillFor = { key: '', pretrain: 1, finetune: 1, notes: 1 };
+let notesFill = null;
 export async function fills() {
   // The middle preset's pretraining text when the built-in corpus is in use (measured once).
-  if (birthsFill === null && P.embedded) {
-    try { birthsFill = await job('measure', () => P.wasm.page_packed_fill('pretrain', 'built-in birth sentences', P.embedded.births, '', '')); } catch { birthsFill = 1; }
+  if (notesFill === null && P.embedded) {
+    try { notesFill = await job('measure', () => P.wasm.page_packed_fill('pretrain', 'built-in birth notes', P.embedded.notes, '', '')); } catch { notesFill = 1; }
   }
   const w = data.wiki;
   const t = data.train;
   const key = `${w ? w.name : ''}:${w ? w.text.length : 0}:${t ? t.name : ''}:${t ? t.text.length : 0}`;
   if (fillFor.key === key) return fillFor;
-  const f = { key, pretrain: 1, finetune: 1, births: birthsFill ?? 1 };
+  const f = { key, pretrain: 1, finetune: 1, notes: notesFill ?? 1 };
   try {
     if (w) f.pretrain = await job('measure', () => P.wasm.page_packed_fill('pretrain', w.name, w.text, '', ''));
     if (w && t) f.finetune = await job('measure', () => P.wasm.page_packed_fill('finetune', w.name, w.text, t.name, t.text));
@@ -155,14 +159,21 @@ export const CLI_COMMANDS = 'attnlab pretrain vanilla wiki.txt --writing_params_
   'attnlab finetune vanilla wiki.txt --reading_params_path vanilla.pretrain.params --writing_params_path vanilla.finetune.params --finetune_corpus_path birth_places_train.tsv; ' +
   'attnlab evaluate vanilla wiki.txt --reading_params_path vanilla.finetune.params --eval_corpus_path birth_dev.tsv --outputs_path vanilla.pretrain.dev.predictions';
 
-// Whether the middle preset runs on the built-in birth sentences (the built-in corpus is in use;
+// The measurement times one engine. Two engines on two free cores ran the assignment's step
+// 1.63-1.64x one engine's pace (BENCHMARKS.md, issue 30); more are not measured, so the larger
+// presets' times on N >= 2 engines are one engine's ÷ this.
+const TWO_ENGINES = 1.6;
+const engineCount = () => (S.backend === 'cpu' && P.workers ? P.workers.n : 1);
+const pace = () => (engineCount() > 1 ? TWO_ENGINES : 1);
+
+// Whether the middle preset runs on the built-in birth notes (the built-in corpus is in use;
 // choosing the preset switches to them: web/page/form.js).
-export const onBirths = () => ['embedded', 'births'].includes(S.dataSource);
+export const onNotes = () => ['embedded', 'notes'].includes(S.dataSource);
 
 // A preset of the larger models (middle, full) on this device: its batches (the preset's, or the
 // largest that fits), steps, seconds and what was changed. `fit` from fits(); `p` its form values.
 export function sizeRun(z, name, v, fit) {
-  const preFill = name === 'middle' && onBirths() ? fillFor.births : fillFor.pretrain;
+  const preFill = name === 'middle' && onNotes() ? fillFor.notes : fillFor.pretrain;
   const t = stepTimes(z)[name === 'middle' ? 'mid' : 'full'];
   const docs = examples('wiki') || 1;
   const qs = examples('train') || 1;
@@ -171,12 +182,12 @@ export function sizeRun(z, name, v, fit) {
   const ft_batch = Math.min(v.ft_batch, f.ft);
   const preSteps = Math.ceil(docs / Math.max(1, pre_batch)) * v.pre_epochs;
   const ftSteps = Math.ceil(qs / Math.max(1, ft_batch)) * v.ft_epochs;
-  const preS = (preSteps * t(pre_batch, preFill)) / 1000;
-  const ftS = (ftSteps * t(ft_batch, fillFor.finetune)) / 1000;
+  const preS = (preSteps * t(pre_batch, preFill)) / 1000 / pace();
+  const ftS = (ftSteps * t(ft_batch, fillFor.finetune)) / 1000 / pace();
   const tooLarge = pre_batch < 1 || ft_batch < 1;
   const changed = [pre_batch < v.pre_batch ? `pretraining batch ${pre_batch} instead of ${v.pre_batch}` : '',
     ft_batch < v.ft_batch ? `finetuning batch ${ft_batch} instead of ${v.ft_batch}` : ''].filter(Boolean);
-  return { pre_batch, ft_batch, preSteps, ftSteps, preS, ftS, seconds: preS + ftS, tooLarge, changed, msPerStep: t(pre_batch, preFill) };
+  return { pre_batch, ft_batch, preSteps, ftSteps, preS, ftS, seconds: preS + ftS, tooLarge, changed, msPerStep: t(pre_batch, preFill) / pace() };
 }
 
 const pct = (o) => `${((100 * o.correct) / o.total).toFixed(1)}%`;
@@ -184,7 +195,6 @@ const pct = (o) => `${((100 * o.correct) / o.total).toFixed(1)}%`;
 // The presets' notes and option labels with this device's times.
 export function describe(z, quick, mid, full) {
   const p = P.presets;
-  const t = stepTimes(z);
   const warm = `The first step of each measurement took ${duration(z.small.first_ms / 1000)} against ${duration(z.small.ms_per_step / 1000)} for the next ones: ` +
     'it builds the kernels and buffers once, so a run’s first step is slower too.';
   const packed = (fp = fillFor.pretrain) => `Times are the measured steps of full 127-character rows scaled by the share of real characters a packed step runs in this data (pretraining ${Math.round(100 * fp)}%, finetuning ${Math.round(100 * fillFor.finetune)}%).`;
@@ -192,23 +202,29 @@ export function describe(z, quick, mid, full) {
   const cli = `Too large for this device: use the CLI (natively, on all cores or a GPU): ${CLI_COMMANDS}`;
   // A run of hours in a browser tab: the same run natively is the better way.
   const long = (r) => (r.seconds > 3 * 3600 ? ` That is long for a page: the CLI runs the same natively (all cores, or a GPU): ${CLI_COMMANDS}` : '');
+  // On the CPU backend: how many engines the times assume, or how to use the idle cores.
+  const cores = (P.workers && P.workers.cores) || 1;
+  const engines = (r) => (S.backend !== 'cpu' ? '' : engineCount() > 1
+    ? ` Times for ${engineCount()} engines: one engine’s measured step ÷ ${TWO_ENGINES} (two engines’ measured pace on two free cores).`
+    : cores > 1 ? ` Times for one engine; choose ${Math.min(cores, MAX_ENGINES)} under Workers (Device card) to train on every core: about ${duration(r.seconds / TWO_ENGINES)} (two engines ran ${TWO_ENGINES}× one’s pace on two free cores).` : '');
   const m = p.middle;
   const a = p.assignment;
   return {
     quickLabel: `Quick: tiny model, about ${duration(quick.preS + quick.ftS)} here (the flow, not knowledge)`,
-    middleLabel: mid.tooLarge ? 'Middle: too large for this device (use the CLI)' : `Middle: the shipped model’s run on the birth sentences, about ${duration(mid.seconds)} here`,
+    middleLabel: mid.tooLarge ? 'Middle: too large for this device (use the CLI)' : `Middle: the shipped model’s size on the birth notes, about ${duration(mid.seconds)} here`,
     fullLabel: full.tooLarge ? 'Full assignment: too large for this device (use the CLI)' : `Full assignment: about ${duration(full.seconds)} here${full.changed.length ? ' (smaller batch)' : ''}`,
     quick: `Tiny model (2 layers, 4 heads, width 64) at batch ${quick.pre_batch}: pretraining ${quick.preSteps.toLocaleString()} steps ` +
       `(${quick.pre_epochs} epoch${quick.pre_epochs === 1 ? '' : 's'}${quick.max_steps ? ', cut by max steps' : ''}) ≈ ${duration(quick.preS)}, finetuning ` +
       `${quick.ftSteps.toLocaleString()} steps ≈ ${duration(quick.ftS)} on this device (a step of ${quick.pre_batch} rows ≈ ${duration(quick.msPerStep / 1000)}). It shows the flow and the falling loss, not knowledge: expect the tiny model to answer one or two common places to every question. ${packed()} ${warm}`,
-    middle: mid.tooLarge ? cli : `The shipped model’s run (${m.n_layer} layers, ${m.n_head} heads, width ${m.n_embd}, ${P.presetForms['middle:false'].pre_epochs} pretraining epochs, then 10 finetuning ones) ` +
-      `${onBirths() ? 'on the built-in people’s birth sentences alone (the Data card switches to them; the other presets switch back)' : 'on your pretraining text (the birth sentences are the built-in corpus’s: use it to run this preset as measured)'}: ` +
-      `pretraining ${mid.preSteps.toLocaleString()} steps of batch ${mid.pre_batch} ≈ ${duration(mid.preS)}, finetuning ${mid.ftSteps.toLocaleString()} steps ≈ ${duration(mid.ftS)} on this device (a step of ${mid.pre_batch} rows ≈ ${duration(mid.msPerStep / 1000)}).${adjusted(mid)} ` +
-      `Expect about ${MIDDLE_DEV.runs.map((c) => pct({ correct: c, total: MIDDLE_DEV.total })).join('–')} dev accuracy on the built-in corpus (${MIDDLE_DEV.runs.join(' and ')} of ${MIDDLE_DEV.total} in two runs with the CLI: ${MIDDLE_DEV.file}; always answering London gets 9.6%): ` +
-      'with no other facts in the text, the model stores the birthplaces in the last third of its pretraining, which the full biographies (twice the text) need the same 650 epochs for (the shipped model, 15.4%). ' +
-      `${packed(onBirths() ? fillFor.births : fillFor.pretrain)}${long(mid)}`,
+    middle: mid.tooLarge ? cli : `The shipped model’s size (${m.n_layer} layers, ${m.n_head} heads, width ${m.n_embd}, ${P.presetForms['middle:false'].pre_epochs} pretraining epochs, then 10 finetuning ones) ` +
+      `${onNotes() ? 'on the built-in people’s birth notes, two short lines a person (the Data card switches to them; the other presets switch back)' : 'on your pretraining text (the birth notes are the built-in corpus’s: use it to run this preset as measured)'}: ` +
+      `pretraining ${mid.preSteps.toLocaleString()} steps of batch ${mid.pre_batch} ≈ ${duration(mid.preS)}, finetuning ${mid.ftSteps.toLocaleString()} steps ≈ ${duration(mid.ftS)} on this device (a step of ${mid.pre_batch} rows ≈ ${duration(mid.msPerStep / 1000)}).${adjusted(mid)}${engines(mid)} ` +
+      `Expect about ${MIDDLE_DEV.runs.map((c) => pct({ correct: c, total: MIDDLE_DEV.total })).join('–')} dev accuracy on the built-in corpus (${MIDDLE_DEV.runs.join(' and ')} of ${MIDDLE_DEV.total} ${MIDDLE_DEV.how}: ${MIDDLE_DEV.file}; always answering London gets 9.6%), ` +
+      'with two short phrasings of each birthplace and no other facts, the probe finds the first ones stored after about 100–150 epochs, where the whole biographies need about 400 of 650 (the shipped model, 15.4%). ' +
+      `For more right answers in about twice the time: “Use its birth sentences only” on the Data card and 650 pretraining epochs (${LONGER.correct} of ${LONGER.total}, ${pct(LONGER)}, in ${LONGER.minutes} min on two engines of a 2-core Xeon). ` +
+      `${packed(onNotes() ? fillFor.notes : fillFor.pretrain)}${long(mid)}`,
     full: full.tooLarge ? cli : `The assignment’s run.py settings (${a.n_layer} layers, ${a.n_head} heads, width ${a.n_embd}): pretraining ${full.preSteps.toLocaleString()} steps (${p.pretrain.epochs} epochs of batch ${full.pre_batch}) and finetuning ` +
-      `${full.ftSteps.toLocaleString()} steps: about ${duration(full.seconds)} on this device (a step of ${full.pre_batch} rows ≈ ${duration(t.full(full.pre_batch, fillFor.pretrain) / 1000)}).${adjusted(full)} ${packed()} ${warm}${long(full)}`,
+      `${full.ftSteps.toLocaleString()} steps: about ${duration(full.seconds)} on this device (a step of ${full.pre_batch} rows ≈ ${duration(full.msPerStep / 1000)}).${adjusted(full)}${engines(full)} ${packed()} ${warm}${long(full)}`,
     fullS: full.seconds,
   };
 }

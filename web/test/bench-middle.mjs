@@ -1,5 +1,5 @@
 // The middle preset's pace in the page (BENCHMARKS.md, "The middle preset's step"): choose it on the
-// built-in corpus (its birth sentences), Pretrain, count the steps over SECONDS (default 90), print
+// built-in corpus (its birth notes), Pretrain, count the steps over SECONDS (default 90), print
 // the seconds a step and the pretraining's minutes at that pace, and Stop. Q adds to the address
 // (micro=0: whole steps; workers=2: two engines); FORM sets fields of the form after the preset is
 // chosen (FORM=pre_batch=16,dropout=0). Not part of the test suite: it is a measurement.

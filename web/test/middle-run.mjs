@@ -1,9 +1,11 @@
 // The middle preset end to end in the page, as a student runs it (results/middle-preset/, "In the
 // page"): the built-in corpus, Middle, Pretrain to the end, Finetune (the preset's 10 epochs from
 // the model), then Evaluate the 136 dev questions. Prints the label the page gave, the wall times,
-// the probe's recall on the chart and the score; screenshots in web/test/out/. A measurement, not
-// part of the test suite (it runs for the preset's whole time).
-// Usage: [ATTNLAB_BACKEND=cpu] [Q=workers=2] node web/test/middle-run.mjs BASE_URL
+// the probe's recall on the chart and the score; screenshots and the predictions (one a line) in
+// web/test/out/middle-run*. FORM sets fields after the preset is chosen (FORM=seed=1). A
+// measurement, not part of the test suite (it runs for the preset's whole time).
+// Usage: [ATTNLAB_BACKEND=cpu] [Q=workers=2] [FORM=field=value,...] node web/test/middle-run.mjs BASE_URL
+import { writeFileSync } from 'node:fs';
 import { openBrowser, pageUrl } from './browser.mjs';
 
 const base = process.argv[2];
@@ -20,9 +22,15 @@ await page.click('#use-embedded');
 await page.selectOption('#h-from', 'scratch');
 await page.selectOption('#preset', 'middle');
 await page.waitForTimeout(1500);
+for (const kv of (process.env.FORM || '').split(',').filter(Boolean)) {
+  const [k, v] = kv.split('=');
+  await page.fill(`#h-${k}`, v);
+  await page.dispatchEvent(`#h-${k}`, 'change');
+}
 const info = await page.evaluate(() => ({ label: window.__page.presetLabels.middle, backend: window.__page.backend, workers: window.__page.workers, ua: navigator.userAgent.match(/Chrome\/[\d.]+/)?.[0] }));
 say(`label: ${info.label}; backend ${info.backend}, engines ${JSON.stringify(info.workers)}, ${info.ua}`);
 say(`note: ${await page.textContent('#preset-note')}`);
+say(`form: ${JSON.stringify(await page.evaluate(() => Object.fromEntries([...document.querySelectorAll('[id^=h-]')].map((e) => [e.id.slice(2), e.value]))))}`);
 
 // One run (pretrain or finetune) to its end: returns its wall seconds, steps and last status.
 async function train(button) {
@@ -58,6 +66,7 @@ if (await page.isVisible('#eval-confirm')) await page.click('#eval-confirm butto
 await page.waitForFunction(() => window.__page.evalReport || window.__page.evalError, null, { timeout: 600000 });
 const r = await page.evaluate(() => ({ rep: window.__page.evalReport, error: window.__page.evalError }));
 if (r.error) throw new Error(`evaluate: ${r.error}`);
+writeFileSync('web/test/out/middle-run.dev.predictions', r.rep.rows.map((row) => `${row.prediction}\n`).join(''));
 const counts = {};
 for (const row of r.rep.rows) counts[row.prediction] = (counts[row.prediction] || 0) + 1;
 const top = Object.entries(counts).sort((a, b) => b[1] - a[1]).slice(0, 5).map(([k, v]) => `${k} ${v}`).join(', ');

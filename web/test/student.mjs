@@ -2,7 +2,7 @@
 // evaluations that keep their work. On the backend ATTNLAB_BACKEND names (webgpu by default, see
 // browser.mjs), with the shipped model and the built-in corpus, no server data needed:
 //   presets: three labels with this device's times, the quick one saying it shows the flow, the
-//     middle one (the shipped model's run on the built-in birth sentences, which choosing it
+//     middle one (the shipped model's size on the built-in birth notes, which choosing it
 //     switches the Data card to) its measured dev accuracy, the full one the largest batch that fits (or the CLI);
 //     the same labels after a reload; the larger models' times are their measured step per row
 //     scaled by the rows and the data's packed share (no fitted intercept to amplify noise);
@@ -81,13 +81,13 @@ try {
     assert(/^Quick: tiny model, about \d.* here \(the flow, not knowledge\)$/.test(z.labels.quick), `quick: ${z.labels.quick}`);
     await page.selectOption('#preset', 'quick');
     assert(/not knowledge/.test(await page.textContent('#preset-note')), 'the quick note does not say what to expect');
-    // The middle preset: the shipped model's run (on the built-in birth sentences: the step after
-    // the reload's), its expected dev accuracy measured with the CLI.
+    // The middle preset: the shipped model's size on the built-in birth notes (the step after the
+    // reload's), its expected dev accuracy as measured (results/middle-preset/).
     await page.selectOption('#preset', 'middle');
     const mid = await page.textContent('#preset-note');
-    const midOk = z.sizes.middle.tooLarge ? /use the CLI/.test(mid) : /^Middle: the shipped model’s run on the birth sentences, about \d.* here$/.test(z.labels.middle) && /Expect about \d+\.\d%–\d+\.\d% dev accuracy/.test(mid) && /results\/middle-preset/.test(mid);
+    const midOk = z.sizes.middle.tooLarge ? /use the CLI/.test(mid) : /^Middle: the shipped model’s size on the birth notes, about \d.* here$/.test(z.labels.middle) && /Expect about \d+\.\d%(–\d+\.\d%)? dev accuracy/.test(mid) && /results\/middle-preset/.test(mid);
     assert(midOk, `middle: ${z.labels.middle} — “${mid}”`);
-    assert(await page.inputValue('#h-n_embd') === '128' && await page.inputValue('#h-n_layer') === '4' && await page.inputValue('#h-pre_epochs') === '650', 'the middle preset is not the shipped model’s run');
+    assert(await page.inputValue('#h-n_embd') === '128' && await page.inputValue('#h-n_layer') === '4' && await page.inputValue('#h-pre_epochs') === '260', 'the middle preset is not the shipped model’s size at 260 epochs');
     // Full: the batch offered is the largest that fits (or the preset's), and the note says so.
     await page.selectOption('#preset', 'full');
     const full = await page.textContent('#preset-note');
@@ -128,26 +128,34 @@ try {
   lines[8] = lines[8].replace('Where was ', 'Where was Ω');
   const colÅ = lines[6].indexOf('å') + 1;
 
-  await step('presets: Middle switches the built-in corpus to its birth sentences, Quick and Full switch back; served files are left alone', async () => {
+  await step('presets: Middle switches the built-in corpus to its birth notes, Quick and Full switch back; served files are left alone', async () => {
     const wikiRow = () => page.$$eval('#data-table tbody tr:first-child td', (tds) => tds.map((t) => t.textContent).join(' | '));
     const served = await S(() => window.__page.dataSource === 'served');
     if (served) {
       await page.selectOption('#preset', 'middle');
-      assert(!/birth sentences/.test(await wikiRow()), `middle replaced the served pretraining text: ${await wikiRow()}`);
+      assert(!/birth notes/.test(await wikiRow()), `middle replaced the served pretraining text: ${await wikiRow()}`);
       assert(/on your pretraining text/.test(await page.textContent('#preset-note')), 'the middle note does not say it runs on the loaded text');
     }
     await page.click('#use-embedded');
     await page.selectOption('#preset', 'middle');
-    const births = await wikiRow();
-    assert(/built-in birth sentences/.test(births) && /birth sentence/.test(await page.textContent('#data-summary')), `middle: the pretraining text is ${births}`);
-    await page.waitForFunction(() => /birth sentences alone/.test(document.getElementById('preset-note').textContent), null, { timeout: TIMEOUT });
+    const notes = await wikiRow();
+    assert(/built-in birth notes/.test(notes) && /two short notes each/.test(await page.textContent('#data-summary')), `middle: the pretraining text is ${notes}`);
+    await page.waitForFunction(() => /birth notes, two short lines a person/.test(document.getElementById('preset-note').textContent), null, { timeout: TIMEOUT });
+    assert(/Use its birth sentences only” on the Data card and 650 pretraining epochs/.test(await page.textContent('#preset-note')), 'the middle note does not offer the longer run');
     for (const other of ['full', 'quick']) {
       await page.selectOption('#preset', 'middle');
       await page.selectOption('#preset', other);
       assert(/built-in wiki\.txt/.test(await wikiRow()), `${other}: the pretraining text is ${await wikiRow()}`);
     }
+    // The longer run's text: the birth sentences, kept by Middle, left by Quick.
+    await page.click('#use-births');
+    assert(/built-in birth sentences/.test(await wikiRow()) && /birth sentence/.test(await page.textContent('#data-summary')), `birth sentences: ${await wikiRow()}`);
+    await page.selectOption('#preset', 'middle');
+    assert(/built-in birth sentences/.test(await wikiRow()), `middle replaced the birth sentences: ${await wikiRow()}`);
+    await page.selectOption('#preset', 'quick');
+    assert(/built-in wiki\.txt/.test(await wikiRow()), `quick: the pretraining text is ${await wikiRow()}`);
     if (served) await page.click('#use-served');
-    return `${births}; back to the whole biographies with Full and Quick${served ? '; the served folder restored' : ''}`;
+    return `${notes}; back to the whole biographies with Full and Quick; the birth sentences kept by Middle${served ? '; the served folder restored' : ''}`;
   });
 
   await step('evaluate: questions with characters the model lacks are skipped, counted and named once; the timed questions count', async () => {
