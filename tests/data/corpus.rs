@@ -8,6 +8,21 @@ fn parse(text: &str, file: &str) -> Vec<Row> {
     parse_tsv_str(text, file, TsvMode::RequireAnswers).expect("generated TSV parses")
 }
 
+/// Every person's (name, birthplace), from the train, dev and test questions in that order.
+fn people(c: &DefaultCorpus) -> Vec<(String, String)> {
+    [&c.train_tsv, &c.dev_tsv, &c.test_tsv]
+        .iter()
+        .flat_map(|t| parse(t, "tsv"))
+        .map(|r| {
+            let name = r
+                .question
+                .trim_start_matches("Where was ")
+                .trim_end_matches(" born?");
+            (name.to_string(), r.answer.clone().unwrap_or_default())
+        })
+        .collect()
+}
+
 #[test]
 fn corpus_should_be_deterministic_and_fast() {
     let t0 = Instant::now();
@@ -95,21 +110,13 @@ fn corpus_should_have_a_most_common_place_baseline() {
 fn corpus_should_offer_the_same_peoples_birth_sentences_alone() {
     for sizes in [CorpusSizes::DEFAULT, CorpusSizes::TINY] {
         let c = generate_sized(7, sizes);
-        let rows: Vec<Row> = [&c.train_tsv, &c.dev_tsv, &c.test_tsv]
-            .iter()
-            .flat_map(|t| parse(t, "tsv"))
-            .collect();
+        let people = people(&c);
         let births: Vec<&str> = c.births.lines().collect();
         let bios: Vec<&str> = c.wiki.lines().collect();
-        assert_eq!(births.len(), rows.len());
-        for ((row, line), bio) in rows.iter().zip(&births).zip(&bios) {
-            let name = row
-                .question
-                .trim_start_matches("Where was ")
-                .trim_end_matches(" born?");
+        assert_eq!(births.len(), people.len());
+        for (((name, place), line), bio) in people.iter().zip(&births).zip(&bios) {
             let header = format!("{name}. ");
             assert!(line.starts_with(&header), "{line}");
-            let place = row.answer.as_deref().unwrap_or("");
             let at = line.find(&format!(" {place}")).expect("birthplace");
             assert!(at + place.len() < 112, "{line}");
             // Its sentences are the biography's own, cut from it.
@@ -132,21 +139,13 @@ fn corpus_should_offer_the_same_peoples_birth_sentences_alone() {
 fn corpus_should_offer_the_same_people_in_two_birth_notes_each() {
     for sizes in [CorpusSizes::DEFAULT, CorpusSizes::TINY] {
         let c = generate_sized(7, sizes);
-        let rows: Vec<Row> = [&c.train_tsv, &c.dev_tsv, &c.test_tsv]
-            .iter()
-            .flat_map(|t| parse(t, "tsv"))
-            .collect();
+        let people = people(&c);
         let notes: Vec<&str> = c.notes.lines().collect();
         // Person 0 keeps its birth-sentence line (the essay's '?'); every other person has two.
-        assert_eq!(notes.len(), 2 * rows.len() - 1);
+        assert_eq!(notes.len(), 2 * people.len() - 1);
         assert_eq!(notes[0], c.births.lines().next().expect("a first line"));
         let mut seconds = std::collections::HashSet::new();
-        for (i, row) in rows.iter().enumerate().skip(1) {
-            let name = row
-                .question
-                .trim_start_matches("Where was ")
-                .trim_end_matches(" born?");
-            let place = row.answer.as_deref().unwrap_or("");
+        for (i, (name, place)) in people.iter().enumerate().skip(1) {
             let (first, second) = (notes[2 * i - 1], notes[2 * i]);
             assert_eq!(first, format!("{name}. Born in {place} ."));
             let form = second

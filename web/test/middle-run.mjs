@@ -3,8 +3,10 @@
 // the model), then Evaluate the 136 dev questions. Prints the label the page gave, the wall times,
 // the probe's recall on the chart and the score; screenshots and the predictions (one a line) in
 // web/test/out/middle-run*. FORM sets fields after the preset is chosen (FORM=seed=1). A
-// measurement, not part of the test suite (it runs for the preset's whole time).
-// Usage: [ATTNLAB_BACKEND=cpu] [Q=workers=2] [FORM=field=value,...] node web/test/middle-run.mjs BASE_URL
+// measurement, not part of the test suite (it runs for the preset's whole time). FT_FORM sets fields
+// after pretraining (FT_FORM=from=model,ft_epochs=10: what the preset itself switches to, which
+// settings of one's own keep as they are).
+// Usage: [ATTNLAB_BACKEND=cpu] [Q=workers=2] [FORM=field=value,...] [FT_FORM=...] node web/test/middle-run.mjs BASE_URL
 import { writeFileSync } from 'node:fs';
 import { openBrowser, pageUrl } from './browser.mjs';
 
@@ -22,11 +24,15 @@ await page.click('#use-embedded');
 await page.selectOption('#h-from', 'scratch');
 await page.selectOption('#preset', 'middle');
 await page.waitForTimeout(1500);
-for (const kv of (process.env.FORM || '').split(',').filter(Boolean)) {
-  const [k, v] = kv.split('=');
-  await page.fill(`#h-${k}`, v);
-  await page.dispatchEvent(`#h-${k}`, 'change');
+// Form fields from "field=value,..." (a select by its option's value).
+async function setFields(spec) {
+  for (const kv of (spec || '').split(',').filter(Boolean)) {
+    const [k, v] = kv.split('=');
+    if (await page.$eval(`#h-${k}`, (e) => e.tagName === 'SELECT')) await page.selectOption(`#h-${k}`, v);
+    else { await page.fill(`#h-${k}`, v); await page.dispatchEvent(`#h-${k}`, 'change'); }
+  }
 }
+await setFields(process.env.FORM);
 const info = await page.evaluate(() => ({ label: window.__page.presetLabels.middle, backend: window.__page.backend, workers: window.__page.workers, ua: navigator.userAgent.match(/Chrome\/[\d.]+/)?.[0] }));
 say(`label: ${info.label}; backend ${info.backend}, engines ${JSON.stringify(info.workers)}, ${info.ua}`);
 say(`note: ${await page.textContent('#preset-note')}`);
@@ -52,6 +58,7 @@ const pre = await train('#btn-pretrain');
 const recall = await page.evaluate(() => (window.__page.history || []).map((h) => ({ label: h.label, recall: h.recall })));
 say(`pretraining: ${pre.steps} steps in ${(pre.seconds / 60).toFixed(1)} min; recall on the chart: ${JSON.stringify(recall)}`);
 await page.locator('#train-card').screenshot({ path: 'web/test/out/middle-run-pretrained.png' });
+await setFields(process.env.FT_FORM);
 const ft = { from: await page.inputValue('#h-from'), epochs: await page.inputValue('#h-ft_epochs') };
 const fin = await train('#btn-finetune');
 say(`finetuning (${JSON.stringify(ft)}): ${fin.steps} steps in ${fin.seconds.toFixed(0)} s`);

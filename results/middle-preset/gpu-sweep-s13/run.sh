@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Middle-preset sweep (sessions 13-14): pretrain (probe every 10 epochs) -> finetune 10 epochs -> dev.
+# Middle-preset sweep (sessions 13-15; the seed, a 9th field, since 15): pretrain (probe every 10 epochs) -> finetune 10 epochs -> dev.
 # usage: BUDGET=seconds run.sh JOBFILE_CPU JOBFILE_GPU ; logs in $OUTDIR/logs
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -7,15 +7,15 @@ B=${B:-$here/attnlab}
 OUTDIR=${OUTDIR:-$here/out}
 mkdir -p "$OUTDIR/logs" "$OUTDIR/w"
 export DEADLINE=$(( $(date +%s) + ${BUDGET:-500} ))
-job() { # name device corpus epochs batch lr dropout layers-heads-width
-  local n=$1 d=$2 c=$here/corpora/$3 e=$4 bs=$5 lr=$6 dr=$7 S
+job() { # name device corpus epochs batch lr dropout layers-heads-width [seed]
+  local n=$1 d=$2 c=$here/corpora/$3 e=$4 bs=$5 lr=$6 dr=$7 sd=${9:-0} S
   IFS=- read -r L H W <<<"${8:-4-8-128}"; S="--n_layer $L --n_head $H --n_embd $W"
   local log=$OUTDIR/logs/$n.log w=$OUTDIR/w/$n left=$(( DEADLINE - $(date +%s) ))
   [ $left -gt 30 ] || { echo "SKIPPED (no time)" >"$log"; return; }
   {
-    echo "JOB $n device=$d corpus=$3 epochs=$e batch=$bs lr=$lr dropout=$dr size=${8:-4-8-128} start=$(date -u +%T)"
+    echo "JOB $n device=$d corpus=$3 epochs=$e batch=$bs lr=$lr dropout=$dr size=${8:-4-8-128} seed=$sd start=$(date -u +%T)"
     local t0=$(date +%s)
-    timeout $left $B pretrain vanilla $c/wiki.txt $S --device $d --max_epochs $e --batch_size $bs --learning_rate $lr --dropout $dr --probe_corpus_path $c/birth_dev.tsv --writing_params_path $w.pt.params || { echo "PRETRAIN STOPPED rc=$?"; exit; }
+    timeout $left $B pretrain vanilla $c/wiki.txt $S --device $d --max_epochs $e --batch_size $bs --learning_rate $lr --dropout $dr --seed $sd --probe_corpus_path $c/birth_dev.tsv --writing_params_path $w.pt.params || { echo "PRETRAIN STOPPED rc=$?"; exit; }
     local t1=$(date +%s)
     left=$(( DEADLINE - t1 ))
     timeout $left $B finetune vanilla $c/wiki.txt $S --device $d --reading_params_path $w.pt.params --finetune_corpus_path $c/birth_places_train.tsv --writing_params_path $w.ft.params || { echo "FINETUNE STOPPED"; exit; }
