@@ -25,7 +25,7 @@ const BATCHES = [128, 64, 32, 16, 8, 4];
 const QUICK_EPOCHS = 40; // the quick preset's epochs when the device is fast enough for all of them
 // The middle preset's dev accuracy on the built-in corpus (pretrained on its birth notes),
 // measured in the runs `how` says (results/middle-preset/, session 15).
-export const MIDDLE_DEV = { runs: [16], total: 136, how: 'in the one page run of these settings that finished, 28.2 min on two engines of a 2-core Xeon; the same text on a GPU: 10.3% after 200 epochs, 19.1% after 300', file: 'results/middle-preset/' };
+export const MIDDLE_DEV = { runs: [15, 16], total: 136, how: 'in two page runs of these settings (seeds 1 and 0; 28.2 min on two engines of a 2-core Xeon), mostly common places; the same text on a GPU: 10.3% after 200 epochs, 19.1% after 300', file: 'results/middle-preset/' };
 // The longer alternative the middle note offers: the same size, 650 epochs of the birth sentences
 // (the preset until session 15), run whole in session 14's page on two engines of its 2-core Xeon.
 const LONGER = { correct: 43, total: 136, minutes: 63 };
