@@ -79,10 +79,10 @@ pub struct DefaultCorpus {
     /// middle preset pretrained on this text in sessions 5-14.
     pub births: String,
     /// The same people in two short notes each, `NAME. Born in PLACE .` and one of
-    /// [`NOTE_FORMS`] (person 0 keeps its `births` line, whose essay title ends in '?'). Two
-    /// phrasings of one fact and nothing else store the birthplaces in about a third of the birth
-    /// sentences' work (results/middle-preset/, session 15): the page's middle preset pretrains on
-    /// this text.
+    /// [`NOTE_FORMS`] (person 0 keeps its `births` line, whose essay title ends in '?'). With two
+    /// phrasings of one fact and nothing else the probe finds birthplaces stored after under half
+    /// the birth sentences' work (results/middle-preset/, session 15): the page's middle preset
+    /// pretrains on this text.
     pub notes: String,
     pub train_tsv: String,
     pub dev_tsv: String,
