@@ -210,10 +210,13 @@ function build(item, hash) {
   return el;
 }
 
-// A link to a demo lands on its card and stays there while the page above it grows (formulas
-// rendered, the shipped model's cards filled, images loaded): for 15 s, or until the reader scrolls,
-// clicks or types, every change of the page's size scrolls the card back to the top.
+// A link to a demo (the address on arrival, or one of the list's links clicked later) lands on its
+// card and stays there while the page above it grows (formulas rendered, the shipped model's cards
+// filled, a section 2 evaluation finishing): for 15 s, or until the reader scrolls, clicks or types,
+// every change of the page's size scrolls the card back to the top. A new link ends the last pin.
+let unpin = () => {};
 function pinTo(el) {
+  unpin();
   const at = () => el.getBoundingClientRect().top;
   let want = 0;
   const pin = () => { if (Math.abs(at() - want) > 2) el.scrollIntoView(); };
@@ -222,6 +225,7 @@ function pinTo(el) {
     ro.disconnect();
     for (const ev of STOPS) window.removeEventListener(ev, stop, true);
   };
+  unpin = stop;
   const STOPS = ['wheel', 'touchstart', 'pointerdown', 'keydown'];
   for (const ev of STOPS) window.addEventListener(ev, stop, { capture: true, passive: true });
   el.scrollIntoView();
@@ -314,6 +318,7 @@ window.addEventListener('hashchange', () => {
   applyParams(d.item, d.st, h.params);
   d.sync.forEach((f) => f());
   run(d);
+  pinTo(d.el);
 });
 
 main();
