@@ -42,9 +42,10 @@ export async function showSizing() {
   if (mine !== sizing) return;
   S.fit = fit;
   const q = quickFor(S.sizing);
-  const scratch = $('h-from').value === 'scratch';
-  const mid = sizeRun(S.sizing, 'middle', P.presetForms[`middle:${scratch}`], fit && fit.middle);
-  const full = sizeRun(S.sizing, 'full', P.presetForms[`full:${scratch}`], fit && fit.full);
+  // The larger presets' times are their whole run: pretraining, then finetuning from that model
+  // (10 epochs; not the 75 from scratch the Finetune fields show before a pretrained model exists).
+  const mid = sizeRun(S.sizing, 'middle', P.presetForms['middle:false'], fit && fit.middle);
+  const full = sizeRun(S.sizing, 'full', P.presetForms['full:false'], fit && fit.full);
   const d = describe(S.sizing, q, mid, full);
   S.quick = { ...q, seconds: q.preS + q.ftS, fullSeconds: d.fullS };
   S.presetSizes = { middle: mid, full };

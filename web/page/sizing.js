@@ -24,11 +24,17 @@ const MIN_STEPS = 90;
 const BATCHES = [128, 64, 32, 16, 8, 4];
 const QUICK_EPOCHS = 40; // the quick preset's epochs when the device is fast enough for all of them
 // The middle preset's dev accuracy on the built-in corpus (pretrained on its birth notes),
-// measured in the runs `how` says (results/middle-preset/, session 15).
-export const MIDDLE_DEV = { runs: [15, 16], total: 136, how: 'in two page runs of these settings (seeds 1 and 0; 28.2 min on two engines of a 2-core Xeon), mostly common places; the same text on a GPU: 10.3% after 200 epochs, 19.1% after 300', file: 'results/middle-preset/' };
+// measured in the runs `how` says (results/middle-preset/, sessions 15 and 16).
+export const MIDDLE_DEV = { runs: [15, 16, 16, 18, 20], total: 136, how: 'in five runs of these settings (two whole in the page, seeds 1 and 0, 28.2 min on two engines of a 2-core Xeon; three of the CLI, seeds 0, 2 and 1), mostly common places; the same text on a GPU: 10.3% after 200 epochs, 19.1% after 300', file: 'results/middle-preset/' };
 // The longer alternative the middle note offers: the same size, 650 epochs of the birth sentences
 // (the preset until session 15), run whole in session 14's page on two engines of its 2-core Xeon.
 const LONGER = { correct: 43, total: 136, minutes: 63 };
+// The middle preset's measured dev accuracies as one range ("11.0%–14.7%"), or one value.
+function devRange() {
+  const lo = Math.min(...MIDDLE_DEV.runs), hi = Math.max(...MIDDLE_DEV.runs);
+  const at = (c) => pct({ correct: c, total: MIDDLE_DEV.total });
+  return lo === hi ? at(lo) : `${at(lo)}–${at(hi)}`;
+}
 const VERSION = 4; // measurements kept by an earlier page (other models timed) are taken again
 
 let measuring = null;
@@ -160,11 +166,13 @@ export const CLI_COMMANDS = 'attnlab pretrain vanilla wiki.txt --writing_params_
   'attnlab evaluate vanilla wiki.txt --reading_params_path vanilla.finetune.params --eval_corpus_path birth_dev.tsv --outputs_path vanilla.pretrain.dev.predictions';
 
 // The measurement times one engine. Two engines on two free cores ran the assignment's step
-// 1.63-1.64x one engine's pace (BENCHMARKS.md, issue 30); more are not measured, so the larger
-// presets' times on N >= 2 engines are one engine's ÷ this.
-const TWO_ENGINES = 1.6;
+// 1.63-1.64x one engine's pace (BENCHMARKS.md, issue 30); the middle preset's whole run on two
+// engines took 0.451 s a step where this page's one-engine estimate said 0.86 s (session 15's
+// 2-core Xeon, its label's 59 min 32 s less 375 finetuning steps: 1.9x; results/middle-preset/).
+// More engines are not measured, so a preset's time on N >= 2 engines is one engine's ÷ its factor.
+const TWO_ENGINES = { middle: 1.9, full: 1.6 };
 const engineCount = () => (S.backend === 'cpu' && P.workers ? P.workers.n : 1);
-const pace = () => (engineCount() > 1 ? TWO_ENGINES : 1);
+const pace = (name) => (engineCount() > 1 ? TWO_ENGINES[name] : 1);
 
 // Whether the middle preset runs on the built-in birth notes (the built-in corpus is in use;
 // choosing the preset switches to them: web/page/form.js).
@@ -182,12 +190,12 @@ export function sizeRun(z, name, v, fit) {
   const ft_batch = Math.min(v.ft_batch, f.ft);
   const preSteps = Math.ceil(docs / Math.max(1, pre_batch)) * v.pre_epochs;
   const ftSteps = Math.ceil(qs / Math.max(1, ft_batch)) * v.ft_epochs;
-  const preS = (preSteps * t(pre_batch, preFill)) / 1000 / pace();
-  const ftS = (ftSteps * t(ft_batch, fillFor.finetune)) / 1000 / pace();
+  const preS = (preSteps * t(pre_batch, preFill)) / 1000 / pace(name);
+  const ftS = (ftSteps * t(ft_batch, fillFor.finetune)) / 1000 / pace(name);
   const tooLarge = pre_batch < 1 || ft_batch < 1;
   const changed = [pre_batch < v.pre_batch ? `pretraining batch ${pre_batch} instead of ${v.pre_batch}` : '',
     ft_batch < v.ft_batch ? `finetuning batch ${ft_batch} instead of ${v.ft_batch}` : ''].filter(Boolean);
-  return { pre_batch, ft_batch, preSteps, ftSteps, preS, ftS, seconds: preS + ftS, tooLarge, changed, msPerStep: t(pre_batch, preFill) / pace() };
+  return { pre_batch, ft_batch, preSteps, ftSteps, preS, ftS, seconds: preS + ftS, tooLarge, changed, msPerStep: t(pre_batch, preFill) / pace(name), twoEngines: TWO_ENGINES[name] };
 }
 
 const pct = (o) => `${((100 * o.correct) / o.total).toFixed(1)}%`;
@@ -205,8 +213,8 @@ export function describe(z, quick, mid, full) {
   // On the CPU backend: how many engines the times assume, or how to use the idle cores.
   const cores = (P.workers && P.workers.cores) || 1;
   const engines = (r) => (S.backend !== 'cpu' ? '' : engineCount() > 1
-    ? ` Times for ${engineCount()} engines: one engine’s measured step ÷ ${TWO_ENGINES} (two engines’ measured pace on two free cores).`
-    : cores > 1 ? ` Times for one engine; choose ${Math.min(cores, MAX_ENGINES)} under Workers (Device card) to train on every core: about ${duration(r.seconds / TWO_ENGINES)} (two engines ran ${TWO_ENGINES}× one’s pace on two free cores).` : '');
+    ? ` Times for ${engineCount()} engines: one engine’s measured step ÷ ${r.twoEngines} (two engines’ measured pace on two free cores).`
+    : cores > 1 ? ` Times for one engine; choose ${Math.min(cores, MAX_ENGINES)} under Workers (Device card) to train on every core: about ${duration(r.seconds / r.twoEngines)} (two engines ran ${r.twoEngines}× one’s pace on two free cores).` : '');
   const m = p.middle;
   const a = p.assignment;
   return {
@@ -219,7 +227,7 @@ export function describe(z, quick, mid, full) {
     middle: mid.tooLarge ? cli : `The shipped model’s size (${m.n_layer} layers, ${m.n_head} heads, width ${m.n_embd}, ${P.presetForms['middle:false'].pre_epochs} pretraining epochs, then 10 finetuning ones) ` +
       `${onNotes() ? 'on the built-in people’s birth notes, two short lines a person (the Data card switches to them; the other presets switch back)' : 'on your pretraining text (the birth notes are the built-in corpus’s: use it to run this preset as measured)'}: ` +
       `pretraining ${mid.preSteps.toLocaleString()} steps of batch ${mid.pre_batch} ≈ ${duration(mid.preS)}, finetuning ${mid.ftSteps.toLocaleString()} steps ≈ ${duration(mid.ftS)} on this device (a step of ${mid.pre_batch} rows ≈ ${duration(mid.msPerStep / 1000)}).${adjusted(mid)}${engines(mid)} ` +
-      `Expect about ${MIDDLE_DEV.runs.map((c) => pct({ correct: c, total: MIDDLE_DEV.total })).join('–')} dev accuracy on the built-in corpus (${MIDDLE_DEV.runs.join(' and ')} of ${MIDDLE_DEV.total} ${MIDDLE_DEV.how}: ${MIDDLE_DEV.file}; always answering London gets 9.6%), ` +
+      `Expect about ${devRange()} dev accuracy on the built-in corpus (${MIDDLE_DEV.runs.slice(0, -1).join(', ')} and ${MIDDLE_DEV.runs.at(-1)} of ${MIDDLE_DEV.total} ${MIDDLE_DEV.how}: ${MIDDLE_DEV.file}; always answering London gets 9.6%), ` +
       'with two short phrasings of each birthplace and no other facts, the probe finds the first ones stored after about 100–150 epochs, where the whole biographies need about 400 of 650 (the shipped model, 15.4%). ' +
       `For more right answers in about twice the time: “Use its birth sentences only” on the Data card and 650 pretraining epochs (${LONGER.correct} of ${LONGER.total}, ${pct(LONGER)}, in ${LONGER.minutes} min on two engines of a 2-core Xeon). ` +
       `${packed(onNotes() ? fillFor.notes : fillFor.pretrain)}${long(mid)}`,
