@@ -55,7 +55,10 @@ stage_a() {
   else
     log "nvidia-smi: not on this machine"
   fi
-  log "Vulkan loader: $(ldconfig -p 2>/dev/null | grep -m1 'libvulkan.so.1' | sed 's/^[[:space:]]*//' || echo none)"
+  # ldconfig's list read whole first: `ldconfig -p | grep -m1` under pipefail fails when grep stops
+  # before ldconfig has written everything (SIGPIPE), as it did on a loaded machine.
+  local libs; libs=$(ldconfig -p 2>/dev/null || true)
+  log "Vulkan loader: $(grep -m1 'libvulkan.so.1' <<<"$libs" | sed 's/^[[:space:]]*//' || echo none)"
   log "VK_DRIVER_FILES=${VK_DRIVER_FILES:-(unset)}"
   # A dry run skips the tune: on lavapipe timing the four kernels outran the stage even at one
   # repeat (over 25 s on a quiet 2-core machine, session 7), and its path is tested by
@@ -217,7 +220,7 @@ stage_e() {
   local exit_status=""
   [ -f "$dir/exit" ] && exit_status=$(cat "$dir/exit")
   if [ "$exit_status" != 0 ]; then
-    bash "$ls" "$name" status 2>/dev/null | grep -q ': running' ||
+    [[ "$(bash "$ls" "$name" status 2>/dev/null || true)" == *': running'* ]] ||
       bash "$ls" "$name" -- pretrain "$v" "$data/wiki.txt" "${size[@]}" --device gpu \
         --writing_params_path "$v.pretrain.params"
     # Wait until it ends or the stage's time is nearly up (30 s kept to stop it and copy).
@@ -345,9 +348,10 @@ main() {
     export ATTNLAB_REQUIRE_HARDWARE_GPU=1
     # The loader and libglvnd's dispatch (NVIDIA's Vulkan ICD, libGLX_nvidia, needs libGLdispatch):
     # with the loader alone the H100 machine gave "vulkan drivers/libraries could not be loaded".
-    local lib have_all=1
+    local lib have_all=1 libs
+    libs=$(ldconfig -p 2>/dev/null || true) # whole first (see stage_a)
     for lib in libvulkan.so.1 libGLdispatch.so.0 libGLX.so.0; do
-      ldconfig -p 2>/dev/null | grep -q "$lib" || have_all=0
+      grep -q "$lib" <<<"$libs" || have_all=0
     done
     if [ "$have_all" = 0 ]; then
       compgen -G "$kit/gl/*.deb" >/dev/null ||
@@ -432,10 +436,12 @@ main() {
     fi
     log "==== stage $s ($name), at most $cap s"
     st=0
-    GC_DEADLINE=$((t0 + cap)) timeout -k 10 "$cap" bash "$self" __stage "$s" || st=$?
+    # The stage's output also goes to its own file, complete when the pipe ends (log.txt is written
+    # by the tee at the bottom, which may not have caught up yet).
+    GC_DEADLINE=$((t0 + cap)) timeout -k 10 "$cap" bash "$self" __stage "$s" 2>&1 | tee "$OUT/.stage" || st=$?
     detail=""
     case "$s" in
-      a) detail=$(grep -m1 -E '^device: |^bench: ' "$OUT/log.txt" 2>/dev/null | cut -c1-240 || true)
+      a) detail=$(grep -m1 -E '^device: |^bench: ' "$OUT/.stage" 2>/dev/null | cut -c1-240 || true)
          if [ "$st" != 0 ] && [ "$dry" = 0 ]; then gate="no hardware GPU adapter (stage a)"; fi ;;
       b) detail=$(awk 'NR > 1 { printf " / " } { printf "%s", $0 }' "$OUT/.tests" 2>/dev/null || true) ;;
       c) detail="bench lines in log.txt" ;;
@@ -449,7 +455,7 @@ main() {
     echo "| $s $name | $result | $secs | ${detail//|//} |" >>"$summary"
     log "stage $s ($name): $result in $secs s"
   done
-  rm -f "$OUT"/.tests "$OUT"/.d "$OUT"/.e
+  rm -f "$OUT"/.tests "$OUT"/.d "$OUT"/.e "$OUT"/.stage
   echo >>"$summary"
   echo "total $(($(date +%s) - start)) s of a $budget s budget" >>"$summary"
   log "summary ($summary):"
