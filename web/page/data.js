@@ -39,7 +39,10 @@ export async function check(role, name, text) {
         'give it as the finetuning, dev or test TSV, and as wiki.txt a plain text with one biography a line');
     }
     const i = await P.wasm.page_check_corpus(name, text);
-    return `${i.documents.toLocaleString()} lines, ${i.chars.toLocaleString()} characters, vocabulary ${i.vocab_size}`;
+    // run.py's examples are text.split('\n'): a final newline adds an empty one, which the schedule counts.
+    const lines = i.documents - (/[\r\n]$/.test(text) ? 1 : 0);
+    const examples = lines === i.documents ? '' : ` (run.py counts ${i.documents.toLocaleString()} examples)`;
+    return `${lines.toLocaleString()} lines${examples}, ${i.chars.toLocaleString()} characters, vocabulary ${i.vocab_size}`;
   }
   const i = await P.wasm.page_check_tsv(name, text, role === 'train');
   return `${i.rows.toLocaleString()} questions${i.answers ? ' with answers' : ' (no answers)'}`;
@@ -59,8 +62,8 @@ export function showData() {
   const src = { embedded: 'The built-in generated corpus (made-up people with biographies and birthplaces, the course files’ format and sizes) is loaded.',
     notes: 'The built-in people in two short notes each, “NAME. Born in PLACE .” and one other phrasing of it (the middle preset’s pretraining text: with no other facts to store ' +
       'and two phrasings of each birthplace, its run stores them in under half the epochs the whole biographies need); the questions are the built-in ones.',
-    births: 'The built-in corpus with each biography cut to the person’s name and birth sentence (the middle preset’s text until session 15: with the preset’s size and ' +
-      '650 pretraining epochs it stored more birthplaces, in about twice the birth notes’ time); the questions are the built-in ones.',
+    births: 'The built-in corpus with each biography cut to the person’s name and birth sentence (with the middle preset’s model and ' +
+      '650 pretraining epochs it stores more birthplaces than the preset’s run, in about twice its time); the questions are the built-in ones.',
     served: 'Using the data folder the server offers (/data).', files: 'Using your files (they stay in this browser).' }[S.dataSource] || '';
   $('data-summary').textContent = src;
   $('use-served').hidden = !P.served;

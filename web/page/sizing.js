@@ -39,10 +39,10 @@ const VERSION = 4; // measurements kept by an earlier page (other models timed) 
 
 let measuring = null;
 
-// How many examples a role's file holds (lines of wiki.txt, questions of a TSV), from its check.
+// How many examples a role's file holds (run.py's examples of wiki.txt, questions of a TSV), from its check.
 export function examples(role) {
   const f = data[role];
-  const m = f && f.info.match(/^([\d,.\s\u202f]+) (lines|questions)/);
+  const m = f && (f.info.match(/counts ([\d,.\s\u202f]+) examples/) || f.info.match(/^([\d,.\s\u202f]+) (lines|questions)/));
   return m ? Number(m[1].replace(/\D/g, '')) : 0;
 }
 

@@ -339,7 +339,8 @@ async function run() {
       assert(s.models.some((m) => m.variant === 'vanilla'), 'no vanilla model after pretraining');
       timings.batch8 = s.msPerStep;
       // run.py's schedule ends at 200 · (documents of the pretraining text) · 128 tokens, whatever the corpus.
-      const docs = Number(((await page.textContent('#data-table')).match(/([\d,]+) lines/) || [])[1].replace(/,/g, ''));
+      const table = await page.textContent('#data-table');
+      const docs = Number((table.match(/counts ([\d,]+) examples/) || table.match(/([\d,]+) lines/) || [])[1].replace(/,/g, ''));
       assert(s.started.final_tokens === 200 * docs * 128, `final_tokens ${s.started.final_tokens} for a corpus of ${docs} lines`);
       assert(Math.abs(s.started.dropout - 0.1) < 1e-6, `dropout ${s.started.dropout}, expected the assignment's 0.1`);
       await page.locator('#train-card').screenshot({ path: path.join(outDir, 'nogpu-training.png') });
