@@ -3,8 +3,9 @@
 # text, size and settings, batch 116 as in the page), carried on in stages with --resume (the
 # schedule counts tokens, so stopping and going on changes nothing), and at the end of each stage
 # its model finetuned (the pretrained run's 10 epochs), evaluated on the dev questions and probed.
-# BATCH (116) and LR (the assignment's 6e-3) change the pretraining's batch and peak rate; the
-# work folder is $WORK/seed$SEED$TAG.
+# BATCH (116) and LR (the assignment's 6e-3) change the pretraining's batch and peak rate, SIZE
+# the model ("--n_layer 4 --n_head 8 --n_embd 128", the preset's); the work folder is
+# $WORK/seed$SEED$TAG.
 #   B=target/release/attnlab WORK=/tmp/ends SEED=0 ENDS="180 200 220 240 260 280 300" \
 #     RAYON_NUM_THREADS=1 results/middle-preset/ends.sh > ends-s0.log 2>&1
 B=$(realpath "${B:-target/release/attnlab}")
@@ -12,7 +13,7 @@ SEED=${SEED:-0}
 W=${WORK:-/tmp/ends}/seed$SEED$TAG
 X="--batch_size ${BATCH:-116}"; [ -n "$LR" ] && X="$X --learning_rate $LR"
 mkdir -p "$W" && cd "$W" || exit 1
-S="--n_layer 4 --n_head 8 --n_embd 128 --seed $SEED"
+S="${SIZE:---n_layer 4 --n_head 8 --n_embd 128} --seed $SEED"
 [ -f notes/wiki.txt ] || $B corpus --birth_notes --out_dir notes || exit 1
 for E in ${ENDS:-180 200 220 240 260 280 300}; do
   echo "== stage to epoch $E, $(date -u +%T)"
