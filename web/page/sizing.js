@@ -24,10 +24,10 @@ const MIN_STEPS = 90;
 const BATCHES = [128, 64, 32, 16, 8, 4];
 const QUICK_EPOCHS = 40; // the quick preset's epochs when the device is fast enough for all of them
 // The middle preset's dev accuracy on the built-in corpus (pretrained on its birth notes),
-// measured in the runs `how` says (results/middle-preset/, session 17).
-export const MIDDLE_DEV = { runs: [23, 24, 24], total: 136, how: 'in three runs of the CLI at 520 epochs and batch 116, seeds 1, 0 and 2; the shipped model’s 4 layers for 260 epochs, the same work, answered 15–20 in five runs', file: 'results/middle-preset/' };
-// The longer alternative the middle note offers: the shipped model's size, 650 epochs of the birth
-// sentences (the preset until session 15), run whole in session 14's page on two engines of its 2-core Xeon.
+// measured in the runs `how` says (results/middle-preset/, sessions 15 and 16).
+export const MIDDLE_DEV = { runs: [15, 16, 16, 18, 20], total: 136, how: 'in five runs of these settings (two whole in the page, seeds 1 and 0, 28.2 min on two engines of a 2-core Xeon; three of the CLI, seeds 0, 2 and 1), mostly common places; the same text on a GPU: 10.3% after 200 epochs, 19.1% after 300', file: 'results/middle-preset/' };
+// The longer alternative the middle note offers: the same size, 650 epochs of the birth sentences
+// (the preset until session 15), run whole in session 14's page on two engines of its 2-core Xeon.
 const LONGER = { correct: 43, total: 136, minutes: 63 };
 // The middle preset's measured dev accuracies as one range ("11.0%–14.7%"), or one value.
 function devRange() {
@@ -219,18 +219,17 @@ export function describe(z, quick, mid, full) {
   const a = p.assignment;
   return {
     quickLabel: `Quick: tiny model, about ${duration(quick.preS + quick.ftS)} here (the flow, not knowledge)`,
-    middleLabel: mid.tooLarge ? 'Middle: too large for this device (use the CLI)' : `Middle: 2 layers on the birth notes, about ${duration(mid.seconds)} here`,
+    middleLabel: mid.tooLarge ? 'Middle: too large for this device (use the CLI)' : `Middle: the shipped model’s size on the birth notes, about ${duration(mid.seconds)} here`,
     fullLabel: full.tooLarge ? 'Full assignment: too large for this device (use the CLI)' : `Full assignment: about ${duration(full.seconds)} here${full.changed.length ? ' (smaller batch)' : ''}`,
     quick: `Tiny model (2 layers, 4 heads, width 64) at batch ${quick.pre_batch}: pretraining ${quick.preSteps.toLocaleString()} steps ` +
       `(${quick.pre_epochs} epoch${quick.pre_epochs === 1 ? '' : 's'}${quick.max_steps ? ', cut by max steps' : ''}) ≈ ${duration(quick.preS)}, finetuning ` +
       `${quick.ftSteps.toLocaleString()} steps ≈ ${duration(quick.ftS)} on this device (a step of ${quick.pre_batch} rows ≈ ${duration(quick.msPerStep / 1000)}). It shows the flow and the falling loss, not knowledge: expect the tiny model to answer one or two common places to every question. ${packed()} ${warm}`,
-    middle: mid.tooLarge ? cli : `Half the shipped model’s depth (${m.n_layer} layers, ${m.n_head} heads, width ${m.n_embd}, ${P.presetForms['middle:false'].pre_epochs} pretraining epochs, then 10 finetuning ones) ` +
+    middle: mid.tooLarge ? cli : `The shipped model’s size (${m.n_layer} layers, ${m.n_head} heads, width ${m.n_embd}, ${P.presetForms['middle:false'].pre_epochs} pretraining epochs, then 10 finetuning ones) ` +
       `${onNotes() ? 'on the built-in people’s birth notes, two short lines a person (the Data card switches to them; the other presets switch back)' : 'on your pretraining text (the birth notes are the built-in corpus’s: use it to run this preset as measured)'}: ` +
       `pretraining ${mid.preSteps.toLocaleString()} steps of batch ${mid.pre_batch} ≈ ${duration(mid.preS)}, finetuning ${mid.ftSteps.toLocaleString()} steps ≈ ${duration(mid.ftS)} on this device (a step of ${mid.pre_batch} rows ≈ ${duration(mid.msPerStep / 1000)}).${adjusted(mid)}${engines(mid)} ` +
-      `Expect about ${devRange()} dev accuracy on the built-in corpus (${MIDDLE_DEV.runs.slice(0, -1).join(', ')} and ${MIDDLE_DEV.runs.at(-1)} of ${MIDDLE_DEV.total} ${MIDDLE_DEV.how}: ${MIDDLE_DEV.file}; always answering London gets 9.6%). ` +
-      'The text states each birthplace twice, in two short phrasings, and no other facts. With two layers the probe on the chart stays at 0 for much of the run (its first stored birthplaces came at epochs 200–410 in those runs, 11–16 of 100 at the end), and the finetuned model answers right many people it does not find stored; ' +
-      'the whole biographies need about 400 of 650 epochs at four layers before any birthplace is stored (the shipped model, 15.4%). ' +
-      `For more right answers in about twice the time: “Use its birth sentences only” on the Data card, 4 layers and 650 pretraining epochs (${LONGER.correct} of ${LONGER.total}, ${pct(LONGER)}, in ${LONGER.minutes} min on two engines of a 2-core Xeon). ` +
+      `Expect about ${devRange()} dev accuracy on the built-in corpus (${MIDDLE_DEV.runs.slice(0, -1).join(', ')} and ${MIDDLE_DEV.runs.at(-1)} of ${MIDDLE_DEV.total} ${MIDDLE_DEV.how}: ${MIDDLE_DEV.file}; always answering London gets 9.6%), ` +
+      'with two short phrasings of each birthplace and no other facts, the probe finds the first ones stored after about 100–150 epochs, where the whole biographies need about 400 of 650 (the shipped model, 15.4%). ' +
+      `For more right answers in about twice the time: “Use its birth sentences only” on the Data card and 650 pretraining epochs (${LONGER.correct} of ${LONGER.total}, ${pct(LONGER)}, in ${LONGER.minutes} min on two engines of a 2-core Xeon). ` +
       `${packed(onNotes() ? fillFor.notes : fillFor.pretrain)}${long(mid)}`,
     full: full.tooLarge ? cli : `The assignment’s run.py settings (${a.n_layer} layers, ${a.n_head} heads, width ${a.n_embd}): pretraining ${full.preSteps.toLocaleString()} steps (${p.pretrain.epochs} epochs of batch ${full.pre_batch}) and finetuning ` +
       `${full.ftSteps.toLocaleString()} steps: about ${duration(full.seconds)} on this device (a step of ${full.pre_batch} rows ≈ ${duration(full.msPerStep / 1000)}).${adjusted(full)}${engines(full)} ${packed()} ${warm}${long(full)}`,

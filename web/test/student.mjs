@@ -2,7 +2,7 @@
 // evaluations that keep their work. On the backend ATTNLAB_BACKEND names (webgpu by default, see
 // browser.mjs), with the shipped model and the built-in corpus, no server data needed:
 //   presets: three labels with this device's times, the quick one saying it shows the flow, the
-//     middle one (2 layers of the shipped model's width on the built-in birth notes, which choosing it
+//     middle one (the shipped model's size on the built-in birth notes, which choosing it
 //     switches the Data card to) its measured dev accuracy, the full one the largest batch that fits (or the CLI);
 //     the same labels after a reload; the larger models' times are their measured step per row
 //     scaled by the rows and the data's packed share (no fitted intercept to amplify noise);
@@ -81,13 +81,13 @@ try {
     assert(/^Quick: tiny model, about \d.* here \(the flow, not knowledge\)$/.test(z.labels.quick), `quick: ${z.labels.quick}`);
     await page.selectOption('#preset', 'quick');
     assert(/not knowledge/.test(await page.textContent('#preset-note')), 'the quick note does not say what to expect');
-    // The middle preset: 2 layers of width 128 on the built-in birth notes (the step after the
+    // The middle preset: the shipped model's size on the built-in birth notes (the step after the
     // reload's), its expected dev accuracy as measured (results/middle-preset/).
     await page.selectOption('#preset', 'middle');
     const mid = await page.textContent('#preset-note');
-    const midOk = z.sizes.middle.tooLarge ? /use the CLI/.test(mid) : /^Middle: 2 layers on the birth notes, about \d.* here$/.test(z.labels.middle) && /Expect about \d+\.\d%(–\d+\.\d%)? dev accuracy/.test(mid) && /results\/middle-preset/.test(mid);
+    const midOk = z.sizes.middle.tooLarge ? /use the CLI/.test(mid) : /^Middle: the shipped model’s size on the birth notes, about \d.* here$/.test(z.labels.middle) && /Expect about \d+\.\d%(–\d+\.\d%)? dev accuracy/.test(mid) && /results\/middle-preset/.test(mid);
     assert(midOk, `middle: ${z.labels.middle} — “${mid}”`);
-    assert(await page.inputValue('#h-n_embd') === '128' && await page.inputValue('#h-n_layer') === '2' && await page.inputValue('#h-pre_epochs') === '480', 'the middle preset is not 2 layers of width 128 at 480 epochs');
+    assert(await page.inputValue('#h-n_embd') === '128' && await page.inputValue('#h-n_layer') === '4' && await page.inputValue('#h-pre_epochs') === '260', 'the middle preset is not the shipped model’s size at 260 epochs');
     // Full: the batch offered is the largest that fits (or the preset's), and the note says so.
     await page.selectOption('#preset', 'full');
     const full = await page.textContent('#preset-note');
@@ -141,7 +141,7 @@ try {
     const notes = await wikiRow();
     assert(/built-in birth notes/.test(notes) && /two short notes each/.test(await page.textContent('#data-summary')), `middle: the pretraining text is ${notes}`);
     await page.waitForFunction(() => /birth notes, two short lines a person/.test(document.getElementById('preset-note').textContent), null, { timeout: TIMEOUT });
-    assert(/Use its birth sentences only” on the Data card, 4 layers and 650 pretraining epochs/.test(await page.textContent('#preset-note')), 'the middle note does not offer the longer run');
+    assert(/Use its birth sentences only” on the Data card and 650 pretraining epochs/.test(await page.textContent('#preset-note')), 'the middle note does not offer the longer run');
     for (const other of ['full', 'quick']) {
       await page.selectOption('#preset', 'middle');
       await page.selectOption('#preset', other);
