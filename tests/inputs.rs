@@ -283,6 +283,7 @@ fn impossible_flags_are_refused_naming_the_flag() {
         (&["--batch_size", "0"][..], "--batch_size"),
         (&["--max_epochs", "0"][..], "--max_epochs"),
         (&["--max_steps", "0"][..], "--max_steps"),
+        (&["--lr_decay_epochs", "0"][..], "--lr_decay_epochs"),
         (&["--learning_rate=-1"][..], "--learning_rate"),
         (&["--learning_rate", "NaN"][..], "--learning_rate"),
         (&["--batch_size", "-3"][..], "-3"),

@@ -46,6 +46,7 @@ const WORDS: Words = Words {
     lr: "learning rate",
     max_steps: "max steps",
     dropout: "dropout",
+    decay_epochs: "learning rate's floor at epoch",
     model: "the test's sizes",
 };
 

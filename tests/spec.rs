@@ -10,6 +10,7 @@ const W: Words = Words {
     lr: "LR",
     max_steps: "STEPS",
     dropout: "DROPOUT",
+    decay_epochs: "DECAY",
     model: "SIZES",
 };
 
@@ -56,6 +57,13 @@ fn refusals_name_the_setting_in_the_front_ends_words() {
                 ..none.clone()
             },
             "STEPS must be at least 1",
+        ),
+        (
+            Overrides {
+                decay_epochs: Some(0),
+                ..none.clone()
+            },
+            "DECAY must be at least 1",
         ),
         (
             Overrides {
@@ -170,12 +178,19 @@ fn presets_and_overrides_make_the_configurations() {
         n_head: Some(2),
         n_embd: Some(8),
         dropout: Some(0.0),
+        decay_epochs: Some(3),
     };
     let tc = s.train_config(7);
     assert_eq!(
         (tc.max_epochs, tc.batch_size, tc.learning_rate, tc.max_steps),
         (3, 5, 1e-3, Some(9))
     );
+    // The cosine's floor moved from run.py's 200 epochs' worth to the run's own 3.
+    assert_eq!(tc.final_tokens, 3.0 * 7.0 * 128.0);
+    // A run of those epochs ends at the floor (0.1×), on a corpus long enough to be past warmup.
+    let tc = s.train_config(2000);
+    let end = 3.0 * 2000.0 * 128.0;
+    assert!((tc.lr_at(end) - 1e-4).abs() < 1e-12, "{}", tc.lr_at(end));
     let c = s.model_config(30);
     assert_eq!((c.n_layer, c.n_head, c.n_embd, c.vocab_size), (1, 2, 8, 30));
     assert_eq!((c.embd_pdrop, c.resid_pdrop, c.attn_pdrop), (0.0, 0.0, 0.0));

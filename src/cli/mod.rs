@@ -91,6 +91,11 @@ struct Cli {
     /// Override the peak learning rate (6e-3 pretrain, 6e-4 finetune).
     #[arg(long = "learning_rate")]
     learning_rate: Option<f64>,
+    /// Where the learning rate's cosine reaches its floor, in epochs' worth of the pretraining
+    /// corpus's tokens (run.py: 200, its final_tokens; not a run.py flag). A run of that many
+    /// epochs then ends at the floor; run.py's cosine, not clamped, climbs back after it.
+    #[arg(long = "lr_decay_epochs")]
+    lr_decay_epochs: Option<usize>,
     /// Stop training after this many optimizer steps (smoke tests and CI; run.py has no such
     /// flag). The learning-rate schedule is the full run's.
     #[arg(long = "max_steps")]
@@ -186,6 +191,7 @@ const WORDS: Words = Words {
     lr: "--learning_rate",
     max_steps: "--max_steps",
     dropout: "--dropout",
+    decay_epochs: "--lr_decay_epochs",
     model: "--n_layer, --n_head, --n_embd or --dropout",
 };
 
@@ -216,6 +222,7 @@ fn spec(cli: &Cli, variant: Variant) -> RunSpec {
             n_head: cli.n_head,
             n_embd: cli.n_embd,
             dropout: cli.dropout.map(f64::from),
+            decay_epochs: cli.lr_decay_epochs,
         },
         seed: cli.seed,
     }

@@ -17,7 +17,7 @@ pub use sample::{
     sample_greedy, sample_greedy_batch, sample_greedy_batch_uncached, sample_greedy_batch_until,
     sample_greedy_uncached,
 };
-pub use schedule::TrainConfig;
+pub use schedule::{TrainConfig, RUN_PY_DECAY_EPOCHS};
 pub use session::{vocab_of_checkpoint, Begin, RunData, Session, StepParts};
 pub use spec::{validate_model, Overrides, Refusal, RunKind, RunSpec, Setting, Words};
 pub use start::RunStart;

@@ -2,6 +2,10 @@
 //! that is NOT clamped at the end (so it rises again after `final_tokens`), floored at 0.1×.
 //! Tokens are counted as the reference does: every target position, PAD included.
 
+/// run.py's `final_tokens`, in epochs' worth of the pretraining corpus: its cosine reaches the
+/// floor after 200 epochs (and, not clamped, climbs back to the peak by 400).
+pub const RUN_PY_DECAY_EPOCHS: usize = 200;
+
 /// Hyperparameters of one run, as run.py's TrainerConfig sets them.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TrainConfig {
@@ -49,8 +53,14 @@ impl TrainConfig {
 
     /// run.py's `final_tokens = 200·len(pretrain_dataset)·block_size` for a corpus of `docs`
     /// documents (lines; 2938 for wiki.txt, which the constructors assume).
-    pub fn with_corpus_docs(mut self, docs: usize) -> TrainConfig {
-        self.final_tokens = 200.0 * docs as f64 * crate::data::BLOCK_SIZE as f64;
+    pub fn with_corpus_docs(self, docs: usize) -> TrainConfig {
+        self.with_decay_epochs(RUN_PY_DECAY_EPOCHS, docs)
+    }
+
+    /// The cosine's floor at `epochs` epochs' worth of tokens of a corpus of `docs` documents
+    /// instead of run.py's [`RUN_PY_DECAY_EPOCHS`] (a run of that many epochs then ends at the floor).
+    pub fn with_decay_epochs(mut self, epochs: usize, docs: usize) -> TrainConfig {
+        self.final_tokens = epochs as f64 * docs as f64 * crate::data::BLOCK_SIZE as f64;
         self
     }
 

@@ -42,6 +42,7 @@ pub struct Words {
     pub lr: &'static str,
     pub max_steps: &'static str,
     pub dropout: &'static str,
+    pub decay_epochs: &'static str,
     /// The settings a model configuration comes from (its sizes and dropout), named when the
     /// configuration does not hold.
     pub model: &'static str,
@@ -65,6 +66,11 @@ pub struct Overrides {
     pub n_embd: Option<usize>,
     /// The probability of every dropout layer (0 turns dropout off).
     pub dropout: Option<f64>,
+    /// Where the learning rate's cosine reaches its floor, in epochs' worth of the pretraining
+    /// corpus's tokens: run.py's `final_tokens` is 200 of them (not in run.py as a setting; a
+    /// run that ends at this epoch ends at the floor instead of wherever the unclamped cosine
+    /// has climbed back to).
+    pub decay_epochs: Option<usize>,
 }
 
 /// Everything that decides a run before any file is read: what to run, on which preset, with
@@ -103,6 +109,9 @@ impl RunSpec {
         }
         if o.max_steps == Some(0) {
             return refuse(Setting::MaxSteps, "0".into());
+        }
+        if o.decay_epochs == Some(0) {
+            return refuse(Setting::DecayEpochs, "0".into());
         }
         if let Some(lr) = o.lr {
             // Training runs in f32: a rate above f32::MAX becomes infinity there.
@@ -149,10 +158,13 @@ impl RunSpec {
 
     /// The run's hyperparameters: the preset with the overrides, its schedule ending at run.py's
     /// `final_tokens` for a pretraining corpus of `corpus_docs` documents (`data::documents`;
-    /// run.py counts the pretraining corpus also when finetuning).
+    /// run.py counts the pretraining corpus also when finetuning), or at `decay_epochs` of it.
     pub fn train_config(&self, corpus_docs: usize) -> TrainConfig {
         let o = &self.overrides;
         let mut tc = self.preset().with_corpus_docs(corpus_docs);
+        if let Some(e) = o.decay_epochs {
+            tc = tc.with_decay_epochs(e, corpus_docs);
+        }
         tc.max_epochs = o.epochs.unwrap_or(tc.max_epochs);
         tc.batch_size = o.batch.unwrap_or(tc.batch_size);
         tc.learning_rate = o.lr.unwrap_or(tc.learning_rate);
@@ -198,6 +210,8 @@ pub enum Setting {
     MaxSteps,
     Lr,
     Dropout,
+    /// Where the cosine reaches its floor, in epochs.
+    DecayEpochs,
     /// The layers, heads and width together.
     ModelSize,
 }
@@ -207,7 +221,7 @@ impl Setting {
     /// it all): "a whole number" "at least 1".
     pub fn demand(self) -> (&'static str, &'static str) {
         match self {
-            Setting::Epochs | Setting::Batch | Setting::MaxSteps => {
+            Setting::Epochs | Setting::Batch | Setting::MaxSteps | Setting::DecayEpochs => {
                 ("a whole number", "at least 1")
             }
             Setting::Lr => (
@@ -253,6 +267,7 @@ impl Refusal {
                 format!("{} and {} must be {must}", w.epochs, w.batch)
             }
             Setting::MaxSteps => format!("{} must be {must}", w.max_steps),
+            Setting::DecayEpochs => format!("{} must be {must}", w.decay_epochs),
             Setting::Lr => format!("{} {} must be {must}", w.lr, self.value),
             Setting::Dropout => format!("{} {} must be {must}", w.dropout, self.value),
             Setting::ModelSize => format!("{} (from {})", self.value, w.model),

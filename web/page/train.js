@@ -4,7 +4,7 @@ import * as store from './store.js';
 import { $, P, S, SAVE_COST_RATIO, SAVE_EVERY_MS, SAVE_MIN_MS, data, job, setStatus, tick } from './core.js';
 import { drawLoss } from './chart.js';
 import { errText, esc, fmt, showBox } from './ui.js';
-import { readSpec, showSizing } from './form.js';
+import { readSpec, showSizing, sizingSettled } from './form.js';
 import { measure } from './sizing.js';
 import { restoreModels } from './models.js';
 import { emit, on } from './events.js';
@@ -72,6 +72,7 @@ export async function startRun(kind, record) {
         try { await measure(P.deviceKey); await showSizing(); } catch { /* the run goes on unmeasured */ }
         setStatus('idle');
       }
+      await sizingSettled();
       const spec = await readSpec(kind);
       if (!data.wiki) throw new Error('there is no pretraining text; load wiki.txt or use the built-in corpus');
       if (kind === 'finetune' && !data.train) throw new Error('there is no finetuning TSV; load birth_places_train.tsv or use the built-in corpus');

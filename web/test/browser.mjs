@@ -19,8 +19,9 @@ export function pageUrl(base, query = '') {
 
 // `name` tags the temporary profile folder; returns the context and a close() that also removes it.
 // webgpu: false starts Chromium without --enable-unsafe-webgpu, so the page finds no adapter.
-export async function openBrowser(name, viewport, { webgpu = true } = {}) {
-  const profile = fs.mkdtempSync(path.join(os.tmpdir(), `attnlab-${name}-`));
+// keep: an existing profile folder to open again (its stored models and runs), kept on close.
+export async function openBrowser(name, viewport, { webgpu = true, keep = '' } = {}) {
+  const profile = keep || fs.mkdtempSync(path.join(os.tmpdir(), `attnlab-${name}-`));
   const ctx = await chromium.launchPersistentContext(profile, {
     executablePath: process.env.CHROMIUM || BROWSERS.find((b) => fs.existsSync(b)) || BROWSERS[0],
     headless: true,
@@ -31,7 +32,7 @@ export async function openBrowser(name, viewport, { webgpu = true } = {}) {
   });
   const close = async () => {
     await ctx.close();
-    fs.rmSync(profile, { recursive: true, force: true });
+    if (!keep) fs.rmSync(profile, { recursive: true, force: true });
   };
-  return { ctx, close };
+  return { ctx, close, profile };
 }

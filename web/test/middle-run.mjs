@@ -1,18 +1,23 @@
 // The middle preset end to end in the page, as a student runs it (results/middle-preset/, "In the
-// page"): the built-in corpus, Middle, Pretrain to the end, Finetune (the preset's 10 epochs from
+// page"): the built-in corpus, Middle, Pretrain to the end, Finetune (the preset's epochs from
 // the model), then Evaluate the 136 dev questions. Prints the label the page gave, the wall times,
 // the probe's recall on the chart and the score; screenshots and the predictions (one a line) in
 // web/test/out/middle-run*. FORM sets fields after the preset is chosen (FORM=seed=1). A
 // measurement, not part of the test suite (it runs for the preset's whole time). FT_FORM sets fields
 // after pretraining (FT_FORM=from=model,ft_epochs=10: what the preset itself switches to, which
 // settings of one's own keep as they are).
-// Usage: [ATTNLAB_BACKEND=cpu] [Q=workers=2] [FORM=field=value,...] [FT_FORM=...] node web/test/middle-run.mjs BASE_URL
+// PROFILE=DIR opens a profile an earlier run left (it prints its folder; a run that fails keeps it)
+// with PRETRAINED=1: its stored pretrained model is restored by the page, so this run finetunes it.
+// Usage: [ATTNLAB_BACKEND=cpu] [Q=workers=2] [FORM=field=value,...] [FT_FORM=...] [PROFILE=DIR PRETRAINED=1]
+//   node web/test/middle-run.mjs BASE_URL
 import { writeFileSync } from 'node:fs';
 import { openBrowser, pageUrl } from './browser.mjs';
 
 const base = process.argv[2];
 const HOURS = 3 * 3600 * 1000;
-const { ctx, close } = await openBrowser('middle-run', { width: 1280, height: 900 }, { webgpu: process.env.ATTNLAB_BACKEND !== 'cpu' });
+const { ctx, close, profile } = await openBrowser('middle-run', { width: 1280, height: 900 }, { webgpu: process.env.ATTNLAB_BACKEND !== 'cpu', keep: process.env.PROFILE || '' });
+const pretrained = process.env.PRETRAINED === '1';
+console.log(`browser profile: ${profile}`);
 const page = ctx.pages()[0] || (await ctx.newPage());
 page.on('pageerror', (e) => console.log(`page error: ${e}`));
 const say = (s) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${s}`);
@@ -21,7 +26,7 @@ await page.waitForFunction(() => window.__page && window.__page.ready, null, { t
 await page.locator('#train-card').scrollIntoViewIfNeeded();
 await page.waitForFunction(() => window.__page.presetLabels && window.__page.fit, null, { timeout: 300000 });
 await page.click('#use-embedded');
-await page.selectOption('#h-from', 'scratch');
+await page.selectOption('#h-from', pretrained ? 'model' : 'scratch');
 await page.selectOption('#preset', 'middle');
 await page.waitForTimeout(1500);
 // Form fields from "field=value,..." (a select by its option's value).
@@ -54,7 +59,8 @@ async function train(button) {
   }
 }
 
-const pre = await train('#btn-pretrain');
+if (pretrained) say(`models kept in the profile: ${JSON.stringify(await page.evaluate(() => window.__page.models.map((m) => m.label)))}`);
+const pre = pretrained ? { steps: 0, seconds: 0 } : await train('#btn-pretrain');
 const recall = await page.evaluate(() => (window.__page.history || []).map((h) => ({ label: h.label, recall: h.recall })));
 say(`pretraining: ${pre.steps} steps in ${(pre.seconds / 60).toFixed(1)} min; recall on the chart: ${JSON.stringify(recall)}`);
 await page.locator('#train-card').screenshot({ path: 'web/test/out/middle-run-pretrained.png' });

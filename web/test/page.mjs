@@ -425,6 +425,14 @@ async function run() {
       assert(/head/.test(msg) && s.status === 'idle' && s.steps === steps, `hyperparameter message: ${msg} (status ${s.status})`);
       await setField('h-n_head', 4);
       got.push(msg.trim());
+      // the rate's floor at epoch 0: refused by name, nothing starts
+      await setField('h-pre_decay', 0);
+      await page.click('#btn-pretrain');
+      await page.waitForFunction(() => /floor at epoch/.test(document.getElementById('train-error').textContent), null, { timeout: 30000 });
+      msg = await page.textContent('#train-error');
+      assert(/pretrain learning rate's floor at epoch is “0”; give a whole number of at least 1/.test(msg) && (await P()).steps === steps, `floor message: ${msg}`);
+      await setField('h-pre_decay', 200);
+      got.push(msg.trim());
       return got.map((m) => `“${m}”`).join('; ');
     });
 
