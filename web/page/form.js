@@ -36,7 +36,7 @@ export function presetValues(name) {
 let sizing = 0;
 let sizingNow = Promise.resolve();
 export function showSizing() {
-  sizingNow = sizeForm().catch(() => {});
+  sizingNow = sizeForm().catch((e) => console.warn('sizing the presets failed:', e));
   return sizingNow;
 }
 // The last sizing asked for, settled: a run started meanwhile (Finetune pressed right after a
