@@ -1,4 +1,4 @@
-//! Bad versions of every input that tests/cli.rs and tests/data do not already cover (TESTING.md maps
+//! Bad versions of every input that tests/cli/ and tests/data do not already cover (TESTING.md maps
 //! each row of its table to a test): empty or PAD/MASK-holding corpora, extra TSV columns, an eval
 //! file with no rows, a gold file without answers, impossible flags and model shapes. Each → exit 1,
 //! a message naming the file/line or flag and the fix, no panic, and no output file.

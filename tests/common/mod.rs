@@ -1,4 +1,4 @@
-//! Helpers shared by the tests that run the built `attnlab` binary (cli.rs, inputs.rs, faults.rs):
+//! Helpers shared by the tests that run the built `attnlab` binary (cli/, inputs.rs, faults.rs):
 //! a fresh temporary folder, one holding a small generated corpus, and running the binary in it.
 #![allow(dead_code)] // each test file uses only some of these
 
