@@ -23,7 +23,8 @@ export function roleFor(name) {
   return null;
 }
 
-// Check a file's text for its role; throws the library's message (file:line: what is wrong).
+// Check a file's text for its role: { info (what the Data card shows), examples (run.py's count:
+// wiki.txt's lines, a TSV's questions), vocab (wiki.txt's vocabulary size) }; throws the library's message (file:line: what is wrong).
 // A questions file (question, tab, answer on each line) picked or named as the pretraining text:
 // most of its first lines hold a tab and read "Where was ... born?".
 function looksLikeQuestions(text) {
@@ -42,15 +43,14 @@ export async function check(role, name, text) {
     // run.py's examples are text.split('\n'): a final newline adds an empty one, which the schedule counts.
     const lines = i.documents - (/[\r\n]$/.test(text) ? 1 : 0);
     const examples = lines === i.documents ? '' : ` (run.py counts ${i.documents.toLocaleString()} examples)`;
-    return `${lines.toLocaleString()} lines${examples}, ${i.chars.toLocaleString()} characters, vocabulary ${i.vocab_size}`;
+    return { info: `${lines.toLocaleString()} lines${examples}, ${i.chars.toLocaleString()} characters, vocabulary ${i.vocab_size}`, examples: i.documents, vocab: i.vocab_size };
   }
   const i = await P.wasm.page_check_tsv(name, text, role === 'train');
-  return `${i.rows.toLocaleString()} questions${i.answers ? ' with answers' : ' (no answers)'}`;
+  return { info: `${i.rows.toLocaleString()} questions${i.answers ? ' with answers' : ' (no answers)'}`, examples: i.rows };
 }
 
 export async function setData(role, name, text) {
-  const info = await check(role, name, text);
-  data[role] = { name, text, info };
+  data[role] = { name, text, ...(await check(role, name, text)) };
 }
 
 export function showData() {
@@ -120,12 +120,12 @@ export async function prepareData() {
   P.embeddedInfo.notes = await check('wiki', NOTES_TEXT, P.embedded.notes);
   P.embeddedInfo.births = await check('wiki', BIRTHS_TEXT, P.embedded.births);
   for (const [role, f] of Object.entries(P.served || {})) {
-    try { f.info = await check(role, f.name, f.text); } catch (e) { f.error = errText(e); }
+    try { Object.assign(f, await check(role, f.name, f.text)); } catch (e) { f.error = errText(e); }
   }
 }
 
 function embeddedFiles() {
-  for (const [role, name] of EMBEDDED) data[role] = { name, text: P.embedded[role], info: P.embeddedInfo[role] };
+  for (const [role, name] of EMBEDDED) data[role] = { name, text: P.embedded[role], ...P.embeddedInfo[role] };
   showBox('data-error', null);
 }
 
@@ -138,7 +138,7 @@ export function useEmbedded() {
 // The built-in corpus with its pretraining text replaced by the birth notes (the middle preset's).
 export function useNotes() {
   embeddedFiles();
-  data.wiki = { name: NOTES_TEXT, text: P.embedded.notes, info: P.embeddedInfo.notes };
+  data.wiki = { name: NOTES_TEXT, text: P.embedded.notes, ...P.embeddedInfo.notes };
   S.dataSource = 'notes';
   showData();
 }
@@ -147,7 +147,7 @@ export function useNotes() {
 // 650 epochs of it stored more birthplaces, in about twice the birth notes' time).
 export function useBirths() {
   embeddedFiles();
-  data.wiki = { name: BIRTHS_TEXT, text: P.embedded.births, info: P.embeddedInfo.births };
+  data.wiki = { name: BIRTHS_TEXT, text: P.embedded.births, ...P.embeddedInfo.births };
   S.dataSource = 'births';
   showData();
 }
@@ -177,7 +177,7 @@ export function useServed() {
   const msgs = [];
   embeddedFiles(); // roles the folder lacks keep the built-in file
   for (const [role, f] of Object.entries(P.served)) {
-    if (f.error) msgs.push(f.error); else data[role] = { name: f.name, text: f.text, info: f.info };
+    if (f.error) msgs.push(f.error); else data[role] = { name: f.name, text: f.text, info: f.info, examples: f.examples, vocab: f.vocab };
   }
   S.dataSource = 'served';
   S.dataError = msgs.length ? msgs.join('\n') : null;

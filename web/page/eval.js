@@ -41,7 +41,7 @@ function planned() {
   if (max !== undefined && !(Number.isInteger(max) && max >= 1)) {
     throw new Error(`“at most” is “${raw}”; give a whole number of questions, or leave it empty for all.`);
   }
-  const rows = Number((f.info.match(/^([\d,.\s]+) questions/) || [])[1]?.replace(/\D/g, '')) || 0;
+  const rows = f.examples || 0;
   return { variant, name: m ? modelName(m) : variant, which, f, max, count: max ? Math.min(max, rows || max) : rows };
 }
 

@@ -38,9 +38,7 @@ let measuring = null;
 
 // How many examples a role's file holds (run.py's examples of wiki.txt, questions of a TSV), from its check.
 export function examples(role) {
-  const f = data[role];
-  const m = f && (f.info.match(/counts ([\d,.\s\u202f]+) examples/) || f.info.match(/^([\d,.\s\u202f]+) (lines|questions)/));
-  return m ? Number(m[1].replace(/\D/g, '')) : 0;
+  return (data[role] && data[role].examples) || 0;
 }
 
 // Milliseconds a step of `rows` rows takes: a + b·rows, fitted to two measured batch sizes.
@@ -147,7 +145,7 @@ export function quickFor(z) {
 // {pre, ft} (0: not even one row fits), for the vocabulary of the data loaded now.
 export async function fits() {
   const p = P.presets;
-  const vocab = Number((data.wiki && data.wiki.info.match(/vocabulary (\d+)/) || [])[1]) || 100;
+  const vocab = (data.wiki && data.wiki.vocab) || 100;
   const variant = document.querySelector('input[name=variant]:checked').value;
   const fit = (dims, batch) => job('measure', () => P.wasm.page_fit(variant, dims.n_layer, dims.n_head, dims.n_embd, vocab, batch));
   const out = {};
