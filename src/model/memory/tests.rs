@@ -1,0 +1,101 @@
+//! The memory estimate and its limits: width 4096 refused with the estimate and the limit; the
+//! presets fit the browser's budget or name the batch that does; byte counts read well.
+
+use super::*;
+use crate::model::Variant;
+
+#[test]
+fn width_4096_is_refused_with_the_estimate_and_the_limit() {
+    let cfg = GptConfig {
+        n_embd: 4096,
+        ..GptConfig::tiny(Variant::Vanilla, 70)
+    };
+    let est = estimate_training(&cfg, 128, 128);
+    assert!(est.step_total() > 4 << 30, "{est:?}");
+    let lim = MemoryLimit {
+        max_tensor: 1 << 30,
+        tensor_limit: "the CPU tensor size limit".into(),
+        device_total: Some((2 << 30, "the 2 GiB budget".into())),
+        host_total: None,
+    };
+    let msg = check_fits(&est, &lim).unwrap_err().to_string();
+    assert!(
+        msg.contains("width 4096")
+            && msg.contains("GiB of weights")
+            && msg.contains("more than the 2 GiB budget")
+            && msg.contains("even batch 1 does not fit"),
+        "{msg}"
+    );
+    // A per-tensor limit alone (WebGPU's binding size) also refuses it, naming the tensor.
+    let lim = MemoryLimit {
+        max_tensor: 128 << 20,
+        tensor_limit: "the device's max_storage_buffer_binding_size".into(),
+        device_total: None,
+        host_total: None,
+    };
+    let msg = check_fits(&est, &lim).unwrap_err().to_string();
+    assert!(
+        msg.contains("largest tensor") && msg.contains("(128 MiB)"),
+        "{msg}"
+    );
+    // The host limit for the saved state.
+    let lim = MemoryLimit {
+        max_tensor: u64::MAX,
+        tensor_limit: String::new(),
+        device_total: None,
+        host_total: Some((2 << 30, "the 2 GiB of the page's memory".into())),
+    };
+    assert!(check_fits(&est, &lim).is_err());
+}
+
+#[test]
+fn the_presets_fit_the_browser_budget_or_say_which_batch_does() {
+    let lim = MemoryLimit {
+        max_tensor: 1 << 30,
+        tensor_limit: "the CPU tensor size limit".into(),
+        device_total: Some((WASM_BUDGET_BYTES, "the 2 GiB budget".into())),
+        host_total: None,
+    };
+    // The quick preset at its batch of 128, and the assignment's model at batch 64, fit.
+    for (cfg, b) in [
+        (GptConfig::tiny(Variant::Vanilla, 100), 128),
+        (GptConfig::tiny(Variant::Synthesizer, 100), 128),
+        (GptConfig::assignment(Variant::Vanilla, 100), 64),
+        (GptConfig::assignment(Variant::Synthesizer, 100), 64),
+    ] {
+        let est = estimate_training(&cfg, b, 128);
+        check_fits(&est, &lim).unwrap_or_else(|e| panic!("{e}"));
+    }
+    // The assignment's batch of 128 (about 2.3 GiB measured) is refused, naming a batch that fits.
+    let est = estimate_training(&GptConfig::assignment(Variant::Vanilla, 100), 128, 128);
+    let msg = check_fits(&est, &lim).unwrap_err().to_string();
+    let b: usize = msg
+        .split("(batch ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no batch in: {msg}"));
+    assert!((64..128).contains(&b), "{msg}");
+    check_fits(
+        &estimate_training(&GptConfig::assignment(Variant::Vanilla, 100), b, 128),
+        &lim,
+    )
+    .unwrap();
+    // Absurd sizes saturate instead of overflowing.
+    let huge = GptConfig {
+        n_embd: 1 << 16,
+        n_head: 1,
+        ..GptConfig::tiny(Variant::Vanilla, 1 << 20)
+    };
+    let est = estimate_training(&huge, usize::MAX / 2, 1024);
+    assert!(check_fits(&est, &lim).is_err());
+}
+
+#[test]
+fn bytes_read_well() {
+    assert_eq!(fmt_bytes(100), "100 B");
+    assert_eq!(fmt_bytes(2 << 30), "2 GiB");
+    assert_eq!(fmt_bytes(1536 << 20), "1.5 GiB");
+    assert_eq!(fmt_bytes(256 << 20), "256 MiB");
+    assert_eq!(group_thousands(1234567), "1,234,567");
+}
