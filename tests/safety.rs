@@ -241,9 +241,48 @@ fn messages_name_the_file_and_the_right_fix() {
         v.extend(["--reading_params_path", ck, "--eval_corpus_path", "dev.tsv"]);
         v
     };
-    let fix = "use the variant (and --tiny or not)";
+    let fix = "trained with";
     refused(&d, &eval("cut.st", true), &["cut.st", "truncated"], &[fix]);
-    // The suffix stays where it is the fix: a model of another size.
-    refused(&d, &eval("pre.st", false), &["pre.st", fix], &[]);
+    // A fix is added where the command and the checkpoint differ, and it names what differs:
+    // the size (here --tiny),
+    refused(
+        &d,
+        &eval("pre.st", false),
+        &["pre.st", "give --tiny, the size it was trained with"],
+        &[],
+    );
+    // the variant,
+    let mut synth = eval("pre.st", true);
+    synth[1] = "synthesizer";
+    refused(
+        &d,
+        &synth,
+        &["it is a vanilla model: give vanilla as the variant"],
+        &[],
+    );
+    // the corpus (forgotten: the built-in one has another vocabulary),
+    let mut no_corpus = eval("pre.st", true);
+    no_corpus.remove(2);
+    refused(
+        &d,
+        &no_corpus,
+        &[
+            "it was trained on another text",
+            "pass the pretrain_corpus_path",
+        ],
+        &[],
+    );
+    // and sizes given by flags.
+    let sized = ["--n_layer", "1", "--n_head", "2", "--n_embd", "16"];
+    let mut args = pretrain("small.st", &["--max_steps", "1"]);
+    args.retain(|a| *a != "--tiny");
+    args.extend(sized);
+    assert!(run(&d, &args).status.success());
+    refused(
+        &d,
+        &eval("small.st", true),
+        &["give the size it was trained with: --n_layer 1 --n_head 2 --n_embd 16"],
+        &[],
+    );
     let _ = std::fs::remove_dir_all(&d);
 }

@@ -42,14 +42,21 @@ fn refusals_name_the_setting_in_the_front_ends_words() {
                 epochs: Some(0),
                 ..none.clone()
             },
-            "EPOCHS and BATCH must be at least 1",
+            "EPOCHS 0 must be at least 1 and at most 1,000,000",
+        ),
+        (
+            Overrides {
+                epochs: Some(1_000_001),
+                ..none.clone()
+            },
+            "EPOCHS 1000001 must be at least 1 and at most 1,000,000",
         ),
         (
             Overrides {
                 batch: Some(0),
                 ..none.clone()
             },
-            "EPOCHS and BATCH must be at least 1",
+            "BATCH must be at least 1",
         ),
         (
             Overrides {
@@ -63,7 +70,14 @@ fn refusals_name_the_setting_in_the_front_ends_words() {
                 decay_epochs: Some(0),
                 ..none.clone()
             },
-            "DECAY must be at least 1",
+            "DECAY 0 must be at least 1 and at most 1,000,000",
+        ),
+        (
+            Overrides {
+                decay_epochs: Some(usize::MAX),
+                ..none.clone()
+            },
+            "DECAY 18446744073709551615 must be at least 1 and at most 1,000,000",
         ),
         (
             Overrides {

@@ -255,39 +255,78 @@ fn process_alive(pid: u32, entry: &std::fs::DirEntry) -> bool {
 /// the folder: a reader never sees half a file, concurrent runs never share a temporary, and a
 /// failure leaves no output behind.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Res<()> {
-    let tmp = temp_path(path);
-    let result = (|| -> std::io::Result<()> {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        // Fault injection for tests/faults.rs: hold the finished temp file for a while so a
-        // test can kill the process between the write and the rename.
-        if let Some(ms) = std::env::var("ATTNLAB_FAULT_PAUSE_BEFORE_RENAME_MS")
-            .ok()
-            .and_then(|v| v.parse::<u64>().ok())
-        {
-            std::thread::sleep(std::time::Duration::from_millis(ms));
+    write_atomic_all(&[(path, bytes)])
+}
+
+/// `write_atomic` for files that belong together (a checkpoint and its training state): every
+/// temporary is written and synced before the first rename, so a full disk or a failed write
+/// replaces none of them and says so.
+pub fn write_atomic_all(files: &[(&Path, &[u8])]) -> Res<()> {
+    let unchanged = || match files {
+        [_] => String::new(),
+        _ => {
+            let names: Vec<String> = files.iter().map(|(p, _)| p.display().to_string()).collect();
+            format!("; {} are unchanged", names.join(" and "))
         }
-        // Fault injection for tests/vit_cli.rs: fail as a full disk would, after the write.
-        if std::env::var_os("ATTNLAB_FAULT_FAIL_BEFORE_RENAME").is_some() {
-            return Err(std::io::Error::other(
-                "injected fault (ATTNLAB_FAULT_FAIL_BEFORE_RENAME)",
+    };
+    let mut temps: Vec<PathBuf> = Vec::with_capacity(files.len());
+    let remove_temps = |temps: &[PathBuf]| {
+        for t in temps {
+            let _ = std::fs::remove_file(t);
+        }
+    };
+    for (path, bytes) in files {
+        let tmp = temp_path(path);
+        if let Err(e) = write_temp(&tmp, bytes) {
+            let _ = std::fs::remove_file(&tmp);
+            remove_temps(&temps);
+            return Err(format!(
+                "could not write {}: {e}{}",
+                path.display(),
+                unchanged()
             ));
         }
-        std::fs::rename(&tmp, path)?;
+        temps.push(tmp);
+    }
+    for (i, ((path, _), tmp)) in files.iter().zip(&temps).enumerate() {
+        if let Err(e) = std::fs::rename(tmp, path) {
+            remove_temps(&temps[i..]);
+            return Err(format!("could not write {}: {e}", path.display()));
+        }
         // The rename is durable once the folder is synced (Unix; elsewhere best effort).
         if let Ok(d) = std::fs::File::open(folder_of(path)) {
             let _ = d.sync_all();
         }
-        Ok(())
-    })();
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("could not write {}: {e}", path.display())
-    })
+    }
+    Ok(())
+}
+
+/// The bytes into a new file `tmp`, synced; then the fault injections of the tests.
+fn write_temp(tmp: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(tmp)?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    // Fault injection for tests/faults.rs: hold the finished temp file for a while so a
+    // test can kill the process between the write and the rename.
+    if let Some(ms) = std::env::var("ATTNLAB_FAULT_PAUSE_BEFORE_RENAME_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
+    // Fault injection for tests/vit_cli.rs and tests/cli/errors.rs: fail as a full disk would,
+    // after the write: every file for "1", else a file whose name ends with the value.
+    if std::env::var("ATTNLAB_FAULT_FAIL_BEFORE_RENAME")
+        .is_ok_and(|v| v == "1" || tmp.to_string_lossy().contains(&format!("{v}.")))
+    {
+        return Err(std::io::Error::other(
+            "injected fault (ATTNLAB_FAULT_FAIL_BEFORE_RENAME)",
+        ));
+    }
+    Ok(())
 }
 
 pub fn need<'a>(v: &'a Option<PathBuf>, flag: &str, function: &str) -> Res<&'a Path> {

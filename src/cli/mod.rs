@@ -7,6 +7,7 @@ mod model;
 mod probe;
 mod progress;
 mod train;
+mod unused;
 pub mod vit;
 
 use attnlab::data::{self, Vocab};
@@ -235,10 +236,19 @@ fn check_flags(cli: &Cli, spec: &RunSpec) -> Res<()> {
     }
     let fname = format!("{:?}", cli.function).to_lowercase();
     match cli.function {
-        Function::Pretrain | Function::Finetune => check_output(
-            need(&cli.writing_params_path, "writing_params_path", &fname)?,
-            "--writing_params_path",
-        )?,
+        Function::Pretrain | Function::Finetune => {
+            let path = need(&cli.writing_params_path, "writing_params_path", &fname)?;
+            check_output(path, "--writing_params_path")?;
+            let state = train::state_path(path);
+            if state.is_dir() {
+                return Err(format!(
+                    "{} is a folder, where the training state of --writing_params_path {} goes; \
+                     move it away or choose another --writing_params_path",
+                    state.display(),
+                    path.display()
+                ));
+            }
+        }
         Function::Convert => {
             need(&cli.reading_params_path, "reading_params_path", &fname)?;
             check_output(
@@ -283,6 +293,7 @@ fn input_paths(cli: &Cli) -> Vec<(&'static str, &Path)> {
         ("--finetune_corpus_path", &cli.finetune_corpus_path),
         ("--eval_corpus_path", &cli.eval_corpus_path),
         ("--resume", &cli.resume),
+        ("--probe_corpus_path", &cli.probe_corpus_path),
     ]
     .into_iter()
     .filter_map(|(flag, p)| p.as_deref().map(|p| (flag, p)))
@@ -319,6 +330,9 @@ fn check_not_overwriting_inputs(cli: &Cli) -> Res<()> {
 }
 
 fn run_cli(cli: &Cli) -> Res<()> {
+    if let Some(note) = unused::note(cli, &unused::unused_flags(cli)) {
+        eprintln!("{note}");
+    }
     if cli.function == Function::London {
         return model::london(cli);
     }

@@ -23,10 +23,9 @@ pub fn load_input(dev: &Rc<Device>, input: &Input, cfg: &GptConfig, vocab: &Voca
     let (model, header) = checkpoint::from_bytes(dev, &input.bytes, Some(cfg), &input.name)
         .map_err(|e| {
             let e = e.to_string();
-            if is_size_mismatch(&e) {
-                format!("{e}; use the variant (and --tiny or not) the checkpoint was trained with")
-            } else {
-                e
+            match checkpoint::header_of(&input.bytes, &input.name) {
+                Ok(h) if is_size_mismatch(&e) => format!("{e}; {}", mismatch_fix(&h, cfg, vocab)),
+                _ => e,
             }
         })?;
     if header.vocab != vocab.itos_string() {
@@ -41,6 +40,43 @@ pub fn load_input(dev: &Rc<Device>, input: &Input, cfg: &GptConfig, vocab: &Voca
 
 /// Whether a checkpoint error is about the model's kind or sizes (which the variant and
 /// --tiny choose), not about damage such as truncation or a NaN.
+/// What to change in the command so that it matches the checkpoint it reads: the variant, the
+/// corpus (another vocabulary), or the sizes; for a file whose header matches but whose tensors do
+/// not, that it is damaged.
+fn mismatch_fix(h: &checkpoint::Header, cfg: &GptConfig, vocab: &Vocab) -> String {
+    let c = &h.cfg;
+    if c.variant != cfg.variant {
+        return format!(
+            "it is a {} model: give {} as the variant",
+            c.variant.name(),
+            c.variant.name()
+        );
+    }
+    if h.vocab != vocab.itos_string() {
+        return format!(
+            "it was trained on another text (a vocabulary of {} characters; {} gives {}): pass \
+             the pretrain_corpus_path it was trained with",
+            h.vocab.chars().count(),
+            vocab.source,
+            vocab.len()
+        );
+    }
+    if (c.n_layer, c.n_head, c.n_embd) != (cfg.n_layer, cfg.n_head, cfg.n_embd) {
+        let tiny = GptConfig::tiny(c.variant, c.vocab_size);
+        return if (c.n_layer, c.n_head, c.n_embd) == (tiny.n_layer, tiny.n_head, tiny.n_embd) {
+            "give --tiny, the size it was trained with".into()
+        } else {
+            format!(
+                "give the size it was trained with: --n_layer {} --n_head {} --n_embd {}",
+                c.n_layer, c.n_head, c.n_embd
+            )
+        };
+    }
+    "its header matches this model but its tensors do not: the file is damaged or was not \
+     written by attnlab; train or convert it again"
+        .into()
+}
+
 fn is_size_mismatch(message: &str) -> bool {
     [" was expected", " has no tensor ", ", expected F32 "]
         .iter()

@@ -2,7 +2,7 @@
 //! --reading_params_path, or continued from --resume), run to its end behind a progress bar, with
 //! the resumable state kept beside the checkpoint.
 
-use super::files::{need, read, write_atomic, Input};
+use super::files::{need, read, write_atomic, write_atomic_all, Input};
 use super::model::{load, load_input};
 use super::progress;
 use super::{Cli, Res, WORDS};
@@ -284,8 +284,7 @@ fn train_and_save(cli: &Cli, mut session: Session, probe: Option<RecallLog>) -> 
     super::finite::check(&bytes, &[path, &state], step)?;
     let state_bytes = pollster::block_on(session.state_bytes()).map_err(|e| e.to_string())?;
     super::finite::check(&state_bytes, &[path, &state], step)?;
-    write_atomic(path, &bytes)?;
-    write_atomic(&state, &state_bytes)?;
+    write_atomic_all(&[(path, &bytes), (&state, &state_bytes)])?;
     println!("saved {}", path.display());
     Ok(())
 }

@@ -56,10 +56,20 @@ impl NameDataset {
             let s: String = format!("{question}{MASK_CHAR}{answer}{MASK_CHAR}");
             let s_len = s.chars().count();
             if s_len > BLOCK_SIZE {
+                let a_len = answer.chars().count();
+                // The question needs at least one character beside the answer and two separators.
+                let fix = match BLOCK_SIZE.checked_sub(2 + a_len) {
+                    Some(room) if room > 0 => {
+                        format!("shorten the question (max {room} characters with this answer)")
+                    }
+                    _ => format!(
+                        "the answer alone is {a_len} characters; shorten it to at most {}",
+                        BLOCK_SIZE - 3
+                    ),
+                };
                 return Err(at(format!(
                     "question + answer + 2 separators is {s_len} characters, more than the block \
-                     size {BLOCK_SIZE}; shorten the question (max {} characters with this answer)",
-                    BLOCK_SIZE - 2 - answer.chars().count()
+                     size {BLOCK_SIZE}; {fix}"
                 )));
             }
             let ids = vocab.encode_in(&s, &format!("{file}:{}", row.line))?;

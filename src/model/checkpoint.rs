@@ -135,6 +135,12 @@ pub fn metadata_of(bytes: &[u8], what: &str) -> Result<HashMap<String, String>> 
         .unwrap_or_default())
 }
 
+/// The variant, sizes and vocabulary a checkpoint says it holds, without reading its tensors.
+pub fn header_of(bytes: &[u8], what: &str) -> Result<Header> {
+    let meta = metadata_of(bytes, what)?;
+    read_header(&(!meta.is_empty()).then_some(meta), what)
+}
+
 /// The extra tensors of a checkpoint (the trainer's AdamW moments), read from one parse of its
 /// header: parsing it once per tensor made resuming in the page block the main thread for 200 ms.
 pub struct Extras<'a> {

@@ -60,7 +60,9 @@ pub fn steps_per_epoch(examples: usize, batch_size: usize) -> usize {
 /// The steps of a whole run on `examples` examples: every epoch's, or `max_steps` if fewer.
 pub fn total_steps(cfg: &super::TrainConfig, examples: usize) -> u64 {
     let per_epoch = steps_per_epoch(examples, cfg.batch_size) as u64;
-    (per_epoch * cfg.max_epochs as u64).min(cfg.max_steps.unwrap_or(u64::MAX).max(1))
+    per_epoch
+        .saturating_mul(cfg.max_epochs as u64)
+        .min(cfg.max_steps.unwrap_or(u64::MAX).max(1))
 }
 
 /// Lengths a trimmed batch is rounded up to, so that a run sees at most a handful of shapes (and

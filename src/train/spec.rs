@@ -52,6 +52,9 @@ pub struct Words {
 /// memory estimate refuses what does not fit long before).
 pub const MAX_LAYERS: usize = 64;
 pub const MAX_WIDTH: usize = 4096;
+/// The most epochs a run or its schedule's floor may name: run.py's runs take 650 at most, and a
+/// bound keeps the step count (epochs × steps an epoch) far from overflowing.
+pub const MAX_EPOCHS: usize = 1_000_000;
 
 /// Values the user set; `None` keeps the preset's.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -101,8 +104,8 @@ impl RunSpec {
     pub fn refusal(&self) -> Option<Refusal> {
         let o = &self.overrides;
         let refuse = |setting, value: String| Some(Refusal { setting, value });
-        if let Some(0) = o.epochs {
-            return refuse(Setting::Epochs, "0".into());
+        if let Some(e) = o.epochs.filter(|&e| e == 0 || e > MAX_EPOCHS) {
+            return refuse(Setting::Epochs, e.to_string());
         }
         if let Some(0) = o.batch {
             return refuse(Setting::Batch, "0".into());
@@ -110,8 +113,8 @@ impl RunSpec {
         if o.max_steps == Some(0) {
             return refuse(Setting::MaxSteps, "0".into());
         }
-        if o.decay_epochs == Some(0) {
-            return refuse(Setting::DecayEpochs, "0".into());
+        if let Some(e) = o.decay_epochs.filter(|&e| e == 0 || e > MAX_EPOCHS) {
+            return refuse(Setting::DecayEpochs, e.to_string());
         }
         if let Some(lr) = o.lr {
             // Training runs in f32: a rate above f32::MAX becomes infinity there.
@@ -221,9 +224,11 @@ impl Setting {
     /// it all): "a whole number" "at least 1".
     pub fn demand(self) -> (&'static str, &'static str) {
         match self {
-            Setting::Epochs | Setting::Batch | Setting::MaxSteps | Setting::DecayEpochs => {
-                ("a whole number", "at least 1")
-            }
+            Setting::Epochs | Setting::DecayEpochs => (
+                "a whole number",
+                "at least 1 and at most 1,000,000 (the assignment's runs take 650 at most)",
+            ),
+            Setting::Batch | Setting::MaxSteps => ("a whole number", "at least 1"),
             Setting::Lr => (
                 "a positive number",
                 "a positive number of at most 3.4e38 (it is used as an f32; the assignment uses \
@@ -263,11 +268,10 @@ impl Refusal {
             (_, range) => range,
         };
         match self.setting {
-            Setting::Epochs | Setting::Batch => {
-                format!("{} and {} must be {must}", w.epochs, w.batch)
-            }
+            Setting::Epochs => format!("{} {} must be {must}", w.epochs, self.value),
+            Setting::Batch => format!("{} must be {must}", w.batch),
             Setting::MaxSteps => format!("{} must be {must}", w.max_steps),
-            Setting::DecayEpochs => format!("{} must be {must}", w.decay_epochs),
+            Setting::DecayEpochs => format!("{} {} must be {must}", w.decay_epochs, self.value),
             Setting::Lr => format!("{} {} must be {must}", w.lr, self.value),
             Setting::Dropout => format!("{} {} must be {must}", w.dropout, self.value),
             Setting::ModelSize => format!("{} (from {})", self.value, w.model),

@@ -1,7 +1,7 @@
 //! User errors: exit code 1, a message naming the file, line and fix, no output file left behind,
 //! and a failed run never overwrites a good checkpoint.
 
-use crate::common::{no_tmp_left, run};
+use crate::common::{no_tmp_left, run, run_env};
 use crate::{corpus_dir, stderr};
 use attnlab::data::Vocab;
 use attnlab::model::{checkpoint, Gpt, GptConfig, Variant};
@@ -334,5 +334,67 @@ fn damaged_checkpoints_and_impossible_sizes_are_refused() {
             "big.st",
         );
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A checkpoint and its training state are replaced together or not at all: a save that fails on
+/// the state (a full disk, injected after the checkpoint's temporary was written) leaves both old
+/// files as they were and says so; a folder where the state goes is refused before training; a
+/// probe file is an input that no output may overwrite.
+#[test]
+fn a_failed_save_keeps_the_checkpoint_and_its_state_together() {
+    let dir = corpus_dir("pair");
+    let train = |seed: &'static str, out: &'static str| {
+        [
+            "pretrain",
+            "vanilla",
+            "wiki.txt",
+            "--tiny",
+            "--max_epochs",
+            "1",
+            "--seed",
+            seed,
+            "--writing_params_path",
+            out,
+        ]
+    };
+    let o = run(&dir, &train("1", "m.st"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let read = |f: &str| std::fs::read(dir.join(f)).expect("read");
+    let (ck, state) = (read("m.st"), read("m.st.resume"));
+    let o = run_env(
+        &dir,
+        &train("2", "m.st"),
+        &[("ATTNLAB_FAULT_FAIL_BEFORE_RENAME", ".resume")],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("could not write m.st.resume: injected fault")
+            && stderr(&o).contains("m.st and m.st.resume are unchanged"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(read("m.st"), ck, "the checkpoint was replaced");
+    assert_eq!(
+        read("m.st.resume"),
+        state,
+        "the training state was replaced"
+    );
+    no_tmp_left(&dir);
+
+    std::fs::create_dir(dir.join("f.st.resume")).expect("mkdir");
+    fails(&dir, &train("1", "f.st"), "f.st.resume is a folder", "f.st");
+
+    let dev = read("dev.tsv");
+    let mut args = train("1", "dev.tsv").to_vec();
+    args.extend(["--probe_corpus_path", "dev.tsv"]);
+    let o = run(&dir, &args);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("is the same file as --probe_corpus_path dev.tsv"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(read("dev.tsv"), dev, "the probe file was overwritten");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -124,6 +124,28 @@ fn london_prints_the_baseline() {
     .expect("write");
     let o = run(&dir, &["london", "--eval_corpus_path", "q.tsv"]);
     assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("note:"), "{}", stderr(&o));
+    // Flags the function does not read are named (run.py ignores them silently), and it runs.
+    let o = run(
+        &dir,
+        &[
+            "london",
+            "--eval_corpus_path",
+            "q.tsv",
+            "--n_layer",
+            "3",
+            "--max_epochs",
+            "2",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "note: london does not use --max_epochs, --n_layer, --n_head or --n_embd; they are ignored"
+        ),
+        "{}",
+        stderr(&o)
+    );
     assert!(
         stdout(&o).contains("No gold birth places provided"),
         "{}",

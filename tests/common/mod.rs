@@ -48,10 +48,16 @@ pub fn corpus_dir(group: &str, tag: &str, seed: u64, sizes: CorpusSizes) -> Scra
 
 /// Run the binary in `dir`; the command and its output are printed (cargo shows them on failure).
 pub fn run(dir: &Path, args: &[&str]) -> Output {
+    run_env(dir, args, &[])
+}
+
+/// `run` with these environment variables set too (the fault injections of `src/cli/files.rs`).
+pub fn run_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     let out = Command::new(BIN)
         .args(args)
         .current_dir(dir)
         .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+        .envs(env.iter().copied())
         .output()
         .expect("run the binary");
     println!(

@@ -168,7 +168,20 @@ fn name_dataset_errors_should_name_file_and_line() {
     let long = format!("Ada?\tLima\n{}?\tLima\n", "a".repeat(130));
     assert_mentions(
         &err_msg(NameDataset::new(long.as_bytes(), "n.tsv", &v)),
-        &["n.tsv:2", "block size 128"],
+        &[
+            "n.tsv:2",
+            "block size 128",
+            "shorten the question (max 122 characters",
+        ],
+    );
+    // An answer too long for any question: the fix names the answer (no underflowed count).
+    let long_answer = format!("Ada?\tLima\nBo?\t{}\n", "m".repeat(200));
+    assert_mentions(
+        &err_msg(NameDataset::new(long_answer.as_bytes(), "n.tsv", &v)),
+        &[
+            "n.tsv:2",
+            "the answer alone is 200 characters; shorten it to at most 125",
+        ],
     );
     assert_mentions(
         &err_msg(NameDataset::new(b"Ada?\tLima\nZed?\tLima\n", "n.tsv", &v)),
