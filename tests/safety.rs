@@ -286,3 +286,31 @@ fn messages_name_the_file_and_the_right_fix() {
     );
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// Under an address-space limit (`ulimit -v`, as a shared machine or a batch system sets) a run
+/// the limit cannot hold is refused with the estimate before it allocates: it used to count only
+/// the machine's free memory and then abort mid-step (SIGABRT, "memory allocation … failed").
+#[cfg(target_os = "linux")]
+#[test]
+fn a_run_beyond_the_process_memory_limit_is_refused_not_aborted() {
+    let d = dir("ulimit");
+    let cmd = format!(
+        "ulimit -v 1500000 && exec '{}' pretrain vanilla wiki.txt --device cpu --max_steps 1 \
+         --writing_params_path big.st",
+        common::BIN
+    );
+    let o = std::process::Command::new("sh")
+        .args(["-c", &cmd])
+        .current_dir(&*d)
+        .env("RAYON_NUM_THREADS", "1")
+        .output()
+        .expect("sh");
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("does not fit") && e.contains("this process may still use"),
+        "{e}"
+    );
+    assert!(!d.join("big.st").exists());
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -148,7 +148,50 @@ fn vit_cli_refuses_bad_input_with_one_message() {
             &["vit", "train", "--width", "4096", "--heads", "4"],
             "too much memory",
         ),
+        (
+            &[
+                "vit",
+                "evaluate",
+                "--test-size",
+                "1000000",
+                "--model",
+                "web/models/vit-digits.safetensors",
+            ],
+            "--test-size 1000000 must be in 1..=100000",
+        ),
+        // A folder that takes no new files (procfs, even for root): refused before training.
+        (
+            &["vit", "train", "--out", "/proc/v.safetensors"],
+            "cannot create files in the folder /proc",
+        ),
     ];
+    // A ViT of another image size and class count (written by the library, not `vit train`):
+    // evaluating it on the digits names both.
+    let dir = std::env::temp_dir().join(format!("attnlab-vit-odd-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let odd = dir.join("odd.safetensors");
+    let dev = attnlab::Device::cpu();
+    let cfg = attnlab::model::vit::VitConfig {
+        image: 14,
+        classes: 2,
+        ..attnlab::model::vit::VitConfig::small()
+    };
+    let model = attnlab::model::vit::Vit::new(&dev, cfg, 0).unwrap();
+    let bytes = pollster::block_on(attnlab::model::vit::checkpoint::to_bytes(&model, &[])).unwrap();
+    std::fs::write(&odd, bytes).unwrap();
+    let (ok, text) = run(&[
+        "vit",
+        "evaluate",
+        "--device",
+        "cpu",
+        "--model",
+        odd.to_str().unwrap(),
+    ]);
+    assert!(
+        !ok && text.contains("reads 14×14 images into 2 classes, but the digits are 28×28 with 10"),
+        "{text}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
     #[cfg(unix)]
     {
         use std::os::unix::ffi::OsStrExt;

@@ -13,7 +13,7 @@ use attnlab::{Device, DeviceChoice};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::rc::Rc;
 use std::time::Instant;
@@ -124,10 +124,12 @@ pub fn main(args: Vec<std::ffi::OsString>) -> ExitCode {
 }
 
 fn open(c: &Common) -> Res<Rc<Device>> {
-    if c.test_size == 0 || c.test_size > 1_000_000 {
+    // 100,000 images of 28 × 28 f32 pixels are 314 MB; a million were 3.1 GB, allocated at once.
+    if c.test_size == 0 || c.test_size > 100_000 {
         return Err(format!(
-            "--test-size {} must be in 1..=1000000",
-            c.test_size
+            "--test-size {} must be in 1..=100000 (each image is {} KB of pixels)",
+            c.test_size,
+            digits::PIXELS * 4 / 1000
         ));
     }
     let choice = match c.device {
@@ -176,7 +178,7 @@ fn train(a: &TrainArgs) -> Res<()> {
     if !(a.lr.is_finite() && a.lr > 0.0 && a.lr < 1.0) {
         return Err(format!("--lr {} must be in (0, 1)", a.lr));
     }
-    check_output(&a.out)?;
+    super::files::check_output(&a.out, "--out")?;
     let dev = open(&a.common)?;
     let tc = VitTrainConfig {
         learning_rate: a.lr,
@@ -270,6 +272,17 @@ fn eval(a: &EvalArgs) -> Res<()> {
         .bytes;
     let dev = open(&a.common)?;
     let (model, meta) = checkpoint::from_bytes(&dev, &bytes, &what).map_err(|e| e.to_string())?;
+    let c = &model.cfg;
+    if (c.image, c.classes) != (digits::SIDE, digits::CLASSES) {
+        return Err(format!(
+            "{what} reads {0}×{0} images into {1} classes, but the digits are {2}×{2} with {3}; \
+             give a checkpoint written by `attnlab vit train`",
+            c.image,
+            c.classes,
+            digits::SIDE,
+            digits::CLASSES
+        ));
+    }
     if let Some(s) = meta.get("seed").and_then(|s| s.parse::<u64>().ok()) {
         if s != a.common.seed {
             println!(
@@ -306,26 +319,4 @@ fn report(acc: f64, confusion: &[Vec<u32>], n: usize) {
         }
         println!();
     }
-}
-
-/// Refuse an output whose folder does not exist or that is a folder, before any training.
-fn check_output(path: &Path) -> Res<()> {
-    if path.is_dir() {
-        return Err(format!(
-            "--out {} is a folder; give a file name",
-            path.display()
-        ));
-    }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    if !dir.is_dir() {
-        return Err(format!(
-            "--out {}: folder {} does not exist",
-            path.display(),
-            dir.display()
-        ));
-    }
-    Ok(())
 }

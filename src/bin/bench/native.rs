@@ -110,9 +110,9 @@ pub(crate) trait BlockOn: std::future::Future + Sized {
 impl<F: std::future::Future> BlockOn for F {}
 
 const USAGE: &str = "\
-usage: bench [--device auto|dev|cpu] [--repeats N] [--quick] [--tune | --matmul K] [--subgroups on|off]
+usage: bench [--device auto|gpu|cpu] [--repeats N] [--quick] [--tune | --matmul K] [--subgroups on|off]
          [--step ROWS [--size tiny|assignment] [--variant vanilla|synthesizer] [--profile]]
-         [--trim ROWS]
+         [--layouts ROWS (alias --trim) [--data DIR] [--kind pretrain|finetune]] [--decode [TSV]]
 
 With no mode flag: matmul GFLOP/s at the GPT's shapes (--quick: rows and batches / 16).
   --step ROWS   time the whole training step (tiny preset unless --size assignment)
@@ -127,12 +127,64 @@ With no mode flag: matmul GFLOP/s at the GPT's shapes (--quick: rows and batches
             workgroup-tree builds; default: on, except on CPU adapters
 Numbers measured with it are in BENCHMARKS.md.";
 
+/// Flags that take a value, flags whose value may be left out, and switches.
+const VALUED: [&str; 8] = [
+    "--device",
+    "--repeats",
+    "--subgroups",
+    "--matmul",
+    "--size",
+    "--variant",
+    "--data",
+    "--kind",
+];
+const OPTIONAL: [&str; 4] = ["--step", "--layouts", "--trim", "--decode"];
+const SWITCHES: [&str; 5] = ["--quick", "--tune", "--info", "--profile", "--help"];
+/// The most rows a timed step takes (BENCHMARKS.md uses 8–128; the memory check of the step
+/// itself refuses what the device cannot hold).
+const MAX_ROWS: usize = 4096;
+
+/// Refuse an unknown flag, a stray word and a ROWS that is not a whole number in 1..=MAX_ROWS,
+/// before anything is opened or timed.
+fn check_args(args: &[String]) -> Result<()> {
+    let bad = |m: String| Err(attnlab::Error::Msg(format!("{m}\n{USAGE}")));
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        let next = args.get(i + 1).filter(|v| !v.starts_with("--"));
+        if VALUED.contains(&a) {
+            if next.is_none() {
+                return bad(format!("{a} needs a value"));
+            }
+            i += 2;
+        } else if OPTIONAL.contains(&a) {
+            if let (Some(v), true) = (next, a != "--decode") {
+                match v.parse::<usize>() {
+                    Ok(r) if (1..=MAX_ROWS).contains(&r) => {}
+                    _ => {
+                        return bad(format!(
+                            "{a} {v}: give ROWS, a whole number in 1..={MAX_ROWS}"
+                        ))
+                    }
+                }
+            }
+            i += 1 + usize::from(next.is_some());
+        } else if SWITCHES.contains(&a) || a == "-h" {
+            i += 1;
+        } else {
+            return bad(format!("unknown argument {a}"));
+        }
+    }
+    Ok(())
+}
+
 pub fn run() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "--help" || a == "-h") {
         println!("{USAGE}");
         return Ok(());
     }
+    check_args(&args)?;
     let quick = args.iter().any(|a| a == "--quick");
     let repeats = match args.iter().position(|a| a == "--repeats") {
         Some(i) => args
@@ -247,11 +299,11 @@ pub fn run() -> Result<()> {
             )))
         }
     };
+    // ROWS after a flag, 8 when none follows (check_args refused anything else).
     let rows_after = |flag: &str| {
         args.iter().position(|a| a == flag).map(|i| {
             args.get(i + 1)
                 .and_then(|v| v.parse::<usize>().ok())
-                .filter(|&r| r > 0)
                 .unwrap_or(8)
         })
     };

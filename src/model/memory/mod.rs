@@ -179,7 +179,7 @@ impl MemoryLimit {
                 lim.device_total = Some((
                     avail,
                     format!(
-                        "the {} of memory available on this machine now",
+                        "the {} of memory this process may still use (the machine's free memory, its cgroup's and ulimit -v's limits)",
                         fmt_bytes(avail)
                     ),
                 ));
@@ -216,13 +216,43 @@ impl MemoryLimit {
     }
 }
 
-/// `MemAvailable` from /proc/meminfo, in bytes (Linux only).
+/// The memory this process may still take, in bytes (Linux only): the machine's `MemAvailable`,
+/// lowered to what the process's cgroup (v2) leaves under its `memory.max` and to what its address
+/// space limit (`ulimit -v`) leaves beyond its current size. Past any of them an allocation aborts
+/// the process, so a run refused here with the estimate is the better end.
 #[cfg(not(target_arch = "wasm32"))]
 fn available_ram() -> Option<u64> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib.saturating_mul(1024))
+    let read = |p: &str| std::fs::read_to_string(p).ok();
+    // The number after `key` on its line of `text`, e.g. "MemAvailable:  123 kB" → 123.
+    let field = |text: &str, key: &str, nth: usize| -> Option<u64> {
+        let line = text.lines().find(|l| l.starts_with(key))?;
+        line[key.len()..].split_whitespace().nth(nth)?.parse().ok()
+    };
+    let mut avail = field(&read("/proc/meminfo")?, "MemAvailable:", 0)?.saturating_mul(1024);
+    let cgroup = read("/proc/self/cgroup").and_then(|c| {
+        let path = c
+            .lines()
+            .find_map(|l| l.strip_prefix("0::"))?
+            .trim()
+            .to_string();
+        let dir = format!("/sys/fs/cgroup{}", path.trim_end_matches('/'));
+        let max: u64 = read(&format!("{dir}/memory.max"))?.trim().parse().ok()?;
+        let now: u64 = read(&format!("{dir}/memory.current"))?
+            .trim()
+            .parse()
+            .ok()?;
+        Some(max.saturating_sub(now))
+    });
+    if let Some(left) = cgroup {
+        avail = avail.min(left);
+    }
+    // "Max address space   <soft>   <hard>   bytes" ("unlimited" parses as nothing).
+    let limit = read("/proc/self/limits").and_then(|l| field(&l, "Max address space", 0));
+    let size = read("/proc/self/status").and_then(|s| field(&s, "VmSize:", 0));
+    if let (Some(limit), Some(kib)) = (limit, size) {
+        avail = avail.min(limit.saturating_sub(kib.saturating_mul(1024)));
+    }
+    Some(avail)
 }
 
 /// Refuse a run that does not fit `lim`, with the estimate, the limit and what to lower.

@@ -64,7 +64,10 @@ impl VitConfig {
 
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(Error::Msg(format!("ViT config: {m}")));
-        if self.image == 0 || self.patch == 0 || !self.image.is_multiple_of(self.patch) {
+        if self.image == 0 || self.image > 1024 {
+            return bad(format!("image side {} must be in 1..=1024", self.image));
+        }
+        if self.patch == 0 || !self.image.is_multiple_of(self.patch) {
             return bad(format!(
                 "patch size {} must divide the image side {} (for 28: 1, 2, 4, 7, 14 or 28)",
                 self.patch, self.image
