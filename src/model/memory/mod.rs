@@ -217,7 +217,8 @@ impl MemoryLimit {
 }
 
 /// The memory this process may still take, in bytes (Linux only): the machine's `MemAvailable`,
-/// lowered to what the process's cgroup (v2) leaves under its `memory.max` and to what its address
+/// lowered to what the process's cgroup (v2) leaves under its `memory.max` (its usage less the page
+/// cache) and to what its address
 /// space limit (`ulimit -v`) leaves beyond its current size. Past any of them an allocation aborts
 /// the process, so a run refused here with the estimate is the better end.
 #[cfg(not(target_arch = "wasm32"))]
@@ -241,7 +242,9 @@ fn available_ram() -> Option<u64> {
             .trim()
             .parse()
             .ok()?;
-        Some(max.saturating_sub(now))
+        // memory.current counts the page cache, which the kernel gives back under pressure.
+        let cache = read(&format!("{dir}/memory.stat")).and_then(|t| field(&t, "file ", 0));
+        Some(max.saturating_sub(now.saturating_sub(cache.unwrap_or(0))))
     });
     if let Some(left) = cgroup {
         avail = avail.min(left);
