@@ -2,7 +2,7 @@
 //! the front end's words, run.py's presets with the overrides, and the names of kinds and variants.
 
 use attnlab::model::{GptConfig, Variant};
-use attnlab::train::{validate_model, Overrides, RunKind, RunSpec, TrainConfig, Words};
+use attnlab::train::{validate_model, Overrides, RunKind, RunSpec, Setting, TrainConfig, Words};
 
 const W: Words = Words {
     epochs: "EPOCHS",
@@ -233,5 +233,21 @@ fn kinds_and_variants_come_from_their_names() {
     assert!(
         m.contains("'linear'") && m.contains("vanilla or synthesizer"),
         "{m}"
+    );
+}
+
+/// The page's form words each refusal once: the range of a learning rate starts with its noun, so
+/// the noun is not said twice ("give a positive number of a positive number of …" before).
+#[test]
+fn form_refusals_say_the_noun_once() {
+    let lr = Setting::Lr.refuse_field("pretrain learning rate", "-1");
+    assert!(
+        lr.starts_with("pretrain learning rate is “-1”; give a positive number of at most 3.4e38"),
+        "{lr}"
+    );
+    let e = Setting::Epochs.refuse_field("pretrain epochs", "0");
+    assert!(
+        e.starts_with("pretrain epochs is “0”; give a whole number of at least 1 and at most"),
+        "{e}"
     );
 }

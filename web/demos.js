@@ -65,7 +65,7 @@ function control(d, c) {
     // A range that follows the result (E8's layer slider: as many layers as the loaded model has).
     if (c.maxFrom) {
       d.limits.push(() => {
-        const m = d.res ? c.maxFrom(d.res) : NaN;
+        const m = d.res ? c.maxFrom(d.res, st) : NaN;
         input.max = String(Number.isFinite(m) && m >= c.min ? m : c.max);
         if (st[c.key] > Number(input.max)) st[c.key] = Number(input.max);
         show();

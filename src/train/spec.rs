@@ -247,6 +247,8 @@ impl Setting {
     pub fn refuse_field(self, name: &str, raw: &str) -> String {
         match self.demand() {
             (noun, "") => format!("{name} is “{raw}”; give {noun}"),
+            // The range already starts with the noun ("a positive number of at most 3.4e38").
+            (noun, range) if range.starts_with(noun) => format!("{name} is “{raw}”; give {range}"),
             (noun, range) => format!("{name} is “{raw}”; give {noun} of {range}"),
         }
     }

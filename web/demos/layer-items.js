@@ -175,7 +175,7 @@ const E9 = {
   aspect: 1.3,
   defaults: { t: 7, j: 2, delta: 3, seed: 8, layer: 0, head: 0, text: 'Where was Ada Lovelace born?' },
   controls: [
-    { type: 'range', key: 'j', label: 'change position j', min: 0, max: 15, step: 1, show: (v) => String(v + 1) },
+    { type: 'range', key: 'j', label: 'change position j', min: 0, max: 15, step: 1, show: (v) => String(v + 1), maxFrom: (r, st) => st.t - 1 },
     { type: 'range', key: 'delta', label: 'by how much', min: 0, max: 6, step: 0.1 },
     { type: 'range', key: 't', label: 'positions T', min: 2, max: 16, step: 1 },
     { type: 'button', label: 'new weights', action: (st) => { st.seed += 1; } },
@@ -208,7 +208,7 @@ const E9 = {
     const { toy } = d.res;
     const rows = toy.dot_row_change.map((c, i) => [`row ${i + 1}${i === toy.j ? ' (changed)' : ''}`, fmt(c), fmt(toy.synth_row_change[i])]);
     let extra = '';
-    if (d.cpu) extra = `<p class="num-line">synthesizer scores: max |${L.k} − ${L.ref}| = ${fmt(maxAbs(toy.synth_scores_gpu, toy.synth_scores_cpu))}</p>`;
+    if (d.cpu) extra = `<p class="num-line">synthesizer scores: max |${L.k} − ${L.ref}| = ${fmt(maxAbs(toy.synth_scores_gpu, toy.synth_scores_ref))}</p>`;
     return table(['max |Δ weight| in', 'dot product', 'synthesizer'], rows) + extra +
       '<p class="num-line muted">Check: every synthesizer row other than j is unchanged to the last bit.</p>';
   },

@@ -164,6 +164,11 @@ async function main() {
     r = await set('e9', 'input[id$="-j"]', 4);
     check(r.toy.j === 4 && r.toy.synth_row_change.every((c, i) => (i === 4 ? c > 0 : c === 0)) && r.toy.dot_row_change.slice(5).every((c) => c > 0),
       'E9: only synthesizer row 5 moves; dot-product rows after it all move');
+    // The j slider ends at the last position: T = 5 takes j from position 5 to at most 5.
+    r = await set('e9', 'input[id$="-t"]', 5);
+    const jCtl = await page.evaluate(() => { const i = document.querySelector('#e9 input[id$="-j"]'); return { max: Number(i.max), value: Number(i.value), shown: i.closest('.ctl').querySelector('output').textContent }; });
+    check(jCtl.max === 4 && jCtl.value === 4 && jCtl.shown === '5' && r.toy.j === 4, `E9: at T = 5 the j slider ends at position 5 (max ${jCtl.max}, shows ${jCtl.shown}, run at ${r.toy.j + 1})`);
+    r = await set('e9', 'input[id$="-t"]', 7);
 
     // E8/E9 with models: the parity fixtures (tiny vanilla and synthesizer checkpoints) handed over.
     for (const f of ['vanilla', 'synthesizer']) {
@@ -215,6 +220,20 @@ async function main() {
       await shot('e7', `e7-${type}`);
     }
     await cdp.send('Emulation.setEmulatedVisionDeficiency', { type: 'none' });
+
+    // Every demo's reference checkbox on: each redraws its numbers with the f64 reference and no
+    // error (E9's threw on a renamed field and kept a stale table); then off again.
+    const withRef = await page.evaluate(() => [...document.querySelectorAll('#demos .demo')].filter((e) => e.querySelector('.demo-cpu input')).map((e) => e.id));
+    const errsBefore = (await page.evaluate(() => window.__demos.errors)).length;
+    for (const on of [true, false]) {
+      for (const id of withRef) {
+        await page.evaluate(([id, on]) => { const i = document.querySelector(`#${id} .demo-cpu input`); if (i.checked !== on) i.click(); }, [id, on]);
+        await page.waitForFunction((id) => document.getElementById(id).getAttribute('aria-busy') === 'false', id, { timeout: 60000 });
+      }
+      await page.waitForTimeout(300);
+    }
+    const refErrs = (await page.evaluate(() => window.__demos.errors)).slice(errsBefore);
+    check(withRef.length >= 9 && refErrs.length === 0, `every demo's reference checkbox on and off: no error (${withRef.length} demos; ${refErrs.join('; ') || 'none'})`);
 
     // Phone width: nothing wider than the screen.
     await page.setViewportSize({ width: 390, height: 844 });
