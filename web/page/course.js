@@ -8,6 +8,7 @@ import { $, P, S, job } from './core.js';
 import { errText, esc } from './ui.js';
 import { emit, on } from './events.js';
 import { countOf, pctOf } from './shipped.js';
+import * as store from './store.js';
 
 export const COURSE_FACTS = 'web/models/course-vanilla.json';
 export const COURSE_MODEL = 'web/models/course-vanilla.safetensors';
@@ -49,9 +50,13 @@ function show() {
 }
 
 // Fetch the checkpoint and make it the vanilla model (the one it replaces can be kept for comparison
-// first with "Keep for comparison" in the Models table).
-async function load() {
-  if (C.state === 'loading' || !C.facts) return;
+// first with "Keep for comparison" in the Models table). `remember`: kept in this browser as the
+// vanilla model, so a reload loads it again (as the shipped model is: a mark, not the 6.8 MB).
+export async function loadCourse(remember = true) {
+  if (C.state === 'loading') return;
+  if (!C.facts) {
+    try { C.facts = await readFacts(); } catch (e) { C.note = `The course model could not be loaded: ${errText(e)}.`; show(); return; }
+  }
   C.state = 'loading';
   C.note = null;
   show();
@@ -65,6 +70,7 @@ async function load() {
     C.state = 'loaded';
     S.loaded = C.info;
     await emit('models');
+    if (remember) await store.put(`model:${C.info.variant}`, { course: true, label: C.label, savedAt: Date.now() }).catch(() => {});
   } catch (e) {
     C.state = 'failed';
     C.note = `The course model could not be loaded: ${errText(e)}.`;
@@ -73,13 +79,15 @@ async function load() {
 }
 
 export async function wireCourse() {
-  $('load-course').addEventListener('click', load);
+  $('load-course').addEventListener('click', () => loadCourse(true));
   // After the Models card has read the models (its listener was registered first).
   on('models', () => { if (C.facts) show(); });
-  try {
-    C.facts = await readFacts();
-  } catch (e) {
-    C.note = errText(e);
+  if (!C.facts) {
+    try {
+      C.facts = await readFacts();
+    } catch (e) {
+      C.note = errText(e);
+    }
   }
   show();
 }

@@ -5,6 +5,7 @@ import { $, P, S, data, job, setStatus } from './core.js';
 import { errText, esc, fmt, showBox } from './ui.js';
 import { emit, on } from './events.js';
 import { loadShipped, showShipped } from './shipped.js';
+import { loadCourse } from './course.js';
 
 // ---------------------------------------------------------------------------------------------
 // Models
@@ -98,7 +99,8 @@ export async function uploadModel(file) {
 }
 
 // The models kept in this browser; returns the variants it had a model for. A "model:vanilla"
-// record of {shipped: true} means the shipped model (loaded again from the server, not stored).
+// record of {shipped: true} or {course: true} means the shipped or the course model (loaded again
+// from the server, not stored).
 export async function restoreModels() {
   const had = [];
   for (const v of ['vanilla', 'synthesizer']) {
@@ -107,6 +109,10 @@ export async function restoreModels() {
     had.push(v);
     if (rec.shipped) {
       await loadShipped(false);
+      continue;
+    }
+    if (rec.course) {
+      await loadCourse(false);
       continue;
     }
     try {

@@ -69,6 +69,12 @@ try {
   }
   await page.locator('#models-card').screenshot({ path: path.join(outDir, 'course-model.png') });
   await page.locator('#ask-card').screenshot({ path: path.join(outDir, 'course-ask.png') });
+  // A reload keeps it, as a trained or uploaded model is kept (it was lost, the shipped one back).
+  await page.reload();
+  await page.waitForFunction(() => window.__page && window.__page.ready && window.__page.course && window.__page.course.state === 'loaded', null, { timeout: TIMEOUT }).catch(() => {});
+  const after = await page.evaluate(() => ({ state: window.__page.course.state, models: window.__page.models.map((m) => `${m.slot}: ${m.label}`) }));
+  check(after.state === 'loaded' && after.models.some((m) => /^vanilla: course model/.test(m)),
+    `after a reload the course model is the vanilla model again (${after.state}; ${after.models.join(', ')})`);
   check(errors.length === 0, `no page errors${errors.length ? `: ${errors.join('; ')}` : ''}`);
 } finally {
   await close();
