@@ -135,6 +135,20 @@ try {
     return cap;
   });
 
+  await step('a step count outside 10–20000 is refused with its reason, and nothing trains', async () => {
+    const before = await page.evaluate(() => window.__vit.trainedSteps);
+    const said = [];
+    for (const v of ['0', '-5', '1e9', '12.5']) {
+      await page.fill('#vit-steps', v);
+      await page.click('#vit-train');
+      said.push(await page.textContent('#vit-train-status'));
+    }
+    const after = await page.evaluate(() => window.__vit.trainedSteps);
+    assert(said.every((t, i) => t.includes(`steps is “${['0', '-5', '1e9', '12.5'][i]}”; give a whole number from 10 to 20000`)) && after === before,
+      `refused: ${said.join(' | ')}`);
+    return said[0];
+  });
+
   await step('training from scratch runs with a finite, falling loss and a confusion matrix', async () => {
     await page.fill('#vit-steps', '30');
     await page.click('#vit-train');

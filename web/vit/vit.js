@@ -199,7 +199,14 @@ function chart() {
 
 async function train() {
   if (running) return;
-  const steps = Math.max(10, Math.min(20000, Number($('vit-steps').value) || 600));
+  // A number outside the field's range is refused with its reason, as the Train card's form does
+  // (it used to be clamped or replaced by 600 without a word: "0" trained 600 steps).
+  const raw = $('vit-steps').value.trim();
+  const steps = Number(raw);
+  if (!(Number.isInteger(steps) && steps >= 10 && steps <= 20000)) {
+    $('vit-train-status').textContent = `steps is “${raw}”; give a whole number from 10 to 20000 (600 reads the digits well)`;
+    return;
+  }
   running = true;
   $('vit-pause').disabled = false;
   $('vit-train').disabled = true;
@@ -230,8 +237,10 @@ async function train() {
       state.trainedSteps = r.steps;
       state.info.steps = r.steps;
       state.losses.push([r.steps, r.loss]);
+      const onGpu = state.info && state.info.backend !== 'cpu';
       const slow = r.steps < steps && left > 120
-        ? ` — this device is slow for it (a software GPU adapter is; the Device card's Backend selector can switch to the CPU backend)` : '';
+        ? (onGpu ? ` — this device is slow for it (a software GPU adapter is; the Device card's Backend selector can switch to the CPU backend)`
+          : ' — a long run here; fewer steps finish sooner (600 read the digits well)') : '';
       $('vit-train-status').textContent = `step ${r.steps}/${steps}: loss ${r.loss.toFixed(3)} (${state.msPerStep.toFixed(0)} ms/step` +
         `${r.steps < steps ? `, about ${duration(left)} left${slow}` : ''})`;
       if (r.steps >= nextEval || r.done) {
