@@ -194,6 +194,7 @@ async function finish(ev, failed = false) {
   Object.assign(rep, { variant: ev.p.variant, model: ev.p.name, file: ev.p.f.name, seconds: ev.seconds, engines: n, byHelpers: ev.byHelpers, joined: ev.joined, fewer: ev.why });
   current = null;
   S.evalReport = rep;
+  remember(rep);
   showEval(rep);
   const part = rep.rows.length < rep.total;
   $('eval-status').textContent = part
@@ -273,6 +274,29 @@ export async function evaluate(choice) {
   } finally {
     running(false);
   }
+}
+
+// The scored evaluations of this page, newest last, so that two models (pretrained or not, yours
+// or the shipped one) can be read side by side after the second report replaced the first.
+const HISTORY_MAX = 8;
+function remember(rep) {
+  if (!rep.score) return;
+  const h = (S.evalHistory = S.evalHistory || []);
+  h.push({ model: rep.model, file: rep.file, asked: rep.rows.length, total: rep.total, score: rep.score });
+  if (h.length > HISTORY_MAX) h.shift();
+  showHistory();
+}
+
+function showHistory() {
+  const h = S.evalHistory || [];
+  const box = $('eval-history');
+  box.hidden = h.length < 2;
+  if (h.length < 2) return;
+  const rows = h.map((e) => ({
+    cells: [e.model, e.asked < e.total ? `${e.file} (first ${e.asked} of ${e.total})` : e.file,
+      { cls: 'num', text: score(e.score[0], e.score[1]) }],
+  }));
+  box.querySelector('tbody').innerHTML = rowsHtml(rows.reverse());
 }
 
 export function showEval(rep) {

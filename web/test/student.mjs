@@ -281,6 +281,12 @@ try {
       reps[slot] = `${r.rep.score[0]} of 8 (${r.rep.model})`;
       assert((await page.textContent('#eval-status')).includes(r.rep.model), 'the status does not name the model');
     }
+    // The second report replaced the first; the table of this page's evaluations shows both.
+    const hist = await page.$$eval('#eval-history tbody tr', (rs) => rs.map((r) => [...r.children].map((c) => c.textContent)));
+    // reps[slot] is "N of 8 (model)"; its row reads model | file | "N of 8 correct (…%)".
+    assert(await page.isVisible('#eval-history') && hist.length >= 2 &&
+      Object.values(reps).every((r) => hist.some((h) => r === `${h[2].split(' correct')[0]} (${h[0]})`)),
+      `the evaluations side by side: ${JSON.stringify(hist)}`);
     await page.locator('#eval-card').screenshot({ path: path.join(outDir, 'student-eval-kept.png') });
     await page.setViewportSize({ width: 390, height: 844 });
     await page.locator('#models-card').screenshot({ path: path.join(outDir, 'student-models-390.png') });
