@@ -314,6 +314,15 @@ export function showEval(rep) {
     $('eval-london').textContent = rep.london ? score(rep.london[0], rep.london[1]) : '—';
     $('eval-london-line').textContent = rep.london_line || '';
   }
+  // A model of the built-in corpus asked about other people (the course's files): it never saw
+  // them, so its score says little; said once here, beside the score.
+  const strangers = /built-in corpus/.test(rep.model) && !rep.file.startsWith('built-in');
+  const note = $('eval-strangers');
+  note.hidden = !strangers;
+  note.textContent = strangers
+    ? `${rep.model.split(' · ').pop()} learned the made-up people of the built-in corpus; the people of ${rep.file} are new to it, ` +
+      'so it guesses (expect about London\'s score or less). The course model (Models card) was trained on the course\'s files.'
+    : '';
   const skipped = $('eval-skipped');
   skipped.hidden = !rep.skipped;
   skipped.textContent = rep.skipped ? `${rep.skipped}.` : '';

@@ -170,6 +170,10 @@ try {
     const skipped = await page.textContent('#eval-skipped');
     const want = `3 questions were not asked because the model's vocabulary lacks 'Ω' (U+03A9, first at oov_dev.tsv line 3, column 11) and 'å' (U+00E5, first at oov_dev.tsv line 7, column ${colÅ}); they count as wrong.`;
     assert(skipped === want, `skipped line: “${skipped}”, expected “${want}”`);
+    // The shipped model (the built-in corpus's people) asked about others: said beside the score.
+    const strangers = await page.textContent('#eval-strangers');
+    assert(await page.isVisible('#eval-strangers') && /learned the made-up people of the built-in corpus; the people of oov_dev\.tsv are new to it/.test(strangers),
+      `the note on a model asked about people it never saw: “${strangers}”`);
     assert(r.rep.rows.length === 30 && r.rep.score[1] === 30, `report of ${r.rep.rows.length} rows, score ${r.rep.score}`);
     assert(r.rep.rows[2].prediction === '' && r.rep.rows[2].correct === false, 'a skipped question is not counted wrong');
     // The first 20 were timed (three calls: the estimate) and count toward the run: 30 questions asked in all.
@@ -200,6 +204,7 @@ try {
     assert(await page.locator('#eval-table tbody tr').count() === rep.rows.length, 'the table does not show the answered questions');
     assert(!(await page.isVisible('#eval-stop')), 'Stop still shown');
     await page.locator('#eval-card').screenshot({ path: path.join(outDir, 'student-eval-stopped.png') });
+    assert(await page.isHidden('#eval-strangers'), 'the note on unseen people shows for the built-in model on its own dev file');
     return status;
   });
 
