@@ -104,6 +104,24 @@ export function readSpec(kind) {
   return P.wasm.page_read_form(kind, variant, !pre && $('h-from').value === 'model', form);
 }
 
+// The form as a run was started from it (kept in the saved run), and put back when that run is
+// resumed after a reload: the fields then show the run going on, and Finetune afterwards reads
+// the same finetuning settings the user had (the reloaded page showed the quick preset's
+// unsized defaults until Finetune was pressed).
+export function formState() {
+  return { preset: $('preset').value, from: $('h-from').value, values: Object.fromEntries(FIELDS.map((f) => [f, $(`h-${f}`).value])) };
+}
+
+export function restoreForm(saved) {
+  if (!saved || !saved.values) return;
+  for (const f of FIELDS) if (typeof saved.values[f] === 'string') $(`h-${f}`).value = saved.values[f];
+  if (saved.from) $('h-from').value = saved.from;
+  if (saved.preset && NOTES[saved.preset]) {
+    $('preset').value = saved.preset;
+    $('preset-note').textContent = NOTES[saved.preset];
+  }
+}
+
 export function wireForm() {
   // The quick preset's steps depend on the corpus's size: size it again for new data.
   on('data', () => { if (S.sizing && P.presets) showSizing(); });

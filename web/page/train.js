@@ -4,7 +4,7 @@ import * as store from './store.js';
 import { $, P, S, SAVE_COST_RATIO, SAVE_EVERY_MS, SAVE_MIN_MS, data, job, setStatus, tick } from './core.js';
 import { drawLoss } from './chart.js';
 import { errText, esc, fmt, showBox } from './ui.js';
-import { readSpec, showSizing, sizingSettled } from './form.js';
+import { formState, readSpec, restoreForm, showSizing, sizingSettled } from './form.js';
 import { measure } from './sizing.js';
 import { restoreModels } from './models.js';
 import { emit, on } from './events.js';
@@ -65,6 +65,7 @@ export async function startRun(kind, record) {
   try {
     if (record) {
       r = { ...record, losses: record.losses || [] };
+      restoreForm(record.form);
     } else {
       // Size the run to this device first (once; web/page/sizing.js).
       if (!S.sizing) {
@@ -78,7 +79,7 @@ export async function startRun(kind, record) {
       if (kind === 'finetune' && !data.train) throw new Error('there is no finetuning TSV; load birth_places_train.tsv or use the built-in corpus');
       const from = kind === 'finetune' ? (spec.from_model ? 'from the current model' : 'from scratch') : '';
       r = { kind, variant: spec.variant, spec, wikiName: data.wiki.name, wiki: data.wiki.text,
-        tsvName: data.train ? data.train.name : '', tsv: data.train ? data.train.text : '', losses: [],
+        tsvName: data.train ? data.train.name : '', tsv: data.train ? data.train.text : '', losses: [], form: formState(),
         label: `${kind === 'pretrain' ? 'pretrained' : 'finetuned'} here${from ? ` ${from}` : ''}` };
     }
   } catch (e) {

@@ -159,6 +159,9 @@ async function run() {
       await page.click('#resume-saved');
       const s = await waitPage((s) => s.status === 'running' && s.steps > pausedAt, 'steps after the resume');
       assert(s.resumedFrom === pausedAt, `resumed from ${s.resumedFrom}, expected ${pausedAt}`);
+      // The form shows the run it resumed (its batch and max steps), not the preset's defaults.
+      const form = await page.evaluate(() => ({ batch: document.getElementById('h-pre_batch').value, max: document.getElementById('h-max_steps').value }));
+      assert(form.batch === String(BATCH) && form.max === String(MAX_STEPS), `the form after the resume: batch ${form.batch}, max steps ${form.max} (the run: ${BATCH}, ${MAX_STEPS})`);
       assert(s.losses.length >= 3 && s.losses[0][1] === firstLoss, 'the loss history was not restored with the run');
       return `resumed at step ${s.resumedFrom}, now ${s.steps}`;
     });
