@@ -63,10 +63,18 @@ export function showAnswers(out) {
   const how = $('ask-how');
   how.textContent = HOW_TO_READ;
   how.hidden = !Object.keys(out).length;
-  for (const [variant, a] of Object.entries(out)) {
+  // Every column is in place before any is drawn: the maps and thumbnails are sized to their
+  // column's width, and a first column measured alone took the whole card's.
+  const entries = Object.entries(out);
+  const cols = entries.map(() => {
+    const c = document.createElement('div');
+    c.className = 'ask-col';
+    root.appendChild(c);
+    return c;
+  });
+  for (const [k, [variant, a]] of entries.entries()) {
     const gold = goldFor(a.question);
-    const col = document.createElement('div');
-    col.className = 'ask-col';
+    const col = cols[k];
     const T = a.tokens.length;
     const answerRows = [Math.max(0, a.prompt_len - 1), T];
     const m = a.model || { variant, kept: false, label: '' };
@@ -82,7 +90,6 @@ export function showAnswers(out) {
       <div class="map-scroll"><canvas class="big-map" tabindex="0" role="img" aria-label="attention map: use the arrow keys to move from cell to cell and read each weight below"></canvas></div>
       <p class="map-readout small" aria-live="polite">Point at a cell (or focus the map and use the arrow keys) to read its weight.</p>
       <div class="thumbs"></div>`;
-    root.appendChild(col);
     const big = col.querySelector('.big-map');
     const readout = col.querySelector('.map-readout');
     const selL = col.querySelector('.pick-layer'), selH = col.querySelector('.pick-head'), selR = col.querySelector('.pick-rows');
@@ -127,6 +134,9 @@ export function showAnswers(out) {
     // Long answers: the rows of the answer only, unless the whole map fits.
     selR.value = T > 40 ? 'answer' : 'all';
     const thumbs = col.querySelector('.thumbs');
+    // A layer's heads on one row beside its label where the column allows (8 heads of 48 px wrapped
+    // as 6 + 2 in each of two columns side by side), never below 28 px.
+    const thumbPx = Math.max(28, Math.min(48, Math.floor(((col.clientWidth || 620) - 60) / a.n_head) - 7));
     a.maps.forEach((_, l) => {
       const row = document.createElement('div');
       row.className = 'thumb-row';
@@ -140,7 +150,7 @@ export function showAnswers(out) {
         c.setAttribute('role', 'button');
         c.setAttribute('aria-label', `show layer ${l + 1}, head ${h + 1} large`);
         // One task per thumbnail: many heads of a long answer would otherwise be one long task.
-        setTimeout(() => drawThumb(c, mapOf(l, h), T, 48), 0);
+        setTimeout(() => drawThumb(c, mapOf(l, h), T, thumbPx), 0);
         const pick = () => { selL.value = String(l); selH.value = String(h); drawBig(); };
         c.addEventListener('click', pick);
         c.addEventListener('keydown', (ev) => { if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); pick(); } });
