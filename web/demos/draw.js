@@ -150,12 +150,16 @@ export function bars(ctx, box, values, { lo = 0, hi = 1, colors = C.a, labels = 
       ctx.beginPath(); ctx.moveTo(x + i * bw + bw * 0.05, yOf(marks[i])); ctx.lineTo(x + i * bw + bw * 0.95, yOf(marks[i])); ctx.stroke();
     }
   });
-  // Labels under the bars: the marked ones (* or ★) first, then every other one that keeps clear of
-  // those already placed, so none runs into another.
+  // Labels under the bars: the marked ones (* or ★) first, then every step-th one (the step the
+  // widest label needs, so the shown ones are evenly spaced: 1 3 5 … 15, not 1 … 9 11 13 15) that
+  // keeps clear of those already placed, so none runs into another.
   const placed = [];
-  const order = labels.map((l, i) => i).filter((i) => labels[i] !== undefined)
-    .sort((a, b) => Number(/\*|★/.test(labels[b])) - Number(/\*|★/.test(labels[a])) || a - b);
   ctx.fillStyle = '#5b6673'; ctx.textAlign = 'center';
+  const widest = Math.max(0, ...labels.filter((l) => l !== undefined).map((l) => ctx.measureText(String(l)).width));
+  const step = Math.max(1, Math.ceil((widest + 4) / bw));
+  const order = labels.map((l, i) => i).filter((i) => labels[i] !== undefined)
+    .filter((i) => /\*|★/.test(labels[i]) || i % step === 0)
+    .sort((a, b) => Number(/\*|★/.test(labels[b])) - Number(/\*|★/.test(labels[a])) || a - b);
   for (const i of order) {
     const t = String(labels[i]), cx = x + (i + 0.5) * bw, half = ctx.measureText(t).width / 2 + 2;
     if (placed.some(([a, b]) => cx - half < b && a < cx + half)) continue;
@@ -197,7 +201,19 @@ export function heatmap(ctx, box, m, rows, cols, { lo = 0, hi = 1, title = '', r
   ctx.fillStyle = '#5b6673';
   if (title) { ctx.textAlign = 'left'; ctx.fillText(fitText(ctx, title, w), x, y + 7); }
   if (rowLabels && cs >= 10) { ctx.textAlign = 'right'; rowLabels.forEach((l, i) => ctx.fillText(l, x0 - 3, top + (i + 0.5) * cs)); }
-  if (colLabels) { ctx.textAlign = 'center'; colLabels.forEach((l, j) => ctx.fillText(l, x0 + (j + 0.5) * cs, top - 7)); }
+  if (colLabels) {
+    // Every step-th label where the cells are narrower than the labels (T = 16 ran "101112…" together);
+    // a marked label ("7*") is always shown and its neighbours within the step give way.
+    ctx.textAlign = 'center';
+    const widest = Math.max(...colLabels.map((l) => ctx.measureText(l).width));
+    const step = Math.max(1, Math.ceil((widest + 3) / cs));
+    const marked = colLabels.map((l, j) => (/\*$/.test(l) ? j : -1)).filter((j) => j >= 0);
+    colLabels.forEach((l, j) => {
+      const isMarked = marked.includes(j);
+      if (!isMarked && (j % step !== 0 || marked.some((m) => Math.abs(m - j) < step))) return;
+      ctx.fillText(l, x0 + (j + 0.5) * cs, top - 7);
+    });
+  }
   return { cs, x0, top };
 }
 
@@ -207,7 +223,17 @@ export function heatmap(ctx, box, m, rows, cols, { lo = 0, hi = 1, title = '', r
 export function lines(ctx, box, xs, series, { log = false, lo = null, hi = null, title = '', xlabel = '', marker = null, hlines = [] } = {}) {
   const { x, y, w, h } = box;
   const legend = series.filter((s) => s.label);
-  const L = 44, B = 28, T = legend.length ? 32 : 18;
+  // The legend's entries in rows that fit the width (one row cut "reference (f64)" at the edge).
+  const rowsOf = [];
+  let rx = 0;
+  for (const s of legend) {
+    const ew = 34 + ctx.measureText(s.label).width;
+    if (rx > 0 && rx + ew > w - 44) { rowsOf.push([]); rx = 0; }
+    if (!rowsOf.length) rowsOf.push([]);
+    rowsOf[rowsOf.length - 1].push(s);
+    rx += ew;
+  }
+  const L = 44, B = 28, T = legend.length ? 18 + 14 * rowsOf.length : 18;
   const tr = (v) => (log ? Math.log10(Math.max(v, 1e-300)) : v);
   const all = series.flatMap((s) => s.ys.map(tr)).filter(Number.isFinite);
   let ymin = lo !== null ? lo : Math.min(...all), ymax = hi !== null ? hi : Math.max(...all);
@@ -228,13 +254,16 @@ export function lines(ctx, box, xs, series, { log = false, lo = null, hi = null,
   ctx.textAlign = 'center';
   if (xlabel) ctx.fillText(xlabel, x + L + (w - L) / 2, y + h - 6);
   if (title) { ctx.textAlign = 'left'; ctx.fillText(fitText(ctx, title, w - L), x + L, y + 7); }
-  let lx = x + L;
-  for (const s of legend) {
-    ctx.strokeStyle = s.color; ctx.lineWidth = 2; ctx.setLineDash(s.dash || []);
-    ctx.beginPath(); ctx.moveTo(lx, y + 21); ctx.lineTo(lx + 18, y + 21); ctx.stroke(); ctx.setLineDash([]);
-    ctx.fillStyle = s.color; ctx.textAlign = 'left'; ctx.fillText(s.label, lx + 22, y + 21);
-    lx += 34 + ctx.measureText(s.label).width;
-  }
+  rowsOf.forEach((row, r) => {
+    let lx = x + L;
+    const ly = y + 21 + 14 * r;
+    for (const s of row) {
+      ctx.strokeStyle = s.color; ctx.lineWidth = 2; ctx.setLineDash(s.dash || []);
+      ctx.beginPath(); ctx.moveTo(lx, ly); ctx.lineTo(lx + 18, ly); ctx.stroke(); ctx.setLineDash([]);
+      ctx.fillStyle = s.color; ctx.textAlign = 'left'; ctx.fillText(fitText(ctx, s.label, x + w - lx - 22), lx + 22, ly);
+      lx += 34 + ctx.measureText(s.label).width;
+    }
+  });
   for (const hl of hlines) {
     ctx.setLineDash([5, 4]); ctx.strokeStyle = hl.color || '#1d232b';
     ctx.beginPath(); ctx.moveTo(x + L, py(hl.y)); ctx.lineTo(x + w - 8, py(hl.y)); ctx.stroke(); ctx.setLineDash([]);

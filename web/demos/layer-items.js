@@ -8,6 +8,16 @@ import { L } from './labels.js';
 const maxAbs = (a, b) => a.reduce((m, x, i) => Math.max(m, Math.abs(x - b[i])), 0);
 const NO_MODEL = 'Train or load a model in the Train panel to see this.';
 
+// E10's map titles: the offset is the point, so a narrow map shortens the words and keeps it
+// ("head 1: offset −2", "head 1: −2", "h1: −2").
+// One form for every head (the one the widest title fits), so the row reads alike.
+function headTitle(ctx, k, offset, w, H) {
+  const sign = (o) => (o < 0 ? `−${-o}` : o > 0 ? `+${o}` : '0');
+  const forms = [(h, o) => `head ${h}: offset ${o}`, (h, o) => `head ${h}: ${o}`, (h, o) => `h${h}: ${o}`];
+  const form = forms.find((f) => ctx.measureText(f(H, '−2')).width <= w) || forms[2];
+  return form(k + 1, sign(offset));
+}
+
 // A trained model's maps for E8/E9, or null (with the reason) when none is loaded.
 async function modelMaps(wasm, variant, text) {
   if (!(await wasm.demo_models()).includes(variant)) return { missing: true };
@@ -241,7 +251,7 @@ const E10 = {
     const top = h * 0.45;
     const cw = w / Math.max(H, 2);
     for (let k = 0; k < H; k++) {
-      heatmap(ctx, { x: k * cw, y: 0, w: cw - 8, h: top }, r.dev.alpha.slice(k * t * t, (k + 1) * t * t), t, t, { title: H > 1 ? `head ${k + 1}: offset ${k - Math.floor((H - 1) / 2)}` : 'attention (row = output position)' });
+      heatmap(ctx, { x: k * cw, y: 0, w: cw - 8, h: top }, r.dev.alpha.slice(k * t * t, (k + 1) * t * t), t, t, { title: H > 1 ? headTitle(ctx, k, k - Math.floor((H - 1) / 2), cw - 8, H) : 'attention (row = output position)' });
     }
     const ch = (h - top - 8) / 2;
     for (let c = 0; c < 2; c++) {
