@@ -16,7 +16,8 @@ fn questions_with_unknown_characters_are_skipped_and_named() {
     let tsv = "Where was Ann Vole born?\tParis\n\
                Where was Xavier born?\tLima\n\
                Where was Bo Wu born?\tOslo\n\
-               Where was Åsa born?\tUmeå\n";
+               Where was Åsa born?\tUmeå\n\
+               Where was Zoë O'Hara born?\tRome\n";
     let rows = parse_tsv_str(tsv, "dev.tsv", TsvMode::RequireAnswers).expect("tsv");
     let model = Gpt::new(&dev, GptConfig::tiny(Variant::Vanilla, vocab.len()), 1).expect("model");
     let (preds, skipped) = pollster::block_on(predict_known(
@@ -30,9 +31,13 @@ fn questions_with_unknown_characters_are_skipped_and_named() {
     assert_eq!(
         skipped
             .iter()
-            .map(|s| (s.line, s.col, s.ch))
+            .map(|s| (s.line, s.col, s.ch, s.more.clone()))
             .collect::<Vec<_>>(),
-        vec![(2, 11, 'X'), (4, 11, 'Å')]
+        vec![
+            (2, 11, 'X', vec![(13, 'v')]),
+            (4, 11, 'Å', vec![]),
+            (5, 11, 'Z', vec![(13, 'ë'), (16, '\''), (17, 'H')])
+        ]
     );
     assert_eq!((preds[1].as_str(), preds[3].as_str()), ("", ""));
     let known = [rows[0].clone(), rows[2].clone()];
@@ -42,8 +47,17 @@ fn questions_with_unknown_characters_are_skipped_and_named() {
     let line = skipped_line("dev.tsv", &skipped);
     assert_eq!(
         line,
-        "2 questions were not asked because the model's vocabulary lacks 'X' (first at dev.tsv \
-         line 2, column 11) and 'Å' (U+00C5, first at dev.tsv line 4, column 11); they count as \
+        "3 questions were not asked because the model's vocabulary lacks 'X' (first at dev.tsv \
+         line 2, column 11), 'v' (first at dev.tsv line 2, column 13), 'Å' (U+00C5, first at \
+         dev.tsv line 4, column 11), 'Z' (first at dev.tsv line 5, column 11), 'ë' (U+00EB, \
+         first at dev.tsv line 5, column 13) and 2 more characters; they count as wrong"
+    );
+    // Every missing character of a line is named (only the first was), the apostrophe plainly.
+    assert_eq!(
+        skipped_line("dev.tsv", &skipped[2..]),
+        "1 question was not asked because the model's vocabulary lacks 'Z' (first at dev.tsv \
+         line 5, column 11), 'ë' (U+00EB, first at dev.tsv line 5, column 13), \"'\" (first at \
+         dev.tsv line 5, column 16) and 'H' (first at dev.tsv line 5, column 17); it counts as \
          wrong"
     );
     // Without the skip, the first unknown character is an error naming the file and line.

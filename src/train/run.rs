@@ -278,12 +278,14 @@ pub async fn predict(
 }
 
 /// A question [`predict_known`] could not ask: its line, the first character of it that the
-/// model's vocabulary lacks, and that character's 1-based column in the line.
+/// model's vocabulary lacks, and that character's 1-based column in the line; `more`: the line's
+/// other missing characters (column, character), each once, so the report names them all.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Skipped {
     pub line: usize,
     pub col: usize,
     pub ch: char,
+    pub more: Vec<(usize, char)>,
 }
 
 /// [`predict`] for a model whose vocabulary may lack some characters of the questions (the page's
@@ -299,15 +301,18 @@ pub async fn predict_known(
     let mut skipped = vec![];
     let mut asked = vec![];
     for (i, r) in rows.iter().enumerate() {
-        match prompt_for(&r.prompt_text())
-            .chars()
-            .enumerate()
-            .find(|&(_, c)| vocab.id(c).is_none())
-        {
-            Some((at, ch)) => skipped.push(Skipped {
+        let mut missing: Vec<(usize, char)> = vec![];
+        for (at, c) in prompt_for(&r.prompt_text()).chars().enumerate() {
+            if vocab.id(c).is_none() && !missing.iter().any(|&(_, m)| m == c) {
+                missing.push((at + 1, c));
+            }
+        }
+        match missing.split_first() {
+            Some((&(col, ch), more)) => skipped.push(Skipped {
                 line: r.line,
-                col: at + 1,
+                col,
                 ch,
+                more: more.to_vec(),
             }),
             None => asked.push(i),
         }
@@ -327,27 +332,30 @@ pub fn skipped_line(file: &str, skipped: &[Skipped]) -> String {
     if skipped.is_empty() {
         return String::new();
     }
-    let mut first: Vec<&Skipped> = vec![];
+    // Each character once, at its first (line, column).
+    let mut first: Vec<(usize, usize, char)> = vec![];
     for s in skipped {
-        if !first.iter().any(|f| f.ch == s.ch) {
-            first.push(s);
+        for (col, ch) in std::iter::once((s.col, s.ch)).chain(s.more.iter().copied()) {
+            if !first.iter().any(|f| f.2 == ch) {
+                first.push((s.line, col, ch));
+            }
         }
     }
     let shown: Vec<String> = first
         .iter()
         .take(5)
-        .map(|s| {
-            let code = if s.ch.is_ascii_graphic() {
+        .map(|&(line, col, ch)| {
+            let code = if ch.is_ascii_graphic() {
                 String::new()
             } else {
-                format!("U+{:04X}, ", s.ch as u32)
+                format!("U+{:04X}, ", ch as u32)
             };
-            format!(
-                "'{}' ({code}first at {file} line {}, column {})",
-                s.ch.escape_debug(),
-                s.line,
-                s.col
-            )
+            // The apostrophe in double quotes ('\'' read as a backslash to a student).
+            let shown = match ch {
+                '\'' => "\"'\"".to_string(),
+                c => format!("'{}'", c.escape_debug()),
+            };
+            format!("{shown} ({code}first at {file} line {line}, column {col})")
         })
         .collect();
     let list = match shown.as_slice() {

@@ -17,12 +17,13 @@ use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
 /// The predictions of questions `first..first + predictions.len()`, and the questions among them
-/// not asked (line, column, the character the model lacks), as `run::predict_known` gives them.
+/// not asked (line, column, the character the model lacks, the line's other missing characters),
+/// as `run::predict_known` gives them.
 #[derive(Serialize, Deserialize)]
 struct Block {
     first: usize,
     predictions: Vec<String>,
-    skipped: Vec<(usize, usize, char)>,
+    skipped: Vec<(usize, usize, char, Vec<(usize, char)>)>,
 }
 
 /// On a helper: greedy-decode questions `first..end` of the evaluation begun here (the page's file
@@ -54,7 +55,10 @@ pub async fn page_eval_part(first: u32, end: u32) -> Result<JsValue, JsError> {
     to_js(&Block {
         first,
         predictions,
-        skipped: skipped.iter().map(|s| (s.line, s.col, s.ch)).collect(),
+        skipped: skipped
+            .into_iter()
+            .map(|s| (s.line, s.col, s.ch, s.more))
+            .collect(),
     })
 }
 
@@ -79,7 +83,12 @@ pub fn page_eval_add(block: JsValue) -> Result<JsValue, JsError> {
         block
             .skipped
             .into_iter()
-            .map(|(line, col, ch)| run::Skipped { line, col, ch }),
+            .map(|(line, col, ch, more)| run::Skipped {
+                line,
+                col,
+                ch,
+                more,
+            }),
     );
     let out = EvalProgress {
         done: ev.predictions.len(),
