@@ -66,3 +66,21 @@ fn questions_with_unknown_characters_are_skipped_and_named() {
         .to_string();
     assert!(err.contains("dev.tsv:2"), "{err}");
 }
+
+/// Questions longer than the model's context are answered from their last characters, as the
+/// reference's sampling crops them, and the report says how many and where the first is.
+#[test]
+fn questions_longer_than_the_context_are_named() {
+    let long = format!("Where was {} born?\tParis\n", "Ann ".repeat(40));
+    let tsv = format!("Where was Bo Wu born?\tOslo\n{long}{long}");
+    let rows = parse_tsv_str(&tsv, "dev.tsv", TsvMode::RequireAnswers).expect("tsv");
+    assert_eq!(
+        attnlab::train::run::cropped_line("dev.tsv", &rows, 127),
+        "2 questions are longer than the 127 characters the model reads at a time (first at \
+         dev.tsv line 2): it read only the last 127 of each, as the course's run.py does"
+    );
+    assert_eq!(
+        attnlab::train::run::cropped_line("dev.tsv", &rows[..1], 127),
+        ""
+    );
+}

@@ -89,7 +89,9 @@ function showAdapter(a, browserInfo) {
 function showWorkers(d, w) {
   const sel = $('workers');
   const most = Math.max(MAX_WORKERS, w.n);
-  for (let i = 1; i <= most; i++) sel.add(new Option(`${i}${i === w.cores ? ' (the cores reported)' : ''}`, String(i)));
+  // More engines than cores are offered (a browser may report fewer than there are), marked.
+  const note = (i) => (i === w.cores ? ' (the cores reported)' : i > w.cores ? ' (more than the cores reported: slower)' : '');
+  for (let i = 1; i <= most; i++) sel.add(new Option(`${i}${note(i)}`, String(i)));
   sel.value = String(w.choice);
   sel.disabled = d.kind !== 'cpu';
   sel.addEventListener('change', () => {

@@ -171,6 +171,10 @@ pub fn evaluate(
     if !ev.skipped.is_empty() {
         println!("{}", run::skipped_line(&tsv.name, &ev.skipped));
     }
+    let cropped = run::cropped_line(&tsv.name, &rows, model.cfg.max_context());
+    if !cropped.is_empty() {
+        println!("{cropped}");
+    }
     if let Some(out) = &cli.outputs_path {
         write_atomic(out, lines(&ev.predictions).as_bytes())?;
         println!(

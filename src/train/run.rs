@@ -377,6 +377,27 @@ pub fn skipped_line(file: &str, skipped: &[Skipped]) -> String {
     )
 }
 
+/// One line about questions longer than the model's context (`max_context` characters): the model
+/// reads only the last `max_context` characters of the prompt (question and ⁇), as the reference's
+/// sampling crops it, so their answers come from a cut question. Empty when there are none.
+pub fn cropped_line(file: &str, rows: &[Row], max_context: usize) -> String {
+    let long: Vec<&Row> = rows
+        .iter()
+        .filter(|r| prompt_for(&r.prompt_text()).chars().count() > max_context)
+        .collect();
+    match long.first() {
+        None => String::new(),
+        Some(first) => format!(
+            "{} question{} longer than the {max_context} characters the model reads at a time \
+             (first at {file} line {}): it read only the last {max_context} of each, as the \
+             course's run.py does",
+            long.len(),
+            if long.len() == 1 { " is" } else { "s are" },
+            first.line
+        ),
+    }
+}
+
 /// The score of [`evaluate`]: (correct, total) when the rows have answers, else None.
 pub fn score(rows: &[Row], predictions: &[String]) -> Result<Option<(usize, usize)>> {
     if rows.first().is_some_and(|r| r.answer.is_some()) {

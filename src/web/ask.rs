@@ -36,6 +36,8 @@ struct EvalReport {
     /// Questions not asked because the model lacks one of their characters, said in one line
     /// (empty when none).
     skipped: String,
+    /// Questions longer than the model's context, said in one line (empty when none).
+    cropped: String,
     /// The questions the evaluation was asked for: more than `rows` when it was stopped or failed.
     total: usize,
 }
@@ -144,9 +146,11 @@ pub fn page_eval_report() -> Result<JsValue, JsError> {
     let ev = engine::with(|e| e.eval.take()).ok_or_else(no_evaluation)?;
     let (done, total) = (ev.predictions.len(), ev.rows.len());
     let skipped = run::skipped_line(&ev.name, &ev.skipped);
+    let context = ev.model.as_ref().map(|m| m.cfg.max_context());
     let (mut rows, predictions) = (ev.rows, ev.predictions);
     // A stopped or failed evaluation reports the questions it answered.
     rows.truncate(done);
+    let cropped = context.map_or(String::new(), |c| run::cropped_line(&ev.name, &rows, c));
     let score = run::score(&rows, &predictions).map_err(err)?;
     let london = if score.is_some() {
         Some(london_baseline(&rows).map_err(err)?)
@@ -170,6 +174,7 @@ pub fn page_eval_report() -> Result<JsValue, JsError> {
         line: data::format_accuracy(score.map_or(0, |s| s.0), score.map_or(0, |s| s.1)),
         london_line: london.map_or(String::new(), |(c, t)| data::format_accuracy(c, t)),
         skipped,
+        cropped,
         total,
     };
     to_js(&out)

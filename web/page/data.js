@@ -53,11 +53,15 @@ export async function setData(role, name, text) {
   data[role] = { name, text, ...(await check(role, name, text)) };
 }
 
+// A file name that wraps after its underscores, dots and dashes (birth_places_ / train.tsv), not
+// inside a word (birth_places_train.t / sv).
+const breakable = (name) => esc(name).replace(/([_.\/-])/g, '$1<wbr>');
+
 export function showData() {
   const body = $('data-table').querySelector('tbody');
   body.innerHTML = Object.keys(ROLES).map((r) => {
     const f = data[r];
-    return `<tr><td>${ROLES[r]}</td><td>${f ? esc(f.name) : '<span class="muted">none</span>'}</td><td>${f ? esc(f.info) : ''}</td></tr>`;
+    return `<tr><td>${ROLES[r]}</td><td>${f ? breakable(f.name) : '<span class="muted">none</span>'}</td><td>${f ? esc(f.info) : ''}</td></tr>`;
   }).join('');
   const src = { embedded: 'The built-in generated corpus (made-up people with biographies and birthplaces, the course files’ format and sizes) is loaded.',
     notes: 'The built-in people in two short notes each, “NAME. Born in PLACE .” and one other phrasing of it (the middle preset’s pretraining text: with no other facts to store ' +

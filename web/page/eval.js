@@ -324,8 +324,9 @@ export function showEval(rep) {
       'so it guesses (expect about London\'s score or less). The course model (Models card) was trained on the course\'s files.'
     : '';
   const skipped = $('eval-skipped');
-  skipped.hidden = !rep.skipped;
-  skipped.textContent = rep.skipped ? `${rep.skipped}.` : '';
+  const notes = [rep.skipped, rep.cropped].filter(Boolean);
+  skipped.hidden = !notes.length;
+  skipped.textContent = notes.map((n) => `${n}.`).join(' ');
   const only = $('eval-predictions-only');
   only.hidden = gold;
   only.textContent = gold ? '' : `Predictions only: ${rep.file} has no answers (the course keeps the test answers), so there is nothing to score here. ` +

@@ -98,6 +98,10 @@ export async function startRun(kind, record) {
     S.resumedFrom = record ? st.steps : null;
     S.started = st;
     $('s-lr').textContent = fmt.lr(st.lr);
+    // The probe measures pretraining; a finetuning run says so instead of keeping the last recall
+    // (a resumed pretraining keeps its own until the next probe).
+    if (r.kind === 'finetune') $('s-recall').textContent = 'pretraining only';
+    else if (!record) $('s-recall').textContent = '—';
     const what = `${r.variant} model, ${fmt.int(st.params)} parameters, vocabulary ${st.vocab_size}, ${st.per_epoch} steps per epoch`;
     setStatus('running', record ? `Resumed ${r.kind} at step ${st.steps} (${what}).` : `${r.kind === 'pretrain' ? 'Pretraining' : 'Finetuning'} the ${what}.`);
     $('resume-banner').hidden = true;
@@ -160,6 +164,8 @@ export async function loop() {
   if (S.status === 'pausing') {
     await saveRun();
     setStatus('paused', `Paused at step ${S.steps} of ${P.run.total}; the run is saved in this browser. Resume continues it exactly.`);
+    // No ETA while nothing runs (it stayed frozen at the pause's value).
+    $('progress-text').textContent = `${P.run.kind} ${P.run.variant}: paused at step ${S.steps.toLocaleString()} of ${P.run.total.toLocaleString()}`;
   } else if (S.status === 'stopping') {
     await finishRun('stopped');
   }
@@ -234,6 +240,9 @@ async function dropRun(r) {
 export async function failed(e, what) {
   const msg = errText(e);
   const lost = await P.wasm.page_device_lost();
+  // The progress line says where the run ended, with no ETA (it kept the last one after a
+  // non-finite loss stopped the run).
+  if (P.run) $('progress-text').textContent = `${P.run.kind} ${P.run.variant}: stopped by an error at step ${S.steps.toLocaleString()} of ${(P.run.total || 0).toLocaleString()}`;
   P.run = null;
   if (lost) {
     await P.wasm.page_reset_device();

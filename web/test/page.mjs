@@ -123,6 +123,8 @@ async function run() {
       s = await waitPage((s) => s.steps >= 10 && s.losses.length >= Math.max(3, seen + 1), 'ten steps and a new loss');
       const chartAfter = await page.evaluate(() => document.getElementById('chart').toDataURL());
       assert(chartBefore !== chartAfter, 'the chart did not change while training');
+      const running = await page.textContent('#progress-text');
+      assert(new RegExp(`epoch \\d+ of \\d+ · step \\d+ of ${MAX_STEPS} · ETA`).test(running), `progress text while running: ${running}`);
       await page.click('#btn-pause');
       s = await waitPage((s) => s.status === 'paused', 'the pause');
       pausedAt = s.steps;
@@ -131,7 +133,7 @@ async function run() {
       const tail = losses.slice(-2).reduce((a, b) => a + b, 0) / 2;
       assert(tail < firstLoss - 0.1, `loss did not fall: first ${firstLoss.toFixed(3)}, last two ${tail.toFixed(3)} (${losses.map((l) => l.toFixed(3)).join(' ')})`);
       const prog = await page.textContent('#progress-text');
-      assert(new RegExp(`epoch \\d+ of \\d+ · step \\d+ of ${MAX_STEPS} · ETA`).test(prog), `progress text: ${prog}`);
+      assert(new RegExp(`paused at step ${pausedAt} of ${MAX_STEPS}$`).test(prog), `progress text when paused (no ETA): ${prog}`);
       const note = await page.textContent('#preset-note');
       assert(!/Measuring/.test(note), `the preset note still says “${note}” after the measurement`);
       await page.locator('#train-card').screenshot({ path: path.join(outDir, 'page-training.png') });
