@@ -97,7 +97,7 @@ export async function startPage(w, device, browserInfo, workers) {
     showShipped();
   }
   const asks = S.shipped.state === 'loaded' ? ' The shipped model answers in Ask above.' : '';
-  setStatus('idle', rec ? `A saved run can be resumed (see the note at the top), or start a new one.${asks}` : `Ready: press Pretrain to start with the chosen preset.${asks}`);
+  setStatus('idle', rec ? `A saved run can be resumed: press Resume (or see the note at the top), or start a new one.${asks}` : `Ready: press Pretrain to start with the chosen preset.${asks}`);
   redrawChart();
   // The device's step times, measured the first time the Train card comes into view (or a run
   // starts), then kept in this browser: the presets' times and the quick preset's size follow.

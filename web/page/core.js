@@ -66,7 +66,9 @@ export function setStatus(status, text) {
   $('btn-pretrain').disabled = busy || status === 'paused' || !P.wasm;
   $('btn-finetune').disabled = busy || status === 'paused' || !P.wasm;
   $('btn-pause').disabled = !running;
-  $('btn-resume').disabled = status !== 'paused';
+  // Resume also continues a run saved in this browser (the banner at the top offers it too: a
+  // reload that restores the scroll position can leave the banner out of sight).
+  $('btn-resume').disabled = !(status === 'paused' || (status === 'idle' && !$('resume-banner').hidden));
   $('btn-stop').disabled = !(running || status === 'paused');
   for (const b of ['btn-eval', 'btn-ask']) $(b).disabled = !P.wasm || S.models.length === 0;
 }

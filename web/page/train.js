@@ -215,7 +215,7 @@ export async function finishRun(how) {
     // No ETA once the run is over.
     $('progress-text').textContent = `${r.kind} ${r.variant}: ${how} at step ${S.steps.toLocaleString()} of ${r.total.toLocaleString()}`;
     setStatus('idle', `${r.kind === 'pretrain' ? 'Pretraining' : 'Finetuning'} ${how}: ${S.steps} steps, last loss ${fmt.loss(lastLoss)}. ` +
-      (r.kind === 'pretrain' ? 'Next: Finetune (it starts from this model).' : 'Next: Evaluate, or Ask below.'));
+      (r.kind === 'pretrain' ? 'Next: Finetune (it starts from this model).' : 'Next: Evaluate below, or Ask at the top of the page.'));
     // Finetune next starts from this model; a middle or full preset takes its pretrained finetune settings.
     if (r.kind === 'pretrain') { $('h-from').value = 'model'; $('h-from').dispatchEvent(new Event('change')); }
   } catch (e) {
@@ -284,6 +284,7 @@ export function wireTraining() {
   $('btn-finetune').addEventListener('click', () => startRun('finetune'));
   $('btn-pause').addEventListener('click', () => { if (S.status === 'running') setStatus('pausing', 'Pausing…'); });
   $('btn-resume').addEventListener('click', () => {
+    if (S.status === 'idle' && !P.run) { resumeSaved(); return; }
     if (S.status !== 'paused' || !P.run) return;
     setStatus('running', `Continuing ${P.run.kind} from step ${S.steps}.`);
     loop();
@@ -296,6 +297,7 @@ export function wireTraining() {
   $('discard-saved').addEventListener('click', async () => {
     await store.del('run').catch(() => {});
     $('resume-banner').hidden = true;
+    setStatus(S.status);
   });
   new ResizeObserver(() => redrawChart()).observe($('chart'));
   // Leaving or hiding the page saves the run at once (best effort on a reload or close: the write

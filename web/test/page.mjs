@@ -158,6 +158,8 @@ async function run() {
       await page.evaluate(() => { window.__page.ask = null; window.__page.askError = null; });
       const text = await page.textContent('#resume-text');
       assert(text.includes(`step ${pausedAt} of ${MAX_STEPS}`), `banner says: ${text}`);
+      // The Train card's Resume continues it too (a restored scroll position can hide the banner).
+      assert(await page.isEnabled('#btn-resume') && /press Resume/.test(await page.textContent('#train-status')), 'the Train card offers no Resume for the saved run');
       await page.click('#resume-saved');
       const s = await waitPage((s) => s.status === 'running' && s.steps > pausedAt, 'steps after the resume');
       assert(s.resumedFrom === pausedAt, `resumed from ${s.resumedFrom}, expected ${pausedAt}`);
