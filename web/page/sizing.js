@@ -122,6 +122,14 @@ export function stepTimes(z) {
 }
 
 // The quick preset for this device: {pre_batch, pre_epochs, max_steps, ft_batch, ft_epochs, preSteps, ftSteps, preS, ftS}.
+// How much of the text the quick pretraining reads: whole epochs, or the share of them that max
+// steps leaves ("about 19% of an epoch; max steps ends it", not "1 epoch, cut by max steps").
+function epochsOf(q) {
+  if (!q.max_steps) return `${q.pre_epochs} epoch${q.pre_epochs === 1 ? '' : 's'}`;
+  const share = q.preSteps / Math.max(1, q.perEpoch);
+  return `${share < 1 ? `about ${Math.max(1, Math.round(100 * share))}% of an epoch` : `about ${share.toFixed(1)} epochs`}; max steps ends it`;
+}
+
 export function quickFor(z) {
   const t = stepTimes(z);
   const docs = examples('wiki') || 1;
@@ -137,7 +145,7 @@ export function quickFor(z) {
   const ft_epochs = Math.max(1, Math.min(20, Math.floor(steps(batch, FT_BUDGET_S, ff) / ftPerEpoch)));
   const max_steps = preSteps < pre_epochs * perEpoch ? preSteps : '';
   const ftSteps = Math.min(ft_epochs * ftPerEpoch, max_steps || Infinity);
-  return { pre_batch: batch, ft_batch: batch, pre_epochs, ft_epochs, max_steps, preSteps, ftSteps,
+  return { pre_batch: batch, ft_batch: batch, pre_epochs, ft_epochs, max_steps, preSteps, ftSteps, perEpoch,
     preS: (preSteps * t.tiny(batch, fp)) / 1000, ftS: (ftSteps * t.tiny(batch, ff)) / 1000, msPerStep: t.tiny(batch, fp) };
 }
 
@@ -218,7 +226,7 @@ export function describe(z, quick, mid, full) {
     middleLabel: mid.tooLarge ? 'Middle: too large for this device (use the CLI)' : `Middle: 2 layers on the birth notes, about ${duration(mid.seconds)} here`,
     fullLabel: full.tooLarge ? 'Full assignment: too large for this device (use the CLI)' : `Full assignment: about ${duration(full.seconds)} here${full.changed.length ? ' (smaller batch)' : ''}`,
     quick: `Tiny model (2 layers, 4 heads, width 64) at batch ${quick.pre_batch}: pretraining ${quick.preSteps.toLocaleString()} steps ` +
-      `(${quick.pre_epochs} epoch${quick.pre_epochs === 1 ? '' : 's'}${quick.max_steps ? ', cut by max steps' : ''}) ≈ ${duration(quick.preS)}, finetuning ` +
+      `(${epochsOf(quick)}) ≈ ${duration(quick.preS)}, finetuning ` +
       `${quick.ftSteps.toLocaleString()} steps ≈ ${duration(quick.ftS)} on this device (a step of ${quick.pre_batch} rows ≈ ${duration(quick.msPerStep / 1000)}). It shows the flow and the falling loss, not knowledge: expect the tiny model to answer one or two common places to every question. ${packed()} ${warm}`,
     middle: mid.tooLarge ? cli : `Half the shipped model’s depth (${m.n_layer} layers, ${m.n_head} heads, width ${m.n_embd}; ${mf.pre_epochs} pretraining epochs, then ${mf.ft_epochs} finetuning ones) ` +
       `${onNotes() ? 'on the built-in people’s birth notes, two short lines a person (the Data card switches to them; the other presets switch back)' : 'on your pretraining text (the birth notes are the built-in corpus’s: use it to run this preset as measured)'}: ` +
