@@ -21,6 +21,8 @@ mod gather;
 mod layernorm;
 #[path = "../../src/ops/matmul/tests.rs"]
 mod matmul;
+#[path = "../../src/ops/matmul/kernel_tests.rs"]
+mod matmul_kernels;
 #[path = "../../src/ops/reduce/tests.rs"]
 mod reduce;
 #[path = "../../src/ops/softmax/tests.rs"]
