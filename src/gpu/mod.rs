@@ -6,6 +6,7 @@
 
 mod fill;
 mod pool;
+mod profile;
 mod record;
 
 pub(crate) use pool::PoolBuf;
