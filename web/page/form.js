@@ -60,11 +60,23 @@ async function sizeForm() {
   NOTES.quick = d.quick;
   NOTES.middle = d.middle;
   NOTES.full = d.full;
+  MORE.quick = d.quickMore;
+  MORE.middle = d.middleMore;
+  MORE.full = d.fullMore;
   S.presetLabels = { quick: d.quickLabel, middle: d.middleLabel, full: d.fullLabel };
   for (const [name, label] of Object.entries(S.presetLabels)) $('preset').querySelector(`option[value=${name}]`).textContent = label;
   // Custom settings stay as they are; only the note's “Measuring this device…” goes.
-  if ($('preset').value === 'custom') { $('preset-note').textContent = NOTES.custom; return; }
+  if ($('preset').value === 'custom') { showNote('custom'); return; }
   applyPreset($('preset').value);
+}
+
+// A preset's note (what it is, its time here, what to expect) and its details (why these
+// settings, how the time is estimated), shown under "details" below the note.
+export const MORE = { quick: '', middle: '', full: '', custom: '' };
+export function showNote(name) {
+  $('preset-note').textContent = NOTES[name] || '';
+  $('preset-more-text').textContent = MORE[name] || '';
+  $('preset-more').hidden = !MORE[name];
 }
 
 export const NOTES = {
@@ -89,7 +101,7 @@ export function applyPreset(name) {
   const v = presetValues(name);
   for (const f of FIELDS) $(`h-${f}`).value = v[f];
   $('preset').value = name;
-  $('preset-note').textContent = NOTES[name];
+  showNote(name);
 }
 
 // The form read and checked by the library's rules (page_read_form in src/web/spec.rs), which
@@ -118,7 +130,7 @@ export function restoreForm(saved) {
   if (saved.from) $('h-from').value = saved.from;
   if (saved.preset && NOTES[saved.preset]) {
     $('preset').value = saved.preset;
-    $('preset-note').textContent = NOTES[saved.preset];
+    showNote(saved.preset);
   }
 }
 
@@ -127,7 +139,7 @@ export function wireForm() {
   on('data', () => { if (S.sizing && P.presets) showSizing(); });
   $('preset').addEventListener('change', () => choosePreset($('preset').value));
   for (const f of FIELDS) {
-    $(`h-${f}`).addEventListener('input', () => { $('preset').value = 'custom'; $('preset-note').textContent = NOTES.custom; });
+    $(`h-${f}`).addEventListener('input', () => { $('preset').value = 'custom'; showNote('custom'); });
   }
   $('h-from').addEventListener('change', () => {
     if (['full', 'middle'].includes($('preset').value)) { applyPreset($('preset').value); showSizing(); }

@@ -88,18 +88,23 @@ export function measure(deviceKey) {
 
 // The share of token positions a packed step runs, per run kind, for the data loaded now
 // (computed by the engine once per data set).
-let fillFor = { key: '', pretrain: 1, finetune: 1, notes: 1 };
+let fillFor = { key: '', pretrain: 1, finetune: 1, notes: 1, biographies: 1 };
 let notesFill = null;
+let biographiesFill = null;
 export async function fills() {
-  // The middle preset's pretraining text when the built-in corpus is in use (measured once).
+  // The middle preset's pretraining text when the built-in corpus is in use, and the whole
+  // biographies the other presets switch back to (each measured once).
   if (notesFill === null && P.embedded) {
     try { notesFill = await job('measure', () => P.wasm.page_packed_fill('pretrain', 'built-in birth notes', P.embedded.notes, '', '')); } catch { notesFill = 1; }
+  }
+  if (biographiesFill === null && P.embedded) {
+    try { biographiesFill = await job('measure', () => P.wasm.page_packed_fill('pretrain', 'built-in wiki.txt', P.embedded.wiki, '', '')); } catch { biographiesFill = 1; }
   }
   const w = data.wiki;
   const t = data.train;
   const key = `${w ? w.name : ''}:${w ? w.text.length : 0}:${t ? t.name : ''}:${t ? t.text.length : 0}`;
   if (fillFor.key === key) return fillFor;
-  const f = { key, pretrain: 1, finetune: 1, notes: notesFill ?? 1 };
+  const f = { key, pretrain: 1, finetune: 1, notes: notesFill ?? 1, biographies: biographiesFill ?? 1 };
   try {
     if (w) f.pretrain = await job('measure', () => P.wasm.page_packed_fill('pretrain', w.name, w.text, '', ''));
     if (w && t) f.finetune = await job('measure', () => P.wasm.page_packed_fill('finetune', w.name, w.text, t.name, t.text));
@@ -132,9 +137,10 @@ function epochsOf(q) {
 
 export function quickFor(z) {
   const t = stepTimes(z);
-  const docs = examples('wiki') || 1;
+  const text = textFor('quick');
+  const docs = text.docs || 1;
   const qs = examples('train') || 1;
-  const fp = fillFor.pretrain;
+  const fp = text.fill;
   const ff = fillFor.finetune;
   const steps = (batch, budget, fill = fp) => Math.floor((budget * 1000) / t.tiny(batch, fill));
   const batch = BATCHES.find((b) => steps(b, PRE_BUDGET_S) >= MIN_STEPS) || BATCHES[BATCHES.length - 1];
@@ -181,12 +187,24 @@ const pace = (name) => (engineCount() > 1 ? TWO_ENGINES[name] : 1);
 // choosing the preset switches to them: web/page/form.js).
 export const onNotes = () => ['embedded', 'notes'].includes(S.dataSource);
 
+// The pretraining text a preset will run on, as {docs, fill}: choosing the middle preset on the
+// built-in corpus switches to the birth notes, and choosing quick or full on a cut of it (the notes,
+// the birth sentences) switches back to the whole biographies (web/page/form.js), so each label
+// is the time of the run its choice gives, the same before and after it is chosen.
+function textFor(name) {
+  const info = P.embeddedInfo || {};
+  if (name === 'middle' && onNotes() && info.notes) return { docs: info.notes.examples, fill: fillFor.notes };
+  if (name !== 'middle' && ['notes', 'births'].includes(S.dataSource) && info.wiki) return { docs: info.wiki.examples, fill: fillFor.biographies };
+  return { docs: examples('wiki'), fill: fillFor.pretrain };
+}
+
 // A preset of the larger models (middle, full) on this device: its batches (the preset's, or the
 // largest that fits), steps, seconds and what was changed. `fit` from fits(); `p` its form values.
 export function sizeRun(z, name, v, fit) {
-  const preFill = name === 'middle' && onNotes() ? fillFor.notes : fillFor.pretrain;
+  const text = textFor(name);
+  const preFill = text.fill;
   const t = stepTimes(z)[name === 'middle' ? 'mid' : 'full'];
-  const docs = examples('wiki') || 1;
+  const docs = text.docs || 1;
   const qs = examples('train') || 1;
   const f = fit || { pre: v.pre_batch, ft: v.ft_batch };
   const pre_batch = Math.min(v.pre_batch, f.pre);
@@ -211,8 +229,9 @@ export function describe(z, quick, mid, full) {
   const packed = (fp = fillFor.pretrain) => `Times are the measured steps of full 127-character rows scaled by the share of real characters a packed step runs in this data (pretraining ${Math.round(100 * fp)}%, finetuning ${Math.round(100 * fillFor.finetune)}%).`;
   const adjusted = (r) => (r.changed.length ? ` Sized to fit this device: ${r.changed.join(', ')} (the largest that fits).` : '');
   const cli = `Too large for this device: use the CLI (natively, on all cores or a GPU): ${CLI_COMMANDS}`;
-  // A run of hours in a browser tab: the same run natively is the better way.
-  const long = (r) => (r.seconds > 3 * 3600 ? ` That is long for a page: the CLI runs the same natively (all cores, or a GPU): ${CLI_COMMANDS}` : '');
+  // A run of hours in a browser tab: the same run natively is the better way (the commands go in
+  // the details).
+  const long = (r, say) => (r.seconds > 3 * 3600 ? (say ? ' That is long for a page: the CLI runs the same natively, on all cores or a GPU (its commands are in the details).' : true) : '');
   // On the CPU backend: how many engines the times assume, or how to use the idle cores.
   const cores = (P.workers && P.workers.cores) || 1;
   const engines = (r) => (S.backend !== 'cpu' ? '' : engineCount() > 1
@@ -223,20 +242,26 @@ export function describe(z, quick, mid, full) {
   const a = p.assignment;
   return {
     quickLabel: `Quick: tiny model, about ${duration(quick.preS + quick.ftS)} here (the flow, not knowledge)`,
-    middleLabel: mid.tooLarge ? 'Middle: too large for this device (use the CLI)' : `Middle: 2 layers on the birth notes, about ${duration(mid.seconds)} here`,
+    middleLabel: mid.tooLarge ? 'Middle: too large for this device (use the CLI)' : `Middle: 2 layers on ${onNotes() ? 'the birth notes' : 'your pretraining text'}, about ${duration(mid.seconds)} here`,
     fullLabel: full.tooLarge ? 'Full assignment: too large for this device (use the CLI)' : `Full assignment: about ${duration(full.seconds)} here${full.changed.length ? ' (smaller batch)' : ''}`,
+    // Each note: what a student needs to choose (size, time here, what to expect) in a line or
+    // two, and the rest (why these settings, how the time is estimated) under "details".
     quick: `Tiny model (2 layers, 4 heads, width 64) at batch ${quick.pre_batch}: pretraining ${quick.preSteps.toLocaleString()} steps ` +
-      `(${epochsOf(quick)}) ≈ ${duration(quick.preS)}, finetuning ` +
-      `${quick.ftSteps.toLocaleString()} steps ≈ ${duration(quick.ftS)} on this device (a step of ${quick.pre_batch} rows ≈ ${duration(quick.msPerStep / 1000)}). It shows the flow and the falling loss, not knowledge: expect the tiny model to answer one or two common places to every question. ${packed()} ${warm}`,
-    middle: mid.tooLarge ? cli : `Half the shipped model’s depth (${m.n_layer} layers, ${m.n_head} heads, width ${m.n_embd}; ${mf.pre_epochs} pretraining epochs, then ${mf.ft_epochs} finetuning ones) ` +
-      `${onNotes() ? 'on the built-in people’s birth notes, two short lines a person (the Data card switches to them; the other presets switch back)' : 'on your pretraining text (the birth notes are the built-in corpus’s: use it to run this preset as measured)'}: ` +
-      `pretraining ${mid.preSteps.toLocaleString()} steps of batch ${mid.pre_batch} ≈ ${duration(mid.preS)}, finetuning ${mid.ftSteps.toLocaleString()} steps ≈ ${duration(mid.ftS)} on this device (a step of ${mid.pre_batch} rows ≈ ${duration(mid.msPerStep / 1000)}).${adjusted(mid)}${engines(mid)} ` +
-      `Expect about ${devRange()} dev accuracy on the built-in corpus (${MIDDLE_DEV.runs.slice(0, -1).join(', ')} and ${MIDDLE_DEV.runs.at(-1)} of ${MIDDLE_DEV.total} ${MIDDLE_DEV.how}: ${MIDDLE_DEV.file}; always answering London gets 9.6%). ` +
-      `Two settings differ from run.py’s, both for a short run: the pretraining rate reaches its floor at epoch ${mf.pre_decay}, the run’s end (run.py’s cosine reaches it after 200 epochs’ worth and, not clamped, climbs back to the peak by 400), and the finetuning takes ${mf.ft_epochs} epochs, not 10 (the built-in question file has 545 rows to the course’s 2,000; after 10 epochs these models answered Berlin to most questions). ` +
-      'The text states each birthplace twice, in two short phrasings, and no other facts; with two layers the probe on the chart finds few of them stored, fewer than the finetuned model answers. ' +
-      `${packed(onNotes() ? fillFor.notes : fillFor.pretrain)}${long(mid)}`,
-    full: full.tooLarge ? cli : `The assignment’s run.py settings (${a.n_layer} layers, ${a.n_head} heads, width ${a.n_embd}): pretraining ${full.preSteps.toLocaleString()} steps (${p.pretrain.epochs} epochs of batch ${full.pre_batch}) and finetuning ` +
-      `${full.ftSteps.toLocaleString()} steps: about ${duration(full.seconds)} on this device (a step of ${full.pre_batch} rows ≈ ${duration(full.msPerStep / 1000)}).${adjusted(full)}${engines(full)} ${packed()} ${warm}${long(full)}`,
+      `(${epochsOf(quick)}) ≈ ${duration(quick.preS)}, finetuning ${quick.ftSteps.toLocaleString()} steps ≈ ${duration(quick.ftS)} on this device. ` +
+      'It shows the flow and the falling loss, not knowledge: expect the tiny model to answer one or two common places to every question.',
+    quickMore: `A step of ${quick.pre_batch} rows takes about ${duration(quick.msPerStep / 1000)} here. ${packed(textFor('quick').fill)} ${warm}`,
+    middle: mid.tooLarge ? cli : `Half the shipped model’s depth (${m.n_layer} layers, ${m.n_head} heads, width ${m.n_embd}): ${mf.pre_epochs} pretraining epochs ` +
+      `${onNotes() ? 'on the built-in people’s birth notes (the Data card switches to them; the other presets switch back)' : 'on your pretraining text (measured on the built-in corpus’s birth notes: use them to run it as measured)'}, ` +
+      `then ${mf.ft_epochs} finetuning epochs from that model (the Finetune fields take them when the pretraining ends). ` +
+      `Pretraining ${mid.preSteps.toLocaleString()} steps of batch ${mid.pre_batch} ≈ ${duration(mid.preS)}, finetuning ${mid.ftSteps.toLocaleString()} steps ≈ ${duration(mid.ftS)} on this device.${adjusted(mid)}${engines(mid)} ` +
+      `Expect about ${devRange()} dev accuracy on the built-in corpus (always answering London: 9.6%).${long(mid, true)}`,
+    middleMore: mid.tooLarge ? '' : `Measured: ${MIDDLE_DEV.runs.slice(0, -1).join(', ')} and ${MIDDLE_DEV.runs.at(-1)} right answers of ${MIDDLE_DEV.total} ${MIDDLE_DEV.how} (${MIDDLE_DEV.file}). ` +
+      `Two settings differ from run.py’s, both for a short run: the pretraining rate reaches its floor at epoch ${mf.pre_decay}, the run’s end (run.py’s rate reaches its floor after 200 epochs and then rises again), and the finetuning takes ${mf.ft_epochs} epochs, not 10 (the built-in question file has 545 rows to the course’s 2,000; after 10 epochs these models answered Berlin to most questions). ` +
+      'The notes state each birthplace twice, in two short phrasings, and no other facts. ' +
+      `A step of ${mid.pre_batch} rows takes about ${duration(mid.msPerStep / 1000)} here. ${packed(textFor('middle').fill)}${long(mid) ? ` The CLI’s commands: ${CLI_COMMANDS}` : ''}`,
+    full: full.tooLarge ? cli : `The assignment’s run.py settings (${a.n_layer} layers, ${a.n_head} heads, width ${a.n_embd}): pretraining ${full.preSteps.toLocaleString()} steps (${p.pretrain.epochs} epochs of batch ${full.pre_batch}), then ` +
+      `finetuning ${full.ftSteps.toLocaleString()} steps (10 epochs from that model; the Finetune fields take them when the pretraining ends): about ${duration(full.seconds)} on this device.${adjusted(full)}${engines(full)}${long(full, true)}`,
+    fullMore: full.tooLarge ? '' : `A step of ${full.pre_batch} rows takes about ${duration(full.msPerStep / 1000)} here. ${packed(textFor('full').fill)}${long(full) ? ` The CLI’s commands: ${CLI_COMMANDS}` : ''}`,
     fullS: full.seconds,
   };
 }

@@ -84,8 +84,9 @@ try {
     // The middle preset: 2 layers of width 128 on the built-in birth notes (the step after the
     // reload's), its expected dev accuracy as measured (results/middle-preset/).
     await page.selectOption('#preset', 'middle');
-    const mid = await page.textContent('#preset-note');
-    const midOk = z.sizes.middle.tooLarge ? /use the CLI/.test(mid) : /^Middle: 2 layers on the birth notes, about \d.* here$/.test(z.labels.middle) && /Expect about \d+\.\d%(–\d+\.\d%)? dev accuracy/.test(mid) && /results\/middle-preset/.test(mid);
+    // The note and its details (why these settings, how the time is estimated).
+    const mid = `${await page.textContent('#preset-note')} ${await page.textContent('#preset-more-text')}`;
+    const midOk = z.sizes.middle.tooLarge ? /use the CLI/.test(mid) : /^Middle: 2 layers on (the birth notes|your pretraining text), about \d.* here$/.test(z.labels.middle) && /Expect about \d+\.\d%(–\d+\.\d%)? dev accuracy/.test(mid) && /results\/middle-preset/.test(mid);
     assert(midOk, `middle: ${z.labels.middle} — “${mid}”`);
     // (Finetune's epochs: the preset's 30 from a pretrained model, run.py's 75 from scratch.)
     const midForm = await page.evaluate(() => ['n_layer', 'n_embd', 'pre_epochs', 'pre_decay', 'ft_epochs', 'from'].map((f) => document.getElementById(`h-${f}`).value).join());
@@ -137,13 +138,15 @@ try {
       await page.selectOption('#preset', 'middle');
       assert(!/birth notes/.test(await wikiRow()), `middle replaced the served pretraining text: ${await wikiRow()}`);
       assert(/on your pretraining text/.test(await page.textContent('#preset-note')), 'the middle note does not say it runs on the loaded text');
+      const label = await page.evaluate(() => document.querySelector('#preset option[value=middle]').textContent);
+      assert(/^Middle: 2 layers on your pretraining text, about/.test(label), `the middle label on the served files: ${label}`);
     }
     await page.click('#use-embedded');
     await page.selectOption('#preset', 'middle');
     const notes = await wikiRow();
     assert(/built-in birth notes/.test(notes) && /two short notes each/.test(await page.textContent('#data-summary')), `middle: the pretraining text is ${notes}`);
-    await page.waitForFunction(() => /birth notes, two short lines a person/.test(document.getElementById('preset-note').textContent), null, { timeout: TIMEOUT });
-    const midNote = await page.textContent('#preset-note');
+    await page.waitForFunction(() => /on the built-in people’s birth notes/.test(document.getElementById('preset-note').textContent), null, { timeout: TIMEOUT });
+    const midNote = `${await page.textContent('#preset-note')} ${await page.textContent('#preset-more-text')}`;
     assert(/rate reaches its floor at epoch 440, the run’s end/.test(midNote) && /finetuning takes 30 epochs, not 10/.test(midNote), `the middle note does not say where it leaves run.py: “${midNote}”`);
     for (const other of ['full', 'quick']) {
       await page.selectOption('#preset', 'middle');
