@@ -7,6 +7,9 @@
 import { C, OKABE, begin, bars, fmt, table } from './draw.js';
 import { esc } from '../page/ui.js';
 
+// A table that scrolls inside its card: focusable and named, so the keyboard can scroll it and a
+// screen reader says what it holds (axe: scrollable-region-focusable).
+const scrollBox = (label, inner) => `<div class="s2-scroll" tabindex="0" role="region" aria-label="${esc(label)} (scrolls)">${inner}</div>`;
 const pct = (a, b) => (b ? `${((100 * a) / b).toFixed(1)}%` : '—');
 const nameOf = (q) => q.replace(/^Where was /, '').replace(/ born\?$/, '');
 const NO_PRETRAINED = `No pretrained-only model here yet, so there is no probe column. Get one by pressing
@@ -143,8 +146,11 @@ const S2A = {
     const mark = (a, gold) => (a === gold ? `<b>${esc(a)}</b> ✓` : esc(a) || '<span class="muted">(empty)</span>');
     const rows = c.rows.map((r) => [esc(nameOf(r.question)), esc(r.gold), mark(r.with_pretraining, r.gold), mark(r.without, r.gold)]
       .concat(c.probe ? [r.stored == null ? '—' : r.stored ? 'stored' : 'no'] : []));
-    html += `<div class="s2-scroll">${table(['person', 'born in', 'with', 'without'].concat(c.probe ? ['probe'] : []), rows)}</div>`;
-    return html + '<p class="num-line muted">Look for: the right answers with pretraining are people whose birthplace the pretrained model had stored (top-left cell); without pretraining a right answer is a lucky common place.</p>';
+    html += scrollBox('the dev people’s answers with and without pretraining', table(['person', 'born in', 'with', 'without'].concat(c.probe ? ['probe'] : []), rows));
+    const look = c.probe
+      ? 'Look for: the right answers with pretraining are people whose birthplace the pretrained model had stored (top-left cell); without pretraining a right answer is a lucky common place.'
+      : 'Look for: who gets a ✓ with pretraining and who without; without pretraining a right answer is a lucky common place. A pretrained-only model adds a probe column: whether each was stored.';
+    return html + `<p class="num-line muted">${look}</p>`;
   },
 };
 
@@ -216,7 +222,7 @@ const S2B = {
         <p class="s2-doc">${doc}</p><p>Probe: ${probe}</p></div>`;
     }
     const rows = order.map((i, k) => [`<button type="button" class="linkish" data-pick="${k}">${esc(nameOf(a[i].question))}</button>`, `${esc(a[i].scored.prediction)} ${a[i].right ? '✓' : '✗'}`, fmt(a[i].confidence, 3)]);
-    return html + `<div class="s2-scroll">${table(['person (pick one)', 'answer', 'confidence'], rows)}</div>`;
+    return html + scrollBox('the people to pick from, with the answer and its confidence', table(['person (pick one)', 'answer', 'confidence'], rows));
   },
 };
 
@@ -295,7 +301,7 @@ const S2C = {
       const short = (n) => ([...n].length > 28 ? `${[...n].slice(0, 27).join('')}…` : n);
       html += table(['your name', 'answer'], typed.map((t) => [esc(short(t.name)), t.refused ? `<span class="s2-refused">not asked: ${esc(t.refused)}</span>` : `${esc(t.answer)} <span class="muted">(${fmt(t.confidence, 3)}, ${esc(t.group)})</span>`]), 's2-typed');
     }
-    html += `<div class="s2-scroll">${table(['invented name', 'ending', 'answer'], invented.map((u) => [esc(u.name), esc(u.group), esc(u.answer)]))}</div>`;
+    html += scrollBox('the invented names and their answers', table(['invented name', 'ending', 'answer'], invented.map((u) => [esc(u.name), esc(u.group), esc(u.answer)])));
     return html;
   },
 };

@@ -69,8 +69,11 @@ export const countOf = (o) => (o && Number.isFinite(o.correct) ? `${o.correct} o
 export function factsLine(f) {
   const place = (f.baseline && f.baseline.place) || 'London';
   const title = `dev questions right: ${countOf(f.dev_accuracy)}; ${place} every time: ${countOf(f.baseline)}; without pretraining: ${countOf(f.no_pretraining)}`;
+  // Two runs without pretraining were measured (1 and 4 of 136, guesses of common places): both are
+  // said, since S2a shows the second one's model.
+  const again = f.no_pretraining_again ? `; ${pctOf(f.no_pretraining_again)} in a second run, the model S2a compares` : '';
   return `<span class="facts-line" title="${esc(title)}">dev accuracy <strong>${pctOf(f.dev_accuracy)}</strong> on the built-in corpus ` +
-    `(most-common-place baseline ${esc(place)} ${pctOf(f.baseline)}, same size without pretraining ${pctOf(f.no_pretraining)})</span>`;
+    `(most-common-place baseline ${esc(place)} ${pctOf(f.baseline)}, same size without pretraining ${pctOf(f.no_pretraining)}${again})</span>`;
 }
 
 export function sizeOf(info) {

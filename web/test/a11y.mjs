@@ -71,6 +71,11 @@ async function session(viewport) {
     await page.click('#btn-eval');
     await page.waitForFunction(() => window.__page.evalReport || window.__page.evalError, null, { timeout: 240000 });
     await page.waitForTimeout(500);
+    // The section 2 cards compute once scrolled into view: their scrolling tables are audited too
+    // (axe found S2a's and S2c's unfocusable; they are named, focusable regions now).
+    for (const id of ['s2a', 's2b', 's2c']) await page.locator(`#${id}`).scrollIntoViewIfNeeded();
+    await page.waitForFunction(() => document.querySelectorAll('#demos .s2-scroll').length >= 3, null, { timeout: 240000 }).catch(() => {});
+    check(await page.evaluate(() => document.querySelectorAll('#demos .s2-scroll').length) >= 3, `${tag}: the section 2 cards' tables are on the page for the audit`);
     const found = await audit(page);
     const bad = found.filter((v) => v.impact === 'critical' || v.impact === 'serious');
     for (const v of found) console.log(`      ${v.impact} ${v.id}: ${v.help} (${v.count}: ${v.nodes.join(', ')})`);

@@ -145,7 +145,7 @@ async function run() {
         `baseline ${JSON.stringify(facts.baseline)}, the built-in dev set has ${dev.london} London of ${dev.n}`);
       for (const k of ['dev_accuracy', 'no_pretraining']) assert(facts[k].total === dev.n, `${k}: ${JSON.stringify(facts[k])} (dev has ${dev.n})`);
       // The facts line, in the Ask card and in the Models card.
-      const line = `dev accuracy ${pct(facts.dev_accuracy)} on the built-in corpus (most-common-place baseline London ${pct(facts.baseline)}, same size without pretraining ${pct(facts.no_pretraining)})`;
+      const line = `dev accuracy ${pct(facts.dev_accuracy)} on the built-in corpus (most-common-place baseline London ${pct(facts.baseline)}, same size without pretraining ${pct(facts.no_pretraining)}${facts.no_pretraining_again ? `; ${pct(facts.no_pretraining_again)} in a second run, the model S2a compares` : ''})`;
       for (const id of ['ask-shipped', 'shipped-facts']) {
         assert(await page.isVisible(`#${id}`), `#${id} is hidden`);
         const text = (await page.innerText(`#${id}`)).replace(/\s+/g, ' ');
