@@ -76,6 +76,7 @@ export function isSafetensors(bytes) {
 
 export async function uploadModel(file) {
   showBox('model-error', null);
+  showBox('model-note', null);
   S.modelError = null;
   try {
     let bytes = new Uint8Array(await file.arrayBuffer());
@@ -87,7 +88,14 @@ export async function uploadModel(file) {
       corpus ? corpus.name : undefined, corpus ? corpus.text : undefined,
       Number.isInteger(heads) && heads > 0 ? heads : undefined));
     // Kept as our safetensors, which carries its vocabulary.
-    if (!isSafetensors(bytes)) bytes = await job('model_bytes', () => P.wasm.page_model_bytes(info.variant));
+    const params = !isSafetensors(bytes);
+    if (params) bytes = await job('model_bytes', () => P.wasm.page_model_bytes(info.variant));
+    // A vanilla .params file does not say its head count: a wrong one loads without an error and
+    // answers wrongly, so the count used is said where the student looks.
+    if (params && info.variant === 'vanilla') {
+      showBox('model-note', `<p>${esc(file.name)} does not record its head count: it was read with <strong>${info.n_head} heads</strong> (the form's “heads”; run.py's models have 8) ` +
+        `and the vocabulary of ${esc(corpus ? corpus.name : 'the built-in corpus')}. If it was trained with another head count, set it in the form and load the file again: with the wrong one it answers wrongly, without an error.</p>`);
+    }
     await store.put(`model:${info.variant}`, { bytes, label: file.name, savedAt: Date.now() }).catch(() => {});
     S.loaded = info;
     await emit('models');

@@ -441,6 +441,9 @@ async function run() {
       assert(!err, `upload failed: ${err}`);
       const card = await page.textContent('#models');
       assert(/vanilla\.params/.test(card) && /2 layers × 2 heads × width 16/.test(card) && /vocabulary 20/.test(card), `model card: ${card}`);
+      // The head count it was read with is said (a wrong one loads without an error).
+      const note = await page.textContent('#model-note');
+      assert(await page.isVisible('#model-note') && /does not record its head count: it was read with 2 heads/.test(note), `the .params note: “${note}”`);
       await page.evaluate(() => { window.__page.ask = null; window.__page.askError = null; });
       await page.fill('#ask-text', 'qpo?');
       await page.click('#btn-ask');
