@@ -133,12 +133,27 @@ async function run(d) {
   }
 }
 
+// The numbers panel's new HTML, keeping what the reader had: the focused control (S2b's person
+// buttons re-render on each pick; focus fell to <body>) and each scrolling table's position.
+const FOCUSABLE = 'button, input, select, a[href], [tabindex]';
+function replaceNumbers(d, html) {
+  const box = d.numbers;
+  const focused = box.contains(document.activeElement) ? [...box.querySelectorAll(FOCUSABLE)].indexOf(document.activeElement) : -1;
+  const scrolls = [...box.querySelectorAll('.s2-scroll')].map((e) => e.scrollTop);
+  box.innerHTML = html;
+  box.querySelectorAll('.s2-scroll').forEach((e, i) => { if (scrolls[i]) e.scrollTop = scrolls[i]; });
+  if (focused >= 0) {
+    const el = box.querySelectorAll(FOCUSABLE)[focused];
+    if (el) el.focus({ preventScroll: true });
+  }
+}
+
 function redraw(d) {
   if (!d.res) return;
   try {
     d.item.draw(d);
     placeLabels();
-    d.numbers.innerHTML = d.item.numbers(d);
+    replaceNumbers(d, d.item.numbers(d));
   } catch (e) {
     state.errors.push(`${d.item.id} draw: ${e.message || e}`);
     console.error(e);

@@ -86,6 +86,13 @@ async function main() {
     check(ev.r.name === pickName && ev.r.document && ev.r.document.startsWith(`${pickName}.`) && ev.text.includes(pickName),
       `S2b: the evidence of ${pickName} is their biography (${(ev.r.document || '').slice(0, 60)}…)`);
     check(ev.r.pretrained == null && /no pretrained-only model/.test(ev.text), 'S2b: without a pretrained model the evidence says so');
+    // Picking with the keyboard keeps the focus on the person picked (the list re-renders).
+    const runs2 = await page.evaluate(() => window.__demos.runs.s2b);
+    await page.focus('#s2b button[data-pick="1"]');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction((n) => window.__demos.runs.s2b > n && document.getElementById('s2b').getAttribute('aria-busy') === 'false', runs2, { timeout: TIMEOUT });
+    const focusedPick = await page.evaluate(() => document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.pick : null);
+    check(focusedPick === '1', `S2b: after Enter on a person the focus stays on that person's button (on ${focusedPick === null ? 'another element' : `pick ${focusedPick}`})`);
     await shot(page, 's2b');
 
     // S2c: invented names and typed ones.
