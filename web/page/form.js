@@ -67,6 +67,9 @@ async function sizeForm() {
   for (const [name, label] of Object.entries(S.presetLabels)) $('preset').querySelector(`option[value=${name}]`).textContent = label;
   // Custom settings stay as they are; only the note's “Measuring this device…” goes.
   if ($('preset').value === 'custom') { showNote('custom'); return; }
+  // While a saved run waits to be resumed the form shows that run's settings (restoreForm): a new
+  // measurement updates the note, not the fields.
+  if (!$('resume-banner').hidden) { showNote($('preset').value); return; }
   applyPreset($('preset').value);
 }
 

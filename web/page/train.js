@@ -266,6 +266,9 @@ export async function offerSaved() {
   if (!rec || P.run) { $('resume-banner').hidden = true; return rec; }
   $('resume-text').textContent = `A ${rec.kind} run of the ${rec.variant} model is saved in this browser: step ${rec.steps} of ${rec.total}, saved ${new Date(rec.savedAt).toLocaleString()}.`;
   $('resume-banner').hidden = false;
+  // The form shows the saved run's settings while it waits (they were the preset's defaults until
+  // Resume was pressed).
+  restoreForm(rec.form);
   if (!S.losses.length) { S.losses = rec.losses || []; S.total = rec.total; redrawChart(); }
   return rec;
 }

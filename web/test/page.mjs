@@ -158,6 +158,9 @@ async function run() {
       await page.evaluate(() => { window.__page.ask = null; window.__page.askError = null; });
       const text = await page.textContent('#resume-text');
       assert(text.includes(`step ${pausedAt} of ${MAX_STEPS}`), `banner says: ${text}`);
+      // While it waits, the form shows the saved run's batch and max steps (not the preset's).
+      const waitingForm = await page.evaluate(() => ({ batch: document.getElementById('h-pre_batch').value, max: document.getElementById('h-max_steps').value }));
+      assert(waitingForm.batch === String(BATCH) && waitingForm.max === String(MAX_STEPS), `the form while the saved run waits: batch ${waitingForm.batch}, max steps ${waitingForm.max}`);
       // The Train card's Resume continues it too (a restored scroll position can hide the banner).
       assert(await page.isEnabled('#btn-resume') && /press Resume/.test(await page.textContent('#train-status')), 'the Train card offers no Resume for the saved run');
       await page.click('#resume-saved');
