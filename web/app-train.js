@@ -96,7 +96,7 @@ export async function startPage(w, device, browserInfo, workers) {
     try { S.shipped.facts = await readShippedFacts(); } catch (e) { S.shipped.factsError = errText(e); }
     showShipped();
   }
-  const asks = S.shipped.state === 'loaded' ? ' The shipped model answers in Ask above.' : '';
+  const asks = S.shipped.state === 'loaded' ? ' The shipped model answers in Ask above; a run’s model replaces it (“Keep for comparison” in the Models card keeps it beside).' : '';
   setStatus('idle', rec ? `A saved run can be resumed: press Resume (or see the note at the top), or start a new one.${asks}` : `Ready: press Pretrain to start with the chosen preset.${asks}`);
   redrawChart();
   // The device's step times, measured the first time the Train card comes into view (or a run

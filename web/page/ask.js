@@ -66,6 +66,7 @@ export function showAnswers(out) {
   // Every column is in place before any is drawn: the maps and thumbnails are sized to their
   // column's width, and a first column measured alone took the whole card's.
   const entries = Object.entries(out);
+  const longest = Math.max(0, ...entries.map(([, a]) => a.tokens.length));
   const cols = entries.map(() => {
     const c = document.createElement('div');
     c.className = 'ask-col';
@@ -131,8 +132,9 @@ export function showAnswers(out) {
     });
     drawLegend(col.querySelector('.legend'), 200);
     selL.value = String(a.maps.length - 1);
-    // Long answers: the rows of the answer only, unless the whole map fits.
-    selR.value = T > 40 ? 'answer' : 'all';
+    // Long answers: the rows of the answer only, unless the whole map fits; the same choice in
+    // every column (the longest decides), so two models' maps show the same rows.
+    selR.value = longest > 40 ? 'answer' : 'all';
     const thumbs = col.querySelector('.thumbs');
     // A layer's heads on one row beside its label where the column allows (8 heads of 48 px wrapped
     // as 6 + 2 in each of two columns side by side), never below 28 px.
