@@ -108,21 +108,43 @@ pub async fn s2_load(role: String, bytes: Vec<u8>, name: String) -> Result<Strin
     };
     let g = device().await?;
     check_checkpoint_size(&g, bytes.len(), &name)?;
+    // The demos ask about the built-in corpus's people: a model of another text (the course's
+    // wiki.txt) lacks its characters or orders them otherwise, and nothing in the page can change
+    // the corpus, so it is refused here with what to load instead.
+    let other_text = || {
+        err(format!(
+            "{name} was trained on another text than the built-in corpus (its vocabulary \
+             differs); the section 2 demos compare models of the built-in corpus: load one \
+             pretrained on it (this page's Pretrain on the built-in corpus, or `attnlab pretrain \
+             vanilla --writing_params_path …` without a corpus path)"
+        ))
+    };
+    let c = corpus();
+    let builtin = Vocab::from_text(&c.wiki, "the built-in corpus").map_err(err)?;
     let (model, vocab) = if torch_params::is_torch_file(&bytes) {
-        let c = corpus();
-        let vocab = Vocab::from_text(&c.wiki, "the built-in corpus").map_err(err)?;
         let want = torch_params::Expected {
             variant: None,
             n_head: None,
-            vocab: Some((vocab.len(), "the built-in corpus")),
+            vocab: Some((builtin.len(), "the built-in corpus")),
         };
-        (
-            torch_params::from_bytes(&g, &bytes, &want, &name).map_err(err)?,
-            vocab,
-        )
+        let model = torch_params::from_bytes(&g, &bytes, &want, &name).map_err(|e| {
+            if e.to_string().contains("was trained with a vocabulary of") {
+                other_text()
+            } else {
+                err(e)
+            }
+        })?;
+        (model, builtin)
     } else {
         let (m, header) = checkpoint::from_bytes(&g, &bytes, None, &name).map_err(err)?;
-        (m, Vocab::from_itos(&header.vocab, &name).map_err(err)?)
+        let vocab = Vocab::from_itos(&header.vocab, &name).map_err(err)?;
+        // Its own vocabulary encodes the built-in texts if it holds every character of them
+        // (a model of the birth notes does; the course's does not).
+        let texts = [c.wiki.as_str(), c.dev_tsv.as_str()];
+        if !texts.iter().all(|t| t.chars().all(|ch| ch == '\t' || ch == '\n' || vocab.id(ch).is_some())) {
+            return Err(other_text());
+        }
+        (m, vocab)
     };
     let kept = Kept {
         model: Rc::new(model),

@@ -97,10 +97,12 @@ const S2A = {
       const f = e.target.files[0];
       if (!f) return;
       d.status.textContent = `Loading ${f.name}…`;
+      d.status.classList.remove('demo-error');
       try {
         await window.attnlabDemos.s2Load('pretrained', new Uint8Array(await f.arrayBuffer()), f.name);
       } catch (err) {
         d.status.textContent = `Could not load ${f.name}: ${err.message || err}`;
+        d.status.classList.add('demo-error');
       }
       e.target.value = '';
     });

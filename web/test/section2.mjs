@@ -66,6 +66,11 @@ async function main() {
     const rightRows = a.rows.filter((r) => r.with_pretraining === r.gold).length;
     check(rightRows === a.with_correct, `S2a's rows agree with its count (${rightRows})`);
     await shot(page, 's2a');
+    // A model of another text (the course model) as the probe's model: refused, saying what to load.
+    await page.setInputFiles('#s2a-file', { name: 'course-vanilla.safetensors', mimeType: 'application/octet-stream', buffer: fs.readFileSync(path.join(repo, 'web', 'models', 'course-vanilla.safetensors')) });
+    await page.waitForFunction(() => /Could not load course-vanilla/.test(document.querySelector('#s2a .demo-status').textContent), null, { timeout: TIMEOUT });
+    const refused = await page.textContent('#s2a .demo-status');
+    check(/trained on another text than the built-in corpus/.test(refused) && /pretrained on it/.test(refused), `S2a: a model of the course's text is refused with what to load instead (“${refused.slice(0, 140)}…”)`);
 
     // S2b: every dev answer with its confidence, and the evidence of a picked one.
     await page.locator('#s2b').scrollIntoViewIfNeeded();
