@@ -54,7 +54,7 @@ export function workerPlan(kind) {
   if (kind !== 'cpu') return { ...base, n: 1, why: 'WebGPU trains on its one device, in one engine' };
   const n = choice === 'auto' ? auto : choice;
   const how = choice === 'auto'
-    ? `auto: the browser reports ${cores} core${cores === 1 ? '' : 's'}${cores > 1 ? ', one left to the page' : ''}${cores === 2 ? '; 2 under Workers uses both (faster only when both are free, and the page then answers more slowly)' : ''}`
+    ? `auto: the browser reports ${cores} core${cores === 1 ? '' : 's'}${cores > 1 ? ', one left to the page' : ''}${cores === 2 ? '; 2 under Workers uses both, faster only when both are free, and the page then answers more slowly' : ''}`
     : `you chose ${n} (${from === 'address' ? '?workers= in the address' : 'Workers selector'})`;
   const share = n === 1 ? '' : isolated
     ? '; the page is cross-origin isolated, so the engines pass weights and gradients through shared memory'

@@ -127,8 +127,9 @@ pub fn parse_tsv_str(text: &str, file: &str, mode: TsvMode) -> Result<Vec<Row>> 
         let first: String = rows[0].question.chars().take(40).collect();
         return Err(Error::Msg(format!(
             "{file}: none of its {n} line{s} is a question (“{first}{more}” has no tab and does \
-             not end with “?”); a questions file has {EXPECTED} on each line (the test inputs: \
-             the question alone); a biography text is the pretraining corpus (wiki.txt)",
+             not end with “?”); a questions file holds one “Where was NAME born?<TAB>Place” on \
+             each line (the test inputs: the question alone); a biography text is the \
+             pretraining corpus (wiki.txt)",
             n = rows.len(),
             s = if rows.len() == 1 { "" } else { "s" },
             more = if rows[0].question.chars().count() > 40 {

@@ -46,7 +46,7 @@ export async function check(role, name, text) {
     return { info: `${lines.toLocaleString()} lines${examples}, ${i.chars.toLocaleString()} characters, vocabulary ${i.vocab_size}`, examples: i.documents, vocab: i.vocab_size };
   }
   const i = await P.wasm.page_check_tsv(name, text, role === 'train');
-  return { info: `${i.rows.toLocaleString()} questions${i.answers ? ' with answers' : ' (no answers)'}`, examples: i.rows };
+  return { info: `${i.rows.toLocaleString()} question${i.rows === 1 ? '' : 's'}${i.answers ? ' with answers' : ' (no answers)'}`, examples: i.rows };
 }
 
 export async function setData(role, name, text) {
