@@ -61,6 +61,9 @@ async function runBench() {
     B.inputError = bad.join('; ');
     showError(`<p>${esc(B.inputError)}.</p>`);
     $('bench-status').textContent = 'Nothing ran: fix the input above.';
+    // The last run's tables would read as this input's results.
+    $('bench-matmul').hidden = true;
+    $('bench-steps').hidden = true;
     return;
   }
   if (!idle()) {

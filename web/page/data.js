@@ -68,9 +68,13 @@ export function showData() {
       'and two phrasings of each birthplace, its run stores them in under half the epochs the whole biographies need); the questions are the built-in ones.',
     births: 'The built-in corpus with each biography cut to the person’s name and birth sentence (with the middle preset’s model and ' +
       '650 pretraining epochs it stores more birthplaces than the preset’s run, in about twice its time); the questions are the built-in ones.',
-    served: 'Using the data folder the server offers (/data).', files: 'Using your files (they stay in this browser).' }[S.dataSource] || '';
+    served: 'Using the data folder the server offers (/data).', files: 'Using your files where you gave one (they stay in this browser); the table says which file each role reads.' }[S.dataSource] || '';
   $('data-summary').textContent = src;
   $('use-served').hidden = !P.served;
+  // The source in use is the pressed button (none when files of your own are mixed in).
+  for (const [id, source] of [['use-embedded', 'embedded'], ['use-notes', 'notes'], ['use-births', 'births'], ['use-served', 'served']]) {
+    $(id).setAttribute('aria-pressed', String(S.dataSource === source));
+  }
   emit('data');
 }
 
