@@ -125,6 +125,8 @@ function showDevice(d, probe) {
   } else if (probe.fallback) {
     gpuOpt.textContent = 'WebGPU (a software fallback: slower than the CPU)';
   }
+  // The CPU option names the build this browser runs (relaxed SIMD or SIMD128), as the status does.
+  if (d.kind === 'cpu') sel.querySelector('option[value=cpu]').textContent = `CPU (${simdOf(d.describe)})`;
   sel.value = d.choice;
   sel.disabled = false;
   sel.addEventListener('change', () => {
