@@ -241,9 +241,10 @@ export function describe(z, quick, mid, full) {
   const mf = P.presetForms['middle:false'];
   const a = p.assignment;
   return {
-    quickLabel: `Quick: tiny model, about ${duration(quick.preS + quick.ftS)} here (the flow, not knowledge)`,
-    middleLabel: mid.tooLarge ? 'Middle: too large for this device (use the CLI)' : `Middle: 2 layers on ${onNotes() ? 'the birth notes' : 'your pretraining text'}, about ${duration(mid.seconds)} here`,
-    fullLabel: full.tooLarge ? 'Full assignment: too large for this device (use the CLI)' : `Full assignment: about ${duration(full.seconds)} here${full.changed.length ? ' (smaller batch)' : ''}`,
+    // The time first: a phone's select shows the label's first 30-odd characters.
+    quickLabel: `Quick, about ${duration(quick.preS + quick.ftS)} here: tiny model (the flow, not knowledge)`,
+    middleLabel: mid.tooLarge ? 'Middle: too large for this device (use the CLI)' : `Middle, about ${duration(mid.seconds)} here: 2 layers on ${onNotes() ? 'the birth notes' : 'your pretraining text'}`,
+    fullLabel: full.tooLarge ? 'Full assignment: too large for this device (use the CLI)' : `Full assignment, about ${duration(full.seconds)} here${full.changed.length ? ' (smaller batch)' : ''}`,
     // Each note: what a student needs to choose (size, time here, what to expect) in a line or
     // two, and the rest (why these settings, how the time is estimated) under "details".
     quick: `Tiny model (2 layers, 4 heads, width 64) at batch ${quick.pre_batch}: pretraining ${quick.preSteps.toLocaleString()} steps ` +

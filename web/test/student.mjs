@@ -78,7 +78,7 @@ try {
       options: [...document.querySelectorAll('#preset option:not([hidden])')].map((o) => o.textContent) }));
     labels = z.labels;
     assert(z.options.length === 3 && z.options[0] === z.labels.quick && z.options[1] === z.labels.middle && z.options[2] === z.labels.full, `options: ${z.options.join(' | ')}`);
-    assert(/^Quick: tiny model, about \d.* here \(the flow, not knowledge\)$/.test(z.labels.quick), `quick: ${z.labels.quick}`);
+    assert(/^Quick, about \d.* here: tiny model \(the flow, not knowledge\)$/.test(z.labels.quick), `quick: ${z.labels.quick}`);
     await page.selectOption('#preset', 'quick');
     assert(/not knowledge/.test(await page.textContent('#preset-note')), 'the quick note does not say what to expect');
     // The middle preset: 2 layers of width 128 on the built-in birth notes (the step after the
@@ -86,7 +86,7 @@ try {
     await page.selectOption('#preset', 'middle');
     // The note and its details (why these settings, how the time is estimated).
     const mid = `${await page.textContent('#preset-note')} ${await page.textContent('#preset-more-text')}`;
-    const midOk = z.sizes.middle.tooLarge ? /use the CLI/.test(mid) : /^Middle: 2 layers on (the birth notes|your pretraining text), about \d.* here$/.test(z.labels.middle) && /Expect about \d+\.\d%(–\d+\.\d%)? dev accuracy/.test(mid) && /results\/middle-preset/.test(mid);
+    const midOk = z.sizes.middle.tooLarge ? /use the CLI/.test(mid) : /^Middle, about \d.* here: 2 layers on (the birth notes|your pretraining text)$/.test(z.labels.middle) && /Expect about \d+\.\d%(–\d+\.\d%)? dev accuracy/.test(mid) && /results\/middle-preset/.test(mid);
     assert(midOk, `middle: ${z.labels.middle} — “${mid}”`);
     // (Finetune's epochs: the preset's 30 from a pretrained model, run.py's 75 from scratch.)
     const midForm = await page.evaluate(() => ['n_layer', 'n_embd', 'pre_epochs', 'pre_decay', 'ft_epochs', 'from'].map((f) => document.getElementById(`h-${f}`).value).join());
@@ -139,7 +139,7 @@ try {
       assert(!/birth notes/.test(await wikiRow()), `middle replaced the served pretraining text: ${await wikiRow()}`);
       assert(/on your pretraining text/.test(await page.textContent('#preset-note')), 'the middle note does not say it runs on the loaded text');
       const label = await page.evaluate(() => document.querySelector('#preset option[value=middle]').textContent);
-      assert(/^Middle: 2 layers on your pretraining text, about/.test(label), `the middle label on the served files: ${label}`);
+      assert(/^Middle, about .* here: 2 layers on your pretraining text$/.test(label), `the middle label on the served files: ${label}`);
     }
     await page.click('#use-embedded');
     await page.selectOption('#preset', 'middle');
