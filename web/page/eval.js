@@ -320,7 +320,7 @@ export function showEval(rep) {
   const note = $('eval-strangers');
   note.hidden = !strangers;
   note.textContent = strangers
-    ? `${rep.model.split(' · ').pop()} learned the made-up people of the built-in corpus; the people of ${rep.file} are new to it, ` +
+    ? `The ${rep.model.split(' · ').pop()} learned the made-up people of the built-in corpus; the people of ${rep.file} are new to it, ` +
       'so it guesses (expect about London\'s score or less). The course model (Models card) was trained on the course\'s files.'
     : '';
   const skipped = $('eval-skipped');
