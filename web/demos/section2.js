@@ -123,10 +123,12 @@ const S2A = {
     const labels = ['with pretraining', 'without'];
     const colors = [C.a, C.b];
     if (c.probe) { vals.push(c.probe.recalled / Math.max(1, c.probe.asked)); labels.push('probe recall'); colors.push(C.mid); }
-    bars(ctx, { x: 8, y: 0, w: w - 16, h }, vals, { lo: 0, hi: Math.max(0.25, ...vals) * 1.15, colors, labels, title: 'share of the dev people' });
+    const hi = Math.max(0.25, ...vals) * 1.15;
+    bars(ctx, { x: 8, y: 0, w: w - 16, h }, vals, { lo: 0, hi, colors, labels, title: 'share of the dev people' });
+    // Each share just above its bar (bars() spans y 16 … h − 16).
     ctx.fillStyle = '#1d232b'; ctx.textAlign = 'center';
     const bw = (w - 16) / vals.length;
-    vals.forEach((v, i) => ctx.fillText(`${(100 * v).toFixed(1)}%`, 8 + (i + 0.5) * bw, 26));
+    vals.forEach((v, i) => ctx.fillText(`${(100 * v).toFixed(1)}%`, 8 + (i + 0.5) * bw, Math.max(26, h - 16 - (v / hi) * (h - 32) - 8)));
   },
   numbers(d) {
     if (d.res.waiting) return '';
