@@ -141,7 +141,10 @@ pub async fn s2_load(role: String, bytes: Vec<u8>, name: String) -> Result<Strin
         // Its own vocabulary encodes the built-in texts if it holds every character of them
         // (a model of the birth notes does; the course's does not).
         let texts = [c.wiki.as_str(), c.dev_tsv.as_str()];
-        if !texts.iter().all(|t| t.chars().all(|ch| ch == '\t' || ch == '\n' || vocab.id(ch).is_some())) {
+        if !texts.iter().all(|t| {
+            t.chars()
+                .all(|ch| ch == '\t' || ch == '\n' || vocab.id(ch).is_some())
+        }) {
             return Err(other_text());
         }
         (m, vocab)
