@@ -3,6 +3,7 @@
 //! `Session` (a run driven `n` steps at a time), started one way (`RunStart`).
 
 pub mod probe;
+mod report;
 pub mod run;
 pub mod sample;
 pub mod schedule;

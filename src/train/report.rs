@@ -1,0 +1,78 @@
+//! What an evaluation says beside its score, in one line each: the questions not asked (a
+//! character the model lacks) and the questions longer than the model's context. The CLI prints
+//! them and the page shows them; `run` re-exports both.
+
+use super::run::Skipped;
+use crate::data::{prompt_for, Row};
+
+/// One line about skipped questions for a person: how many, and each character once, with the
+/// file, line and column where it first appears.
+pub fn skipped_line(file: &str, skipped: &[Skipped]) -> String {
+    if skipped.is_empty() {
+        return String::new();
+    }
+    // Each character once, at its first (line, column).
+    let mut first: Vec<(usize, usize, char)> = vec![];
+    for s in skipped {
+        for (col, ch) in std::iter::once((s.col, s.ch)).chain(s.more.iter().copied()) {
+            if !first.iter().any(|f| f.2 == ch) {
+                first.push((s.line, col, ch));
+            }
+        }
+    }
+    let shown: Vec<String> = first
+        .iter()
+        .take(5)
+        .map(|&(line, col, ch)| {
+            let code = if ch.is_ascii_graphic() {
+                String::new()
+            } else {
+                format!("U+{:04X}, ", ch as u32)
+            };
+            // The apostrophe in double quotes ('\'' read as a backslash to a student).
+            let shown = match ch {
+                '\'' => "\"'\"".to_string(),
+                c => format!("'{}'", c.escape_debug()),
+            };
+            format!("{shown} ({code}first at {file} line {line}, column {col})")
+        })
+        .collect();
+    let list = match shown.as_slice() {
+        _ if first.len() > shown.len() => format!(
+            "{} and {} more characters",
+            shown.join(", "),
+            first.len() - shown.len()
+        ),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+        [] => String::new(),
+    };
+    format!(
+        "{} question{} not asked because the model's vocabulary lacks {list}; {} count{} as wrong",
+        skipped.len(),
+        if skipped.len() == 1 { " was" } else { "s were" },
+        if skipped.len() == 1 { "it" } else { "they" },
+        if skipped.len() == 1 { "s" } else { "" },
+    )
+}
+
+/// One line about questions longer than the model's context (`max_context` characters): the model
+/// reads only the last `max_context` characters of the prompt (question and ⁇), as the reference's
+/// sampling crops it, so their answers come from a cut question. Empty when there are none.
+pub fn cropped_line(file: &str, rows: &[Row], max_context: usize) -> String {
+    let long: Vec<&Row> = rows
+        .iter()
+        .filter(|r| prompt_for(&r.prompt_text()).chars().count() > max_context)
+        .collect();
+    match long.first() {
+        None => String::new(),
+        Some(first) => format!(
+            "{} question{} longer than the {max_context} characters the model reads at a time \
+             (first at {file} line {}): it read only the last {max_context} of each, as the \
+             course's run.py does",
+            long.len(),
+            if long.len() == 1 { " is" } else { "s are" },
+            first.line
+        ),
+    }
+}
