@@ -199,8 +199,7 @@ function chart() {
 
 async function train() {
   if (running) return;
-  // A number outside the field's range is refused with its reason, as the Train card's form does
-  // (it used to be clamped or replaced by 600 without a word: "0" trained 600 steps).
+  // Outside the field's range: refused with its reason, as the Train card's form does.
   const raw = $('vit-steps').value.trim();
   const steps = Number(raw);
   if (!(Number.isInteger(steps) && steps >= 10 && steps <= 20000)) {
@@ -237,10 +236,9 @@ async function train() {
       state.trainedSteps = r.steps;
       state.info.steps = r.steps;
       state.losses.push([r.steps, r.loss]);
-      const onGpu = state.info && state.info.backend !== 'cpu';
-      const slow = r.steps < steps && left > 120
-        ? (onGpu ? ` — this device is slow for it (a software GPU adapter is; the Device card's Backend selector can switch to the CPU backend)`
-          : ' — a long run here; fewer steps finish sooner (600 read the digits well)') : '';
+      const slow = !(r.steps < steps && left > 120) ? '' : state.info && state.info.backend !== 'cpu'
+        ? ` — this device is slow for it (a software GPU adapter is; the Device card's Backend selector can switch to the CPU backend)`
+        : ' — a long run here; fewer steps finish sooner (600 read the digits well)';
       $('vit-train-status').textContent = `step ${r.steps}/${steps}: loss ${r.loss.toFixed(3)} (${state.msPerStep.toFixed(0)} ms/step` +
         `${r.steps < steps ? `, about ${duration(left)} left${slow}` : ''})`;
       if (r.steps >= nextEval || r.done) {
