@@ -1,9 +1,19 @@
 //! What an evaluation says beside its score, in one line each: the questions not asked (a
 //! character the model lacks) and the questions longer than the model's context. The CLI prints
-//! them and the page shows them; `run` re-exports both.
+//! them and the page shows them; `run` re-exports them.
 
-use super::run::Skipped;
 use crate::data::{prompt_for, Row};
+
+/// A question `run::predict_known` could not ask: its line, the first character of it that the
+/// model's vocabulary lacks, and that character's 1-based column in the line; `more`: the line's
+/// other missing characters (column, character), each once, so the report names them all.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Skipped {
+    pub line: usize,
+    pub col: usize,
+    pub ch: char,
+    pub more: Vec<(usize, char)>,
+}
 
 /// One line about skipped questions for a person: how many, and each character once, with the
 /// file, line and column where it first appears.

@@ -6,7 +6,7 @@
 //! Steps are recorded without waiting for the GPU; the loss is read back (asynchronously, so the
 //! page stays responsive) only every `Hooks::every` steps and at the end of each epoch.
 
-pub use super::report::{cropped_line, skipped_line};
+pub use super::report::{cropped_line, skipped_line, Skipped};
 use super::sample::sample_greedy_batch_until;
 use super::trainer::Trainer;
 use crate::data::{
@@ -276,17 +276,6 @@ pub async fn predict(
     outs.iter()
         .map(|ids| vocab.decode(ids).map(|c| prediction_from_completion(&c)))
         .collect()
-}
-
-/// A question [`predict_known`] could not ask: its line, the first character of it that the
-/// model's vocabulary lacks, and that character's 1-based column in the line; `more`: the line's
-/// other missing characters (column, character), each once, so the report names them all.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Skipped {
-    pub line: usize,
-    pub col: usize,
-    pub ch: char,
-    pub more: Vec<(usize, char)>,
 }
 
 /// [`predict`] for a model whose vocabulary may lack some characters of the questions (the page's
