@@ -202,8 +202,8 @@ const S2B = {
     const hi = Math.max(0.1, ...fr, ...fw) * 1.1;
     const labels = hs.right.map((_, i) => (i % 2 ? '' : (i / hs.right.length).toFixed(1)));
     const half = (w - 24) / 2;
-    bars(ctx, { x: 4, y: 0, w: half, h }, fr, { lo: 0, hi, colors: C.a, labels, title: `right answers (${nr})` });
-    bars(ctx, { x: half + 20, y: 0, w: half, h }, fw, { lo: 0, hi, colors: C.b, labels, title: `wrong answers (${nw})` });
+    bars(ctx, { x: 4, y: 0, w: half, h }, fr, { lo: 0, hi, colors: C.a, labels, title: `right answers by confidence (${nr})` });
+    bars(ctx, { x: half + 20, y: 0, w: half, h }, fw, { lo: 0, hi, colors: C.b, labels, title: `wrong answers by confidence (${nw})` });
   },
   numbers(d) {
     if (d.res.waiting) return '';
