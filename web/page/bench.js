@@ -112,7 +112,7 @@ export function startBench(w, device, browserInfo) {
     const parts = [browserInfo.vendor, browserInfo.architecture].filter(Boolean).join(' / ');
     B.adapter = parts ? parts + (browserInfo.isFallbackAdapter ? ' (software fallback)' : '') : null;
   }
-  $('bench-status').textContent = device.kind === 'gpu' ? `Ready on ${device.adapter.name} (${device.adapter.backend}).` : `Ready on the ${device.describe}.`;
+  $('bench-status').textContent = device.kind === 'gpu' ? `Ready on ${B.adapter ? `the WebGPU adapter ${B.adapter}` : device.adapter.name}.` : `Ready on the ${device.describe}.`;
   $('btn-bench').addEventListener('click', runBench);
   for (const id of ['bench-rows', 'bench-repeats']) {
     $(id).addEventListener('keydown', (e) => { if (e.key === 'Enter' && !$('btn-bench').disabled) runBench(); });
