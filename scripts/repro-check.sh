@@ -11,7 +11,8 @@
 # Each epoch line it prints is compared with the log's line for the same epoch (the last one, as a
 # restarted run repeats epochs after its saved state). Prints both losses side by side and exits 1
 # if one differs by more than 1e-4 relative (float summation order aside, the run is deterministic
-# on one machine and thread count; exact equality is counted and reported).
+# on one machine and thread count; exact equality is counted and reported). With REPRO_KEEP_STATE
+# set to a path, the rerun's training state at its last step is copied there (for a next check).
 set -euo pipefail
 die() { echo "repro-check: $*" >&2; exit 2; }
 [ $# -ge 2 ] || die "usage: scripts/repro-check.sh NAME STEPS [STATE]"
@@ -44,6 +45,10 @@ fi
 echo "repro-check: $bin ${args[*]} ${extra[*]}" >&2
 "$bin" "${args[@]}" "${extra[@]}" > "$scratch/log" 2>&1 || { tail -5 "$scratch/log" >&2; die "the rerun failed"; }
 grep -m1 "resuming" "$scratch/log" >&2 || true
+if [ -n "${REPRO_KEEP_STATE:-}" ]; then
+    [ -f "$out.resume" ] || die "the rerun left no training state ($out.resume) to keep"
+    cp "$out.resume" "$REPRO_KEEP_STATE.tmp" && mv "$REPRO_KEEP_STATE.tmp" "$REPRO_KEEP_STATE"
+fi
 
 python3 - "$dir/log" "$scratch/log" <<'EOF'
 import re, sys

@@ -44,21 +44,28 @@ fn questions_with_unknown_characters_are_skipped_and_named() {
     let alone = pollster::block_on(predict(&model, &vocab, &known, "dev.tsv", &mut |_, _| {}))
         .expect("predict");
     assert_eq!((&preds[0], &preds[2]), (&alone[0], &alone[1]));
-    let line = skipped_line("dev.tsv", &skipped);
+    let line = skipped_line("dev.tsv", &skipped, true);
     assert_eq!(
         line,
         "3 questions were not asked because the model's vocabulary lacks 'X' (first at dev.tsv \
          line 2, column 11), 'v' (first at dev.tsv line 2, column 13), 'Å' (U+00C5, first at \
          dev.tsv line 4, column 11), 'Z' (first at dev.tsv line 5, column 11), 'ë' (U+00EB, \
-         first at dev.tsv line 5, column 13) and 2 more characters; they count as wrong"
+         first at dev.tsv line 5, column 13) and 2 more characters: \"'\" (line 5), 'H' (line 5); \
+         they count as wrong"
     );
     // Every missing character of a line is named (only the first was), the apostrophe plainly.
     assert_eq!(
-        skipped_line("dev.tsv", &skipped[2..]),
+        skipped_line("dev.tsv", &skipped[2..], true),
         "1 question was not asked because the model's vocabulary lacks 'Z' (first at dev.tsv \
          line 5, column 11), 'ë' (U+00EB, first at dev.tsv line 5, column 13), \"'\" (first at \
          dev.tsv line 5, column 16) and 'H' (first at dev.tsv line 5, column 17); it counts as \
          wrong"
+    );
+    // A file without answers scores nothing: the skipped questions' lines are left empty.
+    let unscored = skipped_line("test.tsv", &skipped, false);
+    assert!(
+        unscored.ends_with("; their prediction lines are left empty"),
+        "{unscored}"
     );
     // Without the skip, the first unknown character is an error naming the file and line.
     let err = pollster::block_on(predict(&model, &vocab, &rows, "dev.tsv", &mut |_, _| {}))

@@ -169,7 +169,8 @@ pub fn evaluate(
     pb.finish_and_clear();
     // Questions with a character the vocabulary lacks were not asked (the page says the same).
     if !ev.skipped.is_empty() {
-        println!("{}", run::skipped_line(&tsv.name, &ev.skipped));
+        let scored = rows.first().is_some_and(|r| r.answer.is_some());
+        println!("{}", run::skipped_line(&tsv.name, &ev.skipped, scored));
     }
     let cropped = run::cropped_line(&tsv.name, &rows, model.cfg.max_context());
     if !cropped.is_empty() {

@@ -16,8 +16,10 @@ pub struct Skipped {
 }
 
 /// One line about skipped questions for a person: how many, and each character once, with the
-/// file, line and column where it first appears.
-pub fn skipped_line(file: &str, skipped: &[Skipped]) -> String {
+/// file, line and column where it first appears (the first five; the rest with their line). A
+/// `scored` file's skipped questions count as wrong; in a file without answers their prediction
+/// lines are left empty.
+pub fn skipped_line(file: &str, skipped: &[Skipped], scored: bool) -> String {
     if skipped.is_empty() {
         return String::new();
     }
@@ -30,6 +32,11 @@ pub fn skipped_line(file: &str, skipped: &[Skipped]) -> String {
             }
         }
     }
+    let quoted = |ch: char| match ch {
+        // The apostrophe in double quotes ('\'' read as a backslash to a student).
+        '\'' => "\"'\"".to_string(),
+        c => format!("'{}'", c.escape_debug()),
+    };
     let shown: Vec<String> = first
         .iter()
         .take(5)
@@ -39,30 +46,40 @@ pub fn skipped_line(file: &str, skipped: &[Skipped]) -> String {
             } else {
                 format!("U+{:04X}, ", ch as u32)
             };
-            // The apostrophe in double quotes ('\'' read as a backslash to a student).
-            let shown = match ch {
-                '\'' => "\"'\"".to_string(),
-                c => format!("'{}'", c.escape_debug()),
-            };
-            format!("{shown} ({code}first at {file} line {line}, column {col})")
+            format!(
+                "{} ({code}first at {file} line {line}, column {col})",
+                quoted(ch)
+            )
         })
         .collect();
+    let rest: Vec<String> = first
+        .iter()
+        .skip(shown.len())
+        .map(|&(line, _, ch)| format!("{} (line {line})", quoted(ch)))
+        .collect();
     let list = match shown.as_slice() {
-        _ if first.len() > shown.len() => format!(
-            "{} and {} more characters",
+        _ if !rest.is_empty() => format!(
+            "{} and {} more character{}: {}",
             shown.join(", "),
-            first.len() - shown.len()
+            rest.len(),
+            if rest.len() == 1 { "" } else { "s" },
+            rest.join(", ")
         ),
         [one] => one.clone(),
         [init @ .., last] => format!("{} and {last}", init.join(", ")),
         [] => String::new(),
     };
+    let one = skipped.len() == 1;
+    let outcome = match (scored, one) {
+        (true, true) => "it counts as wrong",
+        (true, false) => "they count as wrong",
+        (false, true) => "its prediction line is left empty",
+        (false, false) => "their prediction lines are left empty",
+    };
     format!(
-        "{} question{} not asked because the model's vocabulary lacks {list}; {} count{} as wrong",
+        "{} question{} not asked because the model's vocabulary lacks {list}; {outcome}",
         skipped.len(),
-        if skipped.len() == 1 { " was" } else { "s were" },
-        if skipped.len() == 1 { "it" } else { "they" },
-        if skipped.len() == 1 { "s" } else { "" },
+        if one { " was" } else { "s were" },
     )
 }
 

@@ -145,7 +145,8 @@ pub fn page_eval_limit(n: u32) -> Result<JsValue, JsError> {
 pub fn page_eval_report() -> Result<JsValue, JsError> {
     let ev = engine::with(|e| e.eval.take()).ok_or_else(no_evaluation)?;
     let (done, total) = (ev.predictions.len(), ev.rows.len());
-    let skipped = run::skipped_line(&ev.name, &ev.skipped);
+    let scored = ev.rows.first().is_some_and(|r| r.answer.is_some());
+    let skipped = run::skipped_line(&ev.name, &ev.skipped, scored);
     let context = ev.model.as_ref().map(|m| m.cfg.max_context());
     let (mut rows, predictions) = (ev.rows, ev.predictions);
     // A stopped or failed evaluation reports the questions it answered.

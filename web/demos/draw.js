@@ -34,26 +34,27 @@ export function begin(cv) {
   ctx.clearRect(0, 0, w, h);
   ctx.font = `${w < 420 ? 11 : 13}px system-ui, sans-serif`;
   ctx.textBaseline = 'middle';
-  pending = { ctx, dots: [], labels: [] };
+  pending = { ctx, w, h, dots: [], labels: [], taken: [] };
   return { ctx, w, h };
 }
 
 // Point labels are placed after the whole picture is drawn (placeLabels, called by demos.js), each
-// beside its point where it covers no other point and no other label.
+// beside its point where it covers no other point and no other label, inside the canvas.
 let pending = null;
 
 export function placeLabels() {
   if (!pending) return;
-  const { ctx, dots, labels } = pending;
+  const { ctx, dots, labels, w: cw, h: ch, taken } = pending;
   pending = null;
-  const boxes = [];
+  const boxes = [...taken];
   const hits = (b) => boxes.some((o) => b.x < o.x + o.w && o.x < b.x + b.w && b.y < o.y + o.h && o.y < b.y + b.h)
     || dots.some((d) => d.x + d.r > b.x && d.x - d.r < b.x + b.w && d.y + d.r > b.y && d.y - d.r < b.y + b.h);
   for (const l of labels) {
     const w = ctx.measureText(l.text).width, h = 12, r = l.r + 3;
     const at = [[r, -l.r - h / 2], [r, l.r - h / 2], [-r - w, -l.r - h / 2], [-r - w, l.r - h / 2], [-w / 2, -l.r - h - 3], [-w / 2, l.r + 3]]
       .map(([dx, dy]) => ({ x: l.x + dx, y: l.y + dy, w, h }));
-    const b = at.find((c) => !hits(c)) || at[0];
+    const inside = (c) => c.x >= 0 && c.y >= 0 && c.x + c.w <= cw && c.y + c.h <= ch;
+    const b = at.find((c) => inside(c) && !hits(c)) || at.find(inside) || at[0];
     boxes.push(b);
     ctx.fillStyle = '#1d232b'; ctx.textAlign = 'left'; ctx.textBaseline = 'middle';
     ctx.fillText(l.text, b.x, b.y + h / 2);
@@ -96,7 +97,11 @@ export function plane(ctx, box, r, title) {
   ctx.moveTo(x, oy); ctx.lineTo(x + s, oy);
   ctx.moveTo(ox, y); ctx.lineTo(ox, y + s);
   ctx.stroke();
-  if (title) { ctx.fillStyle = '#5b6673'; ctx.textAlign = 'left'; ctx.fillText(title, x + 4, y + 10); }
+  if (title) {
+    ctx.fillStyle = '#5b6673'; ctx.textAlign = 'left'; ctx.fillText(title, x + 4, y + 10);
+    // Point labels keep off the title.
+    if (pending && pending.ctx === ctx) pending.taken.push({ x: x + 4, y: y + 4, w: ctx.measureText(title).width, h: 12 });
+  }
   return { map, unmap, r, box };
 }
 

@@ -4,7 +4,7 @@
 // (src/web/section2.rs); the models are the page's: its current vanilla model (the shipped one at
 // first), the shipped model finetuned without pretraining, and a pretrained-only model when the page
 // has one (a Pretrain run here, or a file loaded in S2a).
-import { C, OKABE, begin, bars, fmt, table } from './draw.js';
+import { C, OKABE, begin, bars, fitText, fmt, table, wrapLines } from './draw.js';
 import { esc } from '../page/ui.js';
 
 // A table that scrolls inside its card: focusable and named, so the keyboard can scroll it and a
@@ -202,8 +202,8 @@ const S2B = {
     const hi = Math.max(0.1, ...fr, ...fw) * 1.1;
     const labels = hs.right.map((_, i) => (i % 2 ? '' : (i / hs.right.length).toFixed(1)));
     const half = (w - 24) / 2;
-    bars(ctx, { x: 4, y: 0, w: half, h }, fr, { lo: 0, hi, colors: C.a, labels, title: `right answers by confidence (${nr})` });
-    bars(ctx, { x: half + 20, y: 0, w: half, h }, fw, { lo: 0, hi, colors: C.b, labels, title: `wrong answers by confidence (${nw})` });
+    bars(ctx, { x: 4, y: 0, w: half, h }, fr, { lo: 0, hi, colors: C.a, labels, title: `right (${nr}) by confidence` });
+    bars(ctx, { x: half + 20, y: 0, w: half, h }, fw, { lo: 0, hi, colors: C.b, labels, title: `wrong (${nw}) by confidence` });
   },
   numbers(d) {
     if (d.res.waiting) return '';
@@ -264,16 +264,28 @@ const S2C = {
     for (const g of groups) for (const [p, n] of g.counts) total.set(p, (total.get(p) || 0) + n);
     const top = [...total.entries()].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([p]) => p);
     const colour = (p) => (top.includes(p) ? OKABE[top.indexOf(p) % OKABE.length] : '#c8cdd3');
-    const legendH = 22, labW = Math.min(90, w * 0.2);
-    let lx = 0;
+    // The legend wraps onto as many lines as the width needs (every coloured place named); the row
+    // labels get the width of the widest (at most a third of the chart, cut with an ellipsis past it).
     ctx.textAlign = 'left';
-    for (const p of top) {
-      ctx.fillStyle = colour(p); ctx.fillRect(lx, 6, 10, 10);
-      ctx.fillStyle = '#1d232b'; ctx.fillText(p || '(empty)', lx + 14, 11);
-      lx += 22 + ctx.measureText(p || '(empty)').width;
-      if (lx > w - 60) break;
+    const lineH = 16;
+    let lx = 0, ly = 0;
+    const legend = top.map((p) => {
+      const t = p || '(empty)', ww = 14 + ctx.measureText(t).width;
+      if (lx > 0 && lx + ww > w) { lx = 0; ly += lineH; }
+      const at = { t, p, x: lx, y: ly };
+      lx += ww + 8;
+      return at;
+    });
+    for (const l of legend) {
+      ctx.fillStyle = colour(l.p); ctx.fillRect(l.x, l.y + 6, 10, 10);
+      ctx.fillStyle = '#1d232b'; ctx.fillText(l.t, l.x + 14, l.y + 11);
     }
-    const rowH = (h - legendH - 16) / Math.max(1, groups.length);
+    const legendH = ly + 22;
+    const keys = groups.map((g) => `${g.key} (${g.n})`);
+    const labW = Math.min(w / 3, 8 + Math.max(0, ...keys.map((k) => ctx.measureText(k).width)));
+    const caption = wrapLines(ctx, 'each ending: model’s answers (thick), training answers (thin)', w);
+    const captionH = caption.length * 13 + 4;
+    const rowH = (h - legendH - 8 - captionH) / Math.max(1, groups.length);
     const barW = w - labW - 8;
     const stack = (counts, n, y, bh) => {
       let x = labW;
@@ -283,13 +295,13 @@ const S2C = {
       const y = legendH + 8 + i * rowH;
       const t = tg.find((x) => x.key === g.key);
       ctx.fillStyle = '#1d232b'; ctx.textAlign = 'right';
-      ctx.fillText(`${g.key} (${g.n})`, labW - 6, y + rowH * 0.3);
+      ctx.fillText(fitText(ctx, keys[i], labW - 6), labW - 6, y + rowH * 0.3);
       const bh = Math.max(2, rowH * 0.36);
       stack(g.counts, g.n, y + rowH * 0.08, bh);
       if (t) stack(t.counts, t.n, y + rowH * 0.08 + bh + 1, bh * 0.7);
     });
     ctx.fillStyle = '#5b6673'; ctx.textAlign = 'left';
-    ctx.fillText('each ending: model’s answers (thick), training answers (thin)', labW, h - 6);
+    caption.forEach((line, i) => ctx.fillText(line, 0, h - 6 - (caption.length - 1 - i) * 13));
   },
   numbers(d) {
     if (d.res.waiting) return '';

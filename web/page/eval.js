@@ -250,7 +250,8 @@ export async function evaluate(choice) {
           showBox('eval-confirm', `<p>${count.toLocaleString()} questions would take about <strong>${duration(est + ev.seconds)}</strong> with ${esc(p.name)} on this device${timed}. ` +
             'The page stays usable meanwhile; the demos and a training run take their turns between its parts, and Stop keeps what is answered.</p>' +
             `<p><button type="button" data-eval="${count}">Evaluate all ${count.toLocaleString()}</button> ` +
-            `<button type="button" class="secondary" data-eval="${few}">Only the first ${few} (about ${duration(rate * few)})</button> ` +
+            // A shorter run is offered only where it saves most of the time.
+            (few <= count / 2 ? `<button type="button" class="secondary" data-eval="${few}">Only the first ${few} (about ${duration(rate * few)})</button> ` : '') +
             '<button type="button" class="secondary" data-eval="0">Cancel</button></p>');
           return;
         }

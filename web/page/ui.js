@@ -51,9 +51,17 @@ export function niceTicks(lo, hi, n = 5) {
   if (!(hi > lo)) return [lo];
   const raw = (hi - lo) / Math.max(1, n);
   const mag = 10 ** Math.floor(Math.log10(raw));
-  const step = [1, 2, 5, 10].map((m) => m * mag).find((s) => s >= raw) || 10 * mag;
-  const out = [];
-  for (let v = Math.ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9; v += step) out.push(+v.toFixed(12));
+  const steps = [1, 2, 5, 10].map((m) => m * mag);
+  const ticks = (step) => {
+    const out = [];
+    for (let v = Math.ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9; v += step) out.push(+v.toFixed(12));
+    return out;
+  };
+  let i = steps.findIndex((s) => s >= raw);
+  if (i < 0) i = steps.length - 1;
+  let out = ticks(steps[i]);
+  // A range just under two steps wide (1 … 99 in steps of 50) gets one tick: take the next smaller step.
+  while (out.length < 2 && n >= 2 && i > 0) out = ticks(steps[--i]);
   return out;
 }
 

@@ -166,6 +166,10 @@ async function run() {
       await page.click('#resume-saved');
       const s = await waitPage((s) => s.status === 'running' && s.steps > pausedAt, 'steps after the resume');
       assert(s.resumedFrom === pausedAt, `resumed from ${s.resumedFrom}, expected ${pausedAt}`);
+      // The banner hides with its button: focus goes to the Train card's Pause, not to the page's body.
+      await page.waitForTimeout(100);
+      const focusResumed = await page.evaluate(() => document.activeElement.id || document.activeElement.tagName);
+      assert(focusResumed === 'btn-pause', `focus after the banner's Resume is on ${focusResumed}, not Pause`);
       // The form shows the run it resumed (its batch and max steps), not the preset's defaults.
       const form = await page.evaluate(() => ({ batch: document.getElementById('h-pre_batch').value, max: document.getElementById('h-max_steps').value }));
       assert(form.batch === String(BATCH) && form.max === String(MAX_STEPS), `the form after the resume: batch ${form.batch}, max steps ${form.max} (the run: ${BATCH}, ${MAX_STEPS})`);

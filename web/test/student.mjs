@@ -206,6 +206,10 @@ try {
     assert((await page.textContent('#eval-acc-label')).includes(`first ${rep.rows.length} of 136`), 'the score does not say it covers the answered questions');
     assert(await page.locator('#eval-table tbody tr').count() === rep.rows.length, 'the table does not show the answered questions');
     assert(!(await page.isVisible('#eval-stop')), 'Stop still shown');
+    // Stop hides itself: focus goes to Evaluate beside it, not to the page's body.
+    await page.waitForTimeout(100);
+    const focusStopped = await page.evaluate(() => document.activeElement.id || document.activeElement.tagName);
+    assert(focusStopped === 'btn-eval', `focus after the evaluation's Stop is on ${focusStopped}, not Evaluate`);
     await page.locator('#eval-card').screenshot({ path: path.join(outDir, 'student-eval-stopped.png') });
     assert(await page.isHidden('#eval-strangers'), 'the note on unseen people shows for the built-in model on its own dev file');
     return status;
