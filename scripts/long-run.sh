@@ -97,18 +97,21 @@ cp "$bin" "$dir/attnlab.tmp" && mv "$dir/attnlab.tmp" "$dir/attnlab"
 
 resume=()
 state="$dir/$out.resume"
-had_log=0
-[ -s "$dir/log" ] && had_log=1
+if [ -f "$state" ]; then
+  note="continuing from $state"
+  resume=(--resume "$state")
+elif grep -q '^epoch ' "$dir/log" 2>/dev/null; then
+  note="the saved state $state is gone (removed, or the folder was copied without it), though the log shows epochs; starting again from step 0"
+elif [ -s "$dir/log" ]; then
+  note="no saved state in $dir (the run never reached a saved epoch end); starting again from step 0"
+else
+  note="first start in $dir: starting from step 0 (no run named $name on this machine; a run started on another machine keeps its state there)"
+fi
+# Said on the terminal and in the log.
+say "$note"
 {
   echo "[long-run] $(date -u +%FT%TZ) start at $(cd "$root" && git rev-parse --short HEAD 2>/dev/null || echo '?') on $(hostname)"
-  if [ -f "$state" ]; then
-    echo "[long-run] continuing from $state"
-    resume=(--resume "$state")
-  elif [ "$had_log" = 1 ]; then
-    echo "[long-run] no saved state in $dir (the run never reached a saved epoch end); starting again from step 0"
-  else
-    echo "[long-run] first start in $dir: starting from step 0 (a run started before on another machine keeps its state there)"
-  fi
+  echo "[long-run] $note"
 } >> "$dir/log"
 rm -f "$dir/exit"
 

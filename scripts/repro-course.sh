@@ -30,13 +30,17 @@ fi
 # The run as scripts/long-run.sh keeps it: its command and its log, in a scratch runs folder.
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# The first build had no probe (--probe_corpus_path, which asks the model between epochs and
+# changes no training number), so its part runs without one.
 mkdir -p "$work/course-vanilla"
-printf '%s' "pretrain vanilla $data/wiki.txt --writing_params_path $work/vanilla.pretrain.params --probe_corpus_path $data/birth_dev.tsv" > "$work/course-vanilla/cmd"
+cmd="pretrain vanilla $data/wiki.txt --writing_params_path $work/vanilla.pretrain.params"
+printf '%s' "$cmd" > "$work/course-vanilla/cmd"
 cp "$root/results/course-full/course-vanilla.log" "$work/course-vanilla/log"
 
 echo "repro-course: steps 1–138 with $first" >&2
 ATTNLAB_RUNS=$work ATTNLAB_BIN=$old REPRO_KEEP_STATE=$work/step138.resume \
     "$root/scripts/repro-check.sh" course-vanilla 138
 echo "repro-course: steps 139–276 with this checkout, from $first's state at step 138" >&2
+printf '%s' "$cmd --probe_corpus_path $data/birth_dev.tsv" > "$work/course-vanilla/cmd"
 ATTNLAB_RUNS=$work ATTNLAB_BIN=$root/target/release/attnlab \
     "$root/scripts/repro-check.sh" course-vanilla 276 "$work/step138.resume"

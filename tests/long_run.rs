@@ -106,13 +106,25 @@ fn a_long_run_keeps_its_state_continues_and_starts_again_when_the_state_is_gone(
     }
     std::fs::remove_dir_all(&dir).expect("remove the run's folder");
     let (ok, text) = script(&runs, &args);
-    assert!(ok, "{text}");
+    // Said on the terminal too, not only in the log.
+    assert!(ok && text.contains("first start"), "{text}");
     assert_eq!(wait_exit(&dir), "0", "log:\n{}", log(&dir));
     let l = log(&dir);
     assert!(
         l.contains("first start") && l.contains("from step 0"),
         "{l}"
     );
+    // Only the state gone (the log kept, which shows epochs): it says the state is gone, not that
+    // the run never saved one.
+    let pid = std::fs::read_to_string(dir.join("pid")).expect("pid");
+    while Path::new(&format!("/proc/{}", pid.trim())).exists() {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::fs::remove_file(dir.join("model.st.resume")).expect("remove the state");
+    std::fs::remove_file(dir.join("exit")).expect("remove the exit status");
+    let (ok, text) = script(&runs, &args);
+    assert!(ok && text.contains("is gone"), "{text}");
+    assert_eq!(wait_exit(&dir), "0", "log:\n{}", log(&dir));
     let status = script(&runs, &["t1", "status"]).1;
     assert!(status.contains("ended with exit status 0"), "{status}");
     let _ = std::fs::remove_dir_all(&runs);
