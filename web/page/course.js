@@ -40,7 +40,7 @@ function show() {
     : C.state === 'loading' ? ' Loading…' : '';
   $('course-facts').innerHTML = `<p><strong>Course model</strong>${f.size ? ` (${esc(f.size)})` : ''}: the assignment's vanilla model pretrained and finetuned on the course's own files by this engine; ${score}.${state}</p>` +
     `<details class="shipped-how"><summary>How it was made</summary>${cmd.map((c) => `<pre><code>${esc(c)}</code></pre>`).join('')}` +
-    `${f.trained ? `<p class="muted small">${esc(f.trained)}</p>` : ''}${f.note ? `<p class="muted small">${esc(f.note)}</p>` : ''}</details>` +
+    `${f.trained ? `<p class="muted small">${esc(f.trained)}</p>` : ''}${f.note ? `<p class="muted small">${esc(f.note)}</p>` : ''}${f.reproduce ? `<p class="muted small">Reproduced by ${esc(f.reproduce)}.</p>` : ''}</details>` +
     `${C.note ? `<p class="muted small" id="course-note">${esc(C.note)}</p>` : ''}`;
   const btn = $('load-course');
   btn.textContent = `Load the course model${mb}`;
