@@ -76,6 +76,32 @@ fn vit_checkpoints_refuse_bad_input() {
     .unwrap();
     let gb = pollster::block_on(attnlab::model::checkpoint::to_bytes(&gpt, "abcdefghij")).unwrap();
     assert!(err(&gb).contains("not a ViT"), "{}", err(&gb));
+    assert!(
+        err(&gb).contains("load it in the Models card"),
+        "{}",
+        err(&gb)
+    );
+    // And the other way round: a ViT checkpoint given as a GPT says where it belongs.
+    let as_gpt = attnlab::model::checkpoint::from_bytes(&dev, &good, None, "vit.safetensors")
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        as_gpt.contains("is a ViT checkpoint") && as_gpt.contains("ViT card"),
+        "{as_gpt}"
+    );
+    // A course .params file (torch.save: a zip) in the ViT's place is named as a PyTorch file,
+    // and a .params name that is neither kind is said plainly.
+    let torch = err(b"PK\x03\x04 rest of a zip");
+    assert!(torch.contains("is a PyTorch file"), "{torch}");
+    let text = checkpoint::from_bytes(&dev, b"just some notes", "notes.params")
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        text.contains("notes.params is neither a PyTorch .params file"),
+        "{text}"
+    );
     // A non-finite weight is refused with its name.
     let w = model.param("head.weight").unwrap().value();
     let mut v = w.read().unwrap();

@@ -37,7 +37,7 @@ export function deviceLine(d, browserInfo) {
   const a = d.adapter;
   const L = a.limits;
   const b = browserInfo ? [browserInfo.vendor, browserInfo.architecture].filter(Boolean).join(' / ') : '';
-  return `GPU: ${a.name}${b ? ` (${b}${browserInfo.isFallbackAdapter ? ', software fallback' : ''})` : ''} · ${a.backend} · ` +
+  return `GPU: ${a.name}${b ? ` (${b}${browserInfo.isFallbackAdapter ? ', software fallback' : ''})` : ''}${a.backend === 'BrowserWebGpu' ? '' : ` · ${a.backend}`} · ` +
     `limits: storage binding ${mib(L.max_storage_buffer_binding_size)}, buffer ${mib(L.max_buffer_size)}, ` +
     `${L.max_compute_invocations_per_workgroup} invocations/workgroup, ${L.max_storage_buffers_per_shader_stage} storage buffers/stage`;
 }

@@ -12,6 +12,52 @@ pub fn prompt_for(question: &str) -> String {
     format!("{question}{MASK_CHAR}")
 }
 
+/// The question for what a person typed in Ask: a bare name becomes "Where was NAME born?", and
+/// "where was NAME born" in any case, with or without its "?", is written the way the course's
+/// questions are (the model learned that exact form); any other line ending with "?" is kept.
+pub fn question_for(text: &str) -> Result<String> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Err(Error::Msg(
+            "type a name (or a whole question such as \"Where was Ada Lovelace born?\")".into(),
+        ));
+    }
+    if t.contains('\t') || t.contains('\n') {
+        return Err(Error::Msg(
+            "the question must be one line without tabs".into(),
+        ));
+    }
+    const WHERE: &str = "where was ";
+    if let Some(body) = t
+        .get(..WHERE.len())
+        .filter(|p| p.eq_ignore_ascii_case(WHERE))
+        .map(|_| &t[WHERE.len()..])
+    {
+        let body = body.trim_end_matches('?').trim_end();
+        let name = match body.len().checked_sub(" born".len()) {
+            Some(at)
+                if body
+                    .get(at..)
+                    .is_some_and(|e| e.eq_ignore_ascii_case(" born")) =>
+            {
+                body[..at].trim()
+            }
+            _ => body.trim(),
+        };
+        if name.is_empty() {
+            return Err(Error::Msg(
+                "the question has no name: type one, e.g. \"Where was Ada Lovelace born?\"".into(),
+            ));
+        }
+        return Ok(format!("Where was {name} born?"));
+    }
+    if t.ends_with('?') {
+        Ok(t.to_string())
+    } else {
+        Ok(format!("Where was {t} born?"))
+    }
+}
+
 /// `completion.split('⁇')[1]`: the text between the first and second ⁇, or everything after the
 /// first ⁇ when the model produced no second one (then it is almost surely wrong). With no ⁇ at
 /// all (the reference would raise IndexError) the prediction is empty.

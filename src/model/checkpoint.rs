@@ -13,7 +13,7 @@ use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 use std::collections::HashMap;
 use std::rc::Rc;
 
-const FORMAT: &str = "attnlab-gpt-1";
+use super::file_kind::{self, GPT_FORMAT as FORMAT};
 
 fn metadata(cfg: &GptConfig, vocab: &str) -> HashMap<String, String> {
     let mut m = HashMap::new();
@@ -123,11 +123,8 @@ async fn serialize(
 
 /// The header metadata of checkpoint bytes (empty when there is none).
 pub fn metadata_of(bytes: &[u8], what: &str) -> Result<HashMap<String, String>> {
-    let (_, meta) = SafeTensors::read_metadata(bytes).map_err(|e| {
-        Error::Msg(format!(
-            "{what} is not a readable safetensors checkpoint (truncated or corrupted?): {e}"
-        ))
-    })?;
+    let (_, meta) = SafeTensors::read_metadata(bytes)
+        .map_err(|e| Error::Msg(file_kind::unreadable(what, bytes, e)))?;
     Ok(meta
         .metadata()
         .as_ref()
@@ -151,11 +148,8 @@ pub struct Extras<'a> {
 impl<'a> Extras<'a> {
     /// Parse the checkpoint's header once.
     pub fn open(bytes: &'a [u8], what: &str) -> Result<Extras<'a>> {
-        let st = SafeTensors::deserialize(bytes).map_err(|e| {
-            Error::Msg(format!(
-                "{what} is not a readable safetensors checkpoint (truncated or corrupted?): {e}"
-            ))
-        })?;
+        let st = SafeTensors::deserialize(bytes)
+            .map_err(|e| Error::Msg(file_kind::unreadable(what, bytes, e)))?;
         Ok(Extras {
             st,
             what: what.to_string(),
@@ -203,9 +197,10 @@ fn read_header(st_meta: &Option<HashMap<String, String>>, what: &str) -> Result<
             .ok_or_else(|| bad(format!("metadata has no '{k}'")))
     };
     if get("format")? != FORMAT {
-        return Err(bad(format!(
-            "format '{}' is not {FORMAT}",
-            get("format")?.escape_debug()
+        return Err(Error::Msg(file_kind::other_format(
+            what,
+            get("format")?,
+            FORMAT,
         )));
     }
     let variant = match get("variant")?.as_str() {
@@ -242,11 +237,8 @@ pub fn from_bytes(
     expect: Option<&GptConfig>,
     what: &str,
 ) -> Result<(Gpt, Header)> {
-    let st = SafeTensors::deserialize(bytes).map_err(|e| {
-        Error::Msg(format!(
-            "{what} is not a readable safetensors checkpoint (truncated or corrupted?): {e}"
-        ))
-    })?;
+    let st = SafeTensors::deserialize(bytes)
+        .map_err(|e| Error::Msg(file_kind::unreadable(what, bytes, e)))?;
     let (_, meta) =
         SafeTensors::read_metadata(bytes).map_err(|e| Error::Msg(format!("{what}: {e}")))?;
     let meta: Option<HashMap<String, String>> = meta

@@ -3,6 +3,7 @@
 pub mod checkpoint;
 pub mod config;
 pub mod decode;
+pub mod file_kind;
 pub mod gpt;
 pub mod heads;
 pub mod layout;

@@ -32,24 +32,8 @@ use archive::Archive;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
-/// The first bytes of a zip archive (and so of every `torch.save` file since PyTorch 1.6).
-pub const ZIP_MAGIC: [u8; 4] = *b"PK\x03\x04";
-
-/// The first bytes of a file written by `torch.save` before PyTorch 1.6 (a pickle of its magic
-/// number), which is recognised only to say so.
-const LEGACY_MAGIC: [u8; 4] = [0x80, 0x02, 0x8a, 0x0a];
-
-/// Whether `bytes` look like a `torch.save` zip rather than a safetensors checkpoint.
-pub fn is_torch_zip(bytes: &[u8]) -> bool {
-    bytes.starts_with(&ZIP_MAGIC)
-}
-
-/// Whether `bytes` come from `torch.save`: a zip, or the pre-1.6 format (which `read_state_dict`
-/// refuses with a message saying how to re-save it). A safetensors file starts with its header's
-/// length, which never looks like either.
-pub fn is_torch_file(bytes: &[u8]) -> bool {
-    is_torch_zip(bytes) || bytes.starts_with(&LEGACY_MAGIC)
-}
+use super::file_kind::LEGACY_MAGIC;
+pub use super::file_kind::{is_torch_file, is_torch_zip, ZIP_MAGIC};
 
 /// One float32 tensor of a state_dict, its values in row-major order.
 #[derive(Clone, Debug, PartialEq)]

@@ -195,40 +195,23 @@ struct Answer {
     maps: Vec<Vec<f32>>,
 }
 
-/// The question for what was typed: a whole question is kept, a bare name becomes
-/// "Where was NAME born?".
-fn question_for(text: &str) -> Result<String, JsError> {
-    let t = text.trim();
-    if t.is_empty() {
-        return Err(err(
-            "type a name (or a whole question such as \"Where was Ada Lovelace born?\")",
-        ));
-    }
-    if t.contains('\t') || t.contains('\n') {
-        return Err(err("the question must be one line without tabs"));
-    }
-    if t.ends_with('?') || t.to_lowercase().starts_with("where was ") {
-        Ok(t.to_string())
-    } else {
-        Ok(format!("Where was {t} born?"))
-    }
-}
-
 /// Ask a slot's model ("vanilla", "vanilla:kept", …) where someone was born: greedy decoding as in evaluation, then one more
 /// forward over prompt + answer that keeps every layer's attention probabilities.
 #[wasm_bindgen]
 pub async fn page_ask(slot: String, text: String) -> Result<JsValue, JsError> {
     let (model, vocab) = model_for(&slot)?;
-    let question = question_for(&text)?;
+    let question = crate::data::evaluate::question_for(&text).map_err(err)?;
     let prompt = vocab
         .encode_in(&prompt_for(&question), "your question")
         .map_err(err)?;
     let max_t = crate::train::sample::max_context(&model);
     if prompt.len() >= max_t {
         return Err(err(format!(
-            "the question is {} characters long; the model reads at most {} (shorten the name)",
+            "the question is {} characters long; the model reads at most {}: shorten the name \
+             by {} characters or more",
             prompt.len() - 1,
-            max_t - 2
+            max_t - 2,
+            prompt.len() + 1 - max_t
         )));
     }
     // As the evaluation decodes: the answer ends at its closing ⁇, so decoding stops there.

@@ -58,23 +58,51 @@ fn first(mut dev: Vec<Row>, people: u32) -> Vec<Row> {
 /// a pretraining run produced (it was never asked questions).
 fn finetuned() -> Result<(Rc<Gpt>, Vocab), JsError> {
     let (m, v) = model_for("vanilla")?;
+    not_usable(&m, &v).map_or(Ok((m, v)), |why| Err(err(why)))
+}
+
+/// Why the current vanilla model cannot be the demos' finetuned model: only pretrained, or a model
+/// of another text (the course's) that cannot read the built-in people. None when it can.
+fn not_usable(m: &Rc<Gpt>, v: &Vocab) -> Option<String> {
     let same = engine::with(|e| {
         e.pretrained
             .as_ref()
-            .is_some_and(|k| Rc::ptr_eq(&k.model, &m))
+            .is_some_and(|k| Rc::ptr_eq(&k.model, m))
     });
     if same {
-        return Err(err(
+        return Some(
             "the current vanilla model is only pretrained: finetune it (Finetune in the Train \
-             card) or load the shipped model again, then compare",
+             card) or load the shipped model again, then compare"
+                .into(),
+        );
+    }
+    if !reads_builtin(v) {
+        let label = models::label_of("vanilla").unwrap_or_else(|| "the current model".into());
+        return Some(format!(
+            "the current vanilla model ({label}) was trained on another text than the built-in \
+             corpus, so it cannot be asked about the built-in people these demos use: load the \
+             shipped model again (Models card), or pretrain and finetune one on the built-in \
+             corpus (Train card), then compare"
         ));
     }
-    Ok((m, v))
+    None
+}
+
+/// Whether a vocabulary holds every character of the built-in corpus and dev set (a model of the
+/// birth notes does; the course's does not).
+fn reads_builtin(vocab: &Vocab) -> bool {
+    let c = corpus();
+    [c.wiki.as_str(), c.dev_tsv.as_str()].iter().all(|t| {
+        t.chars()
+            .all(|ch| ch == '\t' || ch == '\n' || vocab.id(ch).is_some())
+    })
 }
 
 #[derive(Serialize)]
 struct Roles {
     finetuned: Option<String>,
+    /// Why the current vanilla model is not the finetuned one (only pretrained, or of another text).
+    finetuned_why: Option<String>,
     no_pretrain: Option<String>,
     pretrained: Option<String>,
 }
@@ -83,10 +111,14 @@ struct Roles {
 #[wasm_bindgen]
 pub fn s2_models() -> Result<JsValue, JsError> {
     let label = |k: &Option<Kept>| k.as_ref().map(|k| k.label.clone());
+    let why = model_for("vanilla")
+        .ok()
+        .and_then(|(m, v)| not_usable(&m, &v));
     let finetuned = finetuned().ok().and_then(|_| models::label_of("vanilla"));
     let (no_pretrain, pretrained) = engine::with(|e| (label(&e.no_pretrain), label(&e.pretrained)));
     to_js(&Roles {
         finetuned,
+        finetuned_why: why,
         no_pretrain,
         pretrained,
     })
@@ -138,13 +170,7 @@ pub async fn s2_load(role: String, bytes: Vec<u8>, name: String) -> Result<Strin
     } else {
         let (m, header) = checkpoint::from_bytes(&g, &bytes, None, &name).map_err(err)?;
         let vocab = Vocab::from_itos(&header.vocab, &name).map_err(err)?;
-        // Its own vocabulary encodes the built-in texts if it holds every character of them
-        // (a model of the birth notes does; the course's does not).
-        let texts = [c.wiki.as_str(), c.dev_tsv.as_str()];
-        if !texts.iter().all(|t| {
-            t.chars()
-                .all(|ch| ch == '\t' || ch == '\n' || vocab.id(ch).is_some())
-        }) {
+        if !reads_builtin(&vocab) {
             return Err(other_text());
         }
         (m, vocab)

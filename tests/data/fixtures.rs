@@ -304,3 +304,23 @@ fn format_accuracy_should_print_like_python() {
     assert_eq!(python_float_repr(1e16), "1e+16");
     assert_eq!(python_float_repr(123.0), "123.0");
 }
+
+/// What Ask sends for what was typed: a bare name, or "where was … born" in any case with or
+/// without "?", becomes the course's "Where was NAME born?"; another question is kept as typed.
+#[test]
+fn ask_writes_the_question_the_way_the_course_does() {
+    use attnlab::data::evaluate::question_for;
+    let q = |t: &str| question_for(t).expect(t);
+    assert_eq!(q("Ada Lovelace"), "Where was Ada Lovelace born?");
+    assert_eq!(q("  where was ada born "), "Where was ada born?");
+    assert_eq!(
+        q("WHERE WAS Ada Lovelace BORN?"),
+        "Where was Ada Lovelace born?"
+    );
+    assert_eq!(q("Where was Zoë born ?"), "Where was Zoë born?");
+    assert_eq!(q("Where was Ada?"), "Where was Ada born?");
+    assert_eq!(q("Who is Ada?"), "Who is Ada?");
+    for bad in ["", "   ", "where was  born?", "Ada\tLovelace"] {
+        assert!(question_for(bad).is_err(), "{bad:?} was accepted");
+    }
+}

@@ -51,17 +51,22 @@ async function cached(d, key, f) {
 const waiting = (d) => {
   const { ctx, w } = begin(d.cv);
   ctx.fillStyle = '#5b6673'; ctx.textAlign = 'left';
-  ctx.fillText(d.res.error || 'Computed when this card comes into view…', 8, 20, w - 16);
+  // The reason itself is in the card's text (waitingNote), beside or below.
+  ctx.fillText(d.res.error ? 'Not computed: the note of this card says why.' : 'Computed when this card comes into view…', 8, 20, w - 16);
 };
+
+// Why a card waits, in the page's text as well as on its canvas (read aloud, found by search).
+const waitingNote = (d) => (d.res.error ? `<p class="num-line" data-s2="waiting">${esc(d.res.error)}</p>` : '');
 
 // The page's vanilla model may still be loading (the shipped one comes with the page), or be only
 // pretrained: then the card waits, saying why, and runs again when the models change.
 async function needFinetuned(wasm) {
   const m = await wasm.s2_models();
   if (m.finetuned) return null;
-  return { waiting: true, error: (await wasm.demo_models()).includes('vanilla')
-    ? 'The current vanilla model is only pretrained: finetune it in the Train card (or load the shipped model again) to compare.'
-    : 'Waiting for a vanilla model (the shipped one loads with the page)…' };
+  // The engine says why the current vanilla model cannot be compared (only pretrained, or a model of
+  // another text such as the course's); without one, the shipped model is on its way.
+  if (m.finetuned_why) return { waiting: true, error: `${m.finetuned_why[0].toUpperCase()}${m.finetuned_why.slice(1)}.` };
+  return { waiting: true, error: 'Waiting for a vanilla model (the shipped one loads with the page)…' };
 }
 
 // The shipped model finetuned without pretraining, loaded into the demos' store once.
@@ -131,7 +136,7 @@ const S2A = {
     vals.forEach((v, i) => ctx.fillText(`${(100 * v).toFixed(1)}%`, 8 + (i + 0.5) * bw, Math.max(26, h - 16 - (v / hi) * (h - 32) - 8)));
   },
   numbers(d) {
-    if (d.res.waiting) return '';
+    if (d.res.waiting) return waitingNote(d);
     const { c, models } = d.res;
     let html = peopleNote() + table(['model', 'right of ' + c.total], [
       [`with pretraining <span class="muted">(${esc(models.finetuned || '')})</span>`, `<span data-s2="with">${c.with_correct}</span> (${pct(c.with_correct, c.total)})`],
@@ -206,7 +211,7 @@ const S2B = {
     bars(ctx, { x: half + 20, y: 0, w: half, h }, fw, { lo: 0, hi, colors: C.b, labels, title: `wrong (${nw}) by confidence` });
   },
   numbers(d) {
-    if (d.res.waiting) return '';
+    if (d.res.waiting) return waitingNote(d);
     const { conf, order, pick, evidence } = d.res;
     const a = conf.answers;
     const mean = (ok) => { const xs = a.filter((x) => x.right === ok).map((x) => x.confidence); return xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : NaN; };
@@ -304,7 +309,7 @@ const S2C = {
     caption.forEach((line, i) => ctx.fillText(line, 0, h - 6 - (caption.length - 1 - i) * 13));
   },
   numbers(d) {
-    if (d.res.waiting) return '';
+    if (d.res.waiting) return waitingNote(d);
     const { invented, typed, groups, train_groups: tg } = d.res.u;
     const count = (list) => { const m = new Map(); for (const g of list) for (const [p, n] of g.counts) m.set(p, (m.get(p) || 0) + n); return [...m.entries()].sort((a, b) => b[1] - a[1]); };
     const mine = count(groups), train = count(tg);

@@ -46,8 +46,14 @@ export function askErrors(errs) {
     const who = errs.length === askable().length ? (errs.length > 1 ? 'the models' : 'the model') : `the ${errs.map(([v]) => v).join(' and ')} model`;
     return [`“${ch}” (U+${chars[0]}) is not a character ${who} know${who.endsWith('s') ? '' : 's'}: its vocabulary comes from the text it was pretrained on. Type the name without it (e.g. with a plain letter instead).`];
   }
+  // Per model, a character it lacks is said the same plain way (the library's column counts the
+  // whole built question, not what was typed, and its advice is for a vocabulary being built).
+  const plain = (m) => {
+    const o = m.match(OOV);
+    return o ? `“${String.fromCodePoint(parseInt(o[2], 16))}” (U+${o[2]}) is not a character it knows (its vocabulary comes from the text it was pretrained on): type the name without it` : m;
+  };
   const seen = new Map();
-  for (const [v, m] of errs) seen.set(m, [...(seen.get(m) || []), v]);
+  for (const [v, m] of errs) seen.set(plain(m), [...(seen.get(plain(m)) || []), v]);
   if (seen.size === 1) return [[...seen.keys()][0]];
   return [...seen].map(([m, vs]) => `${vs.join(' and ')}: ${m}`);
 }

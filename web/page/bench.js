@@ -86,7 +86,7 @@ async function runBench() {
     B.result = r;
     showResult(r);
     $('bench-status').textContent = `Done in ${r.seconds.toFixed(1)} s (${rows.value} rows, ${repeats.value} repeat${repeats.value === 1 ? '' : 's'} after a warm-up, ${quick ? 'quick' : 'full'} matmul sizes).`;
-    $('bench-note').innerHTML = `Wall clock (<code>performance.now()</code>) on ${esc(r.adapter)}${B.adapter ? ` — the browser says ${esc(B.adapter)}` : ''}: one warm-up, then the repeats ${kind === 'cpu' ? 'run back to back on the engine’s thread, a Web Worker (no dispatches: the CPU backend runs each op as it is called)' : 'recorded back to back and waited for once'}. ` +
+    $('bench-note').innerHTML = `Wall clock (<code>performance.now()</code>) on ${B.adapter ? `the WebGPU adapter ${esc(B.adapter)}` : esc(r.adapter)}: one warm-up, then the repeats ${kind === 'cpu' ? 'run back to back on the engine’s thread, a Web Worker (no dispatches: the CPU backend runs each op as it is called)' : 'recorded back to back and waited for once'}. ` +
       `Same workloads as the command line's <code>bench ${quick ? '--quick ' : ''}--repeats ${repeats.value}</code> and <code>bench --step ${rows.value} --repeats ${repeats.value}</code>.`;
   } catch (e) {
     B.error = errText(e);

@@ -51,14 +51,22 @@ export function showModels() {
   setStatus(S.status);
 }
 
-export async function download(slot) {
+// The file a model downloads as: its variant and where it came from, so two downloads are told
+// apart ("vanilla-my-course.safetensors", "vanilla.kept-shipped-model-built-in-corpus.safetensors").
+export function downloadName(slot) {
   const variant = slot.replace(/:kept$/, '');
+  const m = S.models.find((x) => x.slot === slot);
+  const stem = m ? m.label.replace(/\.(safetensors|params)$/i, '').replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[-.]+|-+$/g, '').slice(0, 60) : '';
+  return `${variant}${slot.endsWith(':kept') ? '.kept' : ''}${stem ? `-${stem}` : ''}.safetensors`;
+}
+
+export async function download(slot) {
   try {
     const bytes = await job('model_bytes', () => P.wasm.page_model_bytes(slot));
     const url = URL.createObjectURL(new Blob([bytes], { type: 'application/octet-stream' }));
     const a = document.createElement('a');
     a.href = url;
-    a.download = `${variant}${slot.endsWith(':kept') ? '.kept' : ''}.safetensors`;
+    a.download = downloadName(slot);
     document.body.appendChild(a);
     a.click();
     a.remove();
@@ -81,20 +89,24 @@ export async function uploadModel(file) {
   try {
     let bytes = new Uint8Array(await file.arrayBuffer());
     // A course .params file holds no vocabulary (it comes from the pretraining corpus selected
-    // above, as run.py builds it) and, for vanilla, no head count (the form's).
-    const heads = Number($('h-n_head').value);
+    // above, as run.py builds it) and, for vanilla, no head count: run.py's 8 unless the card's
+    // "heads of a vanilla .params" says otherwise (a synthesizer's is read from its weights).
+    const typed = $('params-heads').value.trim();
+    const heads = typed === '' ? undefined : Number(typed);
+    if (heads !== undefined && !(Number.isInteger(heads) && heads >= 1 && heads <= 64)) {
+      throw new Error(`heads of a vanilla .params is “${typed}”: give a whole number from 1 to 64, or leave it empty for run.py's 8`);
+    }
     const corpus = data.wiki;
     const info = await job('load_model', () => P.wasm.page_load_model(bytes, file.name,
-      corpus ? corpus.name : undefined, corpus ? corpus.text : undefined,
-      Number.isInteger(heads) && heads > 0 ? heads : undefined));
+      corpus ? corpus.name : undefined, corpus ? corpus.text : undefined, heads));
     // Kept as our safetensors, which carries its vocabulary.
     const params = !isSafetensors(bytes);
     if (params) bytes = await job('model_bytes', () => P.wasm.page_model_bytes(info.variant));
     // A vanilla .params file does not say its head count: a wrong one loads without an error and
     // answers wrongly, so the count used is said where the student looks.
     if (params && info.variant === 'vanilla') {
-      showBox('model-note', `<p>${esc(file.name)} does not record its head count: it was read with <strong>${info.n_head} heads</strong> (the form's “heads”; run.py's models have 8) ` +
-        `and the vocabulary of ${esc(corpus ? corpus.name : 'the built-in corpus')}. If it was trained with another head count, set it in the form and load the file again: with the wrong one it answers wrongly, without an error.</p>`);
+      showBox('model-note', `<p>${esc(file.name)} does not record its head count: it was read with <strong>${info.n_head} heads</strong> (${heads === undefined ? 'run.py’s' : 'the count typed beside the file'}) ` +
+        `and the vocabulary of ${esc(corpus ? corpus.name : 'the built-in corpus')}. If it was trained with another head count, type it in “heads of a vanilla .params” and load the file again: with the wrong one it answers wrongly, without an error.</p>`);
     }
     await store.put(`model:${info.variant}`, { bytes, label: file.name, savedAt: Date.now() }).catch(() => {});
     S.loaded = info;
@@ -102,7 +114,7 @@ export async function uploadModel(file) {
     $('eval-variant').value = info.variant;
   } catch (e) {
     S.modelError = errText(e);
-    showBox('model-error', `<p>${esc(S.modelError)}</p><p>Load a <code>.safetensors</code> checkpoint from <code>attnlab</code> (the command line or this page) or a <code>.params</code> file saved by the course’s <code>run.py</code> (with the pretraining corpus it was trained with selected above, and for vanilla its head count in the form).</p>`);
+    showBox('model-error', `<p>${esc(S.modelError)}</p><p>Load a <code>.safetensors</code> checkpoint from <code>attnlab</code> (the command line or this page) or a <code>.params</code> file saved by the course’s <code>run.py</code> (with the pretraining corpus it was trained with selected above, and for vanilla a head count other than run.py’s 8 typed beside the file).</p>`);
   }
 }
 

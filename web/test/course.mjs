@@ -69,6 +69,12 @@ try {
   }
   await page.locator('#models-card').screenshot({ path: path.join(outDir, 'course-model.png') });
   await page.locator('#ask-card').screenshot({ path: path.join(outDir, 'course-ask.png') });
+  // The section 2 demos ask about the built-in people: with the course model current, S2a says why
+  // it cannot compare (another text) and what to load, instead of scoring it on people it never read.
+  await page.locator('#s2a').scrollIntoViewIfNeeded();
+  const s2a = await page.waitForFunction(() => { const n = document.querySelector('#s2a [data-s2="waiting"]'); return n && n.textContent; }, null, { timeout: TIMEOUT }).then((h) => h.jsonValue()).catch(() => '');
+  check(/trained on another text than the built-in corpus/.test(s2a) && /load the shipped model again/.test(s2a), `S2a with the course model says why it waits: “${s2a}”`);
+  await page.locator('#s2a').screenshot({ path: path.join(outDir, 'course-s2a.png') });
   // A reload keeps it, as a trained or uploaded model is kept (it was lost, the shipped one back).
   await page.reload();
   await page.waitForFunction(() => window.__page && window.__page.ready && window.__page.course && window.__page.course.state === 'loaded', null, { timeout: TIMEOUT }).catch(() => {});

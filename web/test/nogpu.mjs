@@ -423,15 +423,14 @@ async function run() {
     });
 
     await step('a course .params file (torch.save of a state_dict) loads with the selected corpus and answers as PyTorch does', async () => {
-      // tests/fixtures/torch/vanilla.params: 2 layers, 2 heads (not in the file: the form's), vocab 20.
+      // tests/fixtures/torch/vanilla.params: 2 layers, 2 heads (not in the file: typed beside it), vocab 20.
       // The corpus "abcdefghijklmnopq?" gives that vocabulary (PAD, MASK and 18 characters). The
       // expected answer is PyTorch's greedy decoding of "qpo?⁇" (32 steps, float64, smallest top-2
       // gap 0.031), computed with scripts/parity.py's GPT as make_torch_fixture.py does.
       const torchDir = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'tests', 'fixtures', 'torch');
       const params = fs.readFileSync(path.join(torchDir, 'vanilla.params'));
-      const heads = await page.inputValue('#h-n_head');
       const asked = await page.inputValue('#ask-text');
-      await setField('h-n_head', 2);
+      await page.fill('#params-heads', '2');
       await page.setInputFiles('#file-wiki', { name: 'wiki.txt', mimeType: 'text/plain', buffer: Buffer.from('abcdefghijklmnopq?') });
       await page.waitForFunction(() => document.getElementById('data-table').textContent.includes('vocabulary 20'), null, { timeout: 30000 });
       await page.evaluate(() => { window.__page.modelError = null; });
@@ -460,11 +459,18 @@ async function run() {
       assert(await page.isVisible('#model-error') && /cut\.params/.test(msg), `truncated .params message: ${msg}`);
       const after = (await P()).models.map((m) => `${m.variant}:${m.label}`).join();
       assert(after === before && /vanilla:vanilla\.params/.test(after), `models changed after a failed upload: ${before} → ${after}`);
-      // back to the built-in corpus and the form's heads for the steps after this one
+      // A synthesizer's head count is read from its weights (w2 has block / heads rows): with the
+      // field left empty it loads with its 2 heads, not run.py's 8.
+      await page.fill('#params-heads', '');
+      await page.evaluate(() => { window.__page.modelError = null; });
+      await page.setInputFiles('#file-model', { name: 'synthesizer.params', mimeType: 'application/octet-stream', buffer: fs.readFileSync(path.join(torchDir, 'synthesizer.params')) });
+      await page.waitForFunction(() => (window.__page.loaded && window.__page.loaded.label === 'synthesizer.params') || window.__page.modelError, null, { timeout: 60000 });
+      const synthErr = await page.evaluate(() => window.__page.modelError);
+      assert(!synthErr && /synthesizer\s+2 layers × 2 heads × width 16 [^)]*\)\s*synthesizer\.params/.test(await page.textContent('#models')), `synthesizer .params: ${synthErr || await page.textContent('#models')}`);
+      // back to the built-in corpus for the steps after this one
       await page.click('#use-embedded');
-      await setField('h-n_head', heads);
       await page.fill('#ask-text', asked);
-      return `“qpo?” → “${a.prediction}” (PyTorch's); truncated: “${msg.slice(0, 140)}”`;
+      return `“qpo?” → “${a.prediction}” (PyTorch's); truncated: “${msg.slice(0, 140)}”; synthesizer.params read with its 2 heads`;
     });
 
     await step('width 4096: refused before anything starts, with the estimate and the limit; the page stays usable', async () => {
@@ -590,7 +596,8 @@ async function run() {
       assert(s.shipped.state === 'skipped' && !s.models.find((m) => m.variant === 'vanilla').label.includes('shipped'), `before: ${s.shipped.state}, ${JSON.stringify(s.models)}`);
       assert(await page.isVisible('#load-shipped'), 'the button is not offered while a trained model is loaded');
       await page.click('#load-shipped');
-      s = await waitPage((x) => x.shipped.state === 'loaded', 'the shipped model', 60000);
+      // The state turns 'loaded' just before the models list is refreshed: wait for both.
+      s = await waitPage((x) => x.shipped.state === 'loaded' && x.models.find((m) => m.variant === 'vanilla').label === x.shipped.label, 'the shipped model', 60000).catch(() => P());
       assert(s.models.find((m) => m.variant === 'vanilla').label === s.shipped.label && await page.isHidden('#load-shipped'), `after the click: ${JSON.stringify(s.models)}`);
       await page.reload();
       s = await waitPage((x) => x.ready, 'the page after a reload', 120000);

@@ -265,6 +265,10 @@ async function run() {
       await page.waitForFunction(() => (window.__page.loaded && window.__page.loaded.label === 'cli-vanilla.safetensors') || window.__page.modelError, null, { timeout: 60000 });
       const err = await page.evaluate(() => window.__page.modelError);
       assert(!err, `upload failed: ${err}`);
+      // Its Download is named after the model (two downloads are told apart) and is the same file.
+      const [saved] = await Promise.all([page.waitForEvent('download'), page.click('#models button[data-download="vanilla"]')]);
+      assert(saved.suggestedFilename() === 'vanilla-cli-vanilla.safetensors', `the model downloads as ${saved.suggestedFilename()}`);
+      assert(fs.readFileSync(await saved.path()).length > 1000, 'the downloaded model is empty');
       await page.evaluate(() => { window.__page.evalReport = null; });
       await page.selectOption('#eval-variant', 'vanilla');
       await setField('eval-max', 8);

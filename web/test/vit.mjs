@@ -174,6 +174,25 @@ try {
     return `loss ${ls[0].toFixed(3)} → ${ls[ls.length - 1].toFixed(3)} in ${v.trainedSteps} steps`;
   });
 
+  await step('Pause keeps the run and Resume continues it from the same step', async () => {
+    await page.fill('#vit-steps', '2000');
+    await page.click('#vit-train');
+    await page.waitForFunction(() => /^step \d+\/2000/.test(document.getElementById('vit-train-status').textContent) || window.__vit.error, null, { timeout: 300000 });
+    await page.click('#vit-pause');
+    await page.waitForFunction(() => !document.getElementById('vit-train').disabled, null, { timeout: 60000 });
+    const paused = await page.evaluate(() => ({ steps: window.__vit.trainedSteps, label: document.getElementById('vit-pause').textContent, on: !document.getElementById('vit-pause').disabled, status: document.getElementById('vit-train-status').textContent }));
+    assert(paused.label === 'Resume' && paused.on && new RegExp(`^Paused at step ${paused.steps} of 2000`).test(paused.status), `after Pause: ${JSON.stringify(paused)}`);
+    await page.waitForTimeout(400);
+    assert(await page.evaluate(() => window.__vit.trainedSteps) === paused.steps, 'steps went on while paused');
+    await page.click('#vit-pause');
+    await page.waitForFunction((n) => window.__vit.trainedSteps > n, paused.steps, { timeout: 60000 });
+    const resumed = await page.evaluate(() => ({ label: document.getElementById('vit-pause').textContent, status: document.getElementById('vit-train-status').textContent }));
+    assert(resumed.label === 'Pause' && new RegExp('^step \\d+/2000').test(resumed.status), `after Resume: ${JSON.stringify(resumed)}`);
+    await page.click('#vit-pause');
+    await page.waitForFunction(() => !document.getElementById('vit-train').disabled, null, { timeout: 60000 });
+    return `paused at ${paused.steps}, resumed to ${await page.evaluate(() => window.__vit.trainedSteps)}`;
+  });
+
   await step('a bad checkpoint file is refused with its name and the model stays; a saved one loads', async () => {
     const before = (await V()).info;
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#vit-save')]);

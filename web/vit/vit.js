@@ -9,7 +9,7 @@ import { job as queueJob, loadDevice, nextTask } from '../backend.js';
 import { duration, esc } from '../page/ui.js';
 import { makePad } from './draw.js';
 import { drawChart, drawOverlay, drawPatches, drawPositions, fillConfusion } from './pictures.js';
-import { EXPLAIN } from './text.js';
+import { CARD } from './markup.js';
 
 const root = document.getElementById('vit');
 if (root && !document.querySelector('link[href$="web/vit.css"]')) {
@@ -34,62 +34,7 @@ const $ = (id) => document.getElementById(id);
 
 function build() {
   root.classList.add('card');
-  root.innerHTML = `
-  <h2>Vision Transformer: handwritten digits</h2>
-  <p class="vit-intro">The last part of NYU's Deep Learning homework 4 (CSCI-GA 2572): a Vision Transformer that
-    cuts a 28×28 digit into patches and classifies it from the [CLS] token. The digits are generated here from a seed
-    (pen strokes with random slant, size, width and noise), so nothing is downloaded. <span id="vit-status" class="vit-status">Loading…</span></p>
-  <div class="vit-grid">
-    <div class="vit-panel">
-      <h3>Model and training</h3>
-      <p id="vit-model" class="vit-muted"></p>
-      <div class="vit-buttons">
-        <button id="vit-load" disabled>Load the shipped model</button>
-        <label>steps <input id="vit-steps" type="number" min="10" max="20000" step="10" value="600"></label>
-        <button id="vit-train" disabled>Train from scratch</button>
-        <button id="vit-pause" class="secondary" disabled>Pause</button>
-        <button id="vit-eval" class="secondary" disabled>Evaluate (1000)</button>
-      </div>
-      <div class="vit-buttons">
-        <button id="vit-save" class="secondary" disabled>Save the model</button>
-        <label>or load one from <code>attnlab vit train</code>: <input id="vit-file" type="file" accept=".safetensors"></label>
-      </div>
-      <canvas id="vit-chart" class="vit-chart" width="420" height="170" aria-label="loss (blue) and held-out accuracy (green)" hidden></canvas>
-      <p id="vit-train-status" class="vit-muted"></p>
-      <div class="vit-scroll wide-scroll"><table id="vit-confusion" class="vit-confusion"></table></div>
-    </div>
-    <div class="vit-panel">
-      <h3>Draw a digit</h3>
-      <canvas id="vit-pad" class="vit-pad" width="224" height="224" role="img" aria-label="drawing pad for the mouse or a finger; from the keyboard, “A held-out sample” draws a digit"></canvas>
-      <div class="vit-buttons">
-        <button id="vit-clear" class="secondary">Clear</button>
-        <button id="vit-sample" class="secondary">A held-out sample</button>
-      </div>
-      <p id="vit-pred" class="vit-pred" aria-live="polite"></p>
-      <div id="vit-probs" class="vit-probs"></div>
-    </div>
-    <div class="vit-panel">
-      <h3>Attention</h3>
-      <div class="vit-buttons">
-        <label>layer <select id="vit-layer"></select></label>
-        <label>head <select id="vit-head"></select></label>
-        <button id="vit-from-cls" class="secondary">from [CLS]</button>
-      </div>
-      <canvas id="vit-attn" class="vit-map" width="224" height="224" tabindex="0" role="img" aria-label="attention over the patches: click a patch, or use the arrow keys, to see where it looks (Escape: from [CLS])"></canvas>
-      <p id="vit-attn-caption" class="vit-muted"></p>
-      <p class="vit-explain">${EXPLAIN.attention}</p>
-    </div>
-    <div class="vit-panel">
-      <h3>Patches and positions</h3>
-      <div class="vit-pair">
-        <figure><canvas id="vit-patches" class="vit-map" width="224" height="224"></canvas><figcaption>the input cut into patches (tokens 1…N; token 0 is [CLS])</figcaption></figure>
-        <figure><canvas id="vit-pos" class="vit-map" width="224" height="224"></canvas><figcaption>each patch's position embedding vs all others (cosine: red +1, white 0, blue −1)</figcaption></figure>
-      </div>
-      <p id="vit-pos-stats" class="vit-muted"></p>
-      <p class="vit-explain">${EXPLAIN.positions}</p>
-    </div>
-  </div>
-  <div class="vit-qa">${EXPLAIN.qa}</div>`;
+  root.innerHTML = CARD;
 }
 
 let pad;
@@ -175,10 +120,11 @@ async function positions() {
 
 // Held-out accuracy and confusion matrix over n images, asked for in chunks of 25 so that no engine
 // call holds the one queue for long (a demo or a training chunk waits for it).
-async function evaluate(n) {
+async function evaluate(n, progress = null) {
   let confusion = null;
   let seen = 0;
   for (let start = 0; start < n; start += 25) {
+    if (progress) progress.textContent = `Evaluating: ${start} of ${n} held-out digits…`;
     const e = await job(() => wasm.vit_evaluate(start, Math.min(25, n - start)));
     confusion = confusion ? confusion.map((row, t) => row.map((v, p) => v + e.confusion[t][p])) : e.confusion;
     seen += e.n;
@@ -197,7 +143,19 @@ function chart() {
   drawChart($('vit-chart'), state.losses, state.accs || [], total);
 }
 
-async function train() {
+// The run being trained, kept while it is paused (Pause, then Resume continues it; Train from scratch
+// or a loaded model drops it): {steps, chunk, prev, evalEvery, nextEval}.
+let run = null;
+
+function trainButtons() {
+  $('vit-pause').disabled = !running && !run;
+  $('vit-pause').textContent = running || !run ? 'Pause' : 'Resume';
+  $('vit-train').disabled = running;
+  $('vit-load').disabled = running;
+}
+
+// Train from scratch: a new model, then the steps.
+function train() {
   if (running) return;
   // Outside the field's range: refused with its reason, as the Train card's form does.
   const raw = $('vit-steps').value.trim();
@@ -206,61 +164,70 @@ async function train() {
     $('vit-train-status').textContent = `steps is “${raw}”; give a whole number from 10 to 20000 (600 reads the digits well)`;
     return;
   }
-  running = true;
-  $('vit-pause').disabled = false;
-  $('vit-train').disabled = true;
-  $('vit-load').disabled = true;
-  try {
+  return drive(async () => {
     showInfo(await job(() => wasm.vit_new(7, 2, 4, 64, steps, 32, 2e-3, 0)));
     state.losses = [];
     state.accs = [];
-    let chunk = 1;
-    let prev = 0;
     state.msPerStep = null;
     const evalEvery = Math.max(50, Math.round(steps / 8));
-    let nextEval = evalEvery;
-    while (running) {
-      const t0 = performance.now();
-      const r = await job(() => wasm.vit_train(chunk));
-      const ms = performance.now() - t0;
-      // The time per step (smoothed) and what the run has left at that speed: on a slow adapter
-      // (SwiftShader) 600 steps take about 11 minutes, which the card says after its first steps.
-      const per = ms / Math.max(1, r.steps - prev);
-      prev = r.steps;
-      state.msPerStep = state.msPerStep ? 0.7 * state.msPerStep + 0.3 * per : per;
-      const left = ((steps - r.steps) * state.msPerStep) / 1000;
-      state.left = left;
-      // Keep each call near 60 ms (a step of 32 images is ~15 ms on a free core) so the page stays
-      // responsive even on a busy machine.
-      chunk = Math.max(1, Math.min(50, Math.floor((chunk * 60) / Math.max(ms, 1))));
-      state.trainedSteps = r.steps;
-      state.info.steps = r.steps;
-      state.losses.push([r.steps, r.loss]);
-      const slow = !(r.steps < steps && left > 120) ? '' : state.info && state.info.backend !== 'cpu'
-        ? ` — this device is slow for it (a software GPU adapter is; the Device card's Backend selector can switch to the CPU backend)`
-        : ' — a long run here; fewer steps finish sooner (600 read the digits well)';
-      $('vit-train-status').textContent = `step ${r.steps}/${steps}: loss ${r.loss.toFixed(3)} (${state.msPerStep.toFixed(0)} ms/step` +
-        `${r.steps < steps ? `, about ${duration(left)} left${slow}` : ''})`;
-      if (r.steps >= nextEval || r.done) {
-        nextEval += evalEvery;
-        const e = await evaluate(r.done ? 1000 : 300);
-        state.accs.push([r.steps, e.accuracy]);
-        $('vit-train-status').textContent += `; held-out accuracy ${(100 * e.accuracy).toFixed(1)}% of ${e.n}`;
-        await predict();
-        await positions();
-      }
-      chart();
-      if (r.done) break;
-      await nextTask();
-    }
+    run = { steps, chunk: 1, prev: 0, evalEvery, nextEval: evalEvery };
+  });
+}
+
+// Run the steps of `run` until it ends or is paused (after `first`, if given); a paused run stays.
+async function drive(first) {
+  running = true;
+  trainButtons();
+  try {
+    if (first) await first();
+    await steps();
+    if (run) $('vit-train-status').textContent = `Paused at step ${state.trainedSteps} of ${run.steps}: Resume continues it, Train from scratch starts again.`;
   } catch (e) {
+    run = null;
     state.error = String(e.message || e);
     $('vit-train-status').textContent = `Training stopped: ${state.error}`;
   } finally {
     running = false;
-    $('vit-pause').disabled = true;
-    $('vit-train').disabled = false;
-    $('vit-load').disabled = false;
+    trainButtons();
+  }
+}
+
+async function steps() {
+  // A model loaded meanwhile (the file input stays open) ends this run.
+  const cur = run;
+  while (running && run === cur) {
+    const t0 = performance.now();
+    const r = await job(() => wasm.vit_train(cur.chunk));
+    const ms = performance.now() - t0;
+    // The time per step (smoothed) and what the run has left at that speed: on a slow adapter
+    // (SwiftShader) 600 steps take about 11 minutes, which the card says after its first steps.
+    const per = ms / Math.max(1, r.steps - cur.prev);
+    cur.prev = r.steps;
+    state.msPerStep = state.msPerStep ? 0.7 * state.msPerStep + 0.3 * per : per;
+    const left = ((cur.steps - r.steps) * state.msPerStep) / 1000;
+    state.left = left;
+    // Keep each call near 60 ms (a step of 32 images is ~15 ms on a free core) so the page stays
+    // responsive even on a busy machine.
+    cur.chunk = Math.max(1, Math.min(50, Math.floor((cur.chunk * 60) / Math.max(ms, 1))));
+    state.trainedSteps = r.steps;
+    state.info.steps = r.steps;
+    state.losses.push([r.steps, r.loss]);
+    const slow = !(r.steps < cur.steps && left > 120) ? '' : state.info && state.info.backend !== 'cpu'
+      ? ' — this device is slow for it (a software GPU adapter is; the Device card’s Backend selector can switch to the CPU backend)'
+      : ' — a long run here; fewer steps finish sooner (600 read the digits well)';
+    $('vit-train-status').textContent = `step ${r.steps}/${cur.steps}: loss ${r.loss.toFixed(3)} (${state.msPerStep.toFixed(0)} ms/step` +
+      `${r.steps < cur.steps ? `, about ${duration(left)} left` : ''})${slow}`;
+    if (r.steps >= cur.nextEval || r.done) {
+      cur.nextEval += cur.evalEvery;
+      const e = await evaluate(r.done ? 1000 : 300);
+      state.accs.push([r.steps, e.accuracy]);
+      $('vit-train-status').textContent += `; held-out accuracy ${(100 * e.accuracy).toFixed(1)}% of ${e.n}`;
+      await predict();
+      await positions();
+    }
+    chart();
+    if (r.done) { run = null; break; }
+    await nextTask();
   }
 }
 
@@ -269,6 +236,8 @@ async function loadShipped() {
   if (!r.ok) throw new Error(`the shipped model is missing (${r.status})`);
   const bytes = new Uint8Array(await r.arrayBuffer());
   const i = await job(() => wasm.vit_load(bytes, 'shipped model'));
+  run = null;
+  trainButtons();
   showInfo(i, i.note || '');
   state.losses = [];
   state.accs = [];
@@ -282,8 +251,10 @@ async function loadShipped() {
 async function loadFile(file) {
   const bytes = new Uint8Array(await file.arrayBuffer());
   const i = await job(() => wasm.vit_load(bytes, file.name));
+  run = null;
+  trainButtons();
   showInfo(i, i.note || '');
-  const e = await evaluate(1000);
+  const e = await evaluate(1000, $('vit-train-status'));
   $('vit-train-status').textContent = `${file.name}: held-out accuracy ${(100 * e.accuracy).toFixed(1)}% of ${e.n}`;
   await positions();
   await predict();
@@ -316,11 +287,17 @@ function wire() {
   $('vit-clear').addEventListener('click', () => { pad.clear(); image = null; });
   $('vit-sample').addEventListener('click', () => sample().catch(fail));
   $('vit-train').addEventListener('click', () => train());
-  $('vit-pause').addEventListener('click', () => { running = false; });
+  $('vit-pause').addEventListener('click', () => {
+    if (running) running = false;
+    else if (run) drive(null);
+  });
   $('vit-load').addEventListener('click', () => loadShipped().then(() => predict()).catch(fail));
-  $('vit-eval').addEventListener('click', () => evaluate(1000).then((e) => {
-    $('vit-train-status').textContent = `held-out accuracy ${(100 * e.accuracy).toFixed(1)}% of ${e.n}`;
-  }).catch(fail));
+  $('vit-eval').addEventListener('click', () => {
+    $('vit-eval').disabled = true;
+    evaluate(1000, $('vit-train-status')).then((e) => {
+      $('vit-train-status').textContent = `held-out accuracy ${(100 * e.accuracy).toFixed(1)}% of ${e.n} generated digits`;
+    }).catch(fail).finally(() => { $('vit-eval').disabled = false; });
+  });
   $('vit-save').addEventListener('click', () => save().catch(fail));
   $('vit-file').addEventListener('change', (e) => {
     const f = e.target.files && e.target.files[0];

@@ -136,7 +136,8 @@ pub fn config_of(sd: &[(String, TorchTensor)], want: &Expected, what: &str) -> R
                 if asked != h {
                     return Err(msg(format!(
                         "{what} holds a synthesizer model with {h} heads (w2 has {hs} rows = \
-                         width {n_embd} / {h}) but {asked} heads were asked for"
+                         width {n_embd} / {h}) but {asked} heads were asked for: give {h}, or no \
+                         head count (a synthesizer's is read from its weights)"
                     )));
                 }
             }

@@ -14,7 +14,7 @@ use safetensors::tensor::{Dtype, TensorView};
 use std::collections::HashMap;
 use std::rc::Rc;
 
-const FORMAT: &str = "attnlab-vit-1";
+use crate::model::file_kind::{self, VIT_FORMAT as FORMAT};
 
 /// Serialise the model (read back from its device) with `extra` metadata entries.
 pub async fn to_bytes(model: &Vit, extra: &[(String, String)]) -> Result<Vec<u8>> {
@@ -55,12 +55,7 @@ pub fn config_of(bytes: &[u8], what: &str) -> Result<(VitConfig, HashMap<String,
     let meta = metadata_of(bytes, what)?;
     match meta.get("format").map(String::as_str) {
         Some(FORMAT) => {}
-        Some(f) => {
-            return Err(Error::Msg(format!(
-                "{what} has format '{f}', not a ViT's ({FORMAT}); GPT checkpoints belong to \
-                 `attnlab evaluate`, ViT ones come from `attnlab vit train`"
-            )))
-        }
+        Some(f) => return Err(Error::Msg(file_kind::other_format(what, f, FORMAT))),
         None => {
             return Err(Error::Msg(format!(
                 "{what} has no 'format' in its metadata; it was not written by `attnlab vit train`"
