@@ -43,7 +43,9 @@ export function askErrors(errs) {
   const chars = [...new Set(oov.map(([, , o]) => (o ? o[2] : null)))];
   if (chars.length === 1 && chars[0] !== null) {
     const ch = String.fromCodePoint(parseInt(chars[0], 16));
-    const who = errs.length === askable().length ? (errs.length > 1 ? 'the models' : 'the model') : `the ${errs.map(([v]) => v).join(' and ')} model`;
+    // "vanilla, kept" reads as "the kept vanilla model".
+    const named = errs.map(([v]) => v.replace(/^(\w+), kept$/, 'kept $1'));
+    const who = errs.length === askable().length ? (errs.length > 1 ? 'the models' : 'the model') : `the ${named.join(' and ')} model`;
     return [`“${ch}” (U+${chars[0]}) is not a character ${who} know${who.endsWith('s') ? '' : 's'}: its vocabulary comes from the text it was pretrained on. Type the name without it (e.g. with a plain letter instead).`];
   }
   // Per model, a character it lacks is said the same plain way (the library's column counts the

@@ -7,34 +7,43 @@
 // they were.
 const CONTROLS = 'button:not([disabled]):not([hidden]), select:not([disabled]), input:not([disabled]):not([type=hidden])';
 const WAIT_MS = 1000;
+// A control named by `data-focus-next` (Pause after Pretrain) may come much later than a second: on
+// a slow adapter the run first measures the device.
+const WAIT_NAMED_MS = 15000;
 
 export function keepFocus(root = document.body) {
   let last = null;
-  // A row whose focused button was disabled with nothing beside it enabled yet: {row, card, timer}.
+  // Focus waiting for a control to be enabled: {target (the named control, or null: any control of
+  // the row), from (the control that lost focus: back to it if it comes back first, as Pretrain does
+  // when a run is refused), row, card, timer}; when the timer fires, the row's or card's first control.
   let waiting = null;
   const shown = (scope) => [...scope.querySelectorAll(CONTROLS)].find((b) => b.offsetParent !== null);
   const lost = () => document.activeElement === null || document.activeElement === document.body;
   const usable = (b) => b && !b.disabled && !b.hidden && b.offsetParent !== null;
-  // Focus `next` now if it can take it, else wait up to a second for its row, then its card.
-  const moveTo = (next) => {
+  const wait = (target, row, card, ms) => {
+    if (waiting) clearTimeout(waiting.timer);
+    const w = { target, from: last, row, card, timer: setTimeout(() => {
+      if (waiting === w) waiting = null;
+      const n = lost() && (shown(row) || shown(card));
+      if (n) n.focus();
+    }, ms) };
+    waiting = w;
+  };
+  // Focus `next` now if it can take it; a named control is waited for, else a control of its row.
+  const moveTo = (next, named) => {
     if (usable(next)) { next.focus(); return; }
     const row = next.parentElement || root;
     const card = next.closest('section, article') || root;
+    if (named) { wait(next, row, card, WAIT_NAMED_MS); return; }
     const now = shown(row);
     if (now && !now.contains(last)) { now.focus(); return; }
-    if (waiting) clearTimeout(waiting.timer);
-    const w = { row, card, timer: setTimeout(() => {
-      if (waiting === w) waiting = null;
-      const n = lost() && shown(card);
-      if (n) n.focus();
-    }, WAIT_MS) };
-    waiting = w;
+    wait(null, row, card, WAIT_MS);
   };
   root.addEventListener('focusin', (e) => { last = e.target; });
   new MutationObserver((changes) => {
     for (const c of changes) {
       const el = c.target;
-      if (waiting && !el.disabled && !el.hidden && waiting.row.contains(el) && lost()) {
+      if (waiting && (waiting.target ? el === waiting.target || el === waiting.from : waiting.row.contains(el)) && usable(el) && lost()) {
         clearTimeout(waiting.timer);
         waiting = null;
         el.focus();
@@ -44,9 +53,9 @@ export function keepFocus(root = document.body) {
       if (!(el.contains(document.activeElement) || lost())) continue;
       const hint = last.closest('[data-focus-next]');
       const named = hint && document.getElementById(hint.dataset.focusNext);
-      if (named) { moveTo(named); continue; }
+      if (named) { moveTo(named, true); continue; }
       if (el.hidden && el !== last) continue; // a box hidden with no hint: nothing sensible beside it
-      moveTo(last);
+      moveTo(last, false);
     }
   }).observe(root, { subtree: true, attributes: true, attributeFilter: ['disabled', 'hidden'] });
 }

@@ -57,7 +57,9 @@ export function downloadName(slot) {
   const variant = slot.replace(/:kept$/, '');
   const m = S.models.find((x) => x.slot === slot);
   const stem = m ? m.label.replace(/\.(safetensors|params)$/i, '').replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[-.]+|-+$/g, '').slice(0, 60) : '';
-  return `${variant}${slot.endsWith(':kept') ? '.kept' : ''}${stem ? `-${stem}` : ''}.safetensors`;
+  const kept = slot.endsWith(':kept') ? '.kept' : '';
+  // "vanilla.params" downloads as vanilla.safetensors, not vanilla-vanilla.safetensors.
+  return `${stem && stem.startsWith(variant) ? stem.replace(variant, `${variant}${kept}`) : `${variant}${kept}${stem ? `-${stem}` : ''}`}.safetensors`;
 }
 
 export async function download(slot) {
@@ -91,7 +93,8 @@ export async function uploadModel(file) {
     // A course .params file holds no vocabulary (it comes from the pretraining corpus selected
     // above, as run.py builds it) and, for vanilla, no head count: run.py's 8 unless the card's
     // "heads of a vanilla .params" says otherwise (a synthesizer's is read from its weights).
-    const typed = $('params-heads').value.trim();
+    // A number input holds "" for what it cannot read ("2e"): refused as the others are.
+    const typed = $('params-heads').validity.badInput ? '(not a number)' : $('params-heads').value.trim();
     const heads = typed === '' ? undefined : Number(typed);
     if (heads !== undefined && !(Number.isInteger(heads) && heads >= 1 && heads <= 64)) {
       throw new Error(`heads of a vanilla .params is “${typed}”: give a whole number from 1 to 64, or leave it empty for run.py's 8`);

@@ -300,7 +300,7 @@ export function wireTraining() {
   $('discard-saved').addEventListener('click', async () => {
     await store.del('run').catch(() => {});
     $('resume-banner').hidden = true;
-    setStatus(S.status);
+    setStatus('idle', 'The saved run was discarded. Press Pretrain to start one with the chosen preset.');
   });
   new ResizeObserver(() => redrawChart()).observe($('chart'));
   // Leaving or hiding the page saves the run at once (best effort on a reload or close: the write

@@ -483,6 +483,30 @@ async function run() {
       return `${r.width} px`;
     });
 
+    await step('a saved run discarded: the banner and the status stop offering it, and a reload does not bring it back', async () => {
+      await page.check('input[name=variant][value=vanilla]');
+      await setField('h-pre_batch', 2);
+      await setField('h-max_steps', 400);
+      await page.click('#btn-pretrain');
+      await waitPage((s) => s.status === 'running' && s.steps >= 2, 'a running run');
+      // Leaving the page saves the run at once; the reload offers it.
+      await page.reload();
+      await waitPage((s) => s.ready, 'the page after the reload', 120000);
+      assert(await page.isVisible('#resume-banner'), 'no resume banner after the reload');
+      await page.focus('#discard-saved');
+      await page.keyboard.press('Enter');
+      await page.waitForFunction(() => document.getElementById('resume-banner').hidden, null, { timeout: 30000 });
+      await page.waitForTimeout(200);
+      const after = await page.evaluate(() => ({ status: document.getElementById('train-status').textContent, focus: document.activeElement.id || document.activeElement.tagName }));
+      assert(/discarded/.test(after.status) && !/press Resume/.test(after.status), `the status after Discard: “${after.status}”`);
+      assert(after.focus !== 'BODY', 'focus fell to the page\'s body after Discard');
+      await page.reload();
+      await waitPage((s) => s.ready, 'the page after a second reload', 120000);
+      assert(await page.isHidden('#resume-banner'), 'the discarded run is offered again after a reload');
+      readyAt = await page.evaluate(() => performance.now());
+      return `“${after.status}”; focus on ${after.focus}`;
+    });
+
     await step('the engine never ran on the page\'s thread, and no CSP violation', async () => {
       // Structural, not timed: the wasm module is fetched by the engine's worker only (a worker's
       // fetches are not in the page's resource timeline; a planted main-thread import shows up in

@@ -198,10 +198,10 @@ try {
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#vit-save')]);
     const saved = fs.readFileSync(await download.path());
     const refused = async (name, buffer, want) => {
-      await page.evaluate(() => { document.getElementById('vit-status').textContent = ''; });
+      await page.evaluate(() => { document.getElementById('vit-file-error').textContent = ''; });
       await page.setInputFiles('#vit-file', { name, mimeType: 'application/octet-stream', buffer });
-      await page.waitForFunction(() => /Could not load/.test(document.getElementById('vit-status').textContent), null, { timeout: 30000 });
-      const msg = await page.textContent('#vit-status');
+      await page.waitForFunction(() => /Not loaded/.test(document.getElementById('vit-file-error').textContent), null, { timeout: 30000 });
+      const msg = await page.textContent('#vit-file-error');
       assert(msg.includes(name) && msg.includes(want), msg);
       assert(JSON.stringify((await V()).info) === JSON.stringify(before), `the model changed after ${name}`);
       return msg;

@@ -22,6 +22,7 @@ export const CARD = `
         <button id="vit-save" class="secondary" disabled>Save the model</button>
         <label>or load one from <code>attnlab vit train</code>: <input id="vit-file" type="file" accept=".safetensors"></label>
       </div>
+      <p id="vit-file-error" class="vit-status" role="alert" hidden></p>
       <canvas id="vit-chart" class="vit-chart" width="420" height="170" aria-label="loss (blue) and held-out accuracy (green)" hidden></canvas>
       <p id="vit-train-status" class="vit-muted"></p>
       <div class="vit-scroll wide-scroll"><table id="vit-confusion" class="vit-confusion"></table></div>

@@ -52,8 +52,9 @@ function showInfo(i, note) {
   layer.innerHTML = [...Array(i.n_layer).keys()].map((l) => `<option value="${l}">${l + 1}</option>`).join('') + '<option value="rollout">rollout</option>';
   layer.value = String(i.n_layer - 1);
   $('vit-head').innerHTML = '<option value="mean">mean</option>' + [...Array(i.n_head).keys()].map((h) => `<option value="${h}">${h + 1}</option>`).join('');
-  // While training runs, Train and Load stay off until it ends (train() turns them back on).
-  for (const id of running ? ['vit-eval', 'vit-save'] : ['vit-load', 'vit-train', 'vit-eval', 'vit-save']) $(id).disabled = false;
+  // A model is there to save; the training buttons follow the run (trainButtons).
+  $('vit-save').disabled = false;
+  trainButtons();
 }
 
 async function predict() {
@@ -147,11 +148,15 @@ function chart() {
 // or a loaded model drops it): {steps, chunk, prev, evalEvery, nextEval}.
 let run = null;
 
+// An evaluation the Evaluate button started (training and it exclude each other: one status line).
+let evaluating = false;
+
 function trainButtons() {
-  $('vit-pause').disabled = !running && !run;
+  $('vit-pause').disabled = evaluating || (!running && !run);
   $('vit-pause').textContent = running || !run ? 'Pause' : 'Resume';
-  $('vit-train').disabled = running;
-  $('vit-load').disabled = running;
+  $('vit-train').disabled = running || evaluating;
+  $('vit-load').disabled = running || evaluating;
+  $('vit-eval').disabled = running || evaluating;
 }
 
 // Train from scratch: a new model, then the steps.
@@ -166,6 +171,9 @@ function train() {
   }
   return drive(async () => {
     showInfo(await job(() => wasm.vit_new(7, 2, 4, 64, steps, 32, 2e-3, 0)));
+    // The previous model's confusion matrix goes; the drawn digit is asked of the new model.
+    $('vit-confusion').innerHTML = '<caption>the confusion matrix comes with the first evaluation of this run</caption>';
+    await predict();
     state.losses = [];
     state.accs = [];
     state.msPerStep = null;
@@ -293,17 +301,22 @@ function wire() {
   });
   $('vit-load').addEventListener('click', () => loadShipped().then(() => predict()).catch(fail));
   $('vit-eval').addEventListener('click', () => {
-    $('vit-eval').disabled = true;
+    if (running) return;
+    evaluating = true;
+    trainButtons();
     evaluate(1000, $('vit-train-status')).then((e) => {
-      $('vit-train-status').textContent = `held-out accuracy ${(100 * e.accuracy).toFixed(1)}% of ${e.n} generated digits`;
-    }).catch(fail).finally(() => { $('vit-eval').disabled = false; });
+      $('vit-train-status').textContent = `held-out accuracy ${(100 * e.accuracy).toFixed(1)}% of ${e.n} generated digits${run ? ` (paused at step ${state.trainedSteps} of ${run.steps})` : ''}`;
+    }).catch(fail).finally(() => { evaluating = false; trainButtons(); });
   });
   $('vit-save').addEventListener('click', () => save().catch(fail));
   $('vit-file').addEventListener('change', (e) => {
     const f = e.target.files && e.target.files[0];
     if (!f) return;
-    loadFile(f).then(() => { $('vit-status').textContent = ''; }).catch((err) => {
-      $('vit-status').textContent = `Could not load ${f.name}: ${String(err.message || err)}. The model shown is unchanged.`;
+    $('vit-file-error').hidden = true;
+    loadFile(f).catch((err) => {
+      // Beside the file input; the library's message names the file and where it belongs.
+      $('vit-file-error').textContent = `Not loaded: ${String(err.message || err)}. The model shown is unchanged.`;
+      $('vit-file-error').hidden = false;
     });
     e.target.value = '';
   });
