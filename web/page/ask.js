@@ -55,7 +55,7 @@ export function askErrors(errs) {
     return o ? `“${String.fromCodePoint(parseInt(o[2], 16))}” (U+${o[2]}) is not a character it knows (its vocabulary comes from the text it was pretrained on): type the name without it` : m;
   };
   const seen = new Map();
-  for (const [v, m] of errs) seen.set(plain(m), [...(seen.get(plain(m)) || []), v]);
+  for (const [v, m] of errs) { const p = plain(m); seen.set(p, [...(seen.get(p) || []), v]); }
   if (seen.size === 1) return [[...seen.keys()][0]];
   return [...seen].map(([m, vs]) => `${vs.join(' and ')}: ${m}`);
 }
