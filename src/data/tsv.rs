@@ -38,7 +38,7 @@ pub enum TsvMode {
     AnswersOptional,
 }
 
-const EXPECTED: &str = "expected `Where was NAME born?<TAB>Place`";
+const EXPECTED: &str = "expected “Where was NAME born?”, a tab, then the place";
 
 /// Parse raw bytes (validating UTF-8, which names the byte offset and line of a bad byte).
 pub fn parse_tsv(bytes: &[u8], file: &str, mode: TsvMode) -> Result<Vec<Row>> {

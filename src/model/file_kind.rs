@@ -50,11 +50,11 @@ pub fn other_format(what: &str, found: &str, want: &str) -> String {
     match found {
         VIT_FORMAT => format!(
             "{what} is a ViT checkpoint ({VIT_FORMAT}), not a GPT's: load it in the ViT card \
-             (or `attnlab vit evaluate`)"
+             (or “attnlab vit evaluate”)"
         ),
         GPT_FORMAT => format!(
             "{what} is a GPT checkpoint ({GPT_FORMAT}), not a ViT's: load it in the Models card \
-             (or `attnlab evaluate`); ViT checkpoints come from the ViT card or `attnlab vit train`"
+             (or “attnlab evaluate”); ViT checkpoints come from the ViT card or “attnlab vit train”"
         ),
         f => format!("{what} has format '{}', not {want}", f.escape_debug()),
     }

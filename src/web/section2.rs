@@ -147,8 +147,8 @@ pub async fn s2_load(role: String, bytes: Vec<u8>, name: String) -> Result<Strin
         err(format!(
             "{name} was trained on another text than the built-in corpus (its vocabulary \
              differs); the section 2 demos compare models of the built-in corpus: load one \
-             pretrained on it (this page's Pretrain on the built-in corpus, or `attnlab pretrain \
-             vanilla --writing_params_path …` without a corpus path)"
+             pretrained on it (this page's Pretrain on the built-in corpus, or “attnlab pretrain \
+             vanilla --writing_params_path …” without a corpus path)"
         ))
     };
     let c = corpus();

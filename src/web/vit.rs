@@ -125,7 +125,7 @@ pub async fn vit_load(bytes: Vec<u8>, name: String) -> Result<JsValue, JsError> 
     };
     let note = match (meta.get("steps"), meta.get("test_accuracy"), meta.get("batch")) {
         (Some(s), Some(a), Some(b)) => format!(
-            "Trained by `attnlab vit train` for {s} steps of {b} images; {:.2}% on its {} held-out digits",
+            "Trained by “attnlab vit train” for {s} steps of {b} images; {:.2}% on its {} held-out digits",
             a.parse::<f64>().unwrap_or(f64::NAN) * 100.0,
             meta.get("test_size").map_or("", String::as_str)
         ),

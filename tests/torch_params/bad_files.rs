@@ -171,6 +171,19 @@ fn truncated_files_are_refused() {
             assert!(m.contains("truncated"), "cut at {n}: {m}");
         }
     }
+    // The same cut under another name is not called a .params file.
+    let m = err(
+        read_state_dict(&bytes[..bytes.len() / 2], "model.safetensors"),
+        "cut .safetensors",
+    );
+    has(
+        &m,
+        &[
+            "model.safetensors",
+            "starts like a zip",
+            "not a safetensors checkpoint",
+        ],
+    );
 }
 
 /// The entries of a zip archive, by name.

@@ -96,7 +96,7 @@ const S2A = {
     whenVisible(d);
     const box = document.createElement('div');
     box.className = 'ctl';
-    box.innerHTML = `<label>Pretrained-only model for the probe<br><input type="file" accept=".safetensors,.params,.pt" id="s2a-file"></label>`;
+    box.innerHTML = `<label>Pretrained-only model for the probe (one saved after Pretrain, before Finetune)<br><input type="file" accept=".safetensors,.params,.pt" id="s2a-file"></label>`;
     d.el.querySelector('.demo-controls').appendChild(box);
     box.querySelector('input').addEventListener('change', async (e) => {
       const f = e.target.files[0];

@@ -35,10 +35,18 @@ impl<'a> Archive<'a> {
             )));
         }
         let zip = zip::ZipArchive::new(Cursor::new(bytes)).map_err(|e| {
-            msg(format!(
-                "{what} is not a complete zip archive (truncated or corrupted?): {e}; a .params \
-                 file from torch.save must be copied whole"
-            ))
+            if what.ends_with(".params") {
+                msg(format!(
+                    "{what} is not a complete zip archive (truncated or corrupted?): {e}; a \
+                     .params file from torch.save must be copied whole"
+                ))
+            } else {
+                msg(format!(
+                    "{what} starts like a zip archive (\"PK\", as torch.save writes) but is not a \
+                     complete one ({e}); it is not a safetensors checkpoint either: give a model \
+                     file written by attnlab or the course's run.py, copied whole"
+                ))
+            }
         })?;
         let names: Vec<String> = zip.file_names().map(str::to_string).collect();
         let pickles: Vec<&String> = names

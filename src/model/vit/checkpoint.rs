@@ -58,7 +58,7 @@ pub fn config_of(bytes: &[u8], what: &str) -> Result<(VitConfig, HashMap<String,
         Some(f) => return Err(Error::Msg(file_kind::other_format(what, f, FORMAT))),
         None => {
             return Err(Error::Msg(format!(
-                "{what} has no 'format' in its metadata; it was not written by `attnlab vit train`"
+                "{what} has no 'format' in its metadata; it was not written by “attnlab vit train”"
             )))
         }
     }
