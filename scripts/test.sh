@@ -52,7 +52,8 @@ ATTNLAB_BACKEND=cpu ATTNLAB_QUERY=simd=128 node web/test/checks.mjs "$url"
 echo "   (kernel checks: $((SECONDS - t0)) s)"
 t0=$SECONDS
 node web/test/demos.mjs "$url"
-echo "   (demos: $((SECONDS - t0)) s)"
+ATTNLAB_BACKEND=cpu node web/test/demos.mjs "$url"
+echo "   (demos, WebGPU then the CPU backend: $((SECONDS - t0)) s)"
 t0=$SECONDS
 node web/test/section2.mjs "$url"
 ATTNLAB_BACKEND=cpu node web/test/section2.mjs "$url"
@@ -72,7 +73,8 @@ ATTNLAB_BACKEND=cpu node web/test/matmul.mjs "$url"
 echo "   (the Device card's matmul kernel, both backends: $((SECONDS - t0)) s)"
 t0=$SECONDS
 node web/test/course.mjs "$url"
-echo "   (the course model, loaded and asked on the CPU backend: $((SECONDS - t0)) s)"
+ATTNLAB_BACKEND=cpu node web/test/course.mjs "$url"
+echo "   (the course model, loaded and asked, WebGPU then the CPU backend: $((SECONDS - t0)) s)"
 t0=$SECONDS
 node web/test/nogpu.mjs "$url"
 echo "   (without WebGPU, CPU backend: $((SECONDS - t0)) s)"
@@ -95,5 +97,6 @@ ATTNLAB_BACKEND=cpu node web/test/vit.mjs "$url"
 echo "   (the ViT card, WebGPU then the CPU backend: $((SECONDS - t0)) s)"
 t0=$SECONDS
 node web/test/a11y.mjs "$url"
-echo "   (accessibility, axe-core at 1280 and 390 px: $((SECONDS - t0)) s)"
+ATTNLAB_BACKEND=cpu node web/test/a11y.mjs "$url"
+echo "   (accessibility, axe-core at 1280 and 390 px, WebGPU then the CPU backend: $((SECONDS - t0)) s)"
 echo "== all tests passed"

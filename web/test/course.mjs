@@ -1,5 +1,5 @@
 // Browser test of the course model in the page (web/page/course.js, web/models/course-vanilla.*), on
-// the CPU backend: the Models card offers it with its dev score and the commands that made it; a
+// ATTNLAB_BACKEND's backend (WebGPU by default, see browser.mjs): the Models card offers it with its dev score and the commands that made it; a
 // click loads it (6.8 MB of f16 weights) as the vanilla model, the shipped model is then offered
 // again, and Ask answers with it and its attention maps. With the course files beside the project
 // (../shared/data/cs224n-a5/birth_dev.tsv) the first dev question's answer must equal the CLI's
@@ -10,13 +10,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openBrowser } from './browser.mjs';
+import { openBrowser, pageUrl } from './browser.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.join(here, '..', '..');
 const base = process.argv[2] || 'http://127.0.0.1:8080/';
-const url = new URL('index.html?backend=cpu', base).href;
-const outDir = path.join(here, 'out', 'cpu');
+const url = pageUrl(base);
+const backend = process.env.ATTNLAB_BACKEND || 'webgpu';
+const outDir = path.join(here, 'out', ...(backend === 'webgpu' ? [] : [backend]));
 const TIMEOUT = 240000;
 const devFile = path.join(root, '..', 'shared', 'data', 'cs224n-a5', 'birth_dev.tsv');
 const predFile = path.join(root, 'results', 'course-full', 'vanilla.pretrain.dev.predictions');
