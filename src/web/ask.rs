@@ -22,6 +22,8 @@ struct EvalRow {
     gold: Option<String>,
     prediction: String,
     correct: Option<bool>,
+    /// The character the model lacks, for a question skipped for it (its prediction is empty).
+    lacks: Option<char>,
 }
 
 #[derive(Serialize)]
@@ -148,6 +150,8 @@ pub fn page_eval_report() -> Result<JsValue, JsError> {
     let scored = ev.rows.first().is_some_and(|r| r.answer.is_some());
     let skipped = run::skipped_line(&ev.name, &ev.skipped, scored);
     let context = ev.model.as_ref().map(|m| m.cfg.max_context());
+    let lacks: std::collections::HashMap<usize, char> =
+        ev.skipped.iter().map(|k| (k.line, k.ch)).collect();
     let (mut rows, predictions) = (ev.rows, ev.predictions);
     // A stopped or failed evaluation reports the questions it answered.
     rows.truncate(done);
@@ -168,6 +172,7 @@ pub fn page_eval_report() -> Result<JsValue, JsError> {
                 gold: r.answer.clone(),
                 prediction: p.clone(),
                 correct: r.answer.as_ref().map(|a| a.trim_end() == p),
+                lacks: lacks.get(&r.line).copied(),
             })
             .collect(),
         score,

@@ -147,6 +147,43 @@ pub(crate) fn with<R>(f: impl FnOnce(&mut Engine) -> R) -> R {
     ENGINE.with(|e| f(&mut e.borrow_mut()))
 }
 
+/// The built-in corpus (made on first use, then kept).
+pub(crate) fn builtin_corpus() -> Rc<DefaultCorpus> {
+    with(|e| {
+        e.corpus
+            .get_or_insert_with(|| Rc::new(run::default_corpus(false)))
+            .clone()
+    })
+}
+
+thread_local! {
+    /// Every character of the built-in corpus and its dev set (tab and newline aside), once.
+    static BUILTIN_CHARS: std::cell::OnceCell<Vec<char>> = const { std::cell::OnceCell::new() };
+}
+
+/// Whether a vocabulary holds every character of the built-in corpus and dev set: a model of
+/// that text (its biographies or birth notes) does, one of the course's files does not. What the
+/// page takes as "this model read about the built-in people".
+pub(crate) fn reads_builtin(vocab: &Vocab) -> bool {
+    BUILTIN_CHARS.with(|chars| {
+        chars
+            .get_or_init(|| {
+                let c = builtin_corpus();
+                let mut all: Vec<char> = c
+                    .wiki
+                    .chars()
+                    .chain(c.dev_tsv.chars())
+                    .filter(|&ch| ch != '\t' && ch != '\n')
+                    .collect();
+                all.sort_unstable();
+                all.dedup();
+                all
+            })
+            .iter()
+            .all(|&ch| vocab.id(ch).is_some())
+    })
+}
+
 /// Held for the length of a device call (training chunk, kernel checks, an evaluation part):
 /// counts a call that starts while another one runs.
 pub(crate) struct Busy(());

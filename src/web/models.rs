@@ -150,6 +150,9 @@ struct ModelInfo {
     params: usize,
     vocab_size: usize,
     label: String,
+    /// Whether it reads the built-in corpus (its vocabulary holds all of it): Ask then says when a
+    /// name is not one of the built-in people, and the other way round for a model of another text.
+    builtin_text: bool,
 }
 
 fn info(slot: &str, l: &Loaded, current: Option<&Loaded>) -> ModelInfo {
@@ -166,6 +169,7 @@ fn info(slot: &str, l: &Loaded, current: Option<&Loaded>) -> ModelInfo {
         params: l.model.num_params(),
         vocab_size: l.vocab.len(),
         label: l.label.clone(),
+        builtin_text: engine::reads_builtin(&l.vocab),
     }
 }
 

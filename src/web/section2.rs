@@ -6,11 +6,11 @@
 //! page's Pretrain produced, or a file); the last two live here, apart from the registry, which
 //! holds one model per variant. `s2_recall` probes the training run in progress.
 
-use super::engine::{self, Engine, Kept, RunGuard};
+use super::engine::{self, builtin_corpus as corpus, reads_builtin, Engine, Kept, RunGuard};
 use super::js::{err, to_js};
 use super::models::{self, check_checkpoint_size, model_for};
 use super::{device, lost_or};
-use crate::data::{parse_tsv_str, CharCorruptionDataset, DefaultCorpus, Row, TsvMode, Vocab};
+use crate::data::{parse_tsv_str, CharCorruptionDataset, Row, TsvMode, Vocab};
 use crate::model::{checkpoint, torch_params, Gpt};
 use crate::train::probe::{self, name_of};
 use crate::train::run::predict_known;
@@ -32,14 +32,6 @@ pub(crate) fn keep_pretrained(model: Rc<Gpt>, vocab: Vocab, label: String) {
             label,
         })
     });
-}
-
-fn corpus() -> Rc<DefaultCorpus> {
-    engine::with(|e| {
-        e.corpus
-            .get_or_insert_with(|| Rc::new(crate::train::run::default_corpus(false)))
-            .clone()
-    })
 }
 
 fn rows(tsv: &str, name: &str) -> Result<Vec<Row>, JsError> {
@@ -86,16 +78,6 @@ fn not_usable(m: &Rc<Gpt>, v: &Vocab) -> Option<String> {
         ));
     }
     None
-}
-
-/// Whether a vocabulary holds every character of the built-in corpus and dev set (a model of the
-/// birth notes does; the course's does not).
-fn reads_builtin(vocab: &Vocab) -> bool {
-    let c = corpus();
-    [c.wiki.as_str(), c.dev_tsv.as_str()].iter().all(|t| {
-        t.chars()
-            .all(|ch| ch == '\t' || ch == '\n' || vocab.id(ch).is_some())
-    })
 }
 
 #[derive(Serialize)]

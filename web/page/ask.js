@@ -2,7 +2,7 @@
 import { $, P, S, job, setStatus } from './core.js';
 import { errText, esc, showBox, showPred } from './ui.js';
 import { cellAt, drawLegend, drawMap, drawThumb, markCell } from './heatmap.js';
-import { goldFor } from './data.js';
+import { builtinPerson, goldFor } from './data.js';
 import { askable } from './models.js';
 
 // Ask
@@ -60,6 +60,17 @@ export function askErrors(errs) {
   return [...seen].map(([m, vs]) => `${vs.join(' and ')}: ${m}`);
 }
 
+// Why an answer is only a guess: the person is not among those the model read about (a model of
+// the built-in corpus asked about someone else, or a model of another text asked about a built-in
+// person); '' when nothing is known against it.
+function stranger(m, question) {
+  if (m.builtin_text === undefined || !P.embedded) return '';
+  const builtin = builtinPerson(question);
+  if (m.builtin_text && !builtin) return 'Not one of the built-in corpus’s people, whom this model learned: its answer is a guess.';
+  if (!m.builtin_text && builtin) return 'One of the built-in corpus’s made-up people, whom this model (of another text) never read about: its answer is a guess.';
+  return '';
+}
+
 const HOW_TO_READ = 'Each row is the character the model is at (the query); each column a character it may look at (the key), ' +
   'and the colour how much weight it gives it. The question ends with ⁇, the mask character: the answer is written one character ' +
   'at a time after it, each read off the row before, and a second ⁇ ends it (the orange line marks the end of the question). ' +
@@ -92,15 +103,18 @@ export function showAnswers(out) {
       <p class="question">${esc(a.question)}</p>
       <p class="answer">→ <strong>${showPred(a.prediction)}</strong>${gold ? ` <span class="muted small">(${esc(gold.file)} says ${esc(gold.answer)}` +
         ` <span class="${gold.answer.trim() === a.prediction ? 'ok' : 'bad'}">${gold.answer.trim() === a.prediction ? '✓' : '✗'}</span>)</span>` : ''}</p>
+      ${stranger(m, a.question) ? `<p class="muted small stranger">${esc(stranger(m, a.question))}</p>` : ''}
       <p class="map-pick small"><label>layer <select class="pick-layer">${a.maps.map((_, i) => `<option value="${i}">${i + 1} of ${a.maps.length}</option>`).join('')}</select></label>
         <label>head <select class="pick-head">${Array.from({ length: a.n_head }, (_, i) => `<option value="${i}">${i + 1} of ${a.n_head}</option>`).join('')}</select></label>
         <label>rows <select class="pick-rows"><option value="answer">the answer’s (from ⁇ on)</option><option value="all">all ${T}</option></select></label></p>
       <div class="map-legend"><canvas class="legend"></canvas><span class="muted small">attention weight (square-root scale; grey: masked)</span></div>
       <div class="map-scroll"><canvas class="big-map" tabindex="0" role="img" aria-label="attention map: use the arrow keys to move from cell to cell and read each weight below"></canvas></div>
+      <p class="map-wide muted small" hidden>The map is wider than this column: it opens at its right end (the answer); scroll it sideways, or move along it with the arrow keys.</p>
       <p class="map-readout small" aria-live="polite">Point at a cell (or focus the map and use the arrow keys) to read its weight.</p>
       <div class="thumbs"></div>`;
     const big = col.querySelector('.big-map');
     const readout = col.querySelector('.map-readout');
+    const scroller = col.querySelector('.map-scroll');
     const selL = col.querySelector('.pick-layer'), selH = col.querySelector('.pick-head'), selR = col.querySelector('.pick-rows');
     const mapOf = (l, h) => a.maps[l].subarray ? a.maps[l].subarray(h * T * T, (h + 1) * T * T) : a.maps[l].slice(h * T * T, (h + 1) * T * T);
     let geom = null;
@@ -113,6 +127,13 @@ export function showAnswers(out) {
         cursor.i = Math.min(geom.r1 - 1, Math.max(geom.r0, cursor.i));
         markCell(big, geom, cursor);
       }
+      col.querySelector('.map-wide').hidden = scroller.scrollWidth <= scroller.clientWidth + 1;
+    };
+    // The keyboard's cell stays in view where the map scrolls sideways.
+    const keepInView = ({ j }) => {
+      const x = geom.label + j * geom.cell;
+      if (x - geom.label < scroller.scrollLeft) scroller.scrollLeft = Math.max(0, x - geom.label);
+      else if (x + geom.cell > scroller.scrollLeft + scroller.clientWidth) scroller.scrollLeft = x + geom.cell - scroller.clientWidth;
     };
     const name = (c) => (c === ' ' ? 'a space' : c === '⁇' ? '⁇ (the mask character)' : `“${c}”`);
     const read = (c) => {
@@ -136,6 +157,7 @@ export function showAnswers(out) {
       ev.preventDefault();
       cursor = { i: Math.min(geom.r1 - 1, Math.max(geom.r0, i)), j: Math.min(geom.T - 1, Math.max(0, j)) };
       drawBig();
+      keepInView(cursor);
       read(cursor);
     });
     drawLegend(col.querySelector('.legend'), 200);
@@ -170,6 +192,7 @@ export function showAnswers(out) {
     });
     for (const sel of [selL, selH, selR]) sel.addEventListener('change', drawBig);
     drawBig();
+    scroller.scrollLeft = scroller.scrollWidth; // a map wider than its column opens at the answer
   }
 }
 

@@ -29,6 +29,9 @@ async function readFacts() {
 function show() {
   const box = $('course-box');
   const f = C.facts;
+  // The Ask card's pointer to it (web/page/shipped.js writes it hidden before the facts are read).
+  const hint = document.getElementById('ask-course-hint');
+  if (hint) hint.hidden = !(f && C.state !== 'loaded');
   if (!f) { box.hidden = true; return; }
   const mb = Number.isFinite(f.bytes) ? ` (${(f.bytes / 1e6).toFixed(1)} MB)` : '';
   const score = `dev accuracy <strong>${pctOf(f.dev_accuracy)}</strong> (${countOf(f.dev_accuracy)}) on the course's ${esc(f.dev_file || 'birth_dev.tsv')}` +

@@ -43,7 +43,7 @@ export async function check(role, name, text) {
     // run.py's examples are text.split('\n'): a final newline adds an empty one, which the schedule counts.
     const lines = i.documents - (/[\r\n]$/.test(text) ? 1 : 0);
     const examples = lines === i.documents ? '' : ` (run.py counts ${i.documents.toLocaleString()} examples)`;
-    return { info: `${lines.toLocaleString()} lines${examples}, ${i.chars.toLocaleString()} characters, vocabulary ${i.vocab_size}`, examples: i.documents, vocab: i.vocab_size };
+    return { info: `${lines.toLocaleString()} line${lines === 1 ? '' : 's'}${examples}, ${i.chars.toLocaleString()} characters, vocabulary ${i.vocab_size}`, examples: i.documents, vocab: i.vocab_size };
   }
   const i = await P.wasm.page_check_tsv(name, text, role === 'train');
   return { info: `${i.rows.toLocaleString()} question${i.rows === 1 ? '' : 's'}${i.answers ? ' with answers' : ' (no answers)'}`, examples: i.rows };
@@ -224,6 +224,17 @@ export function builtinDev() {
 
 // The gold answer of a question that is in the loaded files or the built-in dev set, for the
 // answer's ✓/✗: {answer, file} or null.
+// Whether a question is about one of the built-in corpus's people (train, dev or test).
+let builtinQuestions = null;
+export function builtinPerson(question) {
+  if (!P.embedded) return false;
+  if (!builtinQuestions) {
+    builtinQuestions = new Set([P.embedded.train, P.embedded.dev, P.embedded.test]
+      .flatMap((t) => t.split('\n').map((l) => l.split('\t')[0].replace(/\r$/, ''))).filter(Boolean));
+  }
+  return builtinQuestions.has(question);
+}
+
 export function goldFor(question) {
   const sources = [data.dev, data.test, data.train].filter(Boolean).map((f) => [f.name, f.text]);
   if (P.embedded) sources.push(['the built-in dev set', P.embedded.dev]);

@@ -11,7 +11,7 @@
 import { $, P, S, data, job, setStatus } from './core.js';
 import { duration, errText, esc, rowsHtml, score, showBox, showPred } from './ui.js';
 import { emit, on } from './events.js';
-import { modelName } from './models.js';
+import { downloadName, modelName } from './models.js';
 import { engines, started } from './steps.js';
 import * as helpers from '../helpers.js';
 
@@ -152,7 +152,7 @@ async function oneRound(ev, count, label) {
   const rest = st.total - st.done;
   const cost = costs.get(costKey(ev.p.variant));
   const left = rest ? ` · about ${duration(cost ? secondsFor(cost, rest) : (ev.seconds / st.done) * rest)} left` : '';
-  $('eval-status').textContent = `${label} ${ev.p.name} on ${ev.p.f.name}${n > 1 ? ` on ${n} engines` : ''}: ${st.done} of ${st.total} questions${left}…`;
+  $('eval-status').textContent = `${label} ${ev.p.name} on ${ev.p.f.name}${n > 1 ? ` on ${n} engines` : ''}: ${num(st.done)} of ${num(st.total)} questions${left}…`;
   return { seconds, mine };
 }
 
@@ -191,15 +191,18 @@ async function runParts(ev, until, label) {
 async function finish(ev, failed = false) {
   const rep = await job('evaluate', () => P.wasm.page_eval_report());
   const n = ev.engines;
-  Object.assign(rep, { variant: ev.p.variant, model: ev.p.name, file: ev.p.f.name, seconds: ev.seconds, engines: n, byHelpers: ev.byHelpers, joined: ev.joined, fewer: ev.why });
+  // inFile: the file's questions, more than total when "at most" or "only the first N" cut the run.
+  Object.assign(rep, { variant: ev.p.variant, model: ev.p.name, file: ev.p.f.name, inFile: Math.max(rep.total, ev.p.f.examples || 0),
+    stem: downloadName(ev.p.variant).replace(/\.safetensors$/, ''), seconds: ev.seconds, engines: n, byHelpers: ev.byHelpers, joined: ev.joined, fewer: ev.why });
   current = null;
   S.evalReport = rep;
   remember(rep);
   showEval(rep);
   const part = rep.rows.length < rep.total;
+  const first = rep.rows.length < rep.inFile ? `the first ${num(rep.rows.length)} of the ${num(rep.inFile)} ` : '';
   $('eval-status').textContent = part
-    ? `${failed ? 'Failed' : 'Stopped'} after ${rep.rows.length} of ${rep.total} questions of ${ev.p.f.name} (${duration(ev.seconds)}, ${ev.p.name}): the results below are those ${rep.rows.length}.`
-    : `${rep.rows.length} questions of ${ev.p.f.name} in ${duration(ev.seconds)} with ${ev.p.name}${n > 1 ? ` on ${n} engines` : ''}.`;
+    ? `${failed ? 'Failed' : 'Stopped'} after ${num(rep.rows.length)} of ${num(rep.total)} questions of ${ev.p.f.name} (${duration(ev.seconds)}, ${ev.p.name}): the results below are those ${num(rep.rows.length)}.`
+    : `${first ? `Asked ${first}` : `${num(rep.rows.length)} `}questions of ${ev.p.f.name} in ${duration(ev.seconds)} with ${ev.p.name}${n > 1 ? ` on ${n} engines` : ''}.`;
   if (ev.why) $('eval-status').textContent += ` (${ev.why}.)`;
   showEstimate();
   return rep;
@@ -222,7 +225,11 @@ export async function evaluate(choice) {
   try {
     if (choice !== undefined) {
       if (!ev) return;
-      if (choice === 0) { current = null; $('eval-status').textContent = ''; return; }
+      if (choice === 0) {
+        current = null;
+        $('eval-status').textContent = `Cancelled: nothing more of ${ev.p.f.name} is asked${S.evalReport ? '; the report below is the one before' : ''}.`;
+        return;
+      }
       ev.st = await job('evaluate', () => P.wasm.page_eval_limit(choice));
     } else {
       S.evalEstimate = null;
@@ -283,7 +290,7 @@ const HISTORY_MAX = 8;
 function remember(rep) {
   if (!rep.score) return;
   const h = (S.evalHistory = S.evalHistory || []);
-  h.push({ model: rep.model, file: rep.file, asked: rep.rows.length, total: rep.total, score: rep.score });
+  h.push({ model: rep.model, file: rep.file, asked: rep.rows.length, total: rep.inFile, score: rep.score });
   if (h.length > HISTORY_MAX) h.shift();
   showHistory();
 }
@@ -294,7 +301,7 @@ function showHistory() {
   box.hidden = h.length < 2;
   if (h.length < 2) return;
   const rows = h.map((e) => ({
-    cells: [e.model, e.asked < e.total ? `${e.file} (first ${e.asked} of ${e.total})` : e.file,
+    cells: [e.model, e.asked < e.total ? `${e.file} (first ${num(e.asked)} of ${num(e.total)})` : e.file,
       { cls: 'num', text: score(e.score[0], e.score[1]) }],
   }));
   box.querySelector('tbody').innerHTML = rowsHtml(rows.reverse());
@@ -308,8 +315,8 @@ export function showEval(rep) {
   if (!gold) $('eval-filter').value = 'all';
   if (gold) {
     const [c, t] = rep.score;
-    $('eval-acc-label').textContent = rep.rows.length < rep.total
-      ? `accuracy on the first ${rep.rows.length} of ${rep.total} questions of ${rep.file} (the rest not asked)` : `accuracy on ${rep.file}`;
+    $('eval-acc-label').textContent = rep.rows.length < rep.inFile
+      ? `accuracy on the first ${num(rep.rows.length)} of ${num(rep.inFile)} questions of ${rep.file} (the rest not asked)` : `accuracy on ${rep.file}`;
     $('eval-acc').textContent = score(c, t);
     $('eval-line').textContent = rep.line;
     $('eval-london').textContent = rep.london ? score(rep.london[0], rep.london[1]) : '—';
@@ -333,8 +340,8 @@ export function showEval(rep) {
   only.textContent = gold ? '' : `Predictions only: ${rep.file} has no answers (the course keeps the test answers), so there is nothing to score here. ` +
     'Download the predictions to hand them in or to score them where the answers are.';
   $('eval-table').querySelector('thead').innerHTML = gold
-    ? '<tr><th class="num">line</th><th>question</th><th>answer</th><th>prediction</th><th>right?</th></tr>'
-    : '<tr><th class="num">line</th><th>question</th><th>prediction</th></tr>';
+    ? '<tr><th class="num">line</th><th>who (the question)</th><th>answer</th><th>prediction</th><th>right?</th></tr>'
+    : '<tr><th class="num">line</th><th>who (the question)</th><th>prediction</th></tr>';
   filterEval();
 }
 
@@ -345,16 +352,30 @@ export function filterEval() {
   const mode = $('eval-filter').value;
   const q = $('eval-search').value.trim().toLowerCase();
   const rows = rep.rows.filter((r) => (mode === 'all' || (mode === 'right' ? r.correct === true : r.correct === false))
-    && (!q || `${r.question} ${r.gold || ''} ${r.prediction}`.toLowerCase().includes(q)));
+    && (!q || `${r.question} ${r.gold || ''} ${r.prediction}${r.lacks ? ' skipped' : ''}`.toLowerCase().includes(q)));
   const shown = rows.slice(0, 1000);
   $('eval-table').querySelector('tbody').innerHTML = rowsHtml(shown.map((r) => ({
     cls: r.correct === false ? 'wrong' : '',
     cells: gold
-      ? [{ cls: 'num', text: r.line }, r.question, r.gold ?? '', { html: showPred(r.prediction) },
+      ? [{ cls: 'num', text: r.line }, { html: askButton(r.question) }, r.gold ?? '', { html: predicted(r) },
         { cls: r.correct ? 'ok' : 'bad', text: r.correct ? '✓' : '✗' }]
-      : [{ cls: 'num', text: r.line }, r.question, { html: showPred(r.prediction) }],
+      : [{ cls: 'num', text: r.line }, { html: askButton(r.question) }, { html: predicted(r) }],
   })));
-  $('eval-count').textContent = `${rows.length} of ${rep.rows.length} shown${rows.length > shown.length ? ' (first 1000)' : ''}`;
+  $('eval-count').textContent = `${num(rows.length)} of ${num(rep.rows.length)} shown${rows.length > shown.length ? ' (first 1000)' : ''}`;
+}
+
+const num = (n) => n.toLocaleString('en');
+
+// A row's question as a button that asks it in the Ask card, showing just the person's name where
+// the question has the course's form.
+function askButton(q) {
+  const who = /^Where was (.+) born\?$/.exec(q);
+  return `<button type="button" class="cell-ask" data-question="${esc(q)}" title="Ask this in the Ask card">${esc(who ? who[1] : q)}</button>`;
+}
+
+// A row's prediction; a question skipped for a character the model lacks says so.
+function predicted(r) {
+  return r.lacks ? `<span class="muted">(skipped: no “${esc(r.lacks)}” in its vocabulary)</span>` : showPred(r.prediction);
 }
 
 // The predictions as the command line writes them with --outputs_path: each followed by a newline.
@@ -368,7 +389,7 @@ function downloadPredictions() {
   const url = URL.createObjectURL(new Blob([predictionsText(rep)], { type: 'text/plain;charset=utf-8' }));
   const a = document.createElement('a');
   a.href = url;
-  a.download = `${rep.variant.replace(':', '.')}.${rep.file.replace(/\.[^.]*$/, '').replace(/[^\w.-]+/g, '_')}.predictions`;
+  a.download = `${rep.stem}.${rep.file.replace(/\.[^.]*$/, '').replace(/[^\w.-]+/g, '_')}.predictions`;
   document.body.appendChild(a);
   a.click();
   a.remove();
@@ -392,8 +413,10 @@ export function wireEval() {
   $('eval-search').addEventListener('input', filterEval);
   $('eval-download').addEventListener('click', downloadPredictions);
   $('eval-table').addEventListener('click', (e) => {
-    const tr = e.target.closest('tbody tr');
-    const q = tr && tr.children[1] && tr.children[1].textContent;
-    if (q) { $('ask-text').value = q; $('ask-card').scrollIntoView({ behavior: 'smooth' }); }
+    const b = e.target.closest('button[data-question]');
+    if (!b) return;
+    $('ask-text').value = b.dataset.question;
+    $('ask-card').scrollIntoView({ behavior: 'smooth' });
+    $('ask-text').focus({ preventScroll: true });
   });
 }

@@ -42,8 +42,15 @@ async function session(viewport) {
   try {
     await page.goto(pageUrl(base));
     await page.waitForFunction(() => window.__page && window.__page.ready && window.__demos && window.__demos.ready, null, { timeout: 240000 });
-    // The shipped model answers an example question (the attention map and its head thumbnails show).
-    await page.click('#ask-examples button[data-ask]');
+    // The shipped model answers an example question (the attention map and its head thumbnails show);
+    // at phone width a longer name, so that the map is wider than its column and scrolls.
+    if (viewport.width < 500) {
+      const name = await page.getAttribute('#ask-examples button[data-ask]', 'data-ask');
+      await page.fill('#ask-text', `${name} ${name}`);
+      await page.click('#btn-ask');
+    } else {
+      await page.click('#ask-examples button[data-ask]');
+    }
     await page.waitForFunction(() => window.__page.ask || window.__page.askError, null, { timeout: 120000 });
     // Keyboard: the Ask map reads cell by cell with the arrows; a head thumbnail opens with Enter.
     await page.focus('.big-map');
@@ -56,6 +63,24 @@ async function session(viewport) {
     const readout = await page.$eval('.map-readout', (e) => e.textContent);
     check(c1 && c2 && c2.j === c1.j - 1 && c2.i === c1.i && c1.j === c1.i && readout !== before && readout === c2.text && /weight \d\.\d{3}/.test(readout),
       `${tag}: arrows move the Ask map's cell and the readout follows (${JSON.stringify(c1 && [c1.i, c1.j])} → ${JSON.stringify(c2 && [c2.i, c2.j])}: “${readout}”)`);
+    // Where the map scrolls sideways, it opens at the answer (its right end), and the keyboard's
+    // cell stays in view: Home scrolls back to the first column, End to the last.
+    const view = () => page.evaluate(() => {
+      const sc = document.querySelector('.map-scroll'), cv = sc.querySelector('.big-map'), h = window.__page.askHover;
+      const T = window.__page.ask.vanilla.tokens.length, cell = (cv.clientWidth - 18) / T, x = 16 + h.j * cell;
+      return { scrolls: sc.scrollWidth > sc.clientWidth + 1, left: sc.scrollLeft, max: sc.scrollWidth - sc.clientWidth, inView: x >= sc.scrollLeft - 1 && x + cell <= sc.scrollLeft + sc.clientWidth + 1,
+        note: !document.querySelector('.map-wide').hidden };
+    });
+    await page.keyboard.press('Home');
+    const home = await view();
+    await page.keyboard.press('End');
+    const end = await view();
+    if (viewport.width < 500) {
+      check(home.scrolls && home.note && home.inView && home.left === 0 && end.inView && end.left > 0,
+        `${tag}: the map wider than its column says so, and the keyboard's cell stays in view (Home: scrolled to ${home.left}, End: ${end.left} of ${end.max})`);
+    } else {
+      check(home.inView && end.inView, `${tag}: the keyboard's cell is in view (the map ${home.scrolls ? 'scrolls' : 'fits'})`);
+    }
     const thumb = await page.evaluate(() => {
       const t = document.querySelectorAll('.ask-col canvas.thumb');
       const last = t[t.length - 1];

@@ -43,6 +43,11 @@ try {
   check(/long-run\.sh course-vanilla/.test(facts) && /convert .*--f16/.test(facts), 'its facts show the commands that made it');
   const label = await page.textContent('#load-course');
   check(/Load the course model \(6\.8 MB\)/.test(label), `the button says the size: “${label}”`);
+  // Ask's note (under the shipped model's line) points to it while it is not loaded.
+  const hint = await page.waitForFunction(() => { const h = document.getElementById('ask-course-hint'); return h && !h.hidden && h.textContent; }, null, { timeout: TIMEOUT })
+    .then((h) => h.jsonValue()).catch(() => '');
+  check(/course model/.test(hint), `the Ask card points to the course model: “${hint}”`);
+  const builtinName = await page.getAttribute('#ask-examples button[data-ask]', 'data-ask');
   await page.click('#load-course');
   await page.waitForFunction(() => ['loaded', 'failed'].includes(window.__page.course.state), null, { timeout: TIMEOUT });
   const c = await page.evaluate(() => ({ state: window.__page.course.state, note: window.__page.course.note, info: window.__page.course.info, models: window.__page.models, shipped: window.__page.shipped.state }));
@@ -68,6 +73,15 @@ try {
   } else {
     console.log('SKIP  the answer vs the CLI\'s prediction (no ../shared/data/cs224n-a5/birth_dev.tsv here)');
   }
+  check(await page.locator('#ask-result .stranger').count() === 0, 'no “a guess” note for a person not of the built-in corpus');
+  check(await page.isHidden('#ask-course-hint'), 'the pointer to the course model is gone once it is loaded');
+  // A built-in person: the course model never read about them, and Ask says so beside its answer.
+  await page.fill('#ask-text', builtinName);
+  await page.evaluate(() => { window.__page.ask = null; });
+  await page.click('#btn-ask');
+  await page.waitForFunction(() => window.__page.ask || window.__page.askError, null, { timeout: TIMEOUT });
+  const note = await page.locator('#ask-result .stranger').first().textContent().catch(() => '');
+  check(/never read about/.test(note), `asked about ${builtinName} (a built-in person), the course model's answer is said to be a guess: “${note}”`);
   await page.locator('#models-card').screenshot({ path: path.join(outDir, 'course-model.png') });
   await page.locator('#ask-card').screenshot({ path: path.join(outDir, 'course-ask.png') });
   // The section 2 demos ask about the built-in people: with the course model current, S2a says why

@@ -284,6 +284,14 @@ async function run() {
       const file = fs.readFileSync(await dl.path(), 'utf8');
       const want = fs.readFileSync(path.join(fixture, 'cli-vanilla.predictions'), 'utf8');
       assert(file === want, `downloaded predictions ${JSON.stringify(file)} ≠ the CLI's --outputs_path file ${JSON.stringify(want)}`);
+      // Named after the model and the file; a run cut by "at most" says it covered the file's first questions.
+      assert(dl.suggestedFilename() === 'vanilla-cli-vanilla.birth_dev.predictions', `the predictions download as ${dl.suggestedFilename()}`);
+      const accLabel = await page.locator('#eval-acc-label').innerText();
+      assert(/^accuracy on the first 8 of [\d,]+ questions of birth_dev\.tsv/.test(accLabel), `a run of “at most 8” is labelled “${accLabel}”`);
+      // A row's question button (the person's name) puts the question in Ask, by keyboard too.
+      await page.locator('#eval-table tbody button.cell-ask').first().focus();
+      await page.keyboard.press('Enter');
+      assert((await page.inputValue('#ask-text')) === rep.rows[0].question, `the first row's button put “${await page.inputValue('#ask-text')}” in Ask`);
       // A file without answers: predictions only, no score and no ✓/✗ column.
       const inputs = fs.readFileSync(path.join(fixture, 'data', 'birth_dev.tsv'), 'utf8').split('\n').filter(Boolean).slice(0, 3).map((l) => l.split('\t')[0]).join('\n') + '\n';
       await page.setInputFiles('#file-test', { name: 'birth_test_inputs.tsv', mimeType: 'text/tab-separated-values', buffer: Buffer.from(inputs) });
@@ -295,6 +303,7 @@ async function run() {
         scores: document.getElementById('eval-scores').hidden, note: document.getElementById('eval-predictions-only').innerText,
         body: document.querySelector('#eval-table tbody').innerText }));
       assert(only.rep && !only.rep.score && only.rep.rows.length === 3, `answerless evaluation: ${JSON.stringify(only.rep && only.rep.score)}`);
+      assert(!(await page.locator('#eval-filter-label').isVisible()), 'the ✓/✗ filter is shown for a file without answers');
       assert(only.scores && only.note.startsWith('Predictions only') && !/right|answer\t/.test(only.head) && !/[✓✗]/.test(only.body),
         `answerless file shown as scored: head “${only.head}”, note “${only.note}”`);
       await page.selectOption('#eval-file', 'dev');

@@ -281,7 +281,15 @@ try {
     await page.waitForFunction(() => window.__page.ask && Object.keys(window.__page.ask).length === 2, null, { timeout: TIMEOUT });
     const heads = await page.$$eval('#ask-result .ask-col', (cols) => cols.map((c) => `${c.querySelector('h3').textContent} / ${(c.querySelector('.model-from') || {}).textContent}`));
     assert(heads.length === 2 && heads[0] !== heads[1] && heads.some((h) => h.includes('kept') && h.includes(s.shipped)) && heads.some((h) => h.includes('builtin-nopretrain')), `Ask columns: ${heads.join(' | ')}`);
+    assert(await page.locator('#ask-result .stranger').count() === 0, 'a built-in person is called a guess');
     await page.locator('#ask-card').screenshot({ path: path.join(outDir, 'student-ask-two.png') });
+    // Someone the built-in corpus does not hold: both answers are said to be guesses.
+    await page.fill('#ask-text', 'Ada Lovelace');
+    await S(() => { window.__page.ask = null; });
+    await page.click('#btn-ask');
+    await page.waitForFunction(() => window.__page.ask && Object.keys(window.__page.ask).length === 2, null, { timeout: TIMEOUT });
+    const guesses = await page.$$eval('#ask-result .stranger', (n) => n.map((x) => x.textContent));
+    assert(guesses.length === 2 && guesses.every((g) => /Not one of the built-in corpus’s people/.test(g)), `notes for a stranger: ${JSON.stringify(guesses)}`);
     // Evaluate each on the same 8 questions: two reports, each naming its model.
     await page.selectOption('#eval-file', 'dev');
     await page.fill('#eval-max', '8');
