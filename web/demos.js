@@ -95,11 +95,24 @@ function control(d, c) {
       if (rerun !== false) changed(d);
     });
   }
+  // A control with nothing to do in the other settings (E10's kernel width when it imitates the
+  // identity) is disabled then, its reason in its title.
+  if (c.inactive) {
+    const follow = () => {
+      const why = c.inactive(st);
+      for (const e of wrap.querySelectorAll('input, select, button')) e.disabled = !!why;
+      wrap.classList.toggle('ctl-inactive', !!why);
+      wrap.title = why || '';
+    };
+    d.sync.push(follow);
+    d.inactive.push(follow);
+  }
   return wrap;
 }
 
 // A control moved: remember it in the URL and recompute (coalesced while a job runs).
 function changed(d) {
+  d.inactive.forEach((f) => f());
   writeHash(d);
   run(d);
 }
@@ -180,7 +193,7 @@ function build(item, hash) {
         <div class="demo-numbers"></div>
       </div>
     </div>`;
-  const d = { item, st, el, sync: [], limits: [], res: null, busy: false, dirty: false, cpu: false };
+  const d = { item, st, el, sync: [], limits: [], inactive: [], res: null, busy: false, dirty: false, cpu: false };
   d.figure = el.querySelector('.demo-figure');
   d.numbers = el.querySelector('.demo-numbers');
   d.status = el.querySelector('.demo-status');

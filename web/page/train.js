@@ -204,8 +204,10 @@ export async function finishRun(how) {
     const label = `${r.label}, ${S.steps} steps${how === 'stopped' ? ' (stopped early)' : ''}`;
     const bytes = await job('finish', () => P.wasm.page_finish(label));
     P.run = null;
-    await store.put(`model:${r.variant}`, { bytes, label, savedAt: Date.now() }).catch(() => {});
+    const kept = await store.put(`model:${r.variant}`, { bytes, label, savedAt: Date.now() }).then(() => true, () => false);
     await store.del('run').catch(() => {});
+    // The run's last save said an earlier step: the finished model is what this browser keeps now.
+    if (kept) $('s-saved').textContent = `the model, step ${S.steps.toLocaleString()} at ${fmt.clock(Date.now())}`;
     await emit('models'); // before the run shows as finished: its model is in S.models then
     S.finished += 1;
     const lastLoss = r.losses.length ? r.losses[r.losses.length - 1][1] : NaN;
@@ -300,6 +302,9 @@ export function wireTraining() {
   $('discard-saved').addEventListener('click', async () => {
     await store.del('run').catch(() => {});
     $('resume-banner').hidden = true;
+    // Its curve goes with it (the chart showed it as "saved run" while it waited).
+    if (!S.history.length) { S.losses = []; S.total = 0; redrawChart(); }
+    $('s-saved').textContent = '—';
     setStatus('idle', 'The saved run was discarded. Press Pretrain to start one with the chosen preset.');
   });
   new ResizeObserver(() => redrawChart()).observe($('chart'));

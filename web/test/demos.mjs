@@ -140,6 +140,8 @@ async function main() {
       const t = r.t, g = r.open_grad_gpu || [];
       const above = g.filter((_, i) => i % t > Math.floor(i / t)).map(Math.abs);
       check(g.length === t * t && Math.max(...above) > 1e-6, `E7: without the mask the gradient reaches cells above the diagonal (max ${Math.max(...above)})`);
+      const nums = await page.textContent('#e7 .demo-numbers');
+      check(/largest weight above the diagonal/.test(nums) && !/largest masked/.test(nums), `E7: without the mask its numbers say so: “${nums.slice(0, 90)}…”`);
     }
     const tTrain = Date.now();
     r = await set('e7', 'button[id$="-trainthetoywithandwithoutthemask"]', null, 180000);
@@ -190,6 +192,7 @@ async function main() {
     r = await set('e10', 'select[id$="-kind"]', 'identity');
     const err = (x) => Math.max(...x.dev.out.map((v, i) => Math.abs(v - x.target[i])));
     check(err(r) < 1e-3, `E10: identity matched (max err ${err(r).toExponential(2)})`);
+    check(await page.isDisabled('#e10 input[id$="-width"]'), 'E10: the kernel width is disabled while the identity is imitated (it has none)');
     r = await set('e10', 'input[id$="-lambda"]', 1);
     check(err(r) > 0.05, `E10: λ = 1 blurs it (max err ${err(r).toFixed(3)})`);
     await set('e10', 'input[id$="-lambda"]', 20);

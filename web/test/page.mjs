@@ -379,6 +379,8 @@ async function run() {
       // No stale ETA after Stop; the time per step as people read it; the earlier runs stay on the chart.
       const prog = await page.textContent('#progress-text');
       assert(!/ETA/.test(prog) && /stopped at step/.test(prog), `progress line after Stop: “${prog}”`);
+      const saved = await page.textContent('#s-saved');
+      assert(saved.startsWith(`the model, step ${s.steps.toLocaleString('en')} at`), `“saved” after Stop at step ${s.steps}: “${saved}”`);
       assert(await page.isHidden('#demos-busy'), 'the demos still say a run is training after Stop');
       const ms = await page.textContent('#s-ms');
       assert(/^\d+(\.\d+)? (ms|s)$|^\d+ min \d\d s$/.test(ms), `time per step shown as “${ms}”`);
@@ -497,16 +499,20 @@ async function run() {
       await setField('h-pre_batch', 2);
       await setField('h-max_steps', 400);
       await page.click('#btn-pretrain');
-      await waitPage((s) => s.status === 'running' && s.steps >= 2, 'a running run');
+      // Saved with its losses (a save every few seconds), so the reload has a curve to show.
+      await waitPage((s) => s.status === 'running' && s.savedStep >= 2, 'a running run, saved');
       // Leaving the page saves the run at once; the reload offers it.
       await page.reload();
       await waitPage((s) => s.ready, 'the page after the reload', 120000);
       assert(await page.isVisible('#resume-banner'), 'no resume banner after the reload');
+      const series = await page.evaluate(() => window.__page.chartSeries);
+      assert(series.includes('saved run'), `the saved run's curve is not on the chart: ${JSON.stringify(series)}`);
       await page.focus('#discard-saved');
       await page.keyboard.press('Enter');
       await page.waitForFunction(() => document.getElementById('resume-banner').hidden, null, { timeout: 30000 });
       await page.waitForTimeout(200);
-      const after = await page.evaluate(() => ({ status: document.getElementById('train-status').textContent, focus: document.activeElement.id || document.activeElement.tagName }));
+      const after = await page.evaluate(() => ({ status: document.getElementById('train-status').textContent, focus: document.activeElement.id || document.activeElement.tagName, series: window.__page.chartSeries }));
+      assert(!after.series.includes('saved run'), `the discarded run's curve stays on the chart: ${after.series}`);
       assert(/discarded/.test(after.status) && !/press Resume/.test(after.status), `the status after Discard: “${after.status}”`);
       assert(after.focus !== 'BODY', 'focus fell to the page\'s body after Discard');
       await page.reload();

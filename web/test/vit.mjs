@@ -106,6 +106,7 @@ try {
     await page.selectOption('#vit-layer', 'rollout');
     const cap2 = await page.textContent('#vit-attn-caption');
     assert(cap2.includes('rollout'), cap2);
+    assert(await page.isDisabled('#vit-head'), 'rollout averages the heads, yet the head select is enabled');
     await page.click('#vit-from-cls');
     assert((await page.textContent('#vit-attn-caption')).startsWith('From [CLS]'), 'back to [CLS]');
     // The keyboard: the first arrow picks patch 1, → and ↓ move one column and one row, Escape goes back.
@@ -132,6 +133,13 @@ try {
     const pos = await page.evaluate(() => window.__vit.positions);
     assert(pos.near > pos.far + 0.05 && pos.row > pos.far + 0.05, `position similarities ${JSON.stringify(pos)}`);
     await page.locator('#vit').screenshot({ path: path.join(outDir, 'vit-shipped.png') });
+    // Clear takes the prediction and its pictures away with the digit; a sample brings them back.
+    await page.click('#vit-clear');
+    const cleared = await page.evaluate(() => ({ answer: window.__vit.answer, pred: document.getElementById('vit-pred').textContent, probs: document.getElementById('vit-probs').children.length }));
+    assert(cleared.answer === null && /Draw a digit/.test(cleared.pred) && cleared.probs === 0, `after Clear: ${JSON.stringify(cleared)}`);
+    const before = await page.evaluate(() => window.__vit.predictions);
+    await page.click('#vit-sample');
+    await page.waitForFunction((b) => window.__vit.predictions > b, before, { timeout: 60000 });
     return cap;
   });
 

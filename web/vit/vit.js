@@ -51,14 +51,29 @@ function showInfo(i, note) {
   const layer = $('vit-layer');
   layer.innerHTML = [...Array(i.n_layer).keys()].map((l) => `<option value="${l}">${l + 1}</option>`).join('') + '<option value="rollout">rollout</option>';
   layer.value = String(i.n_layer - 1);
+  $('vit-head').disabled = false;
   $('vit-head').innerHTML = '<option value="mean">mean</option>' + [...Array(i.n_head).keys()].map((h) => `<option value="${h}">${h + 1}</option>`).join('');
   // A model is there to save; the training buttons follow the run (trainButtons).
   $('vit-save').disabled = false;
   trainButtons();
 }
 
+// No digit to answer for (the pad cleared): the last prediction and its pictures go too.
+function clearAnswer() {
+  state.answer = null;
+  state.lastAnswer = null;
+  $('vit-pred').textContent = 'Draw a digit (or press “A held-out sample”) to see the prediction.';
+  $('vit-probs').innerHTML = '';
+  for (const id of ['vit-attn', 'vit-patches']) {
+    const c = $(id);
+    c.getContext('2d').clearRect(0, 0, c.width, c.height);
+  }
+  $('vit-attn-caption').textContent = '';
+}
+
 async function predict() {
-  if (!image || !info()) return;
+  if (!info()) return;
+  if (!image) { clearAnswer(); return; }
   const a = await job(() => wasm.vit_predict(image));
   state.answer = { class: a.class, probs: Array.from(a.probs) };
   state.predictions += 1;
@@ -68,6 +83,11 @@ async function predict() {
     `<label class="${d === a.class ? 'best' : ''}"><span>${d}</span><progress max="1" value="${p.toFixed(4)}"></progress><span class="num">${(100 * p).toFixed(1)}%</span></label>`).join('');
   drawAttention();
   drawPatches($('vit-patches'), image, info().grid);
+}
+
+// Rollout averages the heads: the head select has nothing to choose then.
+function headFollowsLayer() {
+  $('vit-head').disabled = $('vit-layer').value === 'rollout';
 }
 
 function drawAttention() {
@@ -292,7 +312,7 @@ function wire() {
     image = pad.toImage();
     predict().catch(fail);
   });
-  $('vit-clear').addEventListener('click', () => { pad.clear(); image = null; });
+  $('vit-clear').addEventListener('click', () => { pad.clear(); image = null; clearAnswer(); });
   $('vit-sample').addEventListener('click', () => sample().catch(fail));
   $('vit-train').addEventListener('click', () => train());
   $('vit-pause').addEventListener('click', () => {
@@ -320,7 +340,7 @@ function wire() {
     });
     e.target.value = '';
   });
-  $('vit-layer').addEventListener('change', drawAttention);
+  $('vit-layer').addEventListener('change', () => { headFollowsLayer(); drawAttention(); });
   $('vit-head').addEventListener('change', drawAttention);
   $('vit-from-cls').addEventListener('click', () => { query = -1; drawAttention(); });
   // The keyboard's way round the patch grid: arrows move the query patch (from [CLS], the first
