@@ -55,6 +55,8 @@ export function pageUnavailable(message) {
 export async function startPage(w, device, browserInfo, workers) {
   P.wasm = w;
   S.backend = device.kind;
+  // A software WebGPU adapter (no GPU): the presets' notes point to the CPU backend.
+  S.softwareAdapter = device.kind !== 'cpu' && !!(device.adapter && device.adapter.software);
   // How many engines a CPU-backend run trains on (web/page/steps.js, web/helpers.js).
   P.workers = workers || null;
   S.workers = P.workers;

@@ -231,7 +231,11 @@ export function describe(z, quick, mid, full) {
   const cli = `Too large for this device: use the CLI (natively, on all cores or a GPU): ${CLI_COMMANDS}`;
   // A run of hours in a browser tab: the same run natively is the better way (the commands go in
   // the details).
-  const long = (r, say) => (r.seconds > 3 * 3600 ? (say ? ' That is long for a page: the CLI runs the same natively, on all cores or a GPU (its commands are in the details).' : true) : '');
+  // On a software WebGPU adapter the CPU backend is the faster choice in the page (session 21's
+  // audit, one 2-core machine: the middle preset's label read 12 h 41 min on SwiftShader, about
+  // 45 min on the CPU backend).
+  const software = S.softwareAdapter ? ' This WebGPU adapter is a software one (no GPU): the CPU backend (Device card, Backend) trains faster here.' : '';
+  const long = (r, say) => (r.seconds > 3 * 3600 ? (say ? ` That is long for a page: the CLI runs the same natively, on all cores or a GPU (its commands are in the details).${software}` : true) : '');
   // On the CPU backend: how many engines the times assume, or how to use the idle cores.
   const cores = (P.workers && P.workers.cores) || 1;
   const engines = (r) => (S.backend !== 'cpu' ? '' : engineCount() > 1
@@ -242,7 +246,7 @@ export function describe(z, quick, mid, full) {
   const a = p.assignment;
   return {
     // The time first: a phone's select shows the label's first 30-odd characters.
-    quickLabel: `Quick, about ${duration(quick.preS + quick.ftS)} here: tiny model (the flow, not knowledge)`,
+    quickLabel: `Quick, about ${duration(quick.preS + quick.ftS)} here: the flow, not knowledge`,
     middleLabel: mid.tooLarge ? 'Middle: too large for this device (use the CLI)' : `Middle, about ${duration(mid.seconds)} here: 2 layers on ${onNotes() ? 'the birth notes' : 'your pretraining text'}`,
     fullLabel: full.tooLarge ? 'Full assignment: too large for this device (use the CLI)' : `Full assignment, about ${duration(full.seconds)} here${full.changed.length ? ' (smaller batch)' : ''}`,
     // Each note: what a student needs to choose (size, time here, what to expect) in a line or

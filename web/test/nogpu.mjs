@@ -355,7 +355,7 @@ async function run() {
       await page.selectOption('#preset', 'quick');
       const opt = await page.evaluate(() => [...document.querySelectorAll('#preset option')].map((o) => o.textContent));
       const note = `${await page.textContent('#preset-note')} ${await page.textContent('#preset-more-text')}`;
-      assert(/^Quick, about \d.* here: tiny model \(the flow, not knowledge\)$/.test(opt[0]) && /^Middle(, about \d.* here: 2 layers on (the birth notes|your pretraining text)$|: too large)/.test(opt[1]) && /^Full assignment(, about \d.* here|: too large)/.test(opt[2]), `preset labels: ${opt.join(' | ')}`);
+      assert(/^Quick, about \d.* here: the flow, not knowledge$/.test(opt[0]) && /^Middle(, about \d.* here: 2 layers on (the birth notes|your pretraining text)$|: too large)/.test(opt[1]) && /^Full assignment(, about \d.* here|: too large)/.test(opt[2]), `preset labels: ${opt.join(' | ')}`);
       assert(/on this device/.test(note) && /first step/.test(note) && /not knowledge/.test(note), `the quick preset's note: “${note}”`);
       assert(Number(await page.inputValue('#h-pre_batch')) === q.pre_batch, 'the form does not hold the sized batch');
       await setField('h-max_steps', 2);
