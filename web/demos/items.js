@@ -125,6 +125,12 @@ const E1 = {
     dot(ctx, R.map(r.dev.c), C.out, 'c', 9, true);
     if (d.cpu) cross(ctx, R.map(r.cpu.c), C.cpu, 7);
     bars(ctx, { x: 0, y: s + 4, w, h: h - s - 4 }, r.dev.alpha, { colors: r.dev.alpha.map((_, i) => col(i)), labels: r.dev.alpha.map((a, i) => `α${i + 1}=${a.toFixed(3)}`), title: 'α', marks: d.cpu ? r.cpu.alpha : null });
+    // The point the arrow keys move (“arrow keys move”), ringed.
+    const chosen = handles.find((hd) => hd.id === d.st.sel);
+    if (chosen) {
+      ctx.save(); ctx.setLineDash([3, 3]); ctx.strokeStyle = '#1d232b'; ctx.lineWidth = 1.5;
+      ctx.beginPath(); ctx.arc(chosen.px[0], chosen.px[1], 12, 0, 2 * Math.PI); ctx.stroke(); ctx.restore();
+    }
     d.geo = { handles };
   },
   numbers(d) {
