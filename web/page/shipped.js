@@ -45,7 +45,16 @@ export async function loadShipped(remember) {
     try { r = await fetch(SHIPPED_MODEL, { cache: 'no-cache' }); } catch (e) { throw new Error(`${SHIPPED_MODEL} could not be fetched (${errText(e)})`); }
     if (!r.ok) throw new Error(`${SHIPPED_MODEL} is not on the server (HTTP ${r.status})`);
     const bytes = new Uint8Array(await r.arrayBuffer());
-    const info = await job('load_model', () => P.wasm.page_load_model(bytes, label));
+    // Loaded by the page on its own (remember false), it never replaces a vanilla model the student
+    // loaded meanwhile (the course model asked for during a first visit's start): checked in the
+    // same engine call as the load, which the page's one queue keeps apart from other loads.
+    const info = await job('load_model', async () => (!remember && (await P.wasm.page_models()).some((m) => m.slot === 'vanilla')
+      ? null : P.wasm.page_load_model(bytes, label)));
+    if (!info) {
+      sh.state = 'skipped';
+      await emit('models');
+      return;
+    }
     Object.assign(sh, { label, info, state: 'loaded' });
     S.loaded = info;
     await emit('models');
