@@ -3,7 +3,8 @@
 //! `attnlab london --eval_corpus_path F` for the London baseline, and `attnlab convert` from the
 //! course's `torch.save` .params files to our safetensors. Without a corpus path the
 //! embedded generated corpus is used (its train/dev TSVs become the finetune/eval defaults).
-//! Every user error is one message on stderr and exit code 1; outputs are written atomically.
+//! Every user error is one message on stderr and exit code 1 (2 for a usage error, as argparse);
+//! outputs are written atomically.
 //! The front end is in `src/cli/`; runs are set up and driven by the library's `train::RunSpec` and
 //! `train::Session`, as the page does.
 

@@ -1,6 +1,6 @@
 //! `attnlab vit train|evaluate` end to end on the CPU backend at a tiny size: a checkpoint is
-//! written and evaluated, bad flags and files are one message and exit code 1, and a run whose
-//! checkpoint cannot be written leaves the existing file as it was.
+//! written and evaluated, bad flags and files are one message and exit code 1 (2 for a usage
+//! error), and a run whose checkpoint cannot be written leaves the existing file as it was.
 
 use std::path::Path;
 use std::process::Command;
@@ -18,7 +18,9 @@ fn run_env(args: &[&str], env: &[(&str, &str)]) -> (bool, String) {
     let text =
         String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     if !out.status.success() {
-        assert_eq!(out.status.code(), Some(1), "{text}");
+        // 2 for a usage error (an unknown flag, a value that is not a number), as argparse.
+        let usage = text.contains("For more information, try '--help'");
+        assert_eq!(out.status.code(), Some(if usage { 2 } else { 1 }), "{text}");
     }
     (out.status.success(), text)
 }

@@ -104,6 +104,13 @@ pub fn inputs(cli: &Cli) -> Res<Inputs> {
 /// new files (a probe file is created and removed), and the path must not be a folder. Stale
 /// temporary files a killed run left beside it are removed.
 pub fn check_output(path: &Path, flag: &str) -> Res<()> {
+    // Through a symbolic link, the folder of the file it names; a FIFO or a device is written in
+    // place when the run ends (write_atomic_all: opening a FIFO now would wait for its reader).
+    let (dest, direct) = destination(path);
+    if direct {
+        return Ok(());
+    }
+    let path = dest.as_path();
     let dir = folder_of(path);
     if !dir.is_dir() {
         return Err(format!(
@@ -262,21 +269,32 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Res<()> {
 /// temporary is written and synced before the first rename, so a full disk or a failed write
 /// replaces none of them and says so.
 pub fn write_atomic_all(files: &[(&Path, &[u8])]) -> Res<()> {
-    let unchanged = || match files {
-        [_] => String::new(),
-        _ => {
-            let names: Vec<String> = files.iter().map(|(p, _)| p.display().to_string()).collect();
-            format!("; {} are unchanged", names.join(" and "))
+    // The files that were there before are said to be unchanged; new ones were not written.
+    let unchanged = || {
+        let there: Vec<String> = files
+            .iter()
+            .filter(|(p, _)| p.exists())
+            .map(|(p, _)| p.display().to_string())
+            .collect();
+        match (files.len(), there.as_slice()) {
+            (1, _) => String::new(),
+            (_, []) => "; nothing was written".to_string(),
+            (_, [one]) => format!("; {one} is unchanged"),
+            _ => format!("; {} are unchanged", there.join(" and ")),
         }
     };
+    let dests: Vec<(PathBuf, bool)> = files.iter().map(|(p, _)| destination(p)).collect();
     let mut temps: Vec<PathBuf> = Vec::with_capacity(files.len());
     let remove_temps = |temps: &[PathBuf]| {
         for t in temps {
             let _ = std::fs::remove_file(t);
         }
     };
-    for (path, bytes) in files {
-        let tmp = temp_path(path);
+    for ((path, bytes), (dest, direct)) in files.iter().zip(&dests) {
+        if *direct {
+            continue;
+        }
+        let tmp = temp_path(dest);
         if let Err(e) = write_temp(&tmp, bytes) {
             let _ = std::fs::remove_file(&tmp);
             remove_temps(&temps);
@@ -288,17 +306,48 @@ pub fn write_atomic_all(files: &[(&Path, &[u8])]) -> Res<()> {
         }
         temps.push(tmp);
     }
-    for (i, ((path, _), tmp)) in files.iter().zip(&temps).enumerate() {
-        if let Err(e) = std::fs::rename(tmp, path) {
+    // A FIFO or a device holds nothing to keep: written in place, once every temporary is ready.
+    for ((path, bytes), (dest, direct)) in files.iter().zip(&dests) {
+        if *direct {
+            let written = std::fs::OpenOptions::new()
+                .write(true)
+                .truncate(true)
+                .open(dest)
+                .and_then(|mut f| f.write_all(bytes));
+            if let Err(e) = written {
+                remove_temps(&temps);
+                return Err(format!("could not write {}: {e}", path.display()));
+            }
+        }
+    }
+    let renamed = files.iter().zip(&dests).filter(|(_, (_, direct))| !direct);
+    for (i, ((path, _), (dest, _))) in renamed.enumerate() {
+        if let Err(e) = std::fs::rename(&temps[i], dest) {
             remove_temps(&temps[i..]);
             return Err(format!("could not write {}: {e}", path.display()));
         }
         // The rename is durable once the folder is synced (Unix; elsewhere best effort).
-        if let Ok(d) = std::fs::File::open(folder_of(path)) {
+        if let Ok(d) = std::fs::File::open(folder_of(dest)) {
             let _ = d.sync_all();
         }
     }
     Ok(())
+}
+
+/// Where the bytes for `path` go, and whether they are written in place: through a symbolic link
+/// to the file it names (the link stays a link, as `open(path, 'w')` in run.py writes through it);
+/// a FIFO or a device such as `/dev/stdout` in place, since a rename would replace it.
+fn destination(path: &Path) -> (PathBuf, bool) {
+    let dest = match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(path).unwrap_or_else(|_| {
+            // A link to a file not made yet: its target, read relative to the link's folder.
+            std::fs::read_link(path)
+                .map_or_else(|_| path.to_path_buf(), |t| folder_of(path).join(t))
+        }),
+        _ => path.to_path_buf(),
+    };
+    let direct = std::fs::metadata(&dest).is_ok_and(|m| !m.is_file() && !m.is_dir());
+    (dest, direct)
 }
 
 /// The bytes into a new file `tmp`, synced; then the fault injections of the tests.

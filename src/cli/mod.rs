@@ -42,6 +42,7 @@ enum VariantArg {
 #[command(
     name = "attnlab",
     version,
+    allow_negative_numbers = true,
     after_help = "Also: `attnlab vit train|evaluate` trains and evaluates the Vision Transformer on \
                   generated digits (`attnlab vit --help` for its flags)."
 )]
@@ -151,7 +152,7 @@ struct Cli {
     /// Override the dropout probability of every dropout layer (0.1 in the assignment; 0
     /// turns dropout off).
     #[arg(long)]
-    dropout: Option<f32>,
+    dropout: Option<f64>,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -164,6 +165,7 @@ enum DeviceArg {
 type Res<T> = Result<T, String>;
 
 pub fn main() -> ExitCode {
+    runtime_dir_for_the_gpu_probe();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -173,7 +175,9 @@ pub fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             let _ = e.print();
-            return ExitCode::from(1);
+            // A usage error (an unknown flag, a value that is not a number) exits 2, as run.py's
+            // argparse does; an error of the run itself exits 1.
+            return ExitCode::from(2);
         }
     };
     match run_cli(&cli) {
@@ -181,6 +185,29 @@ pub fn main() -> ExitCode {
         Err(m) => {
             eprintln!("error: {m}");
             ExitCode::from(1)
+        }
+    }
+}
+
+/// Mesa's Vulkan drivers look for a Wayland display while wgpu lists the GPUs, and print "error:
+/// XDG_RUNTIME_DIR is invalid or not set in the environment." (twice) where it is unset, as on a
+/// server or in a container: a run that then succeeds seems to report errors of its own. At start,
+/// with one thread (setting a variable races other threads' reads), an unset or missing one is
+/// pointed at a private empty folder of ours (mode 0700, as the variable requires).
+pub(crate) fn runtime_dir_for_the_gpu_probe() {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+        if std::env::var_os("XDG_RUNTIME_DIR").is_some_and(|d| Path::new(&d).is_dir()) {
+            return;
+        }
+        let uid = std::fs::metadata("/proc/self").map_or(0, |m| m.uid());
+        let dir = std::env::temp_dir().join(format!("attnlab-runtime-{uid}"));
+        let _ = std::fs::DirBuilder::new().mode(0o700).create(&dir); // or it is there already
+        let ours = std::fs::metadata(&dir)
+            .is_ok_and(|m| m.is_dir() && m.uid() == uid && m.mode() & 0o077 == 0);
+        if ours {
+            std::env::set_var("XDG_RUNTIME_DIR", &dir);
         }
     }
 }
@@ -222,7 +249,7 @@ fn spec(cli: &Cli, variant: Variant) -> RunSpec {
             n_layer: cli.n_layer,
             n_head: cli.n_head,
             n_embd: cli.n_embd,
-            dropout: cli.dropout.map(f64::from),
+            dropout: cli.dropout,
             decay_epochs: cli.lr_decay_epochs,
         },
         seed: cli.seed,
@@ -342,6 +369,13 @@ fn run_cli(cli: &Cli) -> Res<()> {
     let spec = spec(cli, variant(cli)?);
     check_flags(cli, &spec)?;
     let inp = inputs(cli)?;
+    if cli.pretrain_corpus_path.is_none() {
+        eprintln!(
+            "note: no pretraining corpus given: the built-in generated corpus is used (its \
+             wiki.txt, and its question files for flags not given); give the course's wiki.txt \
+             first to use the course's files"
+        );
+    }
     let text =
         data::text_from_bytes(&inp.corpus.bytes, &inp.corpus.name).map_err(|e| e.to_string())?;
     let vocab = Vocab::from_text(text, &inp.corpus.name).map_err(|e| e.to_string())?;

@@ -178,9 +178,10 @@ pub fn evaluate(
     }
     if let Some(out) = &cli.outputs_path {
         write_atomic(out, lines(&ev.predictions).as_bytes())?;
+        let n = ev.predictions.len();
         println!(
-            "wrote {} predictions to {}",
-            ev.predictions.len(),
+            "wrote {n} prediction{} to {}",
+            if n == 1 { "" } else { "s" },
             out.display()
         );
     }
@@ -197,7 +198,13 @@ pub fn london(cli: &Cli) -> Res<()> {
     super::check_not_overwriting_inputs(cli)?;
     let tsv = match (&cli.eval_corpus_path, &cli.pretrain_corpus_path) {
         (Some(p), _) => read(p)?,
-        (None, None) => embedded("dev.tsv", &run::default_corpus(cli.tiny).dev_tsv),
+        (None, None) => {
+            eprintln!(
+                "note: no --eval_corpus_path: scoring the built-in generated corpus's dev set; \
+                 give the course's birth_dev.tsv to score it"
+            );
+            embedded("dev.tsv", &run::default_corpus(cli.tiny).dev_tsv)
+        }
         (None, Some(_)) => return Err("london needs --eval_corpus_path PATH".into()),
     };
     let rows =

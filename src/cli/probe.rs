@@ -23,6 +23,7 @@ pub fn probe(
     let tsv = tsv.ok_or("probe needs --eval_corpus_path PATH (questions with their answers)")?;
     let mut rows =
         parse_tsv(&tsv.bytes, &tsv.name, TsvMode::RequireAnswers).map_err(|e| e.to_string())?;
+    let in_file = rows.len();
     if let Some(n) = cli.max_questions {
         rows.truncate(n);
     }
@@ -34,13 +35,21 @@ pub fn probe(
                 attnlab::data::text_from_bytes(&f.bytes, &f.name).map_err(|e| e.to_string())?;
             let lines: Vec<String> = text.lines().map(str::to_string).collect();
             if lines.len() != rows.len() {
+                let asked = if rows.len() < in_file {
+                    format!(
+                        "--max_questions {} asks the first {} of the {in_file} questions of {}",
+                        rows.len(),
+                        rows.len(),
+                        tsv.name
+                    )
+                } else {
+                    format!("{} has {} questions", tsv.name, rows.len())
+                };
                 return Err(format!(
-                    "{} has {} lines but {} has {} questions; give the predictions `evaluate \
-                     --outputs_path` wrote for the same file",
+                    "{} has {} lines but {asked}; give the predictions `evaluate \
+                     --outputs_path` wrote for the same questions",
                     f.name,
                     lines.len(),
-                    tsv.name,
-                    rows.len()
                 ));
             }
             Some(lines)

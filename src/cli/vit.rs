@@ -97,6 +97,7 @@ type Res<T> = Result<T, String>;
 /// Entry point; `args` are the process arguments after `attnlab` (starting with `vit`), as OS
 /// strings so that a path that is not UTF-8 is an error message, not a panic.
 pub fn main(args: Vec<std::ffi::OsString>) -> ExitCode {
+    super::runtime_dir_for_the_gpu_probe();
     let cli = match VitCli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {
@@ -106,7 +107,7 @@ pub fn main(args: Vec<std::ffi::OsString>) -> ExitCode {
             return if ok {
                 ExitCode::SUCCESS
             } else {
-                ExitCode::from(1)
+                ExitCode::from(2) // a usage error, as the GPT commands (and argparse)
             };
         }
     };

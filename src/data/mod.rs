@@ -63,17 +63,26 @@ pub fn universal_newlines(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(text.replace("\r\n", "\n").replace('\r', "\n"))
 }
 
-/// Validate UTF-8, naming the file, byte offset and line of the first bad byte.
+/// Validate UTF-8, naming the file, line and column (in characters) of the first bad byte, and
+/// its byte offset in the file.
 pub fn text_from_bytes<'a>(bytes: &'a [u8], file: &str) -> Result<&'a str> {
     match std::str::from_utf8(bytes) {
         Ok(s) => Ok(s),
         Err(e) => {
             let off = e.valid_up_to();
             let line = bytes[..off].iter().filter(|&&b| b == b'\n').count() + 1;
+            let start = bytes[..off]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |i| i + 1);
+            // The bytes before `off` are valid UTF-8, so the line's start is a character's.
+            let col = std::str::from_utf8(&bytes[start..off])
+                .map_or(off - start, |t| t.chars().count())
+                + 1;
             let bad = bytes.get(off).copied().unwrap_or(0);
             Err(Error::Msg(format!(
-                "{file}:{line}: invalid UTF-8 at byte offset {off} (byte 0x{bad:02X}); \
-                 re-save the file as UTF-8"
+                "{file}:{line}:{col}: invalid UTF-8 at column {col} (byte 0x{bad:02X}, at byte \
+                 offset {off} of the file); re-save the file as UTF-8"
             )))
         }
     }

@@ -1,5 +1,5 @@
-//! User errors: exit code 1, a message naming the file, line and fix, no output file left behind,
-//! and a failed run never overwrites a good checkpoint.
+//! User errors: exit code 1 (2 for a usage error, as argparse), a message naming the file, line
+//! and fix, no output file left behind, and a failed run never overwrites a good checkpoint.
 
 use crate::common::{no_tmp_left, run, run_env};
 use crate::{corpus_dir, stderr};
@@ -10,8 +10,18 @@ use std::path::Path;
 
 /// Exit code 1, a message naming `needle`, no output file left behind.
 fn fails(dir: &Path, args: &[&str], needle: &str, output: &str) {
+    fails_with(dir, args, needle, output, 1);
+}
+
+/// A usage error (a flag's value that is not a number, an unknown function): exit code 2, as
+/// run.py's argparse, and the same message and no output.
+fn usage(dir: &Path, args: &[&str], needle: &str, output: &str) {
+    fails_with(dir, args, needle, output, 2);
+}
+
+fn fails_with(dir: &Path, args: &[&str], needle: &str, output: &str, code: i32) {
     let o = run(dir, args);
-    assert_eq!(o.status.code(), Some(1), "{args:?}");
+    assert_eq!(o.status.code(), Some(code), "{args:?}: {}", stderr(&o));
     let e = stderr(&o);
     assert!(e.contains(needle), "stderr lacks {needle:?}: {e}");
     assert!(!e.contains("panicked"), "{e}");
@@ -54,13 +64,27 @@ fn user_errors_exit_1_with_a_message_and_no_output() {
         "bad.tsv:2",
         "out.st",
     );
-    fails(
+    usage(
         &dir,
         &["pretrain", "vanilla", "--max_epochs", "abc"],
         "abc",
         "out.st",
     );
-    fails(&dir, &["train", "vanilla"], "train", "out.st");
+    usage(&dir, &["train", "vanilla"], "train", "out.st");
+    // A negative number is the flag's value (not taken for a flag), refused by its range.
+    fails(
+        &dir,
+        &[
+            "pretrain",
+            "vanilla",
+            "--learning_rate",
+            "-1",
+            "--writing_params_path",
+            "out.st",
+        ],
+        "--learning_rate -1 must be a positive number",
+        "out.st",
+    );
     fails(
         &dir,
         &["pretrain", "vanilla", "wiki.txt"],
@@ -138,7 +162,7 @@ fn bad_files_name_the_file_and_line_and_a_failed_run_keeps_the_old_checkpoint() 
             "--writing_params_path",
             "out.st",
         ],
-        "bin.txt:1: invalid UTF-8",
+        "bin.txt:1:1: invalid UTF-8 at column 1",
         "out.st",
     );
     std::fs::create_dir_all(dir.join("folder")).expect("mkdir");

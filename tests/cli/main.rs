@@ -1,7 +1,8 @@
 //! The CLI end to end: the built binary on a few people from the embedded corpus generator (written
 //! to files so the path flags are exercised), a tiny model and one epoch, since lavapipe trains at
-//! only a few hundred tokens a second. `errors.rs`: user errors (exit 1, a clear message, no output
-//! file, the old checkpoint kept); `decode.rs`: greedy decoding's determinism and batching.
+//! only a few hundred tokens a second. `errors.rs`: user errors (exit 1, or 2 for a usage error; a
+//! clear message, no output file, the old checkpoint kept); `decode.rs`: greedy decoding's
+//! determinism and batching.
 
 mod decode;
 mod errors;
@@ -99,6 +100,25 @@ fn pretrain_then_finetune_then_evaluate() {
     let preds = std::fs::read_to_string(dir.join("pred.txt")).expect("predictions");
     assert_eq!(preds.lines().count(), 3, "{preds:?}");
     assert!(preds.ends_with('\n'));
+    // Without XDG_RUNTIME_DIR (a server, a container), the GPU probe prints no "error:" lines of
+    // Mesa's (the binary points it at a private folder of its own first).
+    let o = std::process::Command::new(common::BIN)
+        .args([
+            "evaluate",
+            "vanilla",
+            "wiki.txt",
+            "--tiny",
+            "--reading_params_path",
+            "fine.st",
+            "--eval_corpus_path",
+            "dev.tsv",
+        ])
+        .current_dir(&dir)
+        .env_remove("XDG_RUNTIME_DIR")
+        .output()
+        .expect("run");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("error"), "{}", stderr(&o));
     no_tmp_left(&dir);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -109,6 +129,11 @@ fn london_prints_the_baseline() {
     // The embedded corpus's dev set.
     let o = run(&dir, &["london", "--outputs_path", "london.txt"]);
     assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("note: no --eval_corpus_path: scoring the built-in"),
+        "{}",
+        stderr(&o)
+    );
     let dev = attnlab::train::run::default_corpus(false).dev_tsv;
     let rows = parse_tsv_str(&dev, "dev", TsvMode::RequireAnswers).expect("dev parses");
     let (c, t) = data::london_baseline(&rows).expect("score");
@@ -151,6 +176,50 @@ fn london_prints_the_baseline() {
         "{}",
         stdout(&o)
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An output named by a symbolic link is written through it (the link stays, as run.py's
+/// `open(path, 'w')` writes through it), a link to a file not made yet makes that file, and a
+/// FIFO (or a device) is written in place, not replaced by a rename.
+#[cfg(unix)]
+#[test]
+fn outputs_write_through_links_and_into_devices() {
+    let dir = corpus_dir("links");
+    std::os::unix::fs::symlink("target.txt", dir.join("link.pred")).expect("symlink");
+    std::os::unix::fs::symlink("made.txt", dir.join("dangling.pred")).expect("symlink");
+    std::fs::write(dir.join("target.txt"), "old\n").expect("write");
+    for (link, file) in [("link.pred", "target.txt"), ("dangling.pred", "made.txt")] {
+        let o = run(&dir, &["london", "--outputs_path", link]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let meta = std::fs::symlink_metadata(dir.join(link)).expect("link");
+        assert!(
+            meta.file_type().is_symlink(),
+            "{link} was replaced by a file"
+        );
+        let text = std::fs::read_to_string(dir.join(file)).expect("target");
+        assert_eq!(text.lines().count(), CorpusSizes::DEFAULT.dev, "{file}");
+        assert!(text.lines().all(|l| l == "London"), "{file}: {text}");
+    }
+    // A FIFO (as /dev/stdout may be): read by a thread while the run writes into it.
+    let fifo = dir.join("pipe.pred");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if made.is_ok_and(|s| s.success()) {
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read_to_string(fifo).expect("read the FIFO"))
+        };
+        let o = run(&dir, &["london", "--outputs_path", "pipe.pred"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let text = reader.join().expect("reader");
+        assert_eq!(text.lines().count(), CorpusSizes::DEFAULT.dev, "{text}");
+        use std::os::unix::fs::FileTypeExt;
+        let t = std::fs::symlink_metadata(&fifo).expect("fifo").file_type();
+        assert!(t.is_fifo(), "the FIFO was replaced by a file");
+    } else {
+        eprintln!("SKIP the FIFO case: mkfifo is not available");
+    }
+    no_tmp_left(&dir);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -220,7 +289,7 @@ fn corpus_writes_the_generated_files_that_the_other_commands_read() {
         &dir,
         &["corpus", "--out_dir", "y", "--birth_notes", "--births_only"],
     );
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(2), "a usage error: {}", stderr(&o));
     assert!(stderr(&o).contains("cannot be used with"), "{}", stderr(&o));
     assert!(!dir.join("y").exists());
     let o = run(&dir, &["corpus", "--out_dir", "x", "--people", "2"]);

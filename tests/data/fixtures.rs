@@ -113,7 +113,7 @@ fn tsv_errors_should_name_file_line_and_fix() {
         (
             b"Q?\tA\nQ\xFF?\tB\n",
             req,
-            &["t.tsv:2", "invalid UTF-8", "byte offset 6"],
+            &["t.tsv:2:2", "invalid UTF-8 at column 2", "byte offset 6"],
         ),
         // A one-line text (a biography) given as test inputs: no line is a question.
         (
