@@ -378,6 +378,14 @@ fn run_cli(cli: &Cli) -> Res<()> {
     }
     let text =
         data::text_from_bytes(&inp.corpus.bytes, &inp.corpus.name).map_err(|e| e.to_string())?;
+    if data::looks_like_questions(text) {
+        eprintln!(
+            "note: {} looks like a questions file (most lines are a question, a tab and a place), \
+             not the pretraining text: run.py reads the biographies (wiki.txt) here, and the \
+             questions with --finetune_corpus_path or --eval_corpus_path",
+            inp.corpus.name
+        );
+    }
     let vocab = Vocab::from_text(text, &inp.corpus.name).map_err(|e| e.to_string())?;
     println!(
         "data has {} characters, {} unique.",

@@ -21,7 +21,7 @@ pub use evaluate::{
     python_float_repr,
 };
 pub use name_dataset::NameDataset;
-pub use tsv::{parse_tsv, parse_tsv_str, Row, TsvMode};
+pub use tsv::{looks_like_questions, parse_tsv, parse_tsv_str, Row, TsvMode};
 pub use vocab::Vocab;
 
 use crate::error::{Error, Result};

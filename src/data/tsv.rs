@@ -38,6 +38,25 @@ pub enum TsvMode {
     AnswersOptional,
 }
 
+/// Whether a text given as the pretraining corpus is a questions file instead: at least 80% of
+/// its first 50 non-empty lines hold a tab or read "Where was … born?" (the page's Data card uses
+/// the same rule, web/page/data.js).
+pub fn looks_like_questions(text: &str) -> bool {
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .take(50)
+        .collect();
+    let q = lines
+        .iter()
+        .filter(|l| {
+            let l = l.trim_end();
+            l.contains('\t') || (l.starts_with("Where was ") && l.ends_with(" born?"))
+        })
+        .count();
+    !lines.is_empty() && q * 5 >= lines.len() * 4
+}
+
 const EXPECTED: &str = "expected “Where was NAME born?”, a tab, then the place";
 
 /// Parse raw bytes (validating UTF-8, which names the byte offset and line of a bad byte).

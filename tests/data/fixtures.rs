@@ -131,6 +131,21 @@ fn tsv_errors_should_name_file_line_and_fix() {
     }
 }
 
+/// A questions file given as the pretraining text is told apart from biographies (the CLI's note).
+#[test]
+fn questions_files_are_told_apart_from_biographies() {
+    let c = attnlab::train::run::default_corpus(false);
+    assert!(looks_like_questions(&c.train_tsv));
+    assert!(looks_like_questions(&c.dev_tsv));
+    assert!(!looks_like_questions(&c.wiki));
+    assert!(!looks_like_questions(&c.notes));
+    assert!(!looks_like_questions(""));
+    // The test inputs: questions without answers.
+    assert!(looks_like_questions(
+        "Where was A B born?\nWhere was C D born?\n"
+    ));
+}
+
 #[test]
 fn name_dataset_should_build_masked_targets() {
     let v = vocab();
