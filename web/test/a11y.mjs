@@ -42,6 +42,11 @@ async function session(viewport) {
   try {
     await page.goto(pageUrl(base));
     await page.waitForFunction(() => window.__page && window.__page.ready && window.__demos && window.__demos.ready, null, { timeout: 240000 });
+    // On a phone the Ask card begins on the first screen (the three ways in are one row of titles).
+    if (viewport.width < 500) {
+      const askTop = await page.evaluate(() => document.getElementById('ask-card').getBoundingClientRect().top);
+      check(askTop < viewport.height - 100, `${tag}: the Ask card begins on the first screen (at ${Math.round(askTop)} px of ${viewport.height})`);
+    }
     // The shipped model answers an example question (the attention map and its head thumbnails show);
     // at phone width a longer name, so that the map is wider than its column and scrolls.
     if (viewport.width < 500) {
