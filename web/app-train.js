@@ -15,7 +15,7 @@ import { $, P, S, job, setStatus } from './page/core.js';
 import { errText, esc, showBox } from './page/ui.js';
 import { applyPreset, showSizing, wireForm } from './page/form.js';
 import { measure } from './page/sizing.js';
-import { fetchServed, prepareData, useEmbedded, useServed, wireData } from './page/data.js';
+import { fetchServed, prepareData, restoreFiles, useEmbedded, useServed, wireData } from './page/data.js';
 import { loadShipped, readShippedFacts, showShipped } from './page/shipped.js';
 import { offerSaved, redrawChart, wireTraining } from './page/train.js';
 import { restoreModels, wireModels } from './page/models.js';
@@ -84,6 +84,7 @@ export async function startPage(w, device, browserInfo, workers) {
     P.served = await fetchServed();
     await prepareData();
     if (P.served) useServed(); else useEmbedded();
+    await restoreFiles(); // the student's own files of a last visit, over those
   } catch (e) {
     showBox('data-error', `<p>${esc(errText(e))}</p>`);
   }

@@ -57,6 +57,9 @@ const E1 = {
     };
     d.sync.push(fill);
     d.cv.tabIndex = 0;
+    // Driven by the arrow keys: an application to a screen reader, which then passes them on.
+    d.cv.setAttribute('role', 'application');
+    d.cv.setAttribute('aria-roledescription', 'points to move');
     d.cv.setAttribute('aria-label', `${E1.alt} Drag points with the mouse or finger, or focus here and use the arrow keys to move the item chosen in “arrow keys move”.`);
     const move = (which, p) => {
       const P = e1Points(d.st);

@@ -186,6 +186,19 @@ const S2B = {
       d.st.pick = Number(b.dataset.pick);
       changed();
     });
+    // The list is one Tab stop: up and down (Home, End) move between the people; Enter picks.
+    d.numbers.addEventListener('keydown', (e) => {
+      const b = e.target.closest('button[data-pick]');
+      if (!b) return;
+      const all = [...d.numbers.querySelectorAll('button[data-pick]')];
+      const k = all.indexOf(b);
+      const to = { ArrowDown: k + 1, ArrowUp: k - 1, Home: 0, End: all.length - 1 }[e.key];
+      if (to === undefined || !all[to]) return;
+      e.preventDefault();
+      b.tabIndex = -1;
+      all[to].tabIndex = 0;
+      all[to].focus();
+    });
   },
   async compute(wasm, st, d) {
     if (!d.seen) return { waiting: true };
@@ -231,7 +244,10 @@ const S2B = {
         per character ${x.scored.probs.map((p) => p.toFixed(2)).join(' · ')}</p>
         <p class="s2-doc">${doc}</p><p>Probe: ${probe}</p></div>`;
     }
-    const rows = order.map((i, k) => [`<button type="button" class="linkish" data-pick="${k}">${esc(nameOf(a[i].question))}</button>`, `${esc(a[i].scored.prediction)} ${a[i].right ? '✓' : '✗'}`, fmt(a[i].confidence, 3)]);
+    // One Tab stop for the list (the person picked; the arrows move between them), the picked one marked.
+    const at = Math.min(d.snap.pick || 0, order.length - 1);
+    const rows = order.map((i, k) => [`<button type="button" class="linkish" data-pick="${k}" tabindex="${k === at ? 0 : -1}"${k === at ? ' aria-current="true"' : ''}>${esc(nameOf(a[i].question))}</button>`,
+      `${esc(a[i].scored.prediction)} ${a[i].right ? '✓' : '✗'}`, fmt(a[i].confidence, 3)]);
     return html + scrollBox('the people to pick from, with the answer and its confidence', table(['person (pick one)', 'answer', 'confidence'], rows));
   },
 };

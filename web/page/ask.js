@@ -24,6 +24,8 @@ export async function ask() {
     } catch (e) { errs.push([m.slot.replace(':kept', ', kept'), errText(e)]); }
   }
   S.ask = out;
+  // Said to a screen reader in one line (the maps below are read cell by cell from the keyboard).
+  $('ask-live').textContent = Object.values(out).map((a) => `${a.model.variant}${a.model.kept ? ', kept' : ''}: ${a.prediction || 'no answer'}`).join('; ');
   if (errs.length) {
     const msgs = askErrors(errs);
     S.askError = msgs.join('\n');
@@ -107,8 +109,8 @@ export function showAnswers(out) {
       <p class="map-pick small"><label>layer <select class="pick-layer">${a.maps.map((_, i) => `<option value="${i}">${i + 1} of ${a.maps.length}</option>`).join('')}</select></label>
         <label>head <select class="pick-head">${Array.from({ length: a.n_head }, (_, i) => `<option value="${i}">${i + 1} of ${a.n_head}</option>`).join('')}</select></label>
         <label>rows <select class="pick-rows"><option value="answer">the answer’s (from ⁇ on)</option><option value="all">all ${T}</option></select></label></p>
-      <div class="map-legend"><canvas class="legend"></canvas><span class="muted small">attention weight (square-root scale; grey: masked)</span></div>
-      <div class="map-scroll"><canvas class="big-map" tabindex="0" role="img" aria-label="attention map: use the arrow keys to move from cell to cell and read each weight below"></canvas></div>
+      <div class="map-legend"><canvas class="legend" aria-hidden="true"></canvas><span class="muted small">attention weight (square-root scale; grey: masked)</span></div>
+      <div class="map-scroll"><canvas class="big-map" tabindex="0" role="application" aria-roledescription="attention map" aria-label="attention map: use the arrow keys to move from cell to cell and read each weight below"></canvas></div>
       <p class="map-wide muted small" hidden>The map is wider than this column: it opens at its right end (the answer); scroll it sideways, or move along it with the arrow keys.</p>
       <p class="map-readout small" aria-live="polite">Point at a cell (or focus the map and use the arrow keys) to read its weight.</p>
       <div class="thumbs"></div>`;
@@ -177,15 +179,29 @@ export function showAnswers(out) {
         const c = document.createElement('canvas');
         c.title = `layer ${l + 1}, head ${h + 1}: click to show it large`;
         c.className = 'thumb';
-        // A button to the keyboard and to screen readers too (Enter or Space shows it large).
-        c.tabIndex = 0;
+        // A button to the keyboard and to screen readers too (Enter or Space shows it large). The
+        // heads are one Tab stop: the arrows move between them (left/right a head, up/down a layer).
+        c.tabIndex = l === 0 && h === 0 ? 0 : -1;
+        c.dataset.layer = String(l);
+        c.dataset.head = String(h);
         c.setAttribute('role', 'button');
         c.setAttribute('aria-label', `show layer ${l + 1}, head ${h + 1} large`);
         // One task per thumbnail: many heads of a long answer would otherwise be one long task.
         setTimeout(() => drawThumb(c, mapOf(l, h), T, thumbPx), 0);
         const pick = () => { selL.value = String(l); selH.value = String(h); drawBig(); };
         c.addEventListener('click', pick);
-        c.addEventListener('keydown', (ev) => { if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); pick(); } });
+        c.addEventListener('keydown', (ev) => {
+          if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); pick(); return; }
+          const d = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] }[ev.key];
+          if (!d) return;
+          ev.preventDefault();
+          const nl = Math.min(a.maps.length - 1, Math.max(0, l + d[0])), nh = Math.min(a.n_head - 1, Math.max(0, h + d[1]));
+          const next = thumbs.querySelector(`canvas.thumb[data-layer="${nl}"][data-head="${nh}"]`);
+          if (!next) return;
+          for (const t of thumbs.querySelectorAll('canvas.thumb')) t.tabIndex = -1;
+          next.tabIndex = 0;
+          next.focus();
+        });
         row.appendChild(c);
       }
       thumbs.appendChild(row);

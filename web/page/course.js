@@ -42,7 +42,7 @@ function show() {
     ? ' It is the vanilla model now: ask it about a person from your copy of the course\'s birth_dev.tsv (the page ships none of the course\'s text).'
     : C.state === 'loading' ? ' Loading…' : '';
   $('course-facts').innerHTML = `<p><strong>Course model</strong>${f.size ? ` (${esc(f.size)})` : ''}: the assignment's vanilla model pretrained and finetuned on the course's own files by this engine; ${score}.${state}</p>` +
-    `<details class="shipped-how"><summary>How it was made</summary>${cmd.map((c) => `<pre><code>${esc(c)}</code></pre>`).join('')}` +
+    `<details class="shipped-how"><summary>How the course model was made</summary>${cmd.map((c) => `<pre><code>${esc(c)}</code></pre>`).join('')}` +
     `${f.trained ? `<p class="muted small">${esc(f.trained)}</p>` : ''}${f.note ? `<p class="muted small">${esc(f.note)}</p>` : ''}${f.reproduce ? `<p class="muted small">Reproduced by ${esc(f.reproduce)}.</p>` : ''}</details>` +
     `${C.note ? `<p class="muted small" id="course-note">${esc(C.note)}</p>` : ''}`;
   const btn = $('load-course');

@@ -3,6 +3,7 @@
 import { $, P, S, data, running } from './core.js';
 import { emit } from './events.js';
 import { errText, esc, showBox } from './ui.js';
+import * as store from './store.js';
 
 // ---------------------------------------------------------------------------------------------
 // Data
@@ -68,7 +69,8 @@ export function showData() {
       'and two phrasings of each birthplace, its run stores them in under half the epochs the whole biographies need); the questions are the built-in ones.',
     births: 'The built-in corpus with each biography cut to the person’s name and birth sentence (with the middle preset’s model and ' +
       '650 pretraining epochs it stores more birthplaces than the preset’s run, in about twice its time); the questions are the built-in ones.',
-    served: 'Using the data folder the server offers (/data).', files: 'Using your files where you gave one (they stay in this browser); the table says which file each role reads.' }[S.dataSource] || '';
+    served: 'Using the data folder the server offers (/data).',
+    files: 'Using your files where you gave one; the table says which file each role reads. They are kept in this browser (never sent anywhere), so a reload reads them again; a button above goes back to the built-in or served files.' }[S.dataSource] || '';
   $('data-summary').textContent = src;
   $('use-served').hidden = !P.served;
   // The source in use is the pressed button (none when files of your own are mixed in).
@@ -104,9 +106,39 @@ export async function loadFiles(files, forced) {
     }
     try {
       await setData(role, file.name, await decodeFile(file));
+      data[role].mine = true;
       S.dataSource = 'files';
     } catch (e) {
       msgs.push(errText(e));
+    }
+  }
+  await keepFiles();
+  S.dataError = msgs.length ? msgs.join('\n') : null;
+  showBox('data-error', msgs.length ? msgs.map((m) => `<p>${esc(m)}</p>`).join('') : null);
+  showData();
+}
+
+// The student's own files, kept in this browser ("files" in store.js) so that a reload reads them
+// again over the built-in or served ones; a button of those forgets them (wireData).
+async function keepFiles() {
+  const mine = Object.fromEntries(Object.entries(data).filter(([, f]) => f && f.mine).map(([r, f]) => [r, { name: f.name, text: f.text }]));
+  if (Object.keys(mine).length) await store.put('files', mine).catch(() => {});
+}
+const forgetFiles = () => store.del('files').catch(() => {});
+
+// At start, after the built-in or served files are in place: the student's kept files over them.
+export async function restoreFiles() {
+  const kept = await store.get('files').catch(() => null);
+  if (!kept || !Object.keys(kept).length) return;
+  const msgs = [];
+  for (const [role, f] of Object.entries(kept)) {
+    if (!ROLES[role] || !f || typeof f.text !== 'string') continue;
+    try {
+      await setData(role, f.name, f.text);
+      data[role].mine = true;
+      S.dataSource = 'files';
+    } catch (e) {
+      msgs.push(`${f.name} (kept from your last visit): ${errText(e)}`);
     }
   }
   S.dataError = msgs.length ? msgs.join('\n') : null;
@@ -206,10 +238,11 @@ export function wireData() {
   const any = $('file-any');
   $('pick-files').addEventListener('click', () => any.click());
   any.addEventListener('change', () => { if (any.files.length) loadFiles([...any.files]); any.value = ''; });
-  $('use-embedded').addEventListener('click', useEmbedded);
-  $('use-notes').addEventListener('click', useNotes);
-  $('use-births').addEventListener('click', useBirths);
-  $('use-served').addEventListener('click', () => P.served && useServed());
+  // Choosing the built-in or served files forgets the student's kept ones.
+  $('use-embedded').addEventListener('click', () => { forgetFiles(); useEmbedded(); });
+  $('use-notes').addEventListener('click', () => { forgetFiles(); useNotes(); });
+  $('use-births').addEventListener('click', () => { forgetFiles(); useBirths(); });
+  $('use-served').addEventListener('click', () => { if (P.served) { forgetFiles(); useServed(); } });
 }
 
 
@@ -222,8 +255,6 @@ export function builtinDev() {
 }
 
 
-// The gold answer of a question that is in the loaded files or the built-in dev set, for the
-// answer's ✓/✗: {answer, file} or null.
 // Whether a question is about one of the built-in corpus's people (train, dev or test).
 let builtinQuestions = null;
 export function builtinPerson(question) {
@@ -235,6 +266,8 @@ export function builtinPerson(question) {
   return builtinQuestions.has(question);
 }
 
+// The gold answer of a question that is in the loaded files or the built-in dev set, for the
+// answer's ✓/✗: {answer, file} or null.
 export function goldFor(question) {
   const sources = [data.dev, data.test, data.train].filter(Boolean).map((f) => [f.name, f.text]);
   if (P.embedded) sources.push(['the built-in dev set', P.embedded.dev]);

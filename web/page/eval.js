@@ -205,6 +205,8 @@ async function finish(ev, failed = false) {
     ? `${failed ? 'Failed' : 'Stopped'} after ${num(rep.rows.length)} of ${num(rep.total)} questions of ${ev.p.f.name} (${duration(ev.seconds)}, ${ev.p.name}): the results below are those ${num(rep.rows.length)}.`
     : `${first ? `Asked ${first}` : `${num(rep.rows.length)} `}questions of ${ev.p.f.name} in ${duration(ev.seconds)} with ${ev.p.name}${n > 1 ? ` on ${n} engines` : ''}.`;
   if (ev.why) $('eval-status').textContent += ` (${ev.why}.)`;
+  // The end, said to a screen reader (the progress above changes too often to be read out).
+  $('eval-live').textContent = `${$('eval-status').textContent}${rep.score ? ` ${rep.line}` : ''}`;
   showEstimate();
   return rep;
 }

@@ -1,7 +1,7 @@
 // The Models card: the models of this page (trained or loaded), download, upload, and the models
 // kept in this browser.
 import * as store from './store.js';
-import { $, P, S, data, job, setStatus } from './core.js';
+import { $, P, S, data, job, running, setStatus } from './core.js';
 import { errText, esc, fmt, showBox } from './ui.js';
 import { emit, on } from './events.js';
 import { loadShipped, showShipped } from './shipped.js';
@@ -100,15 +100,21 @@ export async function uploadModel(file) {
       throw new Error(`heads of a vanilla .params is “${typed}”: give a whole number from 1 to 64, or leave it empty for run.py's 8`);
     }
     const corpus = data.wiki;
+    // Said at once: the engine may be busy (a device measurement, a training chunk) before it reads the file.
+    const busy = running();
+    showBox('model-note', `<p role="status">Loading ${esc(file.name)}…${busy ? ` (next: the engine is busy ${busy === 'measure' ? 'timing a few training steps of this device, once' : `with ${esc(busy)}`})` : ''}</p>`);
     const info = await job('load_model', () => P.wasm.page_load_model(bytes, file.name,
       corpus ? corpus.name : undefined, corpus ? corpus.text : undefined, heads));
+    const loaded = `<p role="status">Loaded ${esc(file.name)} as the ${esc(info.variant)} model: ${info.n_layer} layers, ${info.n_head} heads, width ${info.n_embd} ` +
+      `(${info.params.toLocaleString('en')} parameters). Ask and Evaluate use it now; it is kept in this browser.</p>`;
+    showBox('model-note', loaded);
     // Kept as our safetensors, which carries its vocabulary.
     const params = !isSafetensors(bytes);
     if (params) bytes = await job('model_bytes', () => P.wasm.page_model_bytes(info.variant));
     // A vanilla .params file does not say its head count: a wrong one loads without an error and
     // answers wrongly, so the count used is said where the student looks.
     if (params && info.variant === 'vanilla') {
-      showBox('model-note', `<p>${esc(file.name)} does not record its head count: it was read with <strong>${info.n_head} heads</strong> (${heads === undefined ? 'run.py’s' : 'the count typed beside the file'}) ` +
+      showBox('model-note', `${loaded}<p>${esc(file.name)} does not record its head count: it was read with <strong>${info.n_head} heads</strong> (${heads === undefined ? 'run.py’s' : 'the count typed beside the file'}) ` +
         `and the vocabulary of ${esc(corpus ? corpus.name : 'the built-in corpus')}. If it was trained with another head count, type it in “heads of a vanilla .params” and load the file again: with the wrong one it answers wrongly, without an error.</p>`);
     }
     await store.put(`model:${info.variant}`, { bytes, label: file.name, savedAt: Date.now() }).catch(() => {});
@@ -116,6 +122,7 @@ export async function uploadModel(file) {
     await emit('models');
     $('eval-variant').value = info.variant;
   } catch (e) {
+    showBox('model-note', null);
     S.modelError = errText(e);
     showBox('model-error', `<p>${esc(S.modelError)}</p><p>Load a <code>.safetensors</code> checkpoint from <code>attnlab</code> (the command line or this page) or a <code>.params</code> file saved by the course’s <code>run.py</code> (with the pretraining corpus it was trained with selected above, and for vanilla a head count other than run.py’s 8 typed beside the file).</p>`);
   }
@@ -161,5 +168,10 @@ export function wireModels() {
   });
   const input = $('file-model');
   input.addEventListener('change', () => { if (input.files.length) uploadModel(input.files[0]); input.value = ''; });
-  $('load-shipped').addEventListener('click', () => { if (S.shipped.state !== 'loading') loadShipped(true); });
+  $('load-shipped').addEventListener('click', async () => {
+    if (S.shipped.state === 'loading') return;
+    showBox('model-note', '<p>Loading the shipped model…</p>');
+    await loadShipped(true);
+    showBox('model-note', S.shipped.state === 'loaded' ? '<p>The shipped model is the vanilla model again: Ask and Evaluate use it.</p>' : null);
+  });
 }

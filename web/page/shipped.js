@@ -118,7 +118,7 @@ export function showShipped() {
     lines.push(`<p>${standIn ? `${who}. ` : ''}<strong>Shipped model</strong>${f.size ? ` (${esc(f.size)})` : ''}${mismatch}: ${factsLine(f)}.` +
       `${sh.state === 'loaded' ? ' It is the vanilla model now.' : ''}</p>`);
     if (cmd.length || f.trained) {
-      lines.push(`<details class="shipped-how"><summary>How it was made</summary>${cmd.map((c) => `<pre><code>${esc(c)}</code></pre>`).join('')}` +
+      lines.push(`<details class="shipped-how"><summary>How the shipped model was made</summary>${cmd.map((c) => `<pre><code>${esc(c)}</code></pre>`).join('')}` +
         `${f.trained ? `<p class="muted small">${esc(f.trained)}</p>` : ''}${f.note ? `<p class="muted small">${esc(f.note)}</p>` : ''}</details>`);
     }
   } else if (sh.state === 'loaded') {

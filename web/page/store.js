@@ -3,6 +3,7 @@
 //                       state (Uint8Array: Trainer::state_to_bytes, a safetensors file), steps, total,
 //                       losses: [[step, loss]], savedAt, label}
 //   "model:vanilla" / "model:synthesizer"   finished models: {bytes (the CLI's checkpoint), label, savedAt}
+//   "files"             the student's own data files by role: {wiki|train|dev|test: {name, text}}
 // Everything stays in this browser; nothing is sent anywhere.
 const DB = 'attnlab';
 const STORE = 'kv';

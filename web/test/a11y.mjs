@@ -86,21 +86,38 @@ async function session(viewport) {
     } else {
       check(home.inView && end.inView, `${tag}: the keyboard's cell is in view (the map ${home.scrolls ? 'scrolls' : 'fits'})`);
     }
-    const thumb = await page.evaluate(() => {
-      const t = document.querySelectorAll('.ask-col canvas.thumb');
-      const last = t[t.length - 1];
-      last.focus();
-      return { n: t.length, focused: document.activeElement === last };
-    });
+    // The heads are one Tab stop after the map: the arrows move between them, Enter shows one large,
+    // and the next Tab leaves them.
+    await page.focus('.big-map');
+    await page.keyboard.press('Tab');
+    const at = () => page.evaluate(() => { const e = document.activeElement; return e.classList.contains('thumb') ? `${e.dataset.layer},${e.dataset.head}` : e.tagName; });
+    const first = await at();
+    await page.keyboard.press('ArrowRight');
+    await page.keyboard.press('ArrowDown');
+    const moved = await at();
     await page.keyboard.press('Enter');
-    const picked = await page.$eval('.ask-col', (c) => [c.querySelector('.pick-layer').value, c.querySelector('.pick-head').value, c.querySelectorAll('.pick-head option').length]);
-    check(thumb.focused && picked[1] === String(picked[2] - 1), `${tag}: a head thumbnail takes focus and Enter shows it large (${thumb.n} thumbnails; layer ${+picked[0] + 1}, head ${+picked[1] + 1} shown)`);
+    const picked = await page.$eval('.ask-col', (c) => [c.querySelector('.pick-layer').value, c.querySelector('.pick-head').value]);
+    await page.keyboard.press('Tab');
+    const after = await at();
+    const n = await page.locator('.ask-col canvas.thumb').count();
+    check(first === '0,0' && moved === '1,1' && picked.join() === '1,1' && !/,/.test(after),
+      `${tag}: the ${n} head thumbnails are one Tab stop; arrows move (${first} → ${moved}), Enter shows it large (layer ${+picked[0] + 1}, head ${+picked[1] + 1}), Tab leaves (${after})`);
     // Every demo's CPU column on (more tables), then a short evaluation (the report and its table).
     await page.$$eval('.demo-cpu input', (xs) => xs.forEach((x) => { if (!x.checked) x.click(); }));
     await page.fill('#eval-max', '4');
     await page.click('#btn-eval');
     await page.waitForFunction(() => window.__page.evalReport || window.__page.evalError, null, { timeout: 240000 });
     await page.waitForTimeout(500);
+    // What a screen reader hears: the answers and the evaluation's end in status regions (the
+    // progress line is not one: it changes every half second); errors are alerts.
+    const live = await page.evaluate(() => ({
+      ask: [document.getElementById('ask-live').getAttribute('role'), document.getElementById('ask-live').textContent],
+      ev: [document.getElementById('eval-live').getAttribute('role'), document.getElementById('eval-live').textContent],
+      alerts: ['ask-error', 'train-error', 'eval-error', 'model-error', 'data-error'].every((id) => document.getElementById(id).getAttribute('role') === 'alert'),
+      train: document.getElementById('train-status').getAttribute('role'),
+    }));
+    check(live.ask[0] === 'status' && /^vanilla: \S/.test(live.ask[1]) && live.ev[0] === 'status' && /Correct: /.test(live.ev[1]) && live.alerts && live.train === 'status',
+      `${tag}: answers, the evaluation's end and the training status are status regions, errors alerts (“${live.ask[1]}”, “${live.ev[1].slice(0, 60)}…”)`);
     // The section 2 cards compute once scrolled into view: their scrolling tables are audited too
     // (axe found S2a's and S2c's unfocusable; they are named, focusable regions now).
     for (const id of ['s2a', 's2b', 's2c']) await page.locator(`#${id}`).scrollIntoViewIfNeeded();

@@ -32,7 +32,7 @@ async function main() {
       links: [...document.querySelectorAll('#start .start-link')].map((a) => ({ href: a.getAttribute('href'), bottom: a.getBoundingClientRect().bottom })),
       demos: [...document.querySelectorAll('#start-demos a')].map((a) => a.getAttribute('href')),
     }));
-    check(start.links.map((l) => l.href).join(' ') === '#ask-card #demos #steps-card' && start.links.every((l) => l.bottom <= 800),
+    check(start.links.map((l) => l.href).join(' ') === '#ask-card #demos #train-card' && start.links.every((l) => l.bottom <= 800),
       `first screen: Ask, demos and Train above the fold (${start.links.map((l) => `${l.href} ends at ${Math.round(l.bottom)} px`).join(', ')})`);
     const allDemos = [...Array(10).keys()].map((i) => `#e${i + 1}`).concat(['#s2a', '#s2b', '#s2c']);
     check(start.demos.join(' ') === allDemos.join(' '), `first screen links every demo, E1–E10 and S2a–S2c (${start.demos.join(' ')})`);

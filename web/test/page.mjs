@@ -265,6 +265,8 @@ async function run() {
       await page.waitForFunction(() => (window.__page.loaded && window.__page.loaded.label === 'cli-vanilla.safetensors') || window.__page.modelError, null, { timeout: 60000 });
       const err = await page.evaluate(() => window.__page.modelError);
       assert(!err, `upload failed: ${err}`);
+      const note = await page.textContent('#model-note');
+      assert(/^Loaded cli-vanilla\.safetensors as the vanilla model: \d+ layers/.test(note.trim()), `the Models card after the upload says: “${note}”`);
       // Its Download is named after the model (two downloads are told apart) and is the same file.
       const [saved] = await Promise.all([page.waitForEvent('download'), page.click('#models button[data-download="vanilla"]')]);
       assert(saved.suggestedFilename() === 'vanilla-cli-vanilla.safetensors', `the model downloads as ${saved.suggestedFilename()}`);
@@ -520,6 +522,26 @@ async function run() {
       assert(await page.isHidden('#resume-banner'), 'the discarded run is offered again after a reload');
       readyAt = await page.evaluate(() => performance.now());
       return `“${after.status}”; focus on ${after.focus}`;
+    });
+
+    await step('the student\'s own data file is kept across a reload, and a source button forgets it', async () => {
+      const devRow = () => page.evaluate(() => [...document.querySelectorAll('#data-table tbody tr')].find((r) => /dev/.test(r.cells[0].textContent)).cells[1].textContent);
+      const mine = fs.readFileSync(path.join(fixture, 'data', 'birth_dev.tsv'), 'utf8').split('\n').slice(0, 3).join('\n') + '\n';
+      await page.setInputFiles('#file-dev', { name: 'my_dev.tsv', mimeType: 'text/tab-separated-values', buffer: Buffer.from(mine) });
+      await page.waitForFunction(() => /my_dev\.tsv/.test(document.getElementById('data-table').textContent), null, { timeout: 30000 });
+      const said = await page.textContent('#data-summary');
+      assert(/kept in this browser/.test(said) && /reload reads them again/.test(said), `the Data card says: “${said}”`);
+      await page.reload();
+      await waitPage((s) => s.ready, 'the page after the reload', 120000);
+      const kept = await devRow();
+      assert(/my_dev\.tsv/.test(kept), `after a reload the dev file is ${kept}`);
+      await page.click('#use-served');
+      await page.reload();
+      await waitPage((s) => s.ready, 'the page after a second reload', 120000);
+      const back = await devRow();
+      assert(!/my_dev\.tsv/.test(back), `the served files were chosen, yet a reload brought back ${back}`);
+      readyAt = await page.evaluate(() => performance.now());
+      return `my_dev.tsv kept over a reload; after “served files” and a reload: ${back}`;
     });
 
     await step('the engine never ran on the page\'s thread, and no CSP violation', async () => {

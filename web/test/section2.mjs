@@ -98,6 +98,12 @@ async function main() {
     await page.waitForFunction((n) => window.__demos.runs.s2b > n && document.getElementById('s2b').getAttribute('aria-busy') === 'false', runs2, { timeout: TIMEOUT });
     const focusedPick = await page.evaluate(() => document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.pick : null);
     check(focusedPick === '1', `S2b: after Enter on a person the focus stays on that person's button (on ${focusedPick === null ? 'another element' : `pick ${focusedPick}`})`);
+    // The list is one Tab stop (the picked person, marked), and the arrows move along it.
+    await page.keyboard.press('ArrowDown');
+    const roving = await page.evaluate(() => ({ at: document.activeElement.dataset.pick, stops: document.querySelectorAll('#s2b button[data-pick][tabindex="0"]').length,
+      current: (document.querySelector('#s2b button[aria-current="true"]') || {}).dataset }));
+    check(roving.at === '2' && roving.stops === 1 && roving.current && roving.current.pick === '1',
+      `S2b: the people are one Tab stop (${roving.stops}), ↓ moves to the next (${roving.at}), the picked one is marked (${roving.current && roving.current.pick})`);
     await shot(page, 's2b');
 
     // S2c: invented names and typed ones.

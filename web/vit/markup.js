@@ -14,16 +14,16 @@ export const CARD = `
       <div class="vit-buttons">
         <button id="vit-load" disabled>Load the shipped model</button>
         <label>steps <input id="vit-steps" type="number" min="10" max="20000" step="10" value="600"></label>
-        <button id="vit-train" disabled>Train from scratch</button>
+        <button id="vit-train" data-focus-next="vit-pause" disabled>Train from scratch</button>
         <button id="vit-pause" class="secondary" disabled>Pause</button>
-        <button id="vit-eval" class="secondary" disabled>Evaluate (1000)</button>
+        <button id="vit-eval" class="secondary" data-focus-next="vit-eval" disabled>Evaluate (1000)</button>
       </div>
       <div class="vit-buttons">
         <button id="vit-save" class="secondary" disabled>Save the model</button>
         <label>or load one from <code>attnlab vit train</code>: <input id="vit-file" type="file" accept=".safetensors"></label>
       </div>
       <p id="vit-file-error" class="vit-status" role="alert" hidden></p>
-      <canvas id="vit-chart" class="vit-chart" width="420" height="170" aria-label="loss (blue) and held-out accuracy (green)" hidden></canvas>
+      <canvas id="vit-chart" class="vit-chart" width="420" height="170" role="img" aria-label="loss (blue) and held-out accuracy (green)" hidden></canvas>
       <p id="vit-train-status" class="vit-muted"></p>
       <div class="vit-scroll wide-scroll"><table id="vit-confusion" class="vit-confusion"></table></div>
     </div>
@@ -44,8 +44,8 @@ export const CARD = `
         <label>head <select id="vit-head"></select></label>
         <button id="vit-from-cls" class="secondary">from [CLS]</button>
       </div>
-      <canvas id="vit-attn" class="vit-map" width="224" height="224" tabindex="0" role="img" aria-label="attention over the patches: click a patch, or use the arrow keys, to see where it looks (Escape: from [CLS])"></canvas>
-      <p id="vit-attn-caption" class="vit-muted"></p>
+      <canvas id="vit-attn" class="vit-map" width="224" height="224" tabindex="0" role="application" aria-roledescription="attention map" aria-label="attention over the patches: click a patch, or use the arrow keys, to see where it looks (Escape: from [CLS])"></canvas>
+      <p id="vit-attn-caption" class="vit-muted" aria-live="polite"></p>
       <p class="vit-explain">${EXPLAIN.attention}</p>
     </div>
     <div class="vit-panel">

@@ -159,9 +159,11 @@ pub fn config_of(sd: &[(String, TorchTensor)], want: &Expected, what: &str) -> R
         if v != vocab_size {
             return Err(msg(format!(
                 "{what} was trained with a vocabulary of {vocab_size} characters (tok_emb.weight \
-                 has {vocab_size} rows), but the corpus {corpus} gives {v}; pass the pretraining \
-                 corpus it was trained with (the course's wiki.txt): a .params file does not \
-                 store the vocabulary"
+                 has {vocab_size} rows), but the corpus {corpus} gives {v}: a .params file does \
+                 not store its vocabulary, which comes from the pretraining corpus, so give the \
+                 one it was trained with (pretrain_corpus_path on the command line, the Data \
+                 card's wiki.txt in the page; for the course's models, the course's wiki.txt, \
+                 256 characters)"
             )));
         }
     }
