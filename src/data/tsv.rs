@@ -59,6 +59,38 @@ pub fn looks_like_questions(text: &str) -> bool {
 
 const EXPECTED: &str = "expected “Where was NAME born?”, a tab, then the place";
 
+/// A file where no line is a question (no tab anywhere, no line ending with “?”) is text given in
+/// the wrong place (wiki.txt, a biography, a note), said as such rather than as its first line's
+/// missing tab; in either mode (a training or dev file, or the test inputs).
+fn not_questions(file: &str, lines: &[&str]) -> Option<Error> {
+    let text: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    let first = text.first()?;
+    if text
+        .iter()
+        .any(|l| l.contains('\t') || l.trim_end().ends_with('?'))
+    {
+        return None;
+    }
+    let shown: String = first.chars().take(40).collect();
+    Some(Error::Msg(format!(
+        "{file}: none of its {n} line{s} is a question (“{shown}{more}” has no tab and does not \
+         end with “?”); a questions file holds one “Where was NAME born?”, a tab and the place \
+         on each line (the test inputs: the question alone); a biography text is the \
+         pretraining corpus (wiki.txt)",
+        n = text.len(),
+        s = if text.len() == 1 { "" } else { "s" },
+        more = if first.chars().count() > 40 {
+            "…"
+        } else {
+            ""
+        },
+    )))
+}
+
 /// Parse raw bytes (validating UTF-8, which names the byte offset and line of a bad byte).
 pub fn parse_tsv(bytes: &[u8], file: &str, mode: TsvMode) -> Result<Vec<Row>> {
     parse_tsv_str(text_from_bytes(bytes, file)?, file, mode)
@@ -81,6 +113,9 @@ pub fn parse_tsv_str(text: &str, file: &str, mode: TsvMode) -> Result<Vec<Row>> 
         .iter()
         .rposition(|l| !l.is_empty())
         .map_or(0, |p| p + 1);
+    if let Some(e) = not_questions(file, &lines[..n_rows]) {
+        return Err(e);
+    }
     let mut rows = Vec::with_capacity(n_rows);
     for (i, raw) in lines[..n_rows].iter().enumerate() {
         let line = i + 1;
@@ -136,27 +171,6 @@ pub fn parse_tsv_str(text: &str, file: &str, mode: TsvMode) -> Result<Vec<Row>> 
             answer,
             newline: i + 1 < lines.len(),
         });
-    }
-    // A file of questions without answers (the test inputs) where no line is a question is text
-    // given in the wrong place (a biography, a note), not questions to ask.
-    if rows
-        .iter()
-        .all(|r| r.answer.is_none() && !r.question.trim_end().ends_with('?'))
-    {
-        let first: String = rows[0].question.chars().take(40).collect();
-        return Err(Error::Msg(format!(
-            "{file}: none of its {n} line{s} is a question (“{first}{more}” has no tab and does \
-             not end with “?”); a questions file holds one “Where was NAME born?<TAB>Place” on \
-             each line (the test inputs: the question alone); a biography text is the \
-             pretraining corpus (wiki.txt)",
-            n = rows.len(),
-            s = if rows.len() == 1 { "" } else { "s" },
-            more = if rows[0].question.chars().count() > 40 {
-                "…"
-            } else {
-                ""
-            },
-        )));
     }
     Ok(rows)
 }

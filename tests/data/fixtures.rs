@@ -125,6 +125,12 @@ fn tsv_errors_should_name_file_line_and_fix() {
                 "wiki.txt",
             ],
         ),
+        // Biographies given as the training or dev questions: said as such, not as a missing tab.
+        (
+            b"Ann Vole. Born in Paris .\nBo Tam. Born in Rome .\n",
+            req,
+            &["t.tsv: none of its 2 lines is a question", "wiki.txt"],
+        ),
     ];
     for (bytes, mode, parts) in cases {
         assert_mentions(&err_msg(parse_tsv(bytes, "t.tsv", *mode)), parts);
