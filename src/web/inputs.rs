@@ -40,9 +40,17 @@ struct CorpusInfo {
 }
 
 /// Check a wiki.txt-style pretraining text: `{chars, vocab_size, documents}`, or an error naming
-/// the line and column of a reserved character.
+/// the line and column of a reserved character, or saying the text is a questions file (the
+/// library's rule, the one the CLI's note uses; the page refuses it, as its run would learn nothing).
 #[wasm_bindgen]
 pub fn page_check_corpus(name: &str, text: &str) -> Result<JsValue, JsError> {
+    if data::looks_like_questions(text) {
+        return Err(err(format!(
+            "{name} looks like a questions file (a question, a tab and an answer on each line), \
+             not the pretraining text; give it as the finetuning, dev or test TSV, and as wiki.txt \
+             a plain text with one biography a line"
+        )));
+    }
     let vocab = Vocab::from_text(text, name).map_err(err)?;
     if text.trim().is_empty() {
         return Err(err(format!(

@@ -26,20 +26,8 @@ export function roleFor(name) {
 
 // Check a file's text for its role: { info (what the Data card shows), examples (run.py's count:
 // wiki.txt's lines, a TSV's questions), vocab (wiki.txt's vocabulary size) }; throws the library's message (file:line: what is wrong).
-// A questions file (question, tab, answer on each line) picked or named as the pretraining text:
-// most of its first lines hold a tab and read "Where was ... born?".
-function looksLikeQuestions(text) {
-  const lines = text.split('\n').filter((l) => l.trim()).slice(0, 50);
-  const q = lines.filter((l) => l.includes('\t') || /^Where was .* born\?\s*$/.test(l)).length;
-  return lines.length > 0 && q >= 0.8 * lines.length;
-}
-
 export async function check(role, name, text) {
   if (role === 'wiki') {
-    if (looksLikeQuestions(text)) {
-      throw new Error(`${name} looks like a questions file (a question, a tab and an answer on each line), not the pretraining text; ` +
-        'give it as the finetuning, dev or test TSV, and as wiki.txt a plain text with one biography a line');
-    }
     const i = await P.wasm.page_check_corpus(name, text);
     // run.py's examples are text.split('\n'): a final newline adds an empty one, which the schedule counts.
     const lines = i.documents - (/[\r\n]$/.test(text) ? 1 : 0);
