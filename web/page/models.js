@@ -47,6 +47,8 @@ export function showModels() {
   const sh = S.shipped;
   const current = S.models.some((m) => m.slot === 'vanilla' && m.label === sh.label);
   if (sh.state === 'loaded' && !current) sh.state = 'replaced';
+  // Kept for comparison: Ask and Evaluate offer it already, so it is not loaded a second time.
+  sh.kept = S.models.some((m) => m.kept && m.label === sh.label);
   showShipped();
   setStatus(S.status);
 }

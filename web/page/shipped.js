@@ -125,9 +125,11 @@ export function showShipped() {
     lines.push(`<p><strong>Shipped model</strong> (${sizeOf(sh.info)}). ${sh.factsError ? `Its facts could not be read: ${esc(sh.factsError)}.` : ''}</p>`);
   }
   if (sh.note) lines.push(`<p class="muted small" id="shipped-note">${esc(sh.note)}</p>`);
+  const offered = f && ['replaced', 'skipped'].includes(sh.state);
+  if (offered && sh.kept) lines.push('<p class="muted small" id="shipped-kept">It is kept for comparison: Ask and Evaluate offer it as “vanilla, kept”.</p>');
   $('shipped-facts').innerHTML = lines.join('');
-  // Offered whenever the files are there and the shipped model is not the current one.
-  $('load-shipped').hidden = !(f && ['replaced', 'skipped'].includes(sh.state));
+  // Offered whenever the files are there and the shipped model is neither the current one nor kept.
+  $('load-shipped').hidden = !(offered && !sh.kept);
   $('load-shipped').disabled = sh.state === 'loading';
   box.hidden = lines.length === 0 && $('load-shipped').hidden;
 }

@@ -276,6 +276,8 @@ try {
     s = await S(() => ({ models: window.__page.models, shipped: window.__page.shipped.label }));
     const kept = s.models.find((m) => m.slot === 'vanilla:kept');
     assert(kept && kept.label === s.shipped && !kept.same_as_current, `kept: ${JSON.stringify(kept)}`);
+    // The shipped model kept: the Models card says so instead of offering to load it a second time.
+    assert(await page.isHidden('#load-shipped') && await page.isVisible('#shipped-kept'), '“Load the shipped model again” offered while it is kept');
     const options = await page.$$eval('#eval-variant option', (o) => o.map((x) => [x.value, x.textContent]));
     assert(options.length === 2 && options[0][1] !== options[1][1] && options.some(([v, t]) => v === 'vanilla:kept' && t.includes('kept') && t.includes(s.shipped)), `options: ${JSON.stringify(options)}`);
     // Ask: both answer, each column named.
