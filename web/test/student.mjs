@@ -177,10 +177,8 @@ try {
     const skipped = await page.textContent('#eval-skipped');
     const want = `3 questions were not asked because the model's vocabulary lacks 'Ω' (U+03A9, first at oov_dev.tsv line 3, column 11) and 'å' (U+00E5, first at oov_dev.tsv line 7, column ${colÅ}); they count as wrong.`;
     assert(skipped === want, `skipped line: “${skipped}”, expected “${want}”`);
-    // The shipped model (the built-in corpus's people) asked about others: said beside the score.
-    const strangers = await page.textContent('#eval-strangers');
-    assert(await page.isVisible('#eval-strangers') && /learned the made-up people of the built-in corpus; the people of oov_dev\.tsv are new to it/.test(strangers),
-      `the note on a model asked about people it never saw: “${strangers}”`);
+    // Its people are the built-in corpus's (whatever the file's name): no note that they are new.
+    assert(await page.isHidden('#eval-strangers'), `the built-in people of oov_dev.tsv called new to the shipped model: “${await page.textContent('#eval-strangers')}”`);
     assert(r.rep.rows.length === 30 && r.rep.score[1] === 30, `report of ${r.rep.rows.length} rows, score ${r.rep.score}`);
     assert(r.rep.rows[2].prediction === '' && r.rep.rows[2].correct === false, 'a skipped question is not counted wrong');
     // The first 20 were timed (three calls: the estimate) and count toward the run: 30 questions asked in all.
@@ -219,13 +217,21 @@ try {
     return status;
   });
 
-  await step('evaluate: a questions-only file shows no score block; a one-line text is refused as questions', async () => {
+  await step('evaluate: a questions-only file shows no score block; people the model never saw are said to be new to it; a one-line text is refused as questions', async () => {
     const qs = lines.slice(0, 5).map((l) => l.split('\t')[0].replace('Ω', '')).join('\n');
     await upload('file-test', 'inputs.tsv', `${qs}\n`);
     await page.selectOption('#eval-file', 'test');
     const r = await evaluateAll();
     assert(!r.rep.score && r.rep.rows.length === 5, `report: ${JSON.stringify(r.rep.score)} ${r.rep.rows.length}`);
     assert(!(await page.isVisible('#eval-scores')) && await page.isVisible('#eval-predictions-only'), 'a score block beside predictions only');
+    // People the built-in corpus does not hold, asked of its model: the note says it guesses.
+    await upload('file-dev', 'others.tsv', 'Where was Ada Lovelace born?\tLondon\nWhere was Alan Turing born?\tLondon\nWhere was Marie Curie born?\tWarsaw\n');
+    await page.waitForFunction(() => document.querySelector('#data-table').innerText.includes('others.tsv'), null, { timeout: 30000 });
+    await page.selectOption('#eval-file', 'dev');
+    await evaluateAll();
+    const strangers = await page.textContent('#eval-strangers');
+    assert(await page.isVisible('#eval-strangers') && /learned the made-up people of the built-in corpus; the people of others\.tsv are new to it/.test(strangers),
+      `the note on a model asked about people it never saw: “${strangers}”`);
     await upload('file-dev', 'note.tsv', 'Ann Vole. Ann Vole was born in Paris .\n');
     await page.waitForFunction(() => !document.getElementById('data-error').hidden, null, { timeout: 30000 });
     const msg = await page.textContent('#data-error');
