@@ -97,7 +97,7 @@ type Res<T> = Result<T, String>;
 /// Entry point; `args` are the process arguments after `attnlab` (starting with `vit`), as OS
 /// strings so that a path that is not UTF-8 is an error message, not a panic.
 pub fn main(args: Vec<std::ffi::OsString>) -> ExitCode {
-    super::runtime_dir_for_the_gpu_probe();
+    super::runtime_dir::for_the_gpu_probe();
     let cli = match VitCli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {
