@@ -96,6 +96,9 @@ export async function startRun(kind, record) {
     P.run = r;
     Object.assign(S, { kind: r.kind, variant: r.variant, steps: st.steps, total: st.total_steps, losses: r.losses, msPerStep: null });
     S.resumedFrom = record ? st.steps : null;
+    // The step this run last saved (an earlier run's would say a save happened that did not).
+    S.savedStep = record ? record.steps : null;
+    $('s-saved').textContent = record ? `step ${record.steps} at ${fmt.clock(record.savedAt)}` : '—';
     S.started = st;
     $('s-lr').textContent = fmt.lr(st.lr);
     // The probe measures pretraining; a finetuning run says so instead of keeping the last recall
