@@ -78,20 +78,19 @@ fn pretrain_then_finetune_then_evaluate() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(dir.join("fine.st").is_file());
 
+    let evaluate = [
+        "evaluate",
+        "vanilla",
+        "wiki.txt",
+        "--tiny",
+        "--reading_params_path",
+        "fine.st",
+        "--eval_corpus_path",
+        "dev.tsv",
+    ];
     let o = run(
         &dir,
-        &[
-            "evaluate",
-            "vanilla",
-            "wiki.txt",
-            "--tiny",
-            "--reading_params_path",
-            "fine.st",
-            "--eval_corpus_path",
-            "dev.tsv",
-            "--outputs_path",
-            "pred.txt",
-        ],
+        &[&evaluate[..], &["--outputs_path", "pred.txt"]].concat(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let s = stdout(&o);
@@ -103,16 +102,7 @@ fn pretrain_then_finetune_then_evaluate() {
     // Without XDG_RUNTIME_DIR (a server, a container), the GPU probe prints no "error:" lines of
     // Mesa's (the binary points it at a private folder of its own first).
     let o = std::process::Command::new(common::BIN)
-        .args([
-            "evaluate",
-            "vanilla",
-            "wiki.txt",
-            "--tiny",
-            "--reading_params_path",
-            "fine.st",
-            "--eval_corpus_path",
-            "dev.tsv",
-        ])
+        .args(evaluate)
         .current_dir(&dir)
         .env_remove("XDG_RUNTIME_DIR")
         .output()
