@@ -4,6 +4,7 @@
 //! *contents* plus a file name (for messages), so it runs unchanged in the browser (wasm32); the
 //! only filesystem helper is `read_file`, compiled natively only.
 
+mod biography;
 pub mod corpus;
 mod corpus_words;
 pub mod corruption;
