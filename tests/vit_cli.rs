@@ -161,6 +161,22 @@ fn vit_cli_refuses_bad_input_with_one_message() {
             ],
             "--test-size 1000000 must be in 1..=100000",
         ),
+        // The snake-case spellings of run.py's flags (the rest of the CLI) are taken too.
+        (
+            &[
+                "vit",
+                "evaluate",
+                "--test_size",
+                "0",
+                "--model",
+                "web/models/vit-digits.safetensors",
+            ],
+            "--test-size 0 must be in 1..=100000",
+        ),
+        (
+            &["vit", "train", "--eval_every", "10", "--steps", "0"],
+            "--steps must be ≥ 1",
+        ),
         // A folder that takes no new files (procfs, even for root): refused before training.
         (
             &["vit", "train", "--out", "/proc/v.safetensors"],

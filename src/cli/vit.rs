@@ -50,7 +50,7 @@ struct Common {
     #[arg(long, default_value_t = 0)]
     seed: u64,
     /// Held-out images to measure accuracy on.
-    #[arg(long, default_value_t = 2000)]
+    #[arg(long, visible_alias = "test_size", default_value_t = 2000)]
     test_size: usize,
 }
 
@@ -79,7 +79,7 @@ struct TrainArgs {
     #[arg(long, default_value_t = 64)]
     width: usize,
     /// Measure accuracy on 500 held-out images every N steps (0: only at the end).
-    #[arg(long, default_value_t = 250)]
+    #[arg(long, visible_alias = "eval_every", default_value_t = 250)]
     eval_every: u64,
 }
 
