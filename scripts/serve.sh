@@ -16,8 +16,9 @@ done
 cat <<MSG
 
   attnlab page: http://127.0.0.1:$port/        (kernel checks straight away: http://127.0.0.1:$port/?checks=1)
-  Needs a browser with WebGPU: Chrome/Edge 113+, Firefox 141+ on Windows, Safari 26+.
-  On Linux start Chrome with:  google-chrome --enable-unsafe-webgpu --enable-features=Vulkan
+  Any current browser runs it: without WebGPU everything runs on the CPU backend (Web Workers).
+  For the GPU: Chrome/Edge 113+, Firefox 141+ on Windows, Safari 26+; on Linux start Chrome with
+  google-chrome --enable-unsafe-webgpu --enable-features=Vulkan
   (Ctrl-C stops the server.)
 
 MSG
