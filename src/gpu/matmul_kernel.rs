@@ -1,11 +1,11 @@
 //! Which GPU matmul kernel products use: the four kernels and their names.
 
-/// The GPU matmul kernels (`shaders/matmul.wgsl`, `shaders/matmul_vec4.wgsl`; dispatched by
-/// `src/ops/matmul/gpu.rs`). Which is fastest depends on the device, so `bench::tune_matmul` times
-/// them on it; all give the same products up to rounding.
+/// The GPU matmul kernels (`shaders/matmul.wgsl`, `matmul_big.wgsl`, `matmul_vec4.wgsl`;
+/// dispatched by `src/ops/matmul/gpu.rs`). Which is fastest depends on the device, so
+/// `bench::tune_matmul` times them on it; all give the same products up to rounding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MatmulKernel {
-    /// 64 x 64 tiles through workgroup memory (written for GPUs).
+    /// 64 x 64 tiles through workgroup memory, 128 x 128 for large products (written for GPUs).
     Tiled,
     /// A 16 x 8 block per thread, scalar reads, no workgroup memory (written for CPU adapters).
     Registers,
