@@ -17,6 +17,9 @@ let saveCost = 0;
 // A save is under way (a pagehide does not start a second one).
 let saving = null;
 
+// The Saved field after a save of the run at `steps`, made at `at` (ms since the epoch).
+const savedText = (steps, at) => `step ${steps} at ${fmt.clock(at)}`;
+
 // Whether a save after this chunk is due: cheap saves come often, dear ones at most every 30 s.
 const saveDue = () => {
   const since = performance.now() - lastSave;
@@ -98,7 +101,7 @@ export async function startRun(kind, record) {
     S.resumedFrom = record ? st.steps : null;
     // The step this run last saved (an earlier run's would say a save happened that did not).
     S.savedStep = record ? record.steps : null;
-    $('s-saved').textContent = record ? `step ${record.steps} at ${fmt.clock(record.savedAt)}` : '—';
+    $('s-saved').textContent = record ? savedText(record.steps, record.savedAt) : '—';
     S.started = st;
     $('s-lr').textContent = fmt.lr(st.lr);
     // The probe measures pretraining; a finetuning run says so instead of keeping the last recall
@@ -192,7 +195,7 @@ async function save() {
     S.saveMs = Math.round(saveCost);
     S.saves += 1;
     S.savedStep = S.steps;
-    $('s-saved').textContent = `step ${S.steps} at ${fmt.clock(rec.savedAt)}`;
+    $('s-saved').textContent = savedText(S.steps, rec.savedAt);
   } catch (e) {
     lastSave = performance.now();
     $('s-saved').textContent = `not saved: ${errText(e)}`;
