@@ -11,25 +11,18 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openBrowser, pageUrl } from './browser.mjs';
+import { checks, outDir as testOut } from './harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.join(here, '..', '..');
 const base = process.argv[2] || 'http://127.0.0.1:8080/';
 const url = pageUrl(base);
-const backend = process.env.ATTNLAB_BACKEND || 'webgpu';
-const outDir = path.join(here, 'out', ...(backend === 'webgpu' ? [] : [backend]));
+const outDir = testOut();
 const TIMEOUT = 240000;
 const devFile = path.join(root, '..', 'shared', 'data', 'cs224n-a5', 'birth_dev.tsv');
 const predFile = path.join(root, 'results', 'course-full', 'vanilla.pretrain.dev.predictions');
-let failures = 0;
+const { check, failures } = checks();
 
-function check(ok, what) {
-  console.log(`${ok ? 'PASS' : 'FAIL'}  ${what}`);
-  if (!ok) failures++;
-  return ok;
-}
-
-fs.mkdirSync(outDir, { recursive: true });
 const { ctx, close } = await openBrowser('course', { width: 1280, height: 900 });
 try {
   const page = ctx.pages()[0] || (await ctx.newPage());
@@ -124,5 +117,5 @@ try {
     await close2();
   }
 }
-console.log(failures ? `RESULT: ${failures} FAILED` : 'RESULT: ALL COURSE MODEL CHECKS PASSED');
-process.exit(failures ? 1 : 0);
+console.log(failures.length ? `RESULT: ${failures.length} FAILED` : 'RESULT: ALL COURSE MODEL CHECKS PASSED');
+process.exit(failures.length ? 1 : 0);

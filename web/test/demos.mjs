@@ -7,19 +7,17 @@
 // deuteranopia and at 390 px).
 // Usage: node web/test/demos.mjs [base URL, default http://127.0.0.1:8080/]
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openBrowser, pageUrl } from './browser.mjs';
+import { checks, outDir as testOut } from './harness.mjs';
 
 const base = process.argv[2] || 'http://127.0.0.1:8080/';
-const outDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'out', ...(process.env.ATTNLAB_BACKEND && process.env.ATTNLAB_BACKEND !== 'webgpu' ? [process.env.ATTNLAB_BACKEND] : []));
+const outDir = testOut();
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const failures = [];
-const check = (ok, what) => { console.log(`${ok ? 'PASS' : 'FAIL'}  ${what}`); if (!ok) failures.push(what); };
+const { check, failures } = checks();
 
 async function main() {
-  fs.mkdirSync(outDir, { recursive: true });
   const { ctx, close } = await openBrowser('demos', { width: 1280, height: 800 });
   const t0 = Date.now();
   try {

@@ -22,6 +22,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openBrowser } from './browser.mjs';
 import { plainServer } from './serve.mjs';
+import { assert, steps } from './harness.mjs';
 
 const outDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'out', 'cpu');
 fs.mkdirSync(outDir, { recursive: true });
@@ -30,23 +31,9 @@ const TIMEOUT = 300000;
 // Questions with a character the shipped model lacks (0-based): spread so that the helper's blocks
 // get some; Ω and å first at lines 2 and 6.
 const OOV = { 1: 'Ω', 5: 'å', 6: 'Ω', 70: 'å', 100: 'Ω', 131: 'Ω' };
-const results = [];
-
-function assert(cond, msg) {
-  if (!cond) throw new Error(msg);
-}
-
-async function check(name, f) {
-  const t0 = Date.now();
-  try {
-    const detail = await f();
-    results.push(true);
-    console.log(`PASS  ${name} (${((Date.now() - t0) / 1000).toFixed(1)} s)${detail ? `: ${detail}` : ''}`);
-  } catch (e) {
-    results.push(false);
-    console.log(`FAIL  ${name}: ${e.message || e}`);
-  }
-}
+// Named steps (harness.mjs); a failed one is counted and the next runs.
+const { step: check, summary } = steps({ label: 'eval-workers', dir: outDir, page: () => null, what: 'CHECKS', keepGoing: true });
+const t0 = Date.now();
 
 // The built-in dev set, the questions OOV names given a character the shipped model lacks;
 // `twice`: followed by itself (272 questions).
@@ -176,6 +163,4 @@ try {
 } finally {
   plain.stop();
 }
-const failed = results.filter((r) => !r).length;
-console.log(failed ? `${failed} of ${results.length} checks FAILED` : `all ${results.length} checks passed`);
-process.exit(failed ? 1 : 0);
+process.exit(summary(t0));

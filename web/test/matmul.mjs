@@ -7,26 +7,19 @@
 //     was timed; the kernel checks pass with it (the products it picks are still right);
 //   - on the CPU backend (ATTNLAB_BACKEND=cpu) the line is not shown.
 // Usage: node web/test/matmul.mjs [base URL]
-import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openBrowser, pageUrl } from './browser.mjs';
+import { checks, outDir as testOut } from './harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const base = process.argv[2] || 'http://127.0.0.1:8080/';
 const url = pageUrl(base);
 const cpu = process.env.ATTNLAB_BACKEND === 'cpu';
-const outDir = path.join(here, 'out', ...(cpu ? ['cpu'] : []));
+const outDir = testOut();
 const TIMEOUT = 240000;
-let failures = 0;
+const { check, failures } = checks();
 
-function check(ok, what) {
-  console.log(`${ok ? 'PASS' : 'FAIL'}  ${what}`);
-  if (!ok) failures++;
-  return ok;
-}
-
-fs.mkdirSync(outDir, { recursive: true });
 const { ctx, close } = await openBrowser('matmul', { width: 1280, height: 900 });
 try {
   const page = ctx.pages()[0] || (await ctx.newPage());
@@ -67,5 +60,5 @@ try {
 } finally {
   await close();
 }
-console.log(failures ? `RESULT: ${failures} FAILED` : 'RESULT: ALL MATMUL CHECKS PASSED');
-process.exit(failures ? 1 : 0);
+console.log(failures.length ? `RESULT: ${failures.length} FAILED` : 'RESULT: ALL MATMUL CHECKS PASSED');
+process.exit(failures.length ? 1 : 0);

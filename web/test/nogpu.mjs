@@ -19,63 +19,22 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openBrowser } from './browser.mjs';
+import { askAnswer, assert, outDir as testOut, pageState, steps, waitFor } from './harness.mjs';
 
 const base = process.argv[2] || 'http://127.0.0.1:8080/';
 const url = new URL('index.html', base).href;
-const outDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'out');
+const outDir = testOut();
 const TIMEOUT = 180000;
-const results = [];
 const timings = {};
 let page;
+const { step, outside, summary } = steps({ label: 'nogpu', dir: outDir, page: () => page, what: 'NO-WEBGPU STEPS' });
 
-async function step(name, f) {
-  const t0 = Date.now();
-  try {
-    const detail = await f();
-    results.push({ name, ok: true });
-    console.log(`PASS  ${name} (${((Date.now() - t0) / 1000).toFixed(1)} s)${detail ? `: ${detail}` : ''}`);
-  } catch (e) {
-    results.push({ name, ok: false });
-    console.log(`FAIL  ${name} (${((Date.now() - t0) / 1000).toFixed(1)} s): ${e.message || e}`);
-    if (page) await page.screenshot({ path: path.join(outDir, `nogpu-fail-${results.length}.png`), fullPage: true }).catch(() => {});
-    throw e;
-  }
-}
+const P = () => pageState(page);
+const waitPage = (pred, what, timeout = TIMEOUT) => waitFor(P, pred, what, { timeout });
 
-function assert(cond, msg) {
-  if (!cond) throw new Error(msg);
-}
-
-const P = () => page.evaluate(() => {
-  const s = window.__page;
-  return s && { ...s, losses: s.losses ? s.losses.slice() : [], ask: undefined, evalReport: undefined, destroyDevice: undefined };
-});
-
-// The Ask answer of the vanilla model: its maps' shape and the worst |row sum − 1|.
-const vanillaAnswer = () => page.evaluate(() => {
-  const v = window.__page.ask && window.__page.ask.vanilla;
-  if (!v) return { error: window.__page.askError };
-  const T = v.tokens.length;
-  let worst = 0;
-  for (const m of v.maps) for (let h = 0; h < v.n_head; h++) for (let i = 0; i < T; i++) {
-    let sum = 0;
-    for (let j = 0; j < T; j++) sum += m[h * T * T + i * T + j];
-    worst = Math.max(worst, Math.abs(sum - 1));
-  }
-  return { question: v.question, prediction: v.prediction, T, layers: v.maps.length, heads: v.n_head, worst };
-});
+const vanillaAnswer = () => askAnswer(page);
 
 const pct = (o) => (Number.isFinite(o.correct) && o.total > 0 ? `${((100 * o.correct) / o.total).toFixed(1)}%` : 'not measured');
-
-async function waitPage(pred, what, timeout = TIMEOUT) {
-  const t0 = Date.now();
-  for (;;) {
-    const s = await P();
-    if (s && pred(s)) return s;
-    if (Date.now() - t0 > timeout) throw new Error(`timed out waiting for ${what}; page state: ${JSON.stringify({ status: s && s.status, steps: s && s.steps, error: s && s.error })}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 // The wasm files the page's own thread fetched: none, when the engine runs in its worker (a worker's
 // fetches are not in the page's resource timeline).
@@ -86,7 +45,6 @@ async function setField(id, value) {
 }
 
 async function run() {
-  fs.mkdirSync(outDir, { recursive: true });
   const { ctx, close } = await openBrowser('nogpu', { width: 1100, height: 900 }, { webgpu: false });
   try {
     page = ctx.pages()[0] || (await ctx.newPage());
@@ -402,18 +360,7 @@ async function run() {
       await page.fill('#ask-text', name);
       await page.click('#btn-ask');
       await page.waitForFunction(() => window.__page.ask || window.__page.askError, null, { timeout: TIMEOUT });
-      const a = await page.evaluate(() => {
-        const v = window.__page.ask && window.__page.ask.vanilla;
-        if (!v) return { error: window.__page.askError };
-        const T = v.tokens.length;
-        let worst = 0;
-        for (const m of v.maps) for (let h = 0; h < v.n_head; h++) for (let i = 0; i < T; i++) {
-          let sum = 0;
-          for (let j = 0; j < T; j++) sum += m[h * T * T + i * T + j];
-          worst = Math.max(worst, Math.abs(sum - 1));
-        }
-        return { question: v.question, prediction: v.prediction, T, layers: v.maps.length, heads: v.n_head, worst };
-      });
+      const a = await vanillaAnswer();
       assert(!a.error, `ask failed: ${a.error}`);
       assert(a.question === q && a.layers === 2 && a.heads === 4 && a.worst < 1e-4, `answer: ${JSON.stringify(a)}`);
       const thumbs = await page.locator('#ask-result canvas.thumb').count();
@@ -645,10 +592,8 @@ const t0 = Date.now();
 try {
   code = await run();
 } catch (e) {
-  if (!results.some((r) => !r.ok)) console.log(`FAIL  ${e.message || e}`);
+  outside(e);
 }
-const passed = results.filter((r) => r.ok).length;
-console.log(`${passed} of ${results.length} steps passed in ${((Date.now() - t0) / 1000).toFixed(0)} s; screenshots in ${outDir}`);
+const exit = summary(t0, { ended: code === 0, note: `; screenshots in ${outDir}` });
 if (timings.quick) console.log(`timing (CPU backend, wasm, 1 thread): quick preset ${timings.quick.toFixed(0)} ms/step at its batch; ${timings.batch8 ? timings.batch8.toFixed(0) : '?'} ms/step at batch 8`);
-console.log(code === 0 ? 'RESULT: ALL NO-WEBGPU STEPS PASSED' : 'RESULT: FAILED');
-process.exit(code);
+process.exit(exit);

@@ -12,65 +12,42 @@
 // server started with --data DIR/data). CHROMIUM=/path/to/chrome picks the browser.
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { openBrowser, pageUrl } from './browser.mjs';
+import { askAnswer, assert, outDir as testOut, pageError, pageState, steps, waitFor } from './harness.mjs';
 
 const base = process.argv[2] || 'http://127.0.0.1:8080/';
 const url = pageUrl(base);
 const fixture = process.env.ATTNLAB_FIXTURE;
-const outDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'out', ...(process.env.ATTNLAB_BACKEND && process.env.ATTNLAB_BACKEND !== 'webgpu' ? [process.env.ATTNLAB_BACKEND] : []));
+const outDir = testOut();
 const STEP_TIMEOUT = 180000;
 // The quick preset with a batch small enough for a software GPU.
 const BATCH = 4;
 // The CPU backend runs these steps ~10x faster than SwiftShader: a longer run leaves time to pause.
 const MAX_STEPS = process.env.ATTNLAB_BACKEND === 'cpu' ? 240 : 24;
 
-const results = [];
 const stepStarts = []; // page-time start of each step (to place long tasks)
 let page;
+const harness = steps({ label: 'page', dir: outDir, page: () => page, what: 'PAGE STEPS' });
+const { outside, summary } = harness;
 
+// A named step (harness.mjs), its start in page time kept for placing the long tasks.
 async function step(name, f) {
-  const t0 = Date.now();
-  try {
-    const at = await page.evaluate(() => Math.round(performance.now())).catch(() => null);
+  const at = page ? await page.evaluate(() => Math.round(performance.now())).catch(() => null) : null;
+  return harness.step(name, async () => {
     const detail = await f();
     if (at !== null) stepStarts.push({ name, at });
-    const s = ((Date.now() - t0) / 1000).toFixed(1);
-    results.push({ name, ok: true });
-    console.log(`PASS  ${name} (${s} s)${detail ? `: ${detail}` : ''}`);
-  } catch (e) {
-    const s = ((Date.now() - t0) / 1000).toFixed(1);
-    results.push({ name, ok: false });
-    console.log(`FAIL  ${name} (${s} s): ${e.message || e}`);
-    await page.screenshot({ path: path.join(outDir, `page-fail-${results.length}.png`), fullPage: true }).catch(() => {});
-    throw e;
-  }
-}
-
-function assert(cond, msg) {
-  if (!cond) throw new Error(msg);
+    return detail;
+  });
 }
 
 // The page's state (without the bulky parts). A page whose main thread stops answering fails the
 // test instead of hanging it.
 const P = () => Promise.race([
-  page.evaluate(() => {
-    const s = window.__page;
-    return s && { ...s, losses: s.losses ? s.losses.slice() : [], ask: undefined, evalReport: undefined, destroyDevice: undefined };
-  }),
+  pageState(page),
   new Promise((_, reject) => setTimeout(() => reject(new Error('the page did not answer for 30 s (main thread blocked?)')), 30000)),
 ]);
 
-async function waitPage(pred, what, timeout = STEP_TIMEOUT) {
-  const t0 = Date.now();
-  for (;;) {
-    const s = await P();
-    if (s && pred(s)) return s;
-    if (s && s.error && !/device lost/.test(s.error) && what !== 'error') throw new Error(`while waiting for ${what}: page error: ${s.error}`);
-    if (Date.now() - t0 > timeout) throw new Error(`timed out waiting for ${what}; page state: ${JSON.stringify({ status: s && s.status, steps: s && s.steps, error: s && s.error })}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
+const waitPage = (pred, what, timeout = STEP_TIMEOUT) => waitFor(P, pred, what, { timeout, every: 250, fatal: (s, w) => (w === 'error' ? null : pageError(s)) });
 
 async function longTasks(since) {
   const tasks = await page.evaluate(() => window.__page.longTasks);
@@ -82,7 +59,6 @@ async function setField(id, value) {
 }
 
 async function run() {
-  fs.mkdirSync(outDir, { recursive: true });
   assert(fixture && fs.existsSync(path.join(fixture, 'cli-vanilla.safetensors')),
     'ATTNLAB_FIXTURE must name a folder made by web/test/fixture.sh (with cli-vanilla.safetensors)');
   const { ctx, close } = await openBrowser('page', { width: 1100, height: 900 });
@@ -226,19 +202,8 @@ async function run() {
       await page.fill('#ask-text', name);
       await page.click('#btn-ask');
       await page.waitForFunction(() => window.__page.ask || window.__page.askError, null, { timeout: STEP_TIMEOUT });
-      const a = await page.evaluate(() => {
-        const v = window.__page.ask && window.__page.ask.vanilla;
-        if (!v) return { error: window.__page.askError };
-        const T = v.tokens.length;
-        // every attention row is a probability distribution over the causal prefix
-        let worst = 0;
-        for (const m of v.maps) for (let h = 0; h < v.n_head; h++) for (let i = 0; i < T; i++) {
-          let sum = 0;
-          for (let j = 0; j < T; j++) sum += m[h * T * T + i * T + j];
-          worst = Math.max(worst, Math.abs(sum - 1));
-        }
-        return { question: v.question, prediction: v.prediction, T, layers: v.maps.length, heads: v.n_head, worst, tokens: v.tokens.join('') };
-      });
+      // Every attention row is a probability distribution over the causal prefix.
+      const a = await askAnswer(page);
       assert(!a.error, `ask failed: ${a.error}`);
       assert(a.question === q, `asked “${a.question}”, expected “${q}”`);
       assert(a.layers === 2 && a.heads === 4, `${a.layers} layers × ${a.heads} heads of maps`);
@@ -567,9 +532,6 @@ const t0 = Date.now();
 try {
   code = await run();
 } catch (e) {
-  if (!results.some((r) => !r.ok)) console.log(`FAIL  ${e.message || e}`);
+  outside(e);
 }
-const passed = results.filter((r) => r.ok).length;
-console.log(`${passed} of ${results.length} steps passed in ${((Date.now() - t0) / 1000).toFixed(0)} s; screenshots in ${outDir}`);
-console.log(code === 0 ? 'RESULT: ALL PAGE STEPS PASSED' : 'RESULT: FAILED');
-process.exit(code);
+process.exit(summary(t0, { ended: code === 0, note: `; screenshots in ${outDir}` }));

@@ -11,19 +11,18 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openBrowser, pageUrl } from './browser.mjs';
+import { checks, outDir as testOut } from './harness.mjs';
 
 const base = process.argv[2] || 'http://127.0.0.1:8080/';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..', '..');
 const backend = process.env.ATTNLAB_BACKEND || 'webgpu';
-const outDir = path.join(here, 'out', ...(backend !== 'webgpu' ? [backend] : []));
+const outDir = testOut();
 const TIMEOUT = 540000;
-const failures = [];
-const check = (ok, what) => { console.log(`${ok ? 'PASS' : 'FAIL'}  ${what}`); if (!ok) failures.push(what); };
+const { check, failures } = checks();
 const facts = (f) => JSON.parse(fs.readFileSync(path.join(repo, 'web', 'models', f), 'utf8'));
 
 async function main() {
-  fs.mkdirSync(outDir, { recursive: true });
   const shipped = facts('builtin-vanilla.json'), nopt = facts('builtin-nopretrain.json');
   const { ctx, close } = await openBrowser('section2', { width: 1280, height: 800 });
   const t0 = Date.now();

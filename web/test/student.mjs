@@ -18,32 +18,20 @@
 // Usage: [ATTNLAB_BACKEND=cpu] node web/test/student.mjs [base URL, default http://127.0.0.1:8080/]
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { openBrowser, pageUrl } from './browser.mjs';
+import { assert, outDir as testOut, steps } from './harness.mjs';
 
 const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 const base = process.argv[2] || 'http://127.0.0.1:8080/';
 const backend = process.env.ATTNLAB_BACKEND || 'webgpu';
-const outDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'out', ...(backend !== 'webgpu' ? [backend] : []));
-fs.mkdirSync(outDir, { recursive: true });
+const outDir = testOut();
 const TIMEOUT = 300000;
 
 let page;
-let failed = 0;
-async function step(name, f) {
-  const t0 = Date.now();
-  try {
-    const detail = await f();
-    console.log(`PASS  ${name} (${((Date.now() - t0) / 1000).toFixed(1)} s)${detail ? `: ${detail}` : ''}`);
-  } catch (e) {
-    failed += 1;
-    console.log(`FAIL  ${name} (${((Date.now() - t0) / 1000).toFixed(1)} s): ${e.message || e}`);
-    await page.screenshot({ path: path.join(outDir, `student-fail-${failed}.png`), fullPage: true }).catch(() => {});
-  }
-}
-function assert(cond, msg) { if (!cond) throw new Error(msg); }
+// A failed step is counted and the next one runs (the steps are independent).
+const { step, summary } = steps({ label: 'student', dir: outDir, page: () => page, what: 'STUDENT STEPS', keepGoing: true });
 const S = (f) => page.evaluate(f);
 
 async function upload(id, name, text) {
@@ -62,6 +50,7 @@ async function evaluateAll() {
   return r;
 }
 
+const t0 = Date.now();
 const { ctx, close } = await openBrowser('student', { width: 1280, height: 900 });
 try {
   page = ctx.pages()[0] || (await ctx.newPage());
@@ -417,5 +406,4 @@ try {
 } finally {
   await close();
 }
-console.log(failed ? `${failed} step(s) failed` : 'all student steps passed');
-process.exit(failed ? 1 : 0);
+process.exit(summary(t0));

@@ -9,28 +9,14 @@
 // Usage: node web/test/vit.mjs [base URL]
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { openBrowser, pageUrl } from './browser.mjs';
+import { assert, outDir as testOut, steps } from './harness.mjs';
 
 const base = process.argv[2] || 'http://127.0.0.1:8080/';
-const outDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'out');
+const outDir = testOut();
 const NATIVE_CHECKSUM = '0xb264e5d0b5867641';
 let page;
-let failed = false;
-
-async function step(name, f) {
-  const t0 = Date.now();
-  try {
-    const detail = await f();
-    console.log(`PASS  ${name} (${((Date.now() - t0) / 1000).toFixed(1)} s)${detail ? `: ${detail}` : ''}`);
-  } catch (e) {
-    failed = true;
-    console.log(`FAIL  ${name} (${((Date.now() - t0) / 1000).toFixed(1)} s): ${e.message || e}`);
-    if (page) await page.screenshot({ path: path.join(outDir, 'vit-fail.png'), fullPage: true }).catch(() => {});
-    throw e;
-  }
-}
-const assert = (c, m) => { if (!c) throw new Error(m); };
+const { step, outside, summary } = steps({ label: 'vit', dir: outDir, page: () => page, what: 'VIT STEPS' });
 const V = () => page.evaluate(() => {
   const s = window.__vit;
   return { ready: s.ready, error: s.error, checksum: s.checksum, info: s.info, answer: s.answer, evals: s.evals, losses: s.losses, trainedSteps: s.trainedSteps };
@@ -52,7 +38,8 @@ async function draw(strokes) {
   return (await V()).answer;
 }
 
-fs.mkdirSync(outDir, { recursive: true });
+const t0 = Date.now();
+let ended = false;
 const { ctx, close } = await openBrowser('vit', { width: 1280, height: 1800 });
 try {
   page = await ctx.newPage();
@@ -246,7 +233,10 @@ try {
   await step('no page errors', async () => {
     assert(errors.length === 0, errors.join('\n'));
   });
+  ended = true;
+} catch (e) {
+  outside(e);
 } finally {
   await close();
 }
-process.exit(failed ? 1 : 0);
+process.exit(summary(t0, { ended }));

@@ -24,6 +24,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openBrowser } from './browser.mjs';
 import { plainServer } from './serve.mjs';
+import { assert, steps, waitFor as waitState } from './harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const outDir = path.join(here, 'out', 'cpu');
@@ -36,27 +37,17 @@ const H_BATCH = 8;
 const STEPS = 6;
 const TOL = 1e-3;
 const TIMEOUT = 300000;
-const results = [];
-
-function assert(cond, msg) {
-  if (!cond) throw new Error(msg);
-}
+// Named steps (harness.mjs); a failed one is counted and the next runs.
+const { step: check, summary } = steps({ label: 'workers', dir: outDir, page: () => null, what: 'CHECKS', keepGoing: true });
+const t0 = Date.now();
 
 const S = (page) => page.evaluate(() => {
   const s = window.__page;
   return s && { ready: s.ready, status: s.status, steps: s.steps, finished: s.finished, error: s.error, losses: s.losses.slice(), workers: s.workers, parts: s.parts, engines: s.engines, resumedFrom: s.resumedFrom, msPerStep: s.msPerStep };
 });
 
-async function waitFor(page, pred, what) {
-  const t0 = Date.now();
-  for (;;) {
-    const s = await S(page);
-    if (s && s.error) throw new Error(`while waiting for ${what}: page error: ${s.error}`);
-    if (s && pred(s)) return s;
-    if (Date.now() - t0 > TIMEOUT) throw new Error(`timed out waiting for ${what} (status ${s && s.status}, step ${s && s.steps})`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+// The page's state once `pred` holds of it; any error the page reports fails the wait.
+const waitFor = (page, pred, what) => waitState(() => S(page), (s) => !s.error && pred(s), what, { timeout: TIMEOUT, every: 100, fatal: (s) => s.error });
 
 // The finished model's weights, from the checkpoint the page keeps in IndexedDB (safetensors).
 async function weights(page) {
@@ -152,18 +143,6 @@ function compare(a, b, what, tol) {
   return `${common.length} losses within ${worst.toExponential(1)}, weights within ${wWorst.toExponential(1)}${where ? ` (most at ${where})` : ''}`;
 }
 
-async function check(name, f) {
-  const t0 = Date.now();
-  try {
-    const detail = await f();
-    results.push(true);
-    console.log(`PASS  ${name} (${((Date.now() - t0) / 1000).toFixed(1)} s)${detail ? `: ${detail}` : ''}`);
-  } catch (e) {
-    results.push(false);
-    console.log(`FAIL  ${name}: ${e.message || e}`);
-  }
-}
-
 // H: pause in the middle of a step.
 async function pauseMidStep() {
   const { ctx, close } = await openBrowser('workers-H', { width: 1280, height: 900 });
@@ -228,6 +207,4 @@ try {
 } finally {
   plain.stop();
 }
-const failed = results.filter((r) => !r).length;
-console.log(failed ? `${failed} of ${results.length} checks FAILED` : `all ${results.length} checks passed`);
-process.exit(failed ? 1 : 0);
+process.exit(summary(t0));

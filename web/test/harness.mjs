@@ -1,0 +1,120 @@
+// What the browser tests share: where their pictures go, named steps (PASS or FAIL with the
+// seconds each took, a full-page picture of a failure, the closing count), plain checks that
+// count their failures, and waiting on the page's state.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+// web/test/out, or web/test/out/<backend> when ATTNLAB_BACKEND names another backend than WebGPU
+// (the same test's pictures on both backends side by side); made if missing.
+export function outDir() {
+  const backend = process.env.ATTNLAB_BACKEND || 'webgpu';
+  const dir = path.join(here, 'out', ...(backend === 'webgpu' ? [] : [backend]));
+  fs.mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+export function assert(cond, msg) {
+  if (!cond) throw new Error(msg);
+}
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// Named steps. `step(name, f)` runs f and prints `PASS  name (seconds): detail` with what f
+// returns, or `FAIL  name (seconds): message`, keeping a picture of `page()` (when it has one) as
+// `<label>-fail-<step number>.png` in `dir`. A failed step ends the test (its error is thrown on)
+// unless `keepGoing`. `summary(t0)` prints how many steps passed since t0 and `RESULT: ALL <what>
+// PASSED` or `RESULT: FAILED`, and returns the exit code.
+export function steps({ label, dir, page, what, keepGoing = false }) {
+  const results = [];
+  async function step(name, f) {
+    const t0 = Date.now();
+    const took = () => ((Date.now() - t0) / 1000).toFixed(1);
+    try {
+      const detail = await f();
+      results.push({ name, ok: true });
+      console.log(`PASS  ${name} (${took()} s)${detail ? `: ${detail}` : ''}`);
+    } catch (e) {
+      results.push({ name, ok: false });
+      console.log(`FAIL  ${name} (${took()} s): ${e.message || e}`);
+      const p = page();
+      if (p) await p.screenshot({ path: path.join(dir, `${label}-fail-${results.length}.png`), fullPage: true }).catch(() => {});
+      if (!keepGoing) throw e;
+    }
+  }
+  const failed = () => results.filter((r) => !r.ok).length;
+  // An error outside any step (the browser did not start, a step's error thrown on) is said once.
+  const outside = (e) => {
+    if (!failed()) console.log(`FAIL  ${e.message || e}`);
+  };
+  function summary(t0, { ended = true, note = '' } = {}) {
+    const passed = results.length - failed();
+    console.log(`${passed} of ${results.length} steps passed in ${((Date.now() - t0) / 1000).toFixed(0)} s${note}`);
+    const ok = ended && failed() === 0;
+    console.log(ok ? `RESULT: ALL ${what} PASSED` : 'RESULT: FAILED');
+    return ok ? 0 : 1;
+  }
+  return { step, results, failed, outside, summary };
+}
+
+// Plain checks: `check(ok, what)` prints PASS or FAIL and the line, counts a failure in
+// `failures` and returns ok.
+export function checks() {
+  const failures = [];
+  const check = (ok, what) => {
+    console.log(`${ok ? 'PASS' : 'FAIL'}  ${what}`);
+    if (!ok) failures.push(what);
+    return ok;
+  };
+  return { check, failures };
+}
+
+// The page's state (window.__page) as plain data: the loss list copied, the large or
+// non-serialisable parts left out. Null before the page has set it up.
+export function pageState(page) {
+  return page.evaluate(() => {
+    const s = window.__page;
+    return s && { ...s, losses: s.losses ? s.losses.slice() : [], ask: undefined, evalReport: undefined, destroyDevice: undefined };
+  });
+}
+
+// The vanilla model's Ask answer: the question, the prediction, the characters, the maps' layers
+// and heads, and `worst`, the largest |row sum − 1| over every map (each row a probability
+// distribution over the causal prefix); `{ error }` when there is no answer.
+export function askAnswer(page) {
+  return page.evaluate(() => {
+    const v = window.__page.ask && window.__page.ask.vanilla;
+    if (!v) return { error: window.__page.askError };
+    const T = v.tokens.length;
+    let worst = 0;
+    for (const m of v.maps) for (let h = 0; h < v.n_head; h++) for (let i = 0; i < T; i++) {
+      let sum = 0;
+      for (let j = 0; j < T; j++) sum += m[h * T * T + i * T + j];
+      worst = Math.max(worst, Math.abs(sum - 1));
+    }
+    return { question: v.question, prediction: v.prediction, T, layers: v.maps.length, heads: v.n_head, worst, tokens: v.tokens.join('') };
+  });
+}
+
+// Reads `read()` every `every` ms until `pred` holds of its value, and returns that value. Throws
+// when `fatal(state, what)` returns a message (an error the page reports), or after `timeout` ms,
+// naming what was awaited and the state's status, step and error.
+export async function waitFor(read, pred, what, { timeout, every = 200, fatal = () => null }) {
+  const t0 = Date.now();
+  for (;;) {
+    const s = await read();
+    if (s && pred(s)) return s;
+    const bad = s && fatal(s, what);
+    if (bad) throw new Error(`while waiting for ${what}: page error: ${bad}`);
+    if (Date.now() - t0 > timeout) {
+      throw new Error(`timed out waiting for ${what}; page state: ${JSON.stringify({ status: s && s.status, steps: s && s.steps, error: s && s.error })}`);
+    }
+    await sleep(every);
+  }
+}
+
+// The `fatal` of a page that must not report an error, a lost device aside (the tests that lose
+// one on purpose wait for the page to say so).
+export const pageError = (s) => (s.error && !/device lost/.test(s.error) ? s.error : null);
