@@ -7,27 +7,21 @@
 // CHROMIUM=/path/to/chrome picks the browser (web/test/browser.mjs).
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { openBrowser, pageUrl } from './browser.mjs';
+import { checks, outDir as testOut } from './harness.mjs';
 
 const base = process.argv[2] || 'http://127.0.0.1:8080/';
 const url = pageUrl(base);
-const outDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'out', ...(process.env.ATTNLAB_BACKEND && process.env.ATTNLAB_BACKEND !== 'webgpu' ? [process.env.ATTNLAB_BACKEND] : []));
+const outDir = testOut();
 const shot = path.join(outDir, 'bench.png');
 const ROWS = process.env.BENCH_ROWS || '2';
 const REPEATS = process.env.BENCH_REPEATS || '1';
 const SIZE = process.env.BENCH_SIZE || 'quick';
 const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_MS || 10 * 60 * 1000);
 
-let failures = 0;
-function check(ok, what) {
-  console.log(`${ok ? 'PASS' : 'FAIL'}  ${what}`);
-  if (!ok) failures++;
-  return ok;
-}
+const { check, failures } = checks();
 
 async function run() {
-  fs.mkdirSync(outDir, { recursive: true });
   const { ctx, close } = await openBrowser('bench', { width: 1000, height: 800 });
   try {
     const page = ctx.pages()[0] || (await ctx.newPage());
@@ -120,9 +114,9 @@ async function run() {
 let code = 1;
 try {
   await run();
-  code = failures ? 1 : 0;
+  code = failures.length ? 1 : 0;
 } catch (e) {
   console.error(`FAIL  ${e.message || e}`);
 }
-console.log(code === 0 ? 'RESULT: ALL BENCHMARK CHECKS PASSED' : `RESULT: FAILED (${failures} failed check(s))`);
+console.log(code === 0 ? 'RESULT: ALL BENCHMARK CHECKS PASSED' : `RESULT: FAILED (${failures.length} failed check(s))`);
 process.exit(code);
