@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { openBrowser, pageUrl } from './browser.mjs';
-import { checks, outDir as testOut } from './harness.mjs';
+import { atPhoneWidth, checks, outDir as testOut } from './harness.mjs';
 
 const base = process.argv[2] || 'http://127.0.0.1:8080/';
 const url = pageUrl(base);
@@ -95,15 +95,8 @@ async function run() {
     await page.locator('#bench-card').screenshot({ path: shot });
     console.log(`screenshot: ${shot}`);
     // Phone width, with the tables filled: the card must not make the page wider than the screen.
-    await page.setViewportSize({ width: 390, height: 844 });
-    await page.waitForTimeout(300);
-    const w = await page.evaluate(() => ({
-      page: document.documentElement.scrollWidth,
-      card: Math.round(document.getElementById('bench-card').getBoundingClientRect().right),
-      wide: [...document.querySelectorAll('main *, body > *')]
-        .filter((e) => e.getBoundingClientRect().right > 391 && !e.closest('.map-scroll, .table-scroll, .wide-scroll, .demo'))
-        .slice(0, 5).map((e) => `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}${e.className ? `.${String(e.className).split(' ')[0]}` : ''}`),
-    }));
+    const phone = await atPhoneWidth(page);
+    const w = { page: phone.width, wide: phone.wide, card: await page.evaluate(() => Math.round(document.getElementById('bench-card').getBoundingClientRect().right)) };
     await page.locator('#bench-card').screenshot({ path: path.join(outDir, 'bench-phone.png') });
     check(w.page <= 390 && w.card <= 391, `at 390 px the page is ${w.page} px wide, the card ends at ${w.card} px${w.wide.length ? `; widest: ${w.wide.join(', ')}` : ''}`);
   } finally {

@@ -8,17 +8,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { pageModules } from './harness.mjs';
 
 const web = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
-const SKIP = new Set(['node_modules', 'pkg', 'pkg-relaxed', 'test', 'vendor']);
-
-function modules(dir) {
-  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) return SKIP.has(e.name) ? [] : modules(p);
-    return e.name.endsWith('.js') ? [p] : [];
-  });
-}
 
 const pkg = path.join(web, 'pkg', 'attnlab.js');
 if (!fs.existsSync(pkg)) {
@@ -29,7 +21,7 @@ const exported = new Set([...fs.readFileSync(pkg, 'utf8').matchAll(/^export (?:a
 
 const unknown = [];
 const called = new Set();
-for (const f of modules(web)) {
+for (const f of pageModules(web)) {
   const lines = fs.readFileSync(f, 'utf8').split('\n');
   lines.forEach((line, i) => {
     // The page's engine is `wasm`, a helper engine (web/helpers.js) `helper`.

@@ -22,7 +22,7 @@ const url = pageUrl(base);
 const outDir = testOut();
 const TIMEOUT = 240000;
 let page;
-const { step, outside, summary } = steps({ label: 'engine', dir: outDir, page: () => page, what: 'ENGINE STEPS' });
+const { step, main } = steps({ label: 'engine', dir: outDir, page: () => page, what: 'ENGINE STEPS' });
 
 const S = () => pageState(page);
 const waitPage = (pred, what, timeout = TIMEOUT) => waitFor(S, pred, what, { timeout, every: 100, fatal: pageError });
@@ -169,11 +169,4 @@ async function run() {
   }
 }
 
-let code = 1;
-const t0 = Date.now();
-try {
-  code = await run();
-} catch (e) {
-  outside(e);
-}
-process.exit(summary(t0, { ended: code === 0 }));
+await main(run);

@@ -1,6 +1,7 @@
-// What the browser tests share: where their pictures go, named steps (PASS or FAIL with the
+// What the page's tests share: where their pictures go, named steps (PASS or FAIL with the
 // seconds each took, a full-page picture of a failure, the closing count), plain checks that
-// count their failures, and waiting on the page's state.
+// count their failures, waiting on the page's state, what is too wide at 390 px, and the list of
+// the page's own modules.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -56,7 +57,21 @@ export function steps({ label, dir, page, what, keepGoing = false }) {
     console.log(ok ? `RESULT: ALL ${what} PASSED` : 'RESULT: FAILED');
     return ok ? 0 : 1;
   }
-  return { step, results, failed, outside, summary };
+  // Runs `run` (0 when it reached its end), prints the summary (and then `after()`, when given)
+  // and exits with the summary's code.
+  async function main(run, { note = '', after = () => {} } = {}) {
+    const t0 = Date.now();
+    let code = 1;
+    try {
+      code = await run();
+    } catch (e) {
+      outside(e);
+    }
+    const exit = summary(t0, { ended: code === 0, note });
+    after();
+    process.exit(exit);
+  }
+  return { step, results, failed, outside, summary, main };
 }
 
 // Plain checks: `check(ok, what)` prints PASS or FAIL and the line, counts a failure in
@@ -95,6 +110,30 @@ export function askAnswer(page) {
       worst = Math.max(worst, Math.abs(sum - 1));
     }
     return { question: v.question, prediction: v.prediction, T, layers: v.maps.length, heads: v.n_head, worst, tokens: v.tokens.join('') };
+  });
+}
+
+// The page at a phone's width (390 × 844; the viewport is left there): its width, and up to five
+// of the elements `within` selects that reach past 391 px outside the regions `scrolls` selects
+// (which scroll, and may hold wider things), each as tag#id.class.
+export async function atPhoneWidth(page, { within = 'main *, body > *', scrolls = '.map-scroll, .table-scroll, .wide-scroll, .demo' } = {}) {
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.waitForTimeout(300);
+  return page.evaluate(([within, scrolls]) => ({
+    width: document.documentElement.scrollWidth,
+    wide: [...document.querySelectorAll(within)]
+      .filter((e) => e.getBoundingClientRect().right > 391 && !e.closest(scrolls))
+      .slice(0, 5).map((e) => `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}${e.className ? `.${String(e.className).split(' ')[0]}` : ''}`),
+  }), [within, scrolls]);
+}
+
+// The page's own modules (web/**/*.js, not the wasm build's glue, the npm packages or the tests).
+export function pageModules(dir = path.join(here, '..')) {
+  const skip = new Set(['node_modules', 'pkg', 'pkg-relaxed', 'test', 'vendor']);
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) return skip.has(e.name) ? [] : pageModules(p);
+    return e.name.endsWith('.js') ? [p] : [];
   });
 }
 

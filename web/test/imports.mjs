@@ -4,20 +4,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { pageModules } from './harness.mjs';
 
 const web = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
-const SKIP = new Set(['node_modules', 'pkg', 'pkg-relaxed', 'test', 'vendor']);
-
-function modules(dir) {
-  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) return SKIP.has(e.name) ? [] : modules(p);
-    return e.name.endsWith('.js') ? [p] : [];
-  });
-}
 
 // Each module's relative imports and re-exports (static ones: `import … from './x.js'`).
-const graph = new Map(modules(web).map((f) => {
+const graph = new Map(pageModules(web).map((f) => {
   const src = fs.readFileSync(f, 'utf8');
   const deps = [...src.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s+['"](\.[^'"]+)['"]/g)]
     .map((m) => path.resolve(path.dirname(f), m[1]));

@@ -19,7 +19,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openBrowser } from './browser.mjs';
-import { askAnswer, assert, outDir as testOut, pageState, steps, waitFor } from './harness.mjs';
+import { askAnswer, assert, atPhoneWidth, outDir as testOut, pageState, steps, waitFor } from './harness.mjs';
 
 const base = process.argv[2] || 'http://127.0.0.1:8080/';
 const url = new URL('index.html', base).href;
@@ -27,7 +27,7 @@ const outDir = testOut();
 const TIMEOUT = 180000;
 const timings = {};
 let page;
-const { step, outside, summary } = steps({ label: 'nogpu', dir: outDir, page: () => page, what: 'NO-WEBGPU STEPS' });
+const { step, main } = steps({ label: 'nogpu', dir: outDir, page: () => page, what: 'NO-WEBGPU STEPS' });
 
 const P = () => pageState(page);
 const waitPage = (pred, what, timeout = TIMEOUT) => waitFor(P, pred, what, { timeout });
@@ -503,14 +503,7 @@ async function run() {
 
     await step('phone width: nothing is wider than a 390 px screen', async () => {
       await page.screenshot({ path: path.join(outDir, 'nogpu-full.png'), fullPage: true });
-      await page.setViewportSize({ width: 390, height: 844 });
-      await page.waitForTimeout(300);
-      const r = await page.evaluate(() => ({
-        width: document.documentElement.scrollWidth,
-        wide: [...document.querySelectorAll('main *, body > *')]
-          .filter((e) => e.getBoundingClientRect().right > 391 && !e.closest('.map-scroll, .table-scroll, .wide-scroll, .demo'))
-          .slice(0, 5).map((e) => `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}`),
-      }));
+      const r = await atPhoneWidth(page);
       await page.evaluate(() => window.scrollTo(0, 0));
       await page.screenshot({ path: path.join(outDir, 'nogpu-phone.png') });
       await page.setViewportSize({ width: 1100, height: 900 });
@@ -587,13 +580,9 @@ async function run() {
   return 0;
 }
 
-let code = 1;
-const t0 = Date.now();
-try {
-  code = await run();
-} catch (e) {
-  outside(e);
-}
-const exit = summary(t0, { ended: code === 0, note: `; screenshots in ${outDir}` });
-if (timings.quick) console.log(`timing (CPU backend, wasm, 1 thread): quick preset ${timings.quick.toFixed(0)} ms/step at its batch; ${timings.batch8 ? timings.batch8.toFixed(0) : '?'} ms/step at batch 8`);
-process.exit(exit);
+await main(run, {
+  note: `; screenshots in ${outDir}`,
+  after: () => {
+    if (timings.quick) console.log(`timing (CPU backend, wasm, 1 thread): quick preset ${timings.quick.toFixed(0)} ms/step at its batch; ${timings.batch8 ? timings.batch8.toFixed(0) : '?'} ms/step at batch 8`);
+  },
+});

@@ -13,7 +13,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { openBrowser, pageUrl } from './browser.mjs';
-import { askAnswer, assert, outDir as testOut, pageError, pageState, steps, waitFor } from './harness.mjs';
+import { askAnswer, assert, atPhoneWidth, outDir as testOut, pageError, pageState, steps, waitFor } from './harness.mjs';
 
 const base = process.argv[2] || 'http://127.0.0.1:8080/';
 const url = pageUrl(base);
@@ -28,7 +28,6 @@ const MAX_STEPS = process.env.ATTNLAB_BACKEND === 'cpu' ? 240 : 24;
 const stepStarts = []; // page-time start of each step (to place long tasks)
 let page;
 const harness = steps({ label: 'page', dir: outDir, page: () => page, what: 'PAGE STEPS' });
-const { outside, summary } = harness;
 
 // A named step (harness.mjs), its start in page time kept for placing the long tasks.
 async function step(name, f) {
@@ -447,14 +446,7 @@ async function run() {
     });
 
     await step('phone width: with every card filled (tables, maps), nothing is wider than a 390 px screen', async () => {
-      await page.setViewportSize({ width: 390, height: 844 });
-      await page.waitForTimeout(300);
-      const r = await page.evaluate(() => ({
-        width: document.documentElement.scrollWidth,
-        wide: [...document.querySelectorAll('main *, body > *')]
-          .filter((e) => e.getBoundingClientRect().right > 391 && !e.closest('.map-scroll, .table-scroll, .demo'))
-          .slice(0, 5).map((e) => `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}${e.className ? `.${String(e.className).split(' ')[0]}` : ''}`),
-      }));
+      const r = await atPhoneWidth(page);
       await page.screenshot({ path: path.join(outDir, 'page-phone.png') });
       await page.setViewportSize({ width: 1100, height: 900 });
       assert(r.width <= 390, `the page is ${r.width} px wide at 390 px; widest: ${r.wide.join(', ')}`);
@@ -527,11 +519,4 @@ async function run() {
   }
 }
 
-let code = 1;
-const t0 = Date.now();
-try {
-  code = await run();
-} catch (e) {
-  outside(e);
-}
-process.exit(summary(t0, { ended: code === 0, note: `; screenshots in ${outDir}` }));
+await harness.main(run, { note: `; screenshots in ${outDir}` });

@@ -10,7 +10,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { openBrowser, pageUrl } from './browser.mjs';
-import { assert, outDir as testOut, steps } from './harness.mjs';
+import { assert, atPhoneWidth, outDir as testOut, steps } from './harness.mjs';
 
 const base = process.argv[2] || 'http://127.0.0.1:8080/';
 const outDir = testOut();
@@ -214,11 +214,7 @@ try {
   });
 
   await step('the card fits a 390 px screen, and the engine never ran on the page\'s thread', async () => {
-    await page.setViewportSize({ width: 390, height: 844 });
-    await page.waitForTimeout(300);
-    const wide = await page.evaluate(() => [...document.querySelectorAll('#vit *')]
-      .filter((e) => e.getBoundingClientRect().right > 391 && !e.closest('.vit-scroll'))
-      .slice(0, 5).map((e) => `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}`));
+    const { wide } = await atPhoneWidth(page, { within: '#vit *', scrolls: '.vit-scroll' });
     assert(wide.length === 0, `wider than 390 px: ${wide.join(', ')}`);
     // Structural, not timed: the wasm module is fetched by the engine's worker only (a worker's
     // fetches are not in the page's resource timeline). The long tasks are reported, not judged:
