@@ -21,7 +21,7 @@ export function assert(cond, msg) {
   if (!cond) throw new Error(msg);
 }
 
-export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // Named steps. `step(name, f)` runs f and prints `PASS  name (seconds): detail` with what f
 // returns, or `FAIL  name (seconds): message`, keeping a picture of `page()` (when it has one) as
@@ -71,7 +71,7 @@ export function steps({ label, dir, page, what, keepGoing = false }) {
     after();
     process.exit(exit);
   }
-  return { step, results, failed, outside, summary, main };
+  return { step, outside, summary, main };
 }
 
 // Plain checks: `check(ok, what)` prints PASS or FAIL and the line, counts a failure in
