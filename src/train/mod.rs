@@ -20,6 +20,8 @@ pub use sample::{
 };
 pub use schedule::{TrainConfig, RUN_PY_DECAY_EPOCHS};
 pub use session::{vocab_of_checkpoint, Begin, RunData, Session, StepParts};
-pub use spec::{validate_model, Overrides, Refusal, RunKind, RunSpec, Setting, Words};
+pub use spec::{
+    validate_model, Overrides, Refusal, RunKind, RunSpec, Setting, Words, MAX_LAYERS, MAX_WIDTH,
+};
 pub use start::RunStart;
 pub use trainer::{MicroStep, Trainer};

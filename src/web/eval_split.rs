@@ -23,8 +23,12 @@ use wasm_bindgen::prelude::*;
 struct Block {
     first: usize,
     predictions: Vec<String>,
-    skipped: Vec<(usize, usize, char, Vec<(usize, char)>)>,
+    skipped: Vec<Skipped>,
 }
+
+/// A question not asked: its line, column, the character the model lacks and the line's other
+/// missing characters (column, character).
+type Skipped = (usize, usize, char, Vec<(usize, char)>);
 
 /// On a helper: greedy-decode questions `first..end` of the evaluation begun here (the page's file
 /// and a copy of the page's model). Returns `{first, predictions, skipped}` for `page_eval_add`;

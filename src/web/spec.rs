@@ -5,7 +5,8 @@
 use super::js::{err, from_js, to_js};
 use crate::model::{GptConfig, Variant};
 use crate::train::{
-    validate_model, Overrides, RunKind, RunSpec, Setting, TrainConfig, Words, RUN_PY_DECAY_EPOCHS,
+    validate_model, Overrides, RunKind, RunSpec, Setting, TrainConfig, Words, MAX_LAYERS,
+    MAX_WIDTH, RUN_PY_DECAY_EPOCHS,
 };
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
@@ -108,6 +109,24 @@ fn number(raw: &str, whole: bool, refuse: impl Fn() -> String) -> Result<f64, Js
     }
 }
 
+/// Why a width cannot be split into that many heads, with the nearest values that can (each head
+/// gets width ÷ heads of the width).
+fn heads_apart(width: usize, heads: usize) -> String {
+    let below = width / heads * heads;
+    let widths = match below {
+        0 => format!("{}", below + heads),
+        b => format!("{b} or {}", b + heads),
+    };
+    let fewer = (1..heads)
+        .rev()
+        .find(|h| width.is_multiple_of(*h))
+        .unwrap_or(1);
+    format!(
+        "width {width} cannot be split into {heads} heads: each head gets width ÷ heads, so the width \
+         must be a multiple of the heads; choose width {widths}, or {fewer} heads"
+    )
+}
+
 /// Read the form into a run spec for `page_start`, refusing what no run can use with the field's
 /// name and what was typed: the library's rules (`RunSpec::check`, the model's own checks), said
 /// the way a form says them ("dropout is “1”; give a probability of at least 0 and below 1 …").
@@ -140,11 +159,18 @@ pub fn page_read_form(
     };
     let refuse = |s: Setting| move || s.refuse_field(&name(s), raw(s));
     let setting = |s: Setting, whole: bool| number(raw(s), whole, refuse(s));
-    let size = |label: &str, raw: &str| {
-        number(raw, true, || {
-            format!("{label} is “{}”; give a whole number", raw.trim())
-        })
-        .map(|x| x as usize)
+    // The model's sizes, refused by field with the range the library takes (`RunSpec::check`
+    // says the same of the three together).
+    let size = |label: &str, raw: &str, range: &str, max: usize| {
+        let said = match raw.trim() {
+            "" => format!("{label} is empty"),
+            t => format!("{label} is “{t}”"),
+        };
+        let refuse = || format!("{said}; give a whole number {range}");
+        match number(raw, true, refuse)? as usize {
+            n if (1..=max).contains(&n) => Ok(n),
+            _ => Err(err(refuse())),
+        }
     };
     let seed_raw = match f.seed.trim() {
         "" => "0",
@@ -162,9 +188,24 @@ pub fn page_read_form(
     let form = StartSpec {
         kind: kind.clone(),
         variant: variant.clone(),
-        n_layer: size("layers", &f.n_layer)?,
-        n_head: size("heads", &f.n_head)?,
-        n_embd: size("width", &f.n_embd)?,
+        n_layer: size(
+            "layers",
+            &f.n_layer,
+            &format!("from 1 to {MAX_LAYERS}"),
+            MAX_LAYERS,
+        )?,
+        n_head: size(
+            "heads",
+            &f.n_head,
+            "of at least 1 that divides the width",
+            MAX_WIDTH,
+        )?,
+        n_embd: size(
+            "width",
+            &f.n_embd,
+            &format!("from 1 to {MAX_WIDTH}"),
+            MAX_WIDTH,
+        )?,
         epochs: setting(Setting::Epochs, true)? as usize,
         batch: setting(Setting::Batch, true)? as usize,
         lr: setting(Setting::Lr, false)?,
@@ -180,6 +221,9 @@ pub fn page_read_form(
         },
         from_model,
     };
+    if !form.n_embd.is_multiple_of(form.n_head) {
+        return Err(err(heads_apart(form.n_embd, form.n_head)));
+    }
     let spec = form.unchecked()?;
     if let Some(r) = spec.refusal() {
         return Err(err(match r.setting {

@@ -417,9 +417,20 @@ async function run() {
       await page.waitForFunction(() => !document.getElementById('train-error').hidden, null, { timeout: 30000 });
       msg = await page.textContent('#train-error');
       const s = await P();
-      assert(/head/.test(msg) && s.status === 'idle' && s.steps === steps, `hyperparameter message: ${msg} (status ${s.status})`);
+      assert(/^width 64 cannot be split into 3 heads: .*choose width 63 or 66, or 2 heads$/.test(msg.trim()) && s.status === 'idle' && s.steps === steps, `hyperparameter message: ${msg} (status ${s.status})`);
       await setField('h-n_head', 4);
       got.push(msg.trim());
+      // layers −1, then empty: refused with the field's range, nothing starts
+      const layers = await page.inputValue('#h-n_layer');
+      for (const [typed, said] of [['-1', 'layers is “-1”'], ['', 'layers is empty']]) {
+        await page.evaluate((v) => { document.getElementById('h-n_layer').value = v; }, typed);
+        await page.click('#btn-pretrain');
+        await page.waitForFunction((w) => document.getElementById('train-error').textContent.startsWith(w), said, { timeout: 30000 });
+        msg = await page.textContent('#train-error');
+        assert(msg.trim() === `${said}; give a whole number from 1 to 64` && (await P()).steps === steps, `layers message: ${msg}`);
+        got.push(msg.trim());
+      }
+      await setField('h-n_layer', layers);
       // the rate's floor at epoch 0: refused by name, nothing starts
       await setField('h-pre_decay', 0);
       await page.click('#btn-pretrain');
