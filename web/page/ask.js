@@ -4,6 +4,7 @@ import { errText, esc, showBox, showPred } from './ui.js';
 import { cellAt, drawLegend, drawMap, drawThumb, markCell } from './heatmap.js';
 import { builtinPerson, goldFor } from './data.js';
 import { askable } from './models.js';
+import { on } from './events.js';
 
 // Ask
 
@@ -219,6 +220,13 @@ export function wireAsk() {
     if (b && !$('btn-ask').disabled) { $('ask-text').value = b.dataset.ask; ask(); }
   });
   $('ask-text').addEventListener('keydown', (e) => { if (e.key === 'Enter' && !$('btn-ask').disabled) ask(); });
+  // A name in the evaluation's table: asked here at once (the box keeps it when Ask is busy).
+  on('ask', ({ question }) => {
+    $('ask-text').value = question;
+    $('ask-card').scrollIntoView({ behavior: 'smooth' });
+    $('ask-text').focus({ preventScroll: true });
+    if (!$('btn-ask').disabled) ask();
+  });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -94,7 +94,7 @@ export const num = (n) => n.toLocaleString('en');
 // the question has the course's form.
 function askButton(q) {
   const who = /^Where was (.+) born\?$/.exec(q);
-  return `<button type="button" class="cell-ask" data-question="${esc(q)}" title="Ask this in the Ask card">${esc(who ? who[1] : q)}</button>`;
+  return `<button type="button" class="cell-ask" data-question="${esc(q)}" title="Ask this in the Ask card and see where the model looked">${esc(who ? who[1] : q)}</button>`;
 }
 
 // A row's prediction; a question skipped for a character the model lacks says so.

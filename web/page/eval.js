@@ -305,9 +305,6 @@ export function wireEval() {
   $('eval-download').addEventListener('click', downloadPredictions);
   $('eval-table').addEventListener('click', (e) => {
     const b = e.target.closest('button[data-question]');
-    if (!b) return;
-    $('ask-text').value = b.dataset.question;
-    $('ask-card').scrollIntoView({ behavior: 'smooth' });
-    $('ask-text').focus({ preventScroll: true });
+    if (b) emit('ask', { question: b.dataset.question });
   });
 }

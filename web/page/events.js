@@ -9,6 +9,8 @@
 //             included) and offers the saved run
 //   'engines' fewer CPU engines run than were asked for (a helper did not start: steps.js fewer),
 //             {n, asked, error, …}: the Device card (web/app.js) says so
+//   'ask'     a question to ask, {question} (a name in the evaluation's table): the Ask card puts
+//             it in its box and asks it (when Ask is not busy), with the attention maps
 // Listeners are registered by the cards' wire functions (app-train.js calls them first; the
 // Device card's in web/app.js). emit runs
 // them in that order and waits for each (a listener may be async), so when `await emit('models')`

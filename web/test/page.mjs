@@ -254,10 +254,15 @@ async function run() {
       assert(dl.suggestedFilename() === 'vanilla-cli-vanilla.birth_dev.predictions', `the predictions download as ${dl.suggestedFilename()}`);
       const accLabel = await page.locator('#eval-acc-label').innerText();
       assert(/^accuracy on the first 8 of [\d,]+ questions of birth_dev\.tsv/.test(accLabel), `a run of “at most 8” is labelled “${accLabel}”`);
-      // A row's question button (the person's name) puts the question in Ask, by keyboard too.
+      // A row's question button (the person's name) asks the question in Ask, by keyboard too:
+      // the answer is the row's prediction, with the maps.
       await page.locator('#eval-table tbody button.cell-ask').first().focus();
       await page.keyboard.press('Enter');
       assert((await page.inputValue('#ask-text')) === rep.rows[0].question, `the first row's button put “${await page.inputValue('#ask-text')}” in Ask`);
+      await page.waitForFunction((q) => (window.__page.ask && window.__page.ask.vanilla && window.__page.ask.vanilla.question === q) || window.__page.askError, rep.rows[0].question, { timeout: STEP_TIMEOUT });
+      const asked = await askAnswer(page);
+      assert(asked.question === rep.rows[0].question && asked.prediction === rep.rows[0].prediction && asked.layers > 0,
+        `the first row's button asked: ${JSON.stringify(asked)} (its row: ${JSON.stringify(rep.rows[0])})`);
       // A file without answers: predictions only, no score and no ✓/✗ column.
       const inputs = fs.readFileSync(path.join(fixture, 'data', 'birth_dev.tsv'), 'utf8').split('\n').filter(Boolean).slice(0, 3).map((l) => l.split('\t')[0]).join('\n') + '\n';
       await page.setInputFiles('#file-test', { name: 'birth_test_inputs.tsv', mimeType: 'text/tab-separated-values', buffer: Buffer.from(inputs) });
