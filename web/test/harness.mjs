@@ -74,12 +74,16 @@ export function steps({ label, dir, page, what, keepGoing = false }) {
   return { step, outside, summary, main };
 }
 
-// Plain checks: `check(ok, what)` prints PASS or FAIL and the line, counts a failure in
+// Plain checks: `check(ok, what)` prints PASS or FAIL, the line and the seconds since the last
+// check (or since checks() was called: where a test spends its time), counts a failure in
 // `failures` and returns ok.
 export function checks() {
   const failures = [];
+  let last = Date.now();
   const check = (ok, what) => {
-    console.log(`${ok ? 'PASS' : 'FAIL'}  ${what}`);
+    const since = ((Date.now() - last) / 1000).toFixed(1);
+    last = Date.now();
+    console.log(`${ok ? 'PASS' : 'FAIL'}  ${what} (+${since} s)`);
     if (!ok) failures.push(what);
     return ok;
   };
