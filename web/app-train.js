@@ -17,7 +17,7 @@ import { applyPreset, showSizing, wireForm } from './page/form.js';
 import { measure } from './page/sizing.js';
 import { fetchServed, prepareData, restoreFiles, useEmbedded, useServed, wireData } from './page/data.js';
 import { loadShipped, readShippedFacts, showShipped } from './page/shipped.js';
-import { offerSaved, redrawChart, wireTraining } from './page/train.js';
+import { offerSaved, redrawChart, savedStatus, wireTraining } from './page/train.js';
 import { restoreModels, wireModels } from './page/models.js';
 import { wireCourse } from './page/course.js';
 import { wireAsk } from './page/ask.js';
@@ -100,7 +100,7 @@ export async function startPage(w, device, browserInfo, workers) {
     showShipped();
   }
   const asks = S.shipped.state === 'loaded' ? ' The shipped model answers in Ask above; a run’s model replaces it (“Keep for comparison” in the Models card keeps it beside).' : '';
-  setStatus('idle', rec ? `A saved run can be resumed: press Resume (or see the note at the top), or start a new one.${asks}` : `Ready: press Pretrain to start with the chosen preset.${asks}`);
+  setStatus('idle', `${savedStatus(rec)}${asks}`);
   redrawChart();
   // The device's step times, measured the first time the Train card comes into view (or a run
   // starts), then kept in this browser: the presets' times and the quick preset's size follow.

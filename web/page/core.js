@@ -68,7 +68,7 @@ export function setStatus(status, text) {
   $('btn-pause').disabled = !running;
   // Resume also continues a run saved in this browser (the banner at the top offers it too: a
   // reload that restores the scroll position can leave the banner out of sight).
-  $('btn-resume').disabled = !(status === 'paused' || (status === 'idle' && !$('resume-banner').hidden));
+  $('btn-resume').disabled = !(status === 'paused' || (status === 'idle' && !$('resume-banner').hidden && !$('resume-saved').hidden));
   $('btn-stop').disabled = !(running || status === 'paused');
   for (const b of ['btn-eval', 'btn-ask']) $(b).disabled = !P.wasm || S.models.length === 0;
 }

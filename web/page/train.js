@@ -1,6 +1,7 @@
 // Training: start a run (or resume a saved one), drive it in chunks, show progress and the chart,
 // save the exact state to IndexedDB, pause, stop, finish, and report errors (a lost device included).
 import * as store from './store.js';
+import { holdRun, otherTabHoldsRun, releaseRun } from './runlock.js';
 import { $, P, S, SAVE_COST_RATIO, SAVE_EVERY_MS, SAVE_MIN_MS, data, job, setStatus, tick } from './core.js';
 import { drawLoss } from './chart.js';
 import { errText, esc, fmt, showBox } from './ui.js';
@@ -84,6 +85,11 @@ export async function startRun(kind, record) {
       r = { kind, variant: spec.variant, spec, wikiName: data.wiki.name, wiki: data.wiki.text,
         tsvName: data.train ? data.train.name : '', tsv: data.train ? data.train.text : '', losses: [], form: formState(),
         label: `${kind === 'pretrain' ? 'pretrained' : 'finetuned'} here${from ? ` ${from}` : ''}` };
+    }
+    // Last in this block: nothing below throws before the run holds the lock or lets it go.
+    if (!(await holdRun())) {
+      await offerSaved();
+      throw new Error(ELSEWHERE);
     }
   } catch (e) {
     showBox('train-error', `<p>${esc(errText(e))}</p>`);
@@ -212,6 +218,7 @@ export async function finishRun(how) {
     P.run = null;
     const kept = await store.put(`model:${r.variant}`, { bytes, label, savedAt: Date.now() }).then(() => true, () => false);
     await store.del('run').catch(() => {});
+    releaseRun();
     // The run's last save said an earlier step: the finished model is what this browser keeps now.
     if (kept) $('s-saved').textContent = `the model, step ${S.steps.toLocaleString()} at ${fmt.clock(Date.now())}`;
     await emit('models'); // before the run shows as finished: its model is in S.models then
@@ -240,6 +247,7 @@ async function dropRun(r) {
   }
   P.run = null;
   await store.del('run').catch(() => {});
+  releaseRun();
   $('progress-text').textContent = `${r.kind} ${r.variant}: stopped before the first step`;
   setStatus('idle', `${r.kind === 'pretrain' ? 'Pretraining' : 'Finetuning'} stopped before the first step: nothing to keep, your models are unchanged.`);
 }
@@ -252,6 +260,7 @@ export async function failed(e, what) {
   // non-finite loss stopped the run).
   if (P.run) $('progress-text').textContent = `${P.run.kind} ${P.run.variant}: stopped by an error at step ${S.steps.toLocaleString()} of ${(P.run.total || 0).toLocaleString()}`;
   P.run = null;
+  releaseRun(); // the saved state stays offered, here and in the page's other tabs
   if (lost) {
     await P.wasm.page_reset_device();
     S.deviceLost = lost;
@@ -269,16 +278,53 @@ export async function failed(e, what) {
   setStatus('idle', lost ? 'The GPU device was lost.' : 'Not training.');
 }
 
+// Why a start is refused while another tab has a run open.
+const ELSEWHERE = 'another tab of this page has a training run open (running or paused); a browser trains one run ' +
+  'at a time, since its tabs share the saved state. Stop that run in its tab, or close the tab, then start here';
+
+// The saved run in the banner (with Resume and Discard, or, while another tab has it open, what
+// that tab is doing); the record, with `elsewhere` set in that case, or null. While a record or
+// another tab's run exists and this tab has none, the banner follows the other tab (every 2 s).
+let watching = null;
+let wasElsewhere = false;
 export async function offerSaved() {
+  const elsewhere = !P.run && (await otherTabHoldsRun());
   const rec = await store.get('run').catch(() => null);
-  if (!rec || P.run) { $('resume-banner').hidden = true; return rec; }
-  $('resume-text').textContent = `A ${rec.kind} run of the ${rec.variant} model is saved in this browser: step ${rec.steps} of ${rec.total}, saved ${new Date(rec.savedAt).toLocaleString()}.`;
+  wasElsewhere = elsewhere;
+  const watch = !P.run && (rec || elsewhere);
+  if (watch && !watching) watching = setInterval(followOtherTab, 2000);
+  if (!watch && watching) { clearInterval(watching); watching = null; }
+  if (!rec || P.run) { $('resume-banner').hidden = true; return elsewhere ? { elsewhere } : rec; }
+  const at = `step ${rec.steps} of ${rec.total}, saved ${new Date(rec.savedAt).toLocaleString()}`;
+  $('resume-text').textContent = elsewhere
+    ? `A ${rec.kind} run of the ${rec.variant} model is open in another tab of this page (${at}): that tab trains and saves it. Here Ask, Evaluate and the demos work as usual; to train here, stop that run in its tab or close the tab.`
+    : `A ${rec.kind} run of the ${rec.variant} model is saved in this browser: ${at}.`;
+  for (const id of ['resume-saved', 'discard-saved']) $(id).hidden = elsewhere;
   $('resume-banner').hidden = false;
+  if (elsewhere) return { ...rec, elsewhere };
   // The form shows the saved run's settings while it waits (they were the preset's defaults until
   // Resume was pressed).
   restoreForm(rec.form);
   if (!S.losses.length) { S.losses = rec.losses || []; S.total = rec.total; redrawChart(); }
   return rec;
+}
+
+// What the Train card says while no run of this tab's is open.
+export function savedStatus(rec) {
+  if (rec && rec.elsewhere) return 'A run is open in another tab of this page: it trains there. This tab asks, evaluates and runs the demos.';
+  return rec ? 'A saved run can be resumed: press Resume (or see the note at the top), or start a new one.' : 'Ready: press Pretrain to start with the chosen preset.';
+}
+
+// Only a change of hands redraws the banner here (offerSaved shows the saved run's settings in the
+// form: every 2 s it would undo what the student types).
+async function followOtherTab() {
+  if (P.run || reading || S.status !== 'idle') return;
+  const before = wasElsewhere;
+  if (!before && !(await otherTabHoldsRun())) return;
+  const rec = await offerSaved();
+  if (wasElsewhere !== before && S.status === 'idle' && !P.run) {
+    setStatus('idle', before && !wasElsewhere ? `The other tab let go of its run. ${savedStatus(rec)}` : savedStatus(rec));
+  }
 }
 
 export async function resumeSaved() {

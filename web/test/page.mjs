@@ -115,10 +115,41 @@ async function run() {
       return `loss ${firstLoss.toFixed(3)} → ${tail.toFixed(3)} over ${pausedAt} steps (${s.msPerStep.toFixed(0)} ms/step); ${prog}`;
     });
 
+    // A second tab of the page while this one has the run open (paused here): the tabs share the
+    // saved run, so the second neither resumes it nor starts its own (web/page/runlock.js).
+    let tabB = null;
+    await step('a second tab while this one has the run open: no Resume there, its Pretrain refused, the saved run untouched', async () => {
+      tabB = await page.context().newPage();
+      tabB.on('pageerror', (e) => console.log(`[second tab error] ${e.message}`));
+      await tabB.goto(url);
+      await tabB.waitForFunction(() => window.__page && window.__page.ready, null, { timeout: 120000 });
+      const seen = await tabB.evaluate(() => ({ banner: document.getElementById('resume-banner').hidden ? '' : document.getElementById('resume-text').textContent,
+        resume: !document.getElementById('resume-saved').hidden, discard: !document.getElementById('discard-saved').hidden,
+        trainResume: !document.getElementById('btn-resume').disabled, status: document.getElementById('train-status').textContent }));
+      assert(seen.banner.includes(`open in another tab of this page (step ${pausedAt} of ${MAX_STEPS}`) && !seen.resume && !seen.discard && !seen.trainResume && /open in another tab/.test(seen.status),
+        `the second tab while the first has the run: ${JSON.stringify(seen)}`);
+      await tabB.click('#btn-pretrain');
+      await tabB.waitForFunction(() => !document.getElementById('train-error').hidden, null, { timeout: 30000 });
+      const refused = (await tabB.textContent('#train-error')).trim();
+      const b = await tabB.evaluate(() => ({ status: window.__page.status, steps: window.__page.steps }));
+      assert(/^another tab of this page has a training run open/.test(refused), `the second tab's Pretrain: ${refused}`);
+      assert(b.status === 'idle' && b.steps === 0, `the second tab started anyway: ${JSON.stringify(b)}`);
+      return `“${seen.banner.slice(0, 90)}…”; Pretrain there: “${refused.slice(0, 90)}…”`;
+    });
+
     await step('reload: the saved run is offered and resumes from its checkpoint', async () => {
       tasksSeen.push(...(await longTasks(readyAt)));
       await page.reload();
       await waitPage((s) => s.ready, 'the page after the reload', 120000);
+      // The reload let go of the run: the second tab now offers it too (then it closes).
+      if (tabB) {
+        await tabB.waitForFunction(() => !document.getElementById('resume-saved').hidden && !document.getElementById('resume-banner').hidden, null, { timeout: 15000 })
+          .catch(() => { throw new Error('the second tab did not offer the run after this tab let go of it'); });
+        const said = await tabB.textContent('#train-status');
+        assert(/let go of its run/.test(said), `the second tab's status after the first let go: ${said}`);
+        await tabB.close();
+        tabB = null;
+      }
       readyAt = await page.evaluate(() => performance.now());
       const banner = await page.isVisible('#resume-banner');
       assert(banner, 'no resume banner after the reload');
@@ -256,6 +287,8 @@ async function run() {
       assert(/^accuracy on the first 8 of [\d,]+ questions of birth_dev\.tsv/.test(accLabel), `a run of “at most 8” is labelled “${accLabel}”`);
       // A row's question button (the person's name) asks the question in Ask, by keyboard too:
       // the answer is the row's prediction, with the maps.
+      // (The Ask step above asked the same question of another model: its answer is cleared first.)
+      await page.evaluate(() => { window.__page.ask = null; window.__page.askError = null; });
       await page.locator('#eval-table tbody button.cell-ask').first().focus();
       await page.keyboard.press('Enter');
       assert((await page.inputValue('#ask-text')) === rep.rows[0].question, `the first row's button put “${await page.inputValue('#ask-text')}” in Ask`);
