@@ -147,10 +147,14 @@ export function showAnswers(out) {
       big.title = text;
       S.askHover = { variant, i: c.i, j: c.j, weight: w, text };
     };
-    big.addEventListener('mousemove', (ev) => {
+    // Pointer events: a mouse's hover, and on a touch screen the cell a finger touches (a tap
+    // sends no hover; a drag across the map reads the cells it crosses).
+    const readAt = (ev) => {
       const c = geom && cellAt(geom, big, ev);
       if (c) read(c);
-    });
+    };
+    big.addEventListener('pointermove', readAt);
+    big.addEventListener('pointerdown', readAt);
     big.addEventListener('keydown', (ev) => {
       if (!geom) return;
       const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };

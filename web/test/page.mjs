@@ -251,6 +251,13 @@ async function run() {
       const hover = await page.evaluate(() => window.__page.askHover);
       assert(hover && Number.isFinite(hover.weight) && /weight \d\.\d{3}$/.test(hover.text) && (await page.locator('#ask-result .map-readout').innerText()) === hover.text,
         `hovering a cell shows no weight: ${JSON.stringify(hover)}`);
+      // A touch on a cell (no hover on a touch screen) reads it too: the first column of the last row.
+      const touched = await page.evaluate(({ x, y }) => {
+        window.__page.askHover = null;
+        document.querySelector('#ask-result .big-map').dispatchEvent(new PointerEvent('pointerdown', { clientX: x, clientY: y, pointerType: 'touch', bubbles: true }));
+        return window.__page.askHover;
+      }, { x: bb.x + 20, y: bb.y + bb.height - 8 });
+      assert(touched && touched.j === 0 && touched.i === hover.i && /weight \d\.\d{3}$/.test(touched.text), `a touch on a cell reads nothing: ${JSON.stringify(touched)} (hover ${JSON.stringify(hover)})`);
       await page.locator('#ask-card').screenshot({ path: path.join(outDir, 'page-ask.png') });
       return `“${a.question}” → “${a.prediction}”, maps over ${a.T} characters`;
     });
