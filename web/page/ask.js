@@ -8,6 +8,10 @@ import { on } from './events.js';
 
 // Ask
 
+// A name clicked in the evaluation's table while a question is being answered: asked as soon as
+// that answer is shown (whatever the box then holds, the name or what was typed over it).
+let askAgain = false;
+
 export async function ask() {
   const text = $('ask-text').value;
   showBox('ask-error', null);
@@ -34,6 +38,7 @@ export async function ask() {
   }
   showAnswers(out);
   setStatus(S.status);
+  if (askAgain && !$('btn-ask').disabled) { askAgain = false; await ask(); }
 }
 
 // The library names a character the vocabulary lacks as `character 'é' (U+00E9) at column …`.
@@ -224,12 +229,12 @@ export function wireAsk() {
     if (b && !$('btn-ask').disabled) { $('ask-text').value = b.dataset.ask; ask(); }
   });
   $('ask-text').addEventListener('keydown', (e) => { if (e.key === 'Enter' && !$('btn-ask').disabled) ask(); });
-  // A name in the evaluation's table: asked here at once (the box keeps it when Ask is busy).
+  // A name in the evaluation's table: asked here at once, or right after the answer being made.
   on('ask', ({ question }) => {
     $('ask-text').value = question;
     $('ask-card').scrollIntoView({ behavior: 'smooth' });
     $('ask-text').focus({ preventScroll: true });
-    if (!$('btn-ask').disabled) ask();
+    if (!$('btn-ask').disabled) ask(); else if (S.models.length) askAgain = true;
   });
 }
 

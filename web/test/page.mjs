@@ -303,6 +303,17 @@ async function run() {
       const asked = await askAnswer(page);
       assert(asked.question === rep.rows[0].question && asked.prediction === rep.rows[0].prediction && asked.layers > 0,
         `the first row's button asked: ${JSON.stringify(asked)} (its row: ${JSON.stringify(rep.rows[0])})`);
+      // A second name clicked while the first is being answered is asked right after it.
+      await page.evaluate(() => {
+        window.__page.ask = null;
+        const bs = document.querySelectorAll('#eval-table tbody button.cell-ask');
+        bs[1].click();
+        bs[2].click();
+      });
+      await page.waitForFunction((q) => (window.__page.ask && window.__page.ask.vanilla && window.__page.ask.vanilla.question === q) || window.__page.askError, rep.rows[2].question, { timeout: STEP_TIMEOUT });
+      const later = await askAnswer(page);
+      assert(later.question === rep.rows[2].question && later.prediction === rep.rows[2].prediction,
+        `a name clicked while Ask was busy: ${JSON.stringify(later)} (its row: ${JSON.stringify(rep.rows[2])})`);
       // A file without answers: predictions only, no score and no ✓/✗ column.
       const inputs = fs.readFileSync(path.join(fixture, 'data', 'birth_dev.tsv'), 'utf8').split('\n').filter(Boolean).slice(0, 3).map((l) => l.split('\t')[0]).join('\n') + '\n';
       await page.setInputFiles('#file-test', { name: 'birth_test_inputs.tsv', mimeType: 'text/tab-separated-values', buffer: Buffer.from(inputs) });
