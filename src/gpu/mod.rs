@@ -5,6 +5,7 @@
 //! natively the tests give each thread its own `Gpu`.
 
 mod fill;
+mod kernel;
 mod matmul_kernel;
 mod pool;
 mod profile;
@@ -13,7 +14,8 @@ mod record;
 pub use matmul_kernel::MatmulKernel;
 pub(crate) use pool::PoolBuf;
 pub use pool::PoolStats;
-pub use record::{grid_1d, Bind, Binding, Kernel, RowKernel};
+pub use kernel::{Bind, Binding, Kernel, RowKernel};
+pub use record::grid_1d;
 // The counters live with the code both backends share; this path stays for callers.
 pub use crate::storage::Stats;
 

@@ -4,7 +4,7 @@
 use super::Gpu;
 #[cfg(not(target_arch = "wasm32"))]
 use {
-    super::record::Kernel,
+    super::kernel::Kernel,
     crate::{Error, Result},
 };
 
