@@ -10,6 +10,7 @@ import { duration, esc } from '../page/ui.js';
 import { makePad } from './draw.js';
 import { drawChart, drawOverlay, drawPatches, drawPositions, fillConfusion } from './pictures.js';
 import { CARD } from './markup.js';
+import { movePatch, patchAt, positionStats } from './patches.js';
 
 const root = document.getElementById('vit');
 if (root && !document.querySelector('link[href$="web/vit.css"]')) {
@@ -123,20 +124,10 @@ async function positions() {
   const sim = await job(() => wasm.vit_positions());
   const g = info().grid;
   drawPositions($('vit-pos'), sim, g);
-  // Mean similarity of neighbouring patches vs the rest, and within a row / a column.
-  const groups = { near: [], far: [], row: [], col: [] };
-  for (let i = 0; i < g * g; i++) for (let j = 0; j < g * g; j++) {
-    if (i === j) continue;
-    const [yi, xi, yj, xj] = [Math.floor(i / g), i % g, Math.floor(j / g), j % g];
-    const v = sim[i * g * g + j];
-    (Math.abs(yi - yj) + Math.abs(xi - xj) === 1 ? groups.near : groups.far).push(v);
-    if (yi === yj) groups.row.push(v);
-    if (xi === xj) groups.col.push(v);
-  }
-  const mean = (l) => (l.length ? l.reduce((a, b) => a + b, 0) / l.length : 0).toFixed(2);
-  state.positions = Object.fromEntries(Object.entries(groups).map(([k, l]) => [k, Number(mean(l))]));
-  $('vit-pos-stats').textContent = `This model: mean cosine ${mean(groups.near)} between neighbouring patches, ${mean(groups.far)} between the others; ` +
-    `${mean(groups.row)} within a row, ${mean(groups.col)} within a column.`;
+  const p = (state.positions = positionStats(sim, g));
+  const f = (v) => v.toFixed(2);
+  $('vit-pos-stats').textContent = `This model: mean cosine ${f(p.near)} between neighbouring patches, ${f(p.far)} between the others; ` +
+    `${f(p.row)} within a row, ${f(p.col)} within a column.`;
 }
 
 // Held-out accuracy and confusion matrix over n images, asked for in chunks of 25 so that no engine
@@ -347,27 +338,15 @@ function wire() {
   // arrow starts at the top-left patch), Escape goes back to [CLS]; the caption says what is shown.
   $('vit-attn').addEventListener('keydown', (e) => {
     if (!info()) return;
-    const g = info().grid;
-    const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
-    if (e.key === 'Escape') query = -1;
-    else if (!moves[e.key]) return;
-    else if (query < 0) query = 0;
-    else {
-      const y = Math.max(0, Math.min(g - 1, Math.floor(query / g) + moves[e.key][0]));
-      const x = Math.max(0, Math.min(g - 1, (query % g) + moves[e.key][1]));
-      query = y * g + x;
-    }
+    const next = movePatch(query, e.key, info().grid);
+    if (next === null) return;
+    query = next;
     e.preventDefault();
     drawAttention();
   });
   $('vit-attn').addEventListener('click', (e) => {
     if (!info()) return;
-    const c = $('vit-attn');
-    const r = c.getBoundingClientRect();
-    const g = info().grid;
-    const x = Math.floor(((e.clientX - r.left) / r.width) * g);
-    const y = Math.floor(((e.clientY - r.top) / r.height) * g);
-    query = Math.max(0, Math.min(g - 1, y)) * g + Math.max(0, Math.min(g - 1, x));
+    query = patchAt(e.clientX, e.clientY, $('vit-attn').getBoundingClientRect(), info().grid);
     drawAttention();
   });
 }
