@@ -11,10 +11,10 @@ mod pool;
 mod profile;
 mod record;
 
+pub use kernel::{Bind, Binding, Kernel, RowKernel};
 pub use matmul_kernel::MatmulKernel;
 pub(crate) use pool::PoolBuf;
 pub use pool::PoolStats;
-pub use kernel::{Bind, Binding, Kernel, RowKernel};
 pub use record::grid_1d;
 // The counters live with the code both backends share; this path stays for callers.
 pub use crate::storage::Stats;
