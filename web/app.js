@@ -11,7 +11,7 @@
 import { startPage, pageUnavailable } from './app-train.js';
 import { startBench, benchUnavailable } from './page/bench.js';
 import { startMatmul } from './page/matmul.js';
-import { MAX_WORKERS, job, loadDevice, simdOf, switchBackend, switchWorkers } from './backend.js';
+import { MAX_WORKERS, applyDevice, job, loadDevice, simdOf } from './backend.js';
 import { esc as escapeHtml } from './page/ui.js';
 import { on } from './page/events.js';
 
@@ -94,11 +94,6 @@ function showWorkers(d, w) {
   for (let i = 1; i <= most; i++) sel.add(new Option(`${i}${note(i)}`, String(i)));
   sel.value = String(w.choice);
   sel.disabled = d.kind !== 'cpu';
-  sel.addEventListener('change', () => {
-    sel.disabled = true;
-    $('device-workers').textContent = 'Switching… (the page reloads; a saved run resumes from this browser)';
-    switchWorkers(sel.value);
-  });
   showEngines(d, w);
   // Fewer engines than asked (a helper did not start: web/page/steps.js fewer): said here.
   on('engines', (now) => showEngines(d, now));
@@ -129,11 +124,6 @@ function showDevice(d, probe) {
   if (d.kind === 'cpu') sel.querySelector('option[value=cpu]').textContent = `CPU (${simdOf(d.describe)})`;
   sel.value = d.choice;
   sel.disabled = false;
-  sel.addEventListener('change', () => {
-    sel.disabled = true;
-    $('device-line').textContent = `Switching to ${sel.options[sel.selectedIndex].textContent}… (the page reloads; a saved run resumes from this browser)`;
-    switchBackend(sel.value);
-  });
   if (d.kind === 'cpu') {
     $('device-line').textContent = `Running on the ${d.describe}`;
   } else {
@@ -155,6 +145,40 @@ function showDevice(d, probe) {
   $('checks-what').textContent = d.kind === 'cpu'
     ? `Each op's CPU-backend kernels (f32, ${simdOf(d.describe)}) against a plain f64 reference on seeded inputs. Error is max |kernel − reference| / (1 + |reference|).`
     : "Each op's WebGPU kernels against a plain f64 CPU reference on seeded inputs. Error is max |gpu − cpu| / (1 + |cpu|).";
+}
+
+// The Device card's Apply button: a choice in Backend or Workers takes effect only when applied,
+// since it reloads the page (arrowing through a selector's options, or a click by mistake, reloads
+// nothing). It is offered while a choice differs from what runs, and held back while a training run
+// holds the device: a reload then would cut the run off at its last save.
+function wireApply(d, w) {
+  const backend = $('backend');
+  const workers = $('workers');
+  const apply = $('device-apply');
+  const note = $('device-apply-note');
+  const changed = () => ({
+    backend: backend.value !== d.choice ? backend.value : undefined,
+    workers: !workers.disabled && workers.value !== String(w.choice) ? workers.value : undefined,
+  });
+  const show = () => {
+    const c = changed();
+    const pending = c.backend !== undefined || c.workers !== undefined;
+    apply.hidden = !pending;
+    note.hidden = !pending;
+    apply.disabled = training;
+    note.textContent = training
+      ? 'Pause or stop the training run first: applying reloads the page, which would cut the run off at its last save.'
+      : 'Applying reloads the page. Your data files, each variant\'s current model and a paused run come back; the models kept for comparison, the evaluations and the answers shown do not.';
+  };
+  for (const sel of [backend, workers]) sel.addEventListener('change', show);
+  window.addEventListener('attnlab-status', show);
+  apply.addEventListener('click', () => {
+    if (training) return;
+    const c = changed();
+    apply.disabled = backend.disabled = workers.disabled = true;
+    $('device-line').textContent = 'Applying… (the page reloads)';
+    applyDevice(c);
+  });
 }
 
 function showRows(rows) {
@@ -218,6 +242,7 @@ async function main() {
     showNotice(`<p>No WebGPU here (${escapeHtml(got.probe.why)}): running on the ${escapeHtml(d.describe)}. Everything works; training is slower than on a GPU.</p>${HELP}`, false);
   }
   window.addEventListener('attnlab-status', (e) => { training = TRAINING.includes(e.detail); checksButton(); });
+  wireApply(d, got.workers);
   checksButton();
   $('run').addEventListener('click', runChecks);
   if (new URLSearchParams(location.search).get('checks') === '1') {

@@ -10,8 +10,9 @@
 //   webgpu  any WebGPU adapter, the software fallback included
 //   cpu     the CPU backend
 // The choice comes from ?backend=auto|webgpu|cpu in the address (tests, shared links), else from
-// localStorage (the Backend selector), else auto. Switching stores it and reloads the page, so every
-// tensor, model and run starts on the new device (a saved run resumes from IndexedDB).
+// localStorage (the Device card's Backend selector and its Apply button), else auto. Applying stores it
+// and reloads the page, so every tensor, model and run starts on the new device (a saved run resumes
+// from IndexedDB).
 
 export const KEY = 'attnlab-backend';
 export const CHOICES = ['auto', 'webgpu', 'cpu'];
@@ -55,19 +56,11 @@ export function workerPlan(kind) {
   const n = choice === 'auto' ? auto : choice;
   const how = choice === 'auto'
     ? `auto: the browser reports ${cores} core${cores === 1 ? '' : 's'}${cores > 1 ? ', one left to the page' : ''}${cores === 2 ? '; 2 under Workers uses both, faster only when both are free, and the page then answers more slowly' : ''}`
-    : `you chose ${n} (${from === 'address' ? '?workers= in the address' : 'Workers selector'})`;
+    : `you chose ${n} ${from === 'address' ? 'with ?workers= in the address' : 'in the Workers selector'}`;
   const share = n === 1 ? '' : isolated
     ? '; the page is cross-origin isolated, so the engines pass weights and gradients through shared memory'
     : '; the page is not cross-origin isolated (its server sends no COOP/COEP headers), so weights and gradients are copied between the engines (slower)';
   return { ...base, n, why: `${how}${share}` };
-}
-
-// Store another worker count ('auto' or 1…MAX_WORKERS) and reload, as switchBackend does.
-export function switchWorkers(choice) {
-  try { localStorage.setItem(WORKERS_KEY, String(choice)); } catch { /* only the address can choose */ }
-  const url = new URL(location.href);
-  if (url.searchParams.has('workers')) url.searchParams.delete('workers');
-  if (url.href === location.href) location.reload(); else location.replace(url.href);
 }
 
 // What the browser itself says about WebGPU: {api, adapter, info, fallback, why}.
@@ -188,15 +181,21 @@ export function job(what, f) {
 // The name of the call running now ('' between calls).
 export const running = () => current;
 
-// Store another choice and reload (dropping ?backend= from the address, which would override it).
-export function switchBackend(choice) {
-  if (!CHOICES.includes(choice)) return;
-  try { localStorage.setItem(KEY, choice); } catch { /* without storage only the address can choose */ }
+// Store the Device card's choices (backend: 'auto' | 'webgpu' | 'cpu'; workers: 'auto' or
+// 1…MAX_WORKERS; either may be absent) and reload once, so every tensor, model and run starts on the
+// new device. The address keeps its other parameters: its ?backend= follows the choice (an address
+// that named one would otherwise override it), its ?workers= goes (it would override the stored one).
+export function applyDevice({ backend, workers }) {
   const url = new URL(location.href);
-  if (url.searchParams.has('backend')) {
+  try {
+    if (CHOICES.includes(backend)) localStorage.setItem(KEY, backend);
+    if (workers !== undefined) localStorage.setItem(WORKERS_KEY, String(workers));
+  } catch { /* without storage only the address can choose */ }
+  if (CHOICES.includes(backend) && url.searchParams.has('backend')) {
     url.searchParams.delete('backend');
-    if (choice !== 'auto') url.searchParams.set('backend', choice);
+    if (backend !== 'auto') url.searchParams.set('backend', backend);
   }
+  if (workers !== undefined) url.searchParams.delete('workers');
   // Same address (a #demo fragment included): reload; a changed query string navigates anyway.
   if (url.href === location.href) location.reload(); else location.replace(url.href);
 }

@@ -221,8 +221,8 @@ const S2B = {
     const labels = hs.right.map((_, i) => (i % 2 ? '' : (i / hs.right.length).toFixed(1)));
     const half = (w - 24) / 2;
     // Each panel is the share of its own answers in each bin (the two counts differ a lot), on one scale.
-    bars(ctx, { x: 4, y: 0, w: half, h }, fr, { lo: 0, hi, colors: C.a, labels, title: `${nr} right: share per confidence bin` });
-    bars(ctx, { x: half + 20, y: 0, w: half, h }, fw, { lo: 0, hi, colors: C.b, labels, title: `${nw} wrong: share per confidence bin` });
+    bars(ctx, { x: 4, y: 0, w: half, h }, fr, { lo: 0, hi, colors: C.a, labels, title: `${nr} right (share per confidence bin)` });
+    bars(ctx, { x: half + 20, y: 0, w: half, h }, fw, { lo: 0, hi, colors: C.b, labels, title: `${nw} wrong (share per confidence bin)` });
   },
   numbers(d) {
     if (d.res.waiting) return waitingNote(d);

@@ -9,7 +9,7 @@
 // answered questions are always the file's first ones, in order, and the report, a stopped one
 // too, is the one engine's.
 import { $, P, S, data, job, setStatus } from './core.js';
-import { duration, errText, esc, showBox } from './ui.js';
+import { counted, duration, errText, esc, showBox } from './ui.js';
 import { emit, on } from './events.js';
 import { downloadName, modelName } from './models.js';
 import { engines, started } from './steps.js';
@@ -203,7 +203,7 @@ async function finish(ev, failed = false) {
   const first = rep.rows.length < rep.inFile ? `the first ${num(rep.rows.length)} of the ${num(rep.inFile)} ` : '';
   $('eval-status').textContent = part
     ? `${failed ? 'Failed' : 'Stopped'} after ${num(rep.rows.length)} of ${num(rep.total)} questions of ${ev.p.f.name} (${duration(ev.seconds)}, ${ev.p.name}): the results below are those ${num(rep.rows.length)}.`
-    : `${first ? `Asked ${first}` : `${num(rep.rows.length)} `}questions of ${ev.p.f.name} in ${duration(ev.seconds)} with ${ev.p.name}${n > 1 ? ` on ${n} engines` : ''}.`;
+    : `${first ? `Asked ${first}questions` : counted(rep.rows.length, 'question')} of ${ev.p.f.name} in ${duration(ev.seconds)} with ${ev.p.name}${n > 1 ? ` on ${n} engines` : ''}.`;
   if (ev.why) $('eval-status').textContent += ` (${ev.why}.)`;
   // The end, said to a screen reader (the progress above changes too often to be read out).
   $('eval-live').textContent = `${$('eval-status').textContent}${rep.score ? ` ${rep.line}` : ''}`;
@@ -261,7 +261,8 @@ export async function evaluate(choice) {
             'The page stays usable meanwhile; the demos and a training run take their turns between its parts, and Stop keeps what is answered.</p>' +
             `<p><button type="button" data-eval="${count}">Evaluate all ${count.toLocaleString()}</button> ` +
             // A shorter run is offered only where it saves most of the time.
-            (few <= count / 2 ? `<button type="button" class="secondary" data-eval="${few}">Only the first ${few} (about ${duration(rate * few)})</button> ` : '') +
+            // (The timed questions are answered already: only what is left of the first `few` costs time.)
+            (few <= count / 2 ? `<button type="button" class="secondary" data-eval="${few}">Only the first ${few.toLocaleString()} ${few > ev.st.done ? `(about ${duration(rate * (few - ev.st.done))} more)` : '(answered already)'}</button> ` : '') +
             '<button type="button" class="secondary" data-eval="0">Cancel</button></p>');
           return;
         }
@@ -291,11 +292,17 @@ export function wireEval() {
   on('models', showEstimate);
   on('data', showEstimate);
   $('btn-eval').addEventListener('click', () => evaluate());
+  // Enter in "at most" evaluates, as Enter in Ask's box asks.
+  $('eval-max').addEventListener('keydown', (e) => { if (e.key === 'Enter' && !$('btn-eval').disabled) evaluate(); });
   $('eval-confirm').addEventListener('click', (e) => {
     const b = e.target.closest('button[data-eval]');
     if (!b) return;
     showBox('eval-confirm', null);
-    evaluate(Number(b.dataset.eval));
+    const n = Number(b.dataset.eval);
+    evaluate(n);
+    // The box and its buttons are gone: focus goes to Stop while the evaluation runs on (evaluate
+    // shows it before its first wait), or back to Evaluate when nothing more is asked.
+    (n && !$('eval-stop').hidden ? $('eval-stop') : $('btn-eval')).focus();
   });
   // Stop after the part going on; what is answered is shown.
   $('eval-stop').addEventListener('click', () => { if (current) current.stop = true; });

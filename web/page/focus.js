@@ -3,8 +3,10 @@
 // of the same row (Pause, Resume, Stop, ...), which may be enabled a moment later, when the engine
 // answers; after a second with none, to the first control of its card. When the focused control is
 // hidden (or a box around it: the evaluation's Stop, the saved run's banner), focus goes to the
-// control its `data-focus-next` names (by id), or else the same way. A keyboard user stays where
-// they were.
+// control its `data-focus-next` names (by id), or else the same way. When the focused control is
+// removed (a table drawn again: the Models card after Keep or Remove), focus goes to its like in the
+// same card (the same id, or the same tag and data attributes), or else to the card's first control.
+// A keyboard user stays where they were.
 const CONTROLS = 'button:not([disabled]):not([hidden]), select:not([disabled]), input:not([disabled]):not([type=hidden])';
 const WAIT_MS = 1000;
 // A control named by `data-focus-next` (Pause after Pretrain) may come much later than a second: on
@@ -39,9 +41,20 @@ export function keepFocus(root = document.body) {
     if (now && !now.contains(last)) { now.focus(); return; }
     wait(null, row, card, WAIT_MS);
   };
-  root.addEventListener('focusin', (e) => { last = e.target; });
+  // The card of the control last focused (a removed control no longer knows its card).
+  let lastCard = null;
+  // A selector for a control like `el`: its id, or its tag with its data attributes.
+  const likeOf = (el) => el.id ? `#${CSS.escape(el.id)}`
+    : el.localName + Object.entries(el.dataset).map(([k, v]) => `[data-${k.replace(/[A-Z]/g, (m) => `-${m.toLowerCase()}`)}="${CSS.escape(v)}"]`).join('');
+  root.addEventListener('focusin', (e) => { last = e.target; lastCard = last.closest('section, article'); });
   new MutationObserver((changes) => {
+    if (last && !last.isConnected && lost() && lastCard && lastCard.isConnected) {
+      const like = [...lastCard.querySelectorAll(likeOf(last))].find(usable);
+      const next = like || shown(lastCard);
+      if (next) next.focus();
+    }
     for (const c of changes) {
+      if (c.type !== 'attributes') continue;
       const el = c.target;
       if (waiting && (waiting.target ? el === waiting.target || el === waiting.from : waiting.row.contains(el)) && usable(el) && lost()) {
         clearTimeout(waiting.timer);
@@ -57,5 +70,5 @@ export function keepFocus(root = document.body) {
       if (el.hidden && el !== last) continue; // a box hidden with no hint: nothing sensible beside it
       moveTo(last, false);
     }
-  }).observe(root, { subtree: true, attributes: true, attributeFilter: ['disabled', 'hidden'] });
+  }).observe(root, { subtree: true, childList: true, attributes: true, attributeFilter: ['disabled', 'hidden'] });
 }

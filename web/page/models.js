@@ -54,11 +54,13 @@ export function showModels() {
 }
 
 // The file a model downloads as: its variant and where it came from, so two downloads are told
-// apart ("vanilla-my-course.safetensors", "vanilla.kept-shipped-model-built-in-corpus.safetensors").
+// apart ("vanilla-my-course.safetensors", "vanilla.kept-shipped-model-built-in-corpus.safetensors");
+// a file name in the label loses its extension ("… (the course's wiki.txt)" → "…-wiki"), so the
+// name ends in one extension only.
 export function downloadName(slot) {
   const variant = slot.replace(/:kept$/, '');
   const m = S.models.find((x) => x.slot === slot);
-  const stem = m ? m.label.replace(/\.(safetensors|params)$/i, '').replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[-.]+|-+$/g, '').slice(0, 60) : '';
+  const stem = m ? m.label.replace(/\.(safetensors|params|txt|tsv)\b/gi, '').replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[-.]+|-+$/g, '').slice(0, 60) : '';
   const kept = slot.endsWith(':kept') ? '.kept' : '';
   // "vanilla.params" downloads as vanilla.safetensors, not vanilla-vanilla.safetensors.
   return `${stem && stem.startsWith(variant) ? stem.replace(variant, `${variant}${kept}`) : `${variant}${kept}${stem ? `-${stem}` : ''}`}.safetensors`;
@@ -108,7 +110,7 @@ export async function uploadModel(file) {
     const info = await job('load_model', () => P.wasm.page_load_model(bytes, file.name,
       corpus ? corpus.name : undefined, corpus ? corpus.text : undefined, heads));
     const loaded = `<p role="status">Loaded ${esc(file.name)} as the ${esc(info.variant)} model: ${info.n_layer} layers, ${info.n_head} heads, width ${info.n_embd} ` +
-      `(${info.params.toLocaleString('en')} parameters). Ask and Evaluate use it now; it is kept in this browser.</p>`;
+      `(${info.params.toLocaleString('en')} parameters). Ask and Evaluate use it now; this browser stores it, so a reload loads it again.</p>`;
     showBox('model-note', loaded);
     // Kept as our safetensors, which carries its vocabulary.
     const params = !isSafetensors(bytes);

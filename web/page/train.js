@@ -4,7 +4,7 @@ import * as store from './store.js';
 import { holdRun, otherTabHoldsRun, releaseRun } from './runlock.js';
 import { $, P, S, SAVE_COST_RATIO, SAVE_EVERY_MS, SAVE_MIN_MS, data, job, setStatus, tick } from './core.js';
 import { drawLoss } from './chart.js';
-import { errText, esc, fmt, showBox } from './ui.js';
+import { counted, errText, esc, fmt, showBox } from './ui.js';
 import { formState, readSpec, restoreForm, showSizing, sizingSettled } from './form.js';
 import { measure } from './sizing.js';
 import { restoreModels } from './models.js';
@@ -114,7 +114,7 @@ export async function startRun(kind, record) {
     // (a resumed pretraining keeps its own until the next probe).
     if (r.kind === 'finetune') $('s-recall').textContent = 'pretraining only';
     else if (!record) $('s-recall').textContent = '—';
-    const what = `${r.variant} model, ${fmt.int(st.params)} parameters, vocabulary ${st.vocab_size}, ${st.per_epoch} steps per epoch`;
+    const what = `${r.variant} model, ${fmt.int(st.params)} parameters, vocabulary ${st.vocab_size}, ${counted(st.per_epoch, 'step')} per epoch`;
     setStatus('running', record ? `Resumed ${r.kind} at step ${st.steps} (${what}).` : `${r.kind === 'pretrain' ? 'Pretraining' : 'Finetuning'} the ${what}.`);
     $('resume-banner').hidden = true;
     if (!record) { lastSave = 0; await saveRun(); } else { lastSave = performance.now(); }
@@ -227,6 +227,10 @@ export async function finishRun(how) {
     S.losses = r.losses;
     S.total = r.total;
     S.history.push({ label: `${r.kind} ${r.variant}${how === 'stopped' ? ' (stopped)' : ''}`, points: r.losses, total: r.total, recall: r.recall });
+    // A run that ran to its end while focus was on its Pause (or Stop) button: focus goes to the
+    // status line, which says it ended and what is next, not to Pretrain, where one more Enter
+    // meant for Pause would start a new run.
+    if (how === 'finished' && ['btn-pause', 'btn-resume', 'btn-stop'].includes(document.activeElement && document.activeElement.id)) $('train-status').focus();
     // No ETA once the run is over.
     $('progress-text').textContent = `${r.kind} ${r.variant}: ${how} at step ${S.steps.toLocaleString()} of ${r.total.toLocaleString()}`;
     setStatus('idle', `${r.kind === 'pretrain' ? 'Pretraining' : 'Finetuning'} ${how}: ${S.steps} steps, last loss ${fmt.loss(lastLoss)}. ` +

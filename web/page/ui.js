@@ -65,6 +65,9 @@ export function niceTicks(lo, hi, n = 5) {
   return out;
 }
 
+// A count with its noun: "1 question", "136 questions" (`many` where the plural is not noun + s).
+export const counted = (n, one, many = `${one}s`) => `${Math.round(n).toLocaleString('en')} ${n === 1 ? one : many}`;
+
 export const fmt = {
   loss: (x) => (!Number.isFinite(x) ? String(x) : Math.abs(x) >= 1e4 ? x.toExponential(3) : x.toFixed(4)),
   lr: (x) => x.toExponential(3),

@@ -41,13 +41,21 @@ try {
     .then((h) => h.jsonValue()).catch(() => '');
   check(/course model/.test(hint), `the Ask card points to the course model: “${hint}”`);
   const builtinName = await page.getAttribute('#ask-examples button[data-ask]', 'data-ask');
-  await page.click('#load-course');
+  // By keyboard: the button goes once the model is in, and focus stays in the Models card.
+  await page.focus('#load-course');
+  await page.keyboard.press('Enter');
   await page.waitForFunction(() => ['loaded', 'failed'].includes(window.__page.course.state), null, { timeout: TIMEOUT });
   const c = await page.evaluate(() => ({ state: window.__page.course.state, note: window.__page.course.note, info: window.__page.course.info, models: window.__page.models, shipped: window.__page.shipped.state }));
   check(c.state === 'loaded' && c.info.n_embd === 256 && c.info.vocab_size === 256 && c.models.some((m) => m.slot === 'vanilla' && /course model/.test(m.label)),
     `loaded as the vanilla model: ${c.state}${c.note ? ` (${c.note})` : ''}, width ${c.info && c.info.n_embd}, vocabulary ${c.info && c.info.vocab_size}`);
   check(c.shipped === 'replaced' && await page.isVisible('#load-shipped') && await page.isHidden('#load-course'),
     `the shipped model is offered again (${c.shipped}) and the course model's button is gone`);
+  const focus = await page.waitForFunction(() => document.activeElement !== document.body && document.activeElement.closest('#models-card') && (document.activeElement.textContent || document.activeElement.id), null, { timeout: 5000 })
+    .then((h) => h.jsonValue()).catch(() => page.evaluate(() => `${document.activeElement.tagName} ${document.activeElement.id}`));
+  check(await page.evaluate(() => !!document.activeElement.closest('#models-card')), `after “Load the course model” focus is in the Models card (on “${focus}”)`);
+  // Its download is named after it, with one extension (the label's "wiki.txt" loses its own).
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#models button[data-download="vanilla"]')]);
+  check(/^vanilla-course-model-[\w-]+\.safetensors$/.test(dl.suggestedFilename()), `the course model downloads as ${dl.suggestedFilename()}`);
   let question = 'Where was Ada Quillfeather born?';
   let want = null;
   if (fs.existsSync(devFile) && fs.existsSync(predFile)) {

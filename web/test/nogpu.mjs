@@ -284,9 +284,21 @@ async function run() {
       await setField('h-pre_batch', 8);
       await setField('h-max_steps', 16);
       const chartBefore = await page.evaluate(() => document.getElementById('chart').toDataURL());
-      await page.click('#btn-pretrain');
+      // Another worker count chosen: its Apply (a reload) is held back while the run trains.
+      await page.selectOption('#workers', '1');
+      // By keyboard: Enter on Pretrain puts focus on Pause; when the run ends by itself, focus goes
+      // to the status line (not to Pretrain, where one more Enter would start a new run).
+      await page.focus('#btn-pretrain');
+      await page.keyboard.press('Enter');
+      await page.waitForFunction(() => window.__page.status === 'running' && document.getElementById('device-apply').disabled &&
+        /Pause or stop the training run first/.test(document.getElementById('device-apply-note').textContent), null, { timeout: 60000 });
       const s = await waitPage((s) => s.finished >= 1 && s.status === 'idle', 'the end of pretraining');
       assert(!s.error, `error: ${s.error}`);
+      assert(await page.isEnabled('#device-apply') && /Applying reloads the page/.test(await page.textContent('#device-apply-note')), 'Apply not offered again after the run');
+      const focusEnd = await page.evaluate(() => document.activeElement.id || document.activeElement.tagName);
+      assert(focusEnd === 'train-status', `focus after the run ended is on ${focusEnd}, not the status line`);
+      await page.selectOption('#workers', 'auto');
+      assert(!(await page.isVisible('#device-apply')), 'Apply still offered with the running worker count selected again');
       const losses = s.losses.map((l) => l[1]);
       assert(losses.length >= 3 && losses.every(Number.isFinite), `losses: ${losses}`);
       firstLoss = losses[0];
@@ -329,7 +341,7 @@ async function run() {
       const worst = await page.evaluate(() => window.__page.longTasks.reduce((m, t) => Math.max(m, t.ms), 0));
       // The steps (about a second each here) run in the engine's worker, not on the page's thread.
       assert((await wasmOnPage()).length === 0, `the page's thread fetched the wasm module: ${await wasmOnPage()}`);
-      const perEpoch = Number((started.match(/(\d+) steps per epoch/) || [])[1]);
+      const perEpoch = Number(((started.match(/([\d,]+) steps? per epoch/) || [])[1] || '').replace(/,/g, ''));
       const epochs = Number(await page.inputValue('#h-pre_epochs'));
       timings.quickTotal = perEpoch * epochs;
       // The estimate holds: the run's own steps take about what the measurement said.
@@ -511,8 +523,18 @@ async function run() {
       return `${r.width} px`;
     });
 
-    await step('the Backend selector: CPU chosen, the page reloads on it, and the choice is kept', async () => {
-      await Promise.all([page.waitForNavigation({ timeout: 60000 }), page.selectOption('#backend', 'cpu')]);
+    await step('the Backend selector: CPU chosen and applied, the page reloads on it, and the choice is kept', async () => {
+      // Choosing reloads nothing (an arrow key on the selector changes it too): Apply does, and says
+      // what a reload keeps; choosing what runs again takes the offer back.
+      await page.evaluate(() => { window.__marker = 1; });
+      await page.selectOption('#backend', 'cpu');
+      await page.waitForTimeout(500);
+      assert(await page.evaluate(() => window.__marker), 'choosing in the Backend selector reloaded the page');
+      assert(await page.isVisible('#device-apply') && /reloads the page/.test(await page.textContent('#device-apply-note')), 'no Apply offered for the new choice');
+      await page.selectOption('#backend', 'auto');
+      assert(!(await page.isVisible('#device-apply')), 'Apply still offered with the running choice selected again');
+      await page.selectOption('#backend', 'cpu');
+      await Promise.all([page.waitForNavigation({ timeout: 60000 }), page.click('#device-apply')]);
       await waitPage((s) => s.ready, 'the page after the switch', 120000);
       let d = await page.evaluate(() => window.__device);
       assert(d.kind === 'cpu' && d.choice === 'cpu' && /you chose the CPU/.test(d.reason), `after choosing CPU: ${JSON.stringify(d)}`);
@@ -524,7 +546,8 @@ async function run() {
       await waitPage((s) => s.ready, 'the page after a reload', 120000);
       d = await page.evaluate(() => window.__device);
       assert(d.choice === 'cpu', `the choice did not survive a reload: ${d.choice}`);
-      await Promise.all([page.waitForNavigation({ timeout: 60000 }), page.selectOption('#backend', 'auto')]);
+      await page.selectOption('#backend', 'auto');
+      await Promise.all([page.waitForNavigation({ timeout: 60000 }), page.click('#device-apply')]);
       await waitPage((s) => s.ready, 'the page after switching back', 120000);
       d = await page.evaluate(() => window.__device);
       assert(d.choice === 'auto' && d.kind === 'cpu', `back to auto: ${JSON.stringify(d)}`);

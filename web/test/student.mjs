@@ -206,6 +206,39 @@ try {
     return status;
   });
 
+  await step('evaluate: a long file is estimated first; a shorter run within the timed questions costs nothing more; Enter on “Evaluate all” puts focus on Stop', async () => {
+    // The built-in dev set forty times over (5,440 questions): past the page's 20 s on either backend here.
+    const all = dev.split('\n').filter(Boolean);
+    await upload('file-dev', 'long_dev.tsv', `${Array.from({ length: 40 }, () => all.join('\n')).join('\n')}\n`);
+    await page.waitForFunction(() => document.querySelector('#data-table').innerText.includes('long_dev.tsv'), null, { timeout: 30000 });
+    await page.selectOption('#eval-file', 'dev');
+    await page.fill('#eval-max', '');
+    await S(() => { window.__page.evalReport = null; window.__page.evalError = null; window.__page.evalEstimate = null; });
+    // Enter in "at most" evaluates, as the button does.
+    await page.focus('#eval-max');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => !document.getElementById('eval-confirm').hidden || window.__page.evalError, null, { timeout: TIMEOUT });
+    const box = await page.innerText('#eval-confirm');
+    const timed = Number((box.match(/the first (\d+) took/) || [])[1] || 0);
+    const only = box.match(/Only the first ([\d,]+) \(([^)]*)\)/);
+    // (The shipped model's cost was timed by an earlier step: then no question is timed again.)
+    assert(/would take about/.test(box), `the estimate's box: “${box}”`);
+    assert(!only || (Number(only[1].replace(/,/g, '')) <= timed ? only[2] === 'answered already' : /^about .* more$/.test(only[2])), `the shorter run is offered as “${only && only[0]}” after ${timed} timed questions`);
+    await page.locator('#eval-card').screenshot({ path: path.join(outDir, 'student-eval-confirm.png') });
+    await page.focus('#eval-confirm button[data-eval]:not([data-eval="0"])');
+    await page.keyboard.press('Enter');
+    await page.waitForTimeout(100);
+    const focus = await page.evaluate(() => ({ on: document.activeElement.id || document.activeElement.tagName, done: !!window.__page.evalReport }));
+    assert(focus.on === 'eval-stop', `focus after “Evaluate all” is on ${focus.on}${focus.done ? ' (the evaluation had ended)' : ''}`);
+    await page.waitForFunction(() => /Evaluating .*: [1-9][\d,]* of [\d,]+ questions/.test(document.getElementById('eval-status').textContent) || window.__page.evalReport, null, { timeout: TIMEOUT });
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => window.__page.evalReport || window.__page.evalError, null, { timeout: TIMEOUT });
+    const rep = await S(() => window.__page.evalReport);
+    assert(rep && rep.rows.length > 0 && rep.rows.length < rep.total, `stopped by Enter on Stop: ${rep && rep.rows.length} of ${rep && rep.total}`);
+    await page.click('#use-embedded');
+    return `“${box.split('\n')[0].slice(0, 160)}”; ${only ? only[0] : 'no shorter run offered'}; stopped at ${rep.rows.length}`;
+  });
+
   await step('evaluate: a questions-only file shows no score block; people the model never saw are said to be new to it; a one-line text is refused as questions', async () => {
     const qs = lines.slice(0, 5).map((l) => l.split('\t')[0].replace('Ω', '')).join('\n');
     await upload('file-test', 'inputs.tsv', `${qs}\n`);
@@ -259,8 +292,14 @@ try {
 
   await step('two models of one variant side by side: the shipped one kept beside a loaded one, in Ask and Evaluate', async () => {
     await page.click('#use-embedded');
-    await page.click('#models button[data-keep="vanilla"]');
+    // By keyboard: the table is drawn again after Keep, and focus stays in it (on the same button
+    // where it is still there, else the card's first control), not on the page's body.
+    await page.focus('#models button[data-keep="vanilla"]');
+    await page.keyboard.press('Enter');
     await page.waitForFunction(() => window.__page.models.some((m) => m.slot === 'vanilla:kept'), null, { timeout: 30000 });
+    await page.waitForTimeout(100);
+    const focusKept = await page.evaluate(() => ({ tag: document.activeElement.tagName, inCard: !!document.activeElement.closest('#models-card') }));
+    assert(focusKept.inCard && focusKept.tag !== 'BODY', `focus after Keep for comparison: ${JSON.stringify(focusKept)}`);
     let s = await S(() => window.__page.models);
     assert(s.find((m) => m.slot === 'vanilla:kept').same_as_current, 'a kept model not yet replaced is not marked as the current one');
     assert(await page.locator('#eval-variant option').count() === 1, 'the same model offered twice');
