@@ -52,7 +52,9 @@ const waiting = (d) => {
   const { ctx, w } = begin(d.cv);
   ctx.fillStyle = '#5b6673'; ctx.textAlign = 'left';
   // The reason itself is in the card's text (waitingNote), beside or below.
-  ctx.fillText(d.res.error ? 'Not computed: the note of this card says why.' : 'Computed when this card comes into view…', 8, 20, w - 16);
+  const text = d.res.loading ? 'Waiting for the shipped model, which loads with the page…'
+    : d.res.error ? 'Not computed: the note of this card says why.' : 'Computed when this card comes into view…';
+  ctx.fillText(text, 8, 20, w - 16);
 };
 
 // Why a card waits, in the page's text as well as on its canvas (read aloud, found by search).
@@ -66,7 +68,7 @@ async function needFinetuned(wasm) {
   // The engine says why the current vanilla model cannot be compared (only pretrained, or a model of
   // another text such as the course's); without one, the shipped model is on its way.
   if (m.finetuned_why) return { waiting: true, error: `${m.finetuned_why[0].toUpperCase()}${m.finetuned_why.slice(1)}.` };
-  return { waiting: true, error: 'Waiting for a vanilla model (the shipped one loads with the page)…' };
+  return { waiting: true, loading: true, error: 'Waiting for a vanilla model (the shipped one loads with the page)…' };
 }
 
 // The shipped model finetuned without pretraining, loaded into the demos' store once.

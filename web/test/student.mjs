@@ -263,7 +263,19 @@ try {
 
   await step('390 px: the presets and the evaluation fit the screen', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
+    await page.click('#use-embedded');
     await page.selectOption('#preset', 'middle');
+    // Long one-word names and answers (which cannot wrap): the table's "right?" column still fits
+    // without scrolling sideways.
+    const long = ['Druoundopoulos', 'Rourtchorard', 'Tainhiaescu', 'Bryklamov'].map((w, i) =>
+      `Where was ${['Shekric', 'Rend Reoras', 'Shaus', 'Wokia Mol'][i]} ${w} born?\t${['Philadelphia', 'Johannesburg', 'Argentina', 'Birmingham'][i]}`);
+    await upload('file-dev', 'long-words.tsv', `${long.join('\n')}\n`);
+    await page.waitForFunction(() => document.querySelector('#data-table').innerText.includes('long-words.tsv'), null, { timeout: 30000 });
+    await page.selectOption('#eval-file', 'dev');
+    const r = await evaluateAll();
+    const table = await page.$eval('#eval-table', (t) => ({ over: t.parentElement.scrollWidth - t.parentElement.clientWidth,
+      longest: Math.max(...[...t.querySelectorAll('tbody td')].map((c) => c.textContent.length)) }));
+    assert(r.rep.rows.length === 4 && table.over <= 1, `Evaluate's table (${r.rep.rows.length} rows of ${r.rep.file}) is ${table.over} px wider than its box (its longest cell ${table.longest} characters)`);
     for (const id of ['train-card', 'eval-card']) {
       const over = await page.$eval(`#${id}`, (e) => e.scrollWidth - e.clientWidth);
       assert(over <= 1, `#${id} is ${over} px wider than its card`);
@@ -279,6 +291,7 @@ try {
       await page.locator(`#${id}`).screenshot({ path: path.join(outDir, `student-${id}-390.png`) });
     }
     await page.setViewportSize({ width: 1280, height: 900 });
+    return `Evaluate's table ${table.over} px wider than its box, its longest cell ${table.longest} characters (${r.rep.rows.map((x) => x.prediction).join(', ')})`;
   });
 
   await step('the loss chart\'s legend tells runs of one kind apart and marks the stopped one', async () => {
