@@ -4,7 +4,7 @@
 #   apt:   Mesa's Vulkan drivers (lavapipe runs the native tests without a GPU), Chromium, a C linker
 #   rust:  rustup + stable toolchain, the wasm32-unknown-unknown target
 #   cargo: wasm-bindgen-cli at exactly the wasm-bindgen version in Cargo.lock
-#   node:  Node.js 20+ (official build when the distro's is older), playwright-core and katex from web/package-lock.json
+#   node:  Node.js 20+ (official build when the distro's is older), playwright-core, axe-core and katex from web/package-lock.json
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh

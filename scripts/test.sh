@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Every test: set up, the native suite (cargo test on Vulkan; lavapipe without a GPU), the server's
-# tests, then the page in headless Chromium (kernel checks, on WebGPU and on both wasm builds' CPU
-# backend, the attention demos, the training page,
-# the engine door, the benchmark card, all on WebGPU; then the page without WebGPU, on the CPU backend, on one engine and
-# on two (web/test/workers.mjs: steps in parts, isolated or not; web/test/eval-workers.mjs: an
-# evaluation split across them); then the ViT card on both;
-# then axe-core's accessibility audit).
+# tests, the page's modules (no import circle; every engine call an export), then the page in
+# headless Chromium, in this order: the kernel checks (WebGPU, and both wasm builds' CPU backend);
+# the attention demos and the section 2 demos (WebGPU, then the CPU backend); the training page, the
+# engine door and the benchmark card (WebGPU); the Device card's matmul kernel and the course model
+# (both backends); the page without WebGPU; the training page on the CPU backend; the page as a
+# student meets it (both); steps in parts and an evaluation split across two engines (CPU backend,
+# isolated or not); the ViT card (both); axe-core's accessibility audit (both).
 # Exits non-zero on the first failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
