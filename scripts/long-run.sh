@@ -66,7 +66,10 @@ while [ $# -gt 0 ]; do
     --writing_params_path)
       [ $# -gt 0 ] || die "--writing_params_path needs a value"
       out="$(basename "$1")"; args+=("$a" "$dir/$out"); shift ;;
-    --resume) die "leave --resume out: the script adds it when the run's folder has a state" ;;
+    --writing_params_path=*)
+      out="$(basename "${a#*=}")"; [ -n "$out" ] || die "--writing_params_path needs a value"
+      args+=(--writing_params_path "$dir/$out") ;;
+    --resume|--resume=*) die "leave --resume out: the script adds it when the run's folder has a state" ;;
     *)
       if [ -e "$a" ] && [[ "$a" != /* ]]; then args+=("$(cd "$(dirname "$a")" && pwd)/$(basename "$a")")
       else args+=("$a"); fi ;;
@@ -80,8 +83,13 @@ if [ -f "$dir/exit" ] && [ "$(cat "$dir/exit")" = 0 ] && [ -f "$dir/$out" ] && [
   say "$name already finished (exit status 0): its checkpoint is $dir/$out, its log $dir/log"
   exit 0
 fi
+# Other arguments under a NAME whose run saved something (a state to continue, a checkpoint) are
+# refused; a run that never saved (it failed at once: a misspelled path) does not hold its NAME.
 if [ -f "$dir/cmd" ] && [ "$(cat "$dir/cmd")" != "${args[*]}" ]; then
-  die "$dir holds a run with other arguments ($(cat "$dir/cmd")); use another NAME or remove the folder"
+  if [ -n "$(find "$dir" -maxdepth 1 \( -name '*.resume' -o -name "$out" \) -print -quit)" ]; then
+    die "$dir holds a run with other arguments ($(cat "$dir/cmd")); use another NAME or remove the folder"
+  fi
+  say "$name's earlier arguments never saved a state or a checkpoint; starting with these instead"
 fi
 printf '%s' "${args[*]}" > "$dir/cmd.tmp" && mv "$dir/cmd.tmp" "$dir/cmd"
 
@@ -114,6 +122,7 @@ say "$note"
   echo "[long-run] $note"
 } >> "$dir/log"
 rm -f "$dir/exit"
+from=$(($(wc -l < "$dir/log") + 1))  # this start's lines of the log begin here
 
 # setsid: its own process group, so pause/stop reach the CLI and nothing else.
 setsid bash -c '
@@ -123,5 +132,18 @@ setsid bash -c '
   echo "[long-run] $(date -u +%FT%TZ) ended with exit status $status" >> log
   echo $status > exit.tmp && exec mv exit.tmp exit
 ' _ "$dir" "${args[@]}" "${resume[@]}" < /dev/null > /dev/null 2>&1 &
-echo $! > "$dir/pid"
-say "$name: started (pid $!), log $dir/log"
+pid=$!
+echo $pid > "$dir/pid"
+# A run that fails at once (a misspelled path, a flag out of range: the CLI checks everything before
+# it trains) is said here, with its error, not reported as started: wait until it trains or ends.
+for _ in $(seq 50); do
+  [ -f "$dir/exit" ] && break
+  tail -n "+$from" "$dir/log" | grep -q '^number of parameters' && break
+  sleep 0.2
+done
+if [ -f "$dir/exit" ] && [ "$(cat "$dir/exit")" != 0 ]; then
+  say "$name: the run ended at once with exit status $(cat "$dir/exit"):"
+  tail -n "+$from" "$dir/log" | grep -E '^(error|note)' >&2 || true
+  exit 1
+fi
+say "$name: started (pid $pid), log $dir/log"

@@ -217,3 +217,66 @@ fn a_cli_run_stopped_and_resumed_ends_with_the_uninterrupted_checkpoint() {
     assert!(!d.join("x.st").exists());
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// Output nobody reads does not stop a run: with stdout a closed pipe (`attnlab … | head -1`) or a
+/// full disk (`> /dev/full`), training still saves its checkpoint and exits 0 (`println!`
+/// panicked there: exit 101, nothing saved).
+#[test]
+fn a_closed_or_full_stdout_does_not_stop_a_run() {
+    let d = dir("stdout");
+    let args = |out: &str| -> Vec<String> {
+        [
+            "pretrain",
+            "vanilla",
+            "--tiny",
+            "--device",
+            "cpu",
+            "--max_steps",
+            "3",
+            "--writing_params_path",
+            out,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let mut child = Command::new(BIN)
+        .args(args("piped.st"))
+        .current_dir(&d)
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    drop(child.stdout.take()); // the reader is gone before the first line
+    let o = child.wait_with_output().expect("wait");
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        o.status.success() && !e.contains("panicked"),
+        "{:?}: {e}",
+        o.status
+    );
+    assert!(
+        d.join("piped.st").is_file(),
+        "no checkpoint with a closed stdout"
+    );
+    if let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") {
+        let o = Command::new(BIN)
+            .args(args("full.st"))
+            .current_dir(&d)
+            .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+            .stdout(Stdio::from(full))
+            .output()
+            .expect("run");
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            o.status.success() && !e.contains("panicked"),
+            "{:?}: {e}",
+            o.status
+        );
+        assert!(
+            d.join("full.st").is_file(),
+            "no checkpoint with stdout on /dev/full"
+        );
+    }
+}

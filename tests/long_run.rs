@@ -200,3 +200,51 @@ fn a_finished_run_reproduces_its_logged_losses_and_a_changed_log_is_caught() {
     assert!(text.contains("epoch 2: log 9.99999"), "{text}");
     let _ = std::fs::remove_dir_all(&runs);
 }
+
+/// A start that fails at once (a misspelled corpus) is said with its error and a non-zero exit,
+/// not reported as started, and does not hold its NAME: the corrected command (here with
+/// `--writing_params_path=PATH`, the flag's other spelling) starts under it.
+#[test]
+fn a_start_that_fails_at_once_says_so_and_keeps_no_name() {
+    let runs = tmp("fails");
+    let dir = runs.join("t4");
+    let (ok, text) = script(
+        &runs,
+        &[
+            "t4",
+            "--",
+            "pretrain",
+            "vanilla",
+            "wikii.txt",
+            "--tiny",
+            "--device",
+            "cpu",
+            "--writing_params_path",
+            "m.st",
+        ],
+    );
+    assert!(
+        !ok && text.contains("ended at once") && text.contains("cannot read wikii.txt"),
+        "{text}"
+    );
+    assert!(!text.contains("started (pid"), "{text}");
+    let (ok, text) = script(
+        &runs,
+        &[
+            "t4",
+            "--",
+            "pretrain",
+            "vanilla",
+            "--tiny",
+            "--device",
+            "cpu",
+            "--max_steps",
+            "2",
+            "--writing_params_path=m.st",
+        ],
+    );
+    assert!(ok && text.contains("never saved"), "{text}");
+    assert_eq!(wait_exit(&dir), "0", "log:\n{}", log(&dir));
+    assert!(dir.join("m.st").is_file(), "log:\n{}", log(&dir));
+    let _ = std::fs::remove_dir_all(&runs);
+}

@@ -258,3 +258,88 @@ fn stale_temporaries_of_a_killed_run_are_removed_at_the_next_start() {
     }
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// A read-only output (its owner protects it: run.py's open() would fail on it) is refused before
+/// any work, not replaced by the atomic rename; the refusal holds for root too (it reads the mode).
+#[cfg(unix)]
+#[test]
+fn a_read_only_output_file_is_refused_and_kept() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = dir("readonly-file");
+    std::fs::write(d.join("kept.st"), b"a protected model").expect("write");
+    std::fs::set_permissions(d.join("kept.st"), std::fs::Permissions::from_mode(0o444))
+        .expect("chmod");
+    refused_untouched(
+        &d,
+        &pre("kept.st"),
+        &[
+            "--writing_params_path kept.st is read-only",
+            "chmod u+w kept.st",
+        ],
+    );
+    std::fs::set_permissions(d.join("kept.st"), std::fs::Permissions::from_mode(0o644))
+        .expect("chmod");
+}
+
+/// A run started again without --resume keeps the earlier run's training state as
+/// `<state>.previous` (it replaced it at its first save, and the earlier steps were lost), says so
+/// at its start, and that state continues with --resume; a run given the state as --resume moves
+/// nothing.
+#[test]
+fn an_earlier_runs_state_is_kept_when_a_run_starts_again() {
+    let d = dir("previous");
+    fn steps(n: &'static str) -> Vec<&'static str> {
+        [
+            &PRE[..5],
+            &[n, "--writing_params_path", "out.st", "--device", "cpu"],
+        ]
+        .concat()
+    }
+    let o = run(&d, &steps("4"));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("training state: out.st.resume"));
+    let first = std::fs::read(d.join("out.st.resume")).expect("the first run's state");
+    let o = run(&d, &steps("2"));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{e}");
+    assert!(
+        e.contains("out.st.resume holds the training state of an earlier run (after step 4)")
+            && e.contains("--resume out.st.resume.previous"),
+        "{e}"
+    );
+    assert_eq!(
+        std::fs::read(d.join("out.st.resume.previous")).expect("kept"),
+        first,
+        "the earlier state was not kept as it was"
+    );
+    assert_ne!(
+        std::fs::read(d.join("out.st.resume")).expect("state"),
+        first
+    );
+    // The kept state continues (after its step 4, to 6).
+    let o = run(
+        &d,
+        &[&steps("6")[..], &["--resume", "out.st.resume.previous"]].concat(),
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success() && out.contains("resuming out.st.resume.previous after step 4"),
+        "{out}"
+    );
+    // The second run's state, which that run replaced, was kept beside it (not over the state it
+    // resumed from).
+    assert_eq!(
+        std::fs::read(d.join("out.st.resume.previous")).expect("the resumed state"),
+        first
+    );
+    assert!(d.join("out.st.resume.previous-2").is_file());
+    // Resumed from the state itself: nothing is moved aside, nothing said.
+    std::fs::remove_file(d.join("out.st.resume.previous")).expect("remove");
+    let o = run(
+        &d,
+        &[&steps("8")[..], &["--resume", "out.st.resume"]].concat(),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("earlier run"));
+    assert!(!d.join("out.st.resume.previous").exists());
+}

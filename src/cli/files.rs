@@ -49,7 +49,7 @@ pub fn read(path: &Path) -> Res<Input> {
     let mut bytes = vec![];
     file.take(MAX_INPUT_BYTES + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read {name}: {e}; check the path"))?;
+        .map_err(|e| format!("cannot read {name}: {e}; check that it is a readable file"))?;
     if bytes.len() as u64 > MAX_INPUT_BYTES {
         return Err(too_big(&name, bytes.len() as u64));
     }
@@ -122,6 +122,16 @@ pub fn check_output(path: &Path, flag: &str) -> Res<()> {
     if path.is_dir() {
         return Err(format!(
             "{flag} {} is a folder; give a file name",
+            path.display()
+        ));
+    }
+    // A file made read-only is one its owner protects (run.py's open() would fail on it); the
+    // atomic rename would replace it all the same, so it is refused here.
+    if std::fs::metadata(path).is_ok_and(|m| m.permissions().readonly()) {
+        return Err(format!(
+            "{flag} {} is read-only, so it is not replaced; make it writable (chmod u+w {}) or \
+             choose another path",
+            path.display(),
             path.display()
         ));
     }
@@ -226,8 +236,9 @@ fn temp_owner(name: &str, base: &str) -> Option<u32> {
 
 /// Remove the temporary files of `path` that a killed run left behind: only names of our own
 /// pattern beside `path`, and only those whose process is gone (Linux: no `/proc/<pid>`;
-/// elsewhere: older than a day).
-fn remove_stale_temps(path: &Path) {
+/// elsewhere: older than a day). `check_output` calls it for its path; a training run also for
+/// its state's (`<checkpoint>.resume`).
+pub fn remove_stale_temps(path: &Path) {
     let Some(base) = path.file_name().and_then(|n| n.to_str()) else {
         return;
     };

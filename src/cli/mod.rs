@@ -1,6 +1,8 @@
 //! The command line: run.py's arguments, the checks made before any work, and the dispatch to the
 //! functions (`train.rs`: pretrain and finetune; `model.rs`: evaluate, convert, london, corpus).
 
+#[macro_use]
+mod say;
 mod files;
 mod finite;
 mod model;
@@ -184,7 +186,7 @@ pub fn main() -> ExitCode {
     match run_cli(&cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(m) => {
-            eprintln!("error: {m}");
+            tell!("error: {m}");
             ExitCode::from(1)
         }
     }
@@ -245,6 +247,7 @@ fn check_flags(cli: &Cli, spec: &RunSpec) -> Res<()> {
             let path = need(&cli.writing_params_path, "writing_params_path", &fname)?;
             check_output(path, "--writing_params_path")?;
             let state = train::state_path(path);
+            files::remove_stale_temps(&state);
             if state.is_dir() {
                 return Err(format!(
                     "{} is a folder, where the training state of --writing_params_path {} goes; \
@@ -336,7 +339,7 @@ fn check_not_overwriting_inputs(cli: &Cli) -> Res<()> {
 
 fn run_cli(cli: &Cli) -> Res<()> {
     if let Some(note) = unused::note(cli, &unused::unused_flags(cli)) {
-        eprintln!("{note}");
+        tell!("{note}");
     }
     if cli.function == Function::London {
         return model::london(cli);
@@ -348,7 +351,7 @@ fn run_cli(cli: &Cli) -> Res<()> {
     check_flags(cli, &spec)?;
     let inp = inputs(cli)?;
     if cli.pretrain_corpus_path.is_none() {
-        eprintln!(
+        tell!(
             "note: no pretraining corpus given: the built-in generated corpus is used (its \
              wiki.txt, and its question files for flags not given); give the course's wiki.txt \
              first to use the course's files"
@@ -357,7 +360,7 @@ fn run_cli(cli: &Cli) -> Res<()> {
     let text =
         data::text_from_bytes(&inp.corpus.bytes, &inp.corpus.name).map_err(|e| e.to_string())?;
     if data::looks_like_questions(text) {
-        eprintln!(
+        tell!(
             "note: {} looks like a questions file (most lines are a question, a tab and a place), \
              not the pretraining text: run.py reads the biographies (wiki.txt) here, and the \
              questions with --finetune_corpus_path or --eval_corpus_path",
@@ -365,12 +368,21 @@ fn run_cli(cli: &Cli) -> Res<()> {
         );
     }
     let vocab = Vocab::from_text(text, &inp.corpus.name).map_err(|e| e.to_string())?;
-    println!(
+    say!(
         "data has {} characters, {} unique.",
         text.chars().count(),
         vocab.len()
     );
     let cfg = spec.model_config(vocab.len());
+    if let (Some(h), None) = (cli.n_head, cli.n_embd) {
+        if h > 0 && !cfg.n_embd.is_multiple_of(h) {
+            return Err(format!(
+                "--n_head {h} does not divide the width {}, the default (--n_embd is not given); \
+                 give an --n_head that divides {}, or the --n_embd it goes with",
+                cfg.n_embd, cfg.n_embd
+            ));
+        }
+    }
     validate_model(&cfg, &WORDS).map_err(|e| e.to_string())?;
     let choice = match cli.device {
         DeviceArg::Auto => DeviceChoice::Auto,
@@ -378,7 +390,7 @@ fn run_cli(cli: &Cli) -> Res<()> {
         DeviceArg::Cpu => DeviceChoice::Cpu,
     };
     let dev = Device::open_blocking(choice).map_err(|e| e.to_string())?;
-    println!("device: {} ({})", dev.describe(), dev.reason);
+    say!("device: {} ({})", dev.describe(), dev.reason);
     let run = train::Run {
         cli,
         dev: &dev,

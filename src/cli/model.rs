@@ -10,15 +10,47 @@ use attnlab::Device;
 use std::path::Path;
 use std::rc::Rc;
 
-/// Load a checkpoint that must match `cfg` and the corpus's vocabulary.
-pub fn load(dev: &Rc<Device>, path: &Path, cfg: &GptConfig, vocab: &Vocab) -> Res<Gpt> {
-    load_input(dev, &read(path)?, cfg, vocab)
+/// Load a checkpoint that must match `cfg` and the corpus's vocabulary (and, for a .params file,
+/// whose sizes are read from its shapes, the --n_layer and --n_embd the command gives).
+pub fn load(cli: &Cli, dev: &Rc<Device>, path: &Path, cfg: &GptConfig, vocab: &Vocab) -> Res<Gpt> {
+    load_input(cli, dev, &read(path)?, cfg, vocab)
 }
 
 /// `load` of a file already read.
-pub fn load_input(dev: &Rc<Device>, input: &Input, cfg: &GptConfig, vocab: &Vocab) -> Res<Gpt> {
+pub fn load_input(
+    cli: &Cli,
+    dev: &Rc<Device>,
+    input: &Input,
+    cfg: &GptConfig,
+    vocab: &Vocab,
+) -> Res<Gpt> {
     if torch_params::is_torch_file(&input.bytes) {
-        return load_torch(dev, input, cfg, vocab);
+        let model = load_torch(dev, input, cfg, vocab)?;
+        let c = &model.cfg;
+        for (flag, asked, read, size) in [
+            (
+                "--n_layer",
+                cli.n_layer,
+                c.n_layer,
+                format!("{} layers", c.n_layer),
+            ),
+            (
+                "--n_embd",
+                cli.n_embd,
+                c.n_embd,
+                format!("width {}", c.n_embd),
+            ),
+        ] {
+            if let Some(a) = asked.filter(|&a| a != read) {
+                return Err(format!(
+                    "{} holds a model of {size} (read from its shapes), but the command gives \
+                     {flag} {a}: give {flag} {read}, or leave it out (a .params file's sizes are \
+                     read from it)",
+                    input.name
+                ));
+            }
+        }
+        return Ok(model);
     }
     let (model, header) = checkpoint::from_bytes(dev, &input.bytes, Some(cfg), &input.name)
         .map_err(|e| {
@@ -100,7 +132,7 @@ fn load_torch(dev: &Rc<Device>, input: &Input, cfg: &GptConfig, vocab: &Vocab) -
         model.cfg.attn_pdrop,
     ) = (cfg.embd_pdrop, cfg.resid_pdrop, cfg.attn_pdrop);
     let c = &model.cfg;
-    println!(
+    say!(
         "read {} (PyTorch state_dict): {} model, {} layers, {} heads{}, width {}, block {}",
         input.name,
         c.variant.name(),
@@ -121,7 +153,7 @@ fn load_torch(dev: &Rc<Device>, input: &Input, cfg: &GptConfig, vocab: &Vocab) -
 pub fn convert(cli: &Cli, dev: &Rc<Device>, cfg: &GptConfig, vocab: &Vocab) -> Res<()> {
     let from = need(&cli.reading_params_path, "reading_params_path", "convert")?;
     let to = need(&cli.writing_params_path, "writing_params_path", "convert")?;
-    let model = load(dev, from, cfg, vocab)?;
+    let model = load(cli, dev, from, cfg, vocab)?;
     let itos = vocab.itos_string();
     let bytes = pollster::block_on(async {
         if cli.f16 {
@@ -133,7 +165,7 @@ pub fn convert(cli: &Cli, dev: &Rc<Device>, cfg: &GptConfig, vocab: &Vocab) -> R
     .map_err(|e| e.to_string())?;
     write_atomic(to, &bytes)?;
     let how = if cli.f16 { " (weights as f16)" } else { "" };
-    println!("wrote {}{how}", to.display());
+    say!("wrote {}{how}", to.display());
     Ok(())
 }
 
@@ -151,8 +183,14 @@ pub fn evaluate(
         rows.truncate(n);
     }
     let path = need(&cli.reading_params_path, "reading_params_path", "evaluate")?;
-    let model = load(dev, path, cfg, vocab)?;
-    println!("number of parameters: {}", model.num_params());
+    let model = load(cli, dev, path, cfg, vocab)?;
+    say!("number of parameters: {}", model.num_params());
+    if cli.outputs_path.is_none() {
+        tell!(
+            "note: no --outputs_path, so the predictions are only scored, not written (run.py \
+             needs it; give it to keep them)"
+        );
+    }
     let pb = super::progress::bar(
         rows.len() as u64,
         "evaluating [{bar:30}] {pos}/{len} questions, ETA {eta}",
@@ -170,23 +208,23 @@ pub fn evaluate(
     // Questions with a character the vocabulary lacks were not asked (the page says the same).
     if !ev.skipped.is_empty() {
         let scored = rows.first().is_some_and(|r| r.answer.is_some());
-        println!("{}", run::skipped_line(&tsv.name, &ev.skipped, scored));
+        say!("{}", run::skipped_line(&tsv.name, &ev.skipped, scored));
     }
     let cropped = run::cropped_line(&tsv.name, &rows, model.cfg.max_context());
     if !cropped.is_empty() {
-        println!("{cropped}");
+        say!("{cropped}");
     }
     if let Some(out) = &cli.outputs_path {
         write_atomic(out, lines(&ev.predictions).as_bytes())?;
         let n = ev.predictions.len();
-        println!(
+        say!(
             "wrote {n} prediction{} to {}",
             if n == 1 { "" } else { "s" },
             out.display()
         );
     }
     let (c, t) = ev.score.unwrap_or((0, 0));
-    println!("{}", data::format_accuracy(c, t));
+    say!("{}", data::format_accuracy(c, t));
     Ok(())
 }
 
@@ -199,7 +237,7 @@ pub fn london(cli: &Cli) -> Res<()> {
     let tsv = match (&cli.eval_corpus_path, &cli.pretrain_corpus_path) {
         (Some(p), _) => read(p)?,
         (None, None) => {
-            eprintln!(
+            tell!(
                 "note: no --eval_corpus_path: scoring the built-in generated corpus's dev set; \
                  give the course's birth_dev.tsv to score it"
             );
@@ -216,7 +254,7 @@ pub fn london(cli: &Cli) -> Res<()> {
             lines(&vec!["London".to_string(); rows.len()]).as_bytes(),
         )?;
     }
-    println!("{}", data::format_accuracy(c, t));
+    say!("{}", data::format_accuracy(c, t));
     Ok(())
 }
 
@@ -248,6 +286,12 @@ pub fn corpus(cli: &Cli) -> Res<()> {
         }
         n => n,
     };
+    if dir.exists() && !dir.is_dir() {
+        return Err(format!(
+            "--out_dir {} is a file; give a folder (it is created if it does not exist)",
+            dir.display()
+        ));
+    }
     std::fs::create_dir_all(dir)
         .map_err(|e| format!("could not create the folder {}: {e}", dir.display()))?;
     for name in CORPUS_FILES {
@@ -270,7 +314,7 @@ pub fn corpus(cli: &Cli) -> Res<()> {
     {
         write_atomic(&dir.join(name), text.as_bytes())?;
     }
-    println!(
+    say!(
         "wrote wiki.txt ({} lines{}), birth_places_train.tsv ({}), birth_dev.tsv ({}), birth_test.tsv ({}) to {}",
         wiki.lines().count(),
         cut,

@@ -57,20 +57,20 @@ pub fn probe(
         None => None,
     };
     let path = need(&cli.reading_params_path, "reading_params_path", "probe")?;
-    let model = load(dev, path, cfg, vocab)?;
+    let model = load(cli, dev, path, cfg, vocab)?;
     let docs = CharCorruptionDataset::new(corpus, "corpus", vocab, 0).map_err(|e| e.to_string())?;
     let report = pollster::block_on(probe::probe(&model, docs.docs(), vocab, &rows))
         .map_err(|e| e.to_string())?;
-    println!("{}", report.line());
+    say!("{}", report.line());
     if let Some(pred) = predictions {
         let t = probe::ProbeReport::table(&report, &rows, &pred);
-        println!(
+        say!(
             "stored in pretraining (probe) x answered after finetuning, {} people:",
             report.asked
         );
-        println!("                      answered right  answered wrong");
-        println!("  recalled            {:>14}  {:>14}", t[0][0], t[0][1]);
-        println!("  not recalled        {:>14}  {:>14}", t[1][0], t[1][1]);
+        say!("                      answered right  answered wrong");
+        say!("  recalled            {:>14}  {:>14}", t[0][0], t[0][1]);
+        say!("  not recalled        {:>14}  {:>14}", t[1][0], t[1][1]);
     }
     Ok(())
 }

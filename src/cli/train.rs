@@ -2,7 +2,7 @@
 //! --reading_params_path, or continued from --resume), run to its end behind a progress bar, with
 //! the resumable state kept beside the checkpoint.
 
-use super::files::{need, read, write_atomic, write_atomic_all, Input};
+use super::files::{need, read, same_file, write_atomic, write_atomic_all, Input};
 use super::model::{load, load_input};
 use super::progress;
 use super::{Cli, Res, WORDS};
@@ -40,7 +40,12 @@ impl Run<'_> {
             if let Some(p) = &cli.resume {
                 let input = read(p)?;
                 check_resume_matches(&input, self.spec.kind, batch)?;
-                let model = load_input(dev, &input, cfg, vocab)?;
+                let model = load_input(cli, dev, &input, cfg, vocab).map_err(|e| {
+                    format!(
+                        "--resume: {e}\n(a damaged state cannot be continued: the run can start \
+                         again from step 0 without --resume)"
+                    )
+                })?;
                 return Ok(Begin::Resume {
                     model,
                     bytes: input.bytes,
@@ -48,7 +53,7 @@ impl Run<'_> {
                 });
             }
             match (&cli.reading_params_path, self.spec.kind) {
-                (Some(p), RunKind::Finetune) => Ok(Begin::Model(load(dev, p, cfg, vocab)?)),
+                (Some(p), RunKind::Finetune) => Ok(Begin::Model(load(cli, dev, p, cfg, vocab)?)),
                 _ => Ok(Begin::Fresh),
             }
         };
@@ -77,7 +82,7 @@ impl Run<'_> {
             ));
         }
         if let Some(p) = &cli.resume {
-            println!("resuming {} after step {}", p.display(), session.steps());
+            say!("resuming {} after step {}", p.display(), session.steps());
         }
         let probe = match (&cli.probe_corpus_path, self.spec.kind) {
             (Some(p), RunKind::Pretrain) => {
@@ -191,10 +196,69 @@ pub(super) fn state_path(checkpoint: &Path) -> PathBuf {
     checkpoint.with_file_name(name)
 }
 
+/// Where an earlier run's training state at `state` is kept when this run would replace it (a
+/// fresh run, or one resumed from another file): `<state>.previous`, moved there at this run's
+/// first save, as a note at its start says. A run stopped at step 1000 and started again without
+/// --resume lost those steps at the second run's first save.
+fn keep_earlier_state(cli: &Cli, state: &Path) -> Option<PathBuf> {
+    if !state.is_file() || cli.resume.as_deref().is_some_and(|r| same_file(r, state)) {
+        return None;
+    }
+    // `.previous`, unless that is the state this run resumes from (then `.previous-2`).
+    let previous = ["previous", "previous-2"]
+        .iter()
+        .map(|tail| {
+            let mut name = state.file_name().unwrap_or_default().to_os_string();
+            name.push(format!(".{tail}"));
+            state.with_file_name(name)
+        })
+        .find(|p| cli.resume.as_deref().is_none_or(|r| !same_file(r, p)))?;
+    let step = std::fs::read(state)
+        .ok()
+        .and_then(|b| attnlab::model::checkpoint::metadata_of(&b, "").ok())
+        .and_then(|m| m.get("steps").cloned())
+        .map_or(String::new(), |s| {
+            format!(" (after step {})", s.escape_debug())
+        });
+    tell!(
+        "note: {} holds the training state of an earlier run{step}; this run was not given it \
+         as --resume, so it keeps it as {} when it first saves (replacing an older one there); \
+         to continue the earlier run instead, stop this one and give the same command plus \
+         --resume {}",
+        state.display(),
+        previous.display(),
+        previous.display()
+    );
+    Some(previous)
+}
+
+/// Keep the earlier run's state (see `keep_earlier_state`) before this run writes its own: a
+/// second name for the file (a hard link; a copy where links are not supported), so that the
+/// atomic write then replaces only `state`, and a failed write leaves it as it was.
+fn keep_aside(state: &Path, keep: &mut Option<PathBuf>) -> Result<(), String> {
+    let Some(previous) = keep.take() else {
+        return Ok(());
+    };
+    if !state.is_file() {
+        return Ok(());
+    }
+    let _ = std::fs::remove_file(&previous);
+    std::fs::hard_link(state, &previous)
+        .or_else(|_| std::fs::copy(state, &previous).map(|_| ()))
+        .map_err(|e| {
+            format!(
+                "could not keep the earlier training state {} as {} ({e}), so it is left as it \
+                 was and this run's state is not saved; move it away yourself",
+                state.display(),
+                previous.display()
+            )
+        })
+}
+
 /// Run the session to its end with a progress bar (and plain per-epoch lines when stderr is no
 /// terminal, so logs keep the losses), then save the checkpoint and the state atomically.
 fn train_and_save(cli: &Cli, mut session: Session, probe: Option<RecallLog>) -> Res<()> {
-    println!(
+    say!(
         "number of parameters: {}",
         session.trainer.model.num_params()
     );
@@ -215,7 +279,7 @@ fn train_and_save(cli: &Cli, mut session: Session, probe: Option<RecallLog>) -> 
             // A log has no bar: say where the run is and how long it still needs.
             let done = p.step.saturating_sub(first_step).max(1) as f64;
             let left = p.total_steps.saturating_sub(p.step) as f64 * p.elapsed_s / done;
-            println!(
+            say!(
                 "epoch {msg}, step {}/{}, {} elapsed, about {} left",
                 p.step,
                 p.total_steps,
@@ -231,6 +295,13 @@ fn train_and_save(cli: &Cli, mut session: Session, probe: Option<RecallLog>) -> 
     // (at most every 30 s) and keeps the current one in memory. The end of a run writes its own.
     let path = need(&cli.writing_params_path, "writing_params_path", "training")?;
     let state = state_path(path);
+    let mut keep = keep_earlier_state(cli, &state);
+    say!(
+        "training state: {} (saved as the run goes; if it stops, the same command plus --resume {} \
+         continues it)",
+        state.display(),
+        state.display()
+    );
     let itos = session.vocab.itos_string();
     let mut saved: Option<(f64, u64)> = None;
     let mut pending: Option<(Vec<u8>, u64)> = None;
@@ -244,12 +315,13 @@ fn train_and_save(cli: &Cli, mut session: Session, probe: Option<RecallLog>) -> 
         {
             pb.println(&line);
             if pb.is_hidden() {
-                println!("{line}");
+                say!("{line}");
             }
         }
         let now = clock();
         if let Some((bytes, step)) = pending.take() {
             if saved.is_none_or(|(at, _)| now - at >= 30.0) {
+                keep_aside(&state, &mut keep).map_err(Error::Msg)?;
                 write_atomic(&state, &bytes).map_err(Error::Msg)?;
                 saved = Some((now, step));
             }
@@ -284,7 +356,8 @@ fn train_and_save(cli: &Cli, mut session: Session, probe: Option<RecallLog>) -> 
     super::finite::check(&bytes, &[path, &state], step)?;
     let state_bytes = pollster::block_on(session.state_bytes()).map_err(|e| e.to_string())?;
     super::finite::check(&state_bytes, &[path, &state], step)?;
+    keep_aside(&state, &mut keep)?;
     write_atomic_all(&[(path, &bytes), (&state, &state_bytes)])?;
-    println!("saved {}", path.display());
+    say!("saved {}", path.display());
     Ok(())
 }

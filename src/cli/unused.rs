@@ -57,7 +57,8 @@ pub fn unused_flags(cli: &Cli) -> Vec<&'static str> {
             cli.max_questions.is_some(),
             matches!(f, Evaluate | Probe),
         ),
-        ("--f16", cli.f16, f == Convert),
+        // --f16 elsewhere is refused (check_flags), not ignored: no note.
+        ("--f16", cli.f16, true),
         ("--out_dir", cli.out_dir.is_some(), f == Corpus),
         ("--people", cli.people.is_some(), f == Corpus),
         ("--births_only", cli.births_only, f == Corpus),

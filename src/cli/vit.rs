@@ -19,6 +19,9 @@ use std::rc::Rc;
 use std::time::Instant;
 
 /// The ViT of NYU's Deep Learning homework 4 on generated handwritten digits.
+
+/// The most `--steps` a run takes (the page's card runs 600; a million is days here).
+const MAX_STEPS: u64 = 1_000_000;
 #[derive(Parser, Debug)]
 #[command(name = "attnlab vit", bin_name = "attnlab vit")]
 struct VitCli {
@@ -61,7 +64,7 @@ struct TrainArgs {
     /// Where to write the checkpoint (safetensors).
     #[arg(long, default_value = "vit.safetensors")]
     out: PathBuf,
-    /// Optimisation steps.
+    /// Optimisation steps (at most 1,000,000).
     #[arg(long, default_value_t = 1500)]
     steps: u64,
     #[arg(long, default_value_t = 64)]
@@ -78,7 +81,7 @@ struct TrainArgs {
     heads: usize,
     #[arg(long, default_value_t = 64)]
     width: usize,
-    /// Measure accuracy on 500 held-out images every N steps (0: only at the end).
+    /// Measure accuracy on (up to) 500 held-out images every N steps (0: only at the end).
     #[arg(long, visible_alias = "eval_every", default_value_t = 250)]
     eval_every: u64,
 }
@@ -118,7 +121,7 @@ pub fn main(args: Vec<std::ffi::OsString>) -> ExitCode {
     match r {
         Ok(()) => ExitCode::SUCCESS,
         Err(m) => {
-            eprintln!("error: {m}");
+            tell!("error: {m}");
             ExitCode::from(1)
         }
     }
@@ -139,7 +142,7 @@ fn open(c: &Common) -> Res<Rc<Device>> {
         DeviceArg::Cpu => DeviceChoice::Cpu,
     };
     let dev = Device::open_blocking(choice).map_err(|e| e.to_string())?;
-    println!("device: {} ({})", dev.describe(), dev.reason);
+    say!("device: {} ({})", dev.describe(), dev.reason);
     Ok(dev)
 }
 
@@ -158,9 +161,9 @@ fn train(a: &TrainArgs) -> Res<()> {
     };
     cfg.validate()
         .map_err(|e| format!("{e} (from --patch, --layers, --heads or --width)"))?;
-    if a.steps == 0 || a.batch == 0 || a.batch > 4096 {
+    if a.steps == 0 || a.steps > MAX_STEPS || a.batch == 0 || a.batch > 4096 {
         return Err(format!(
-            "--steps must be ≥ 1 and --batch in 1..=4096 (got {} and {})",
+            "--steps must be in 1..=1000000 and --batch in 1..=4096 (got {} and {})",
             a.steps, a.batch
         ));
     }
@@ -187,7 +190,7 @@ fn train(a: &TrainArgs) -> Res<()> {
         ..VitTrainConfig::default_for(a.steps)
     };
     let model = Vit::new(&dev, cfg, a.common.seed).map_err(|e| e.to_string())?;
-    println!(
+    say!(
         "ViT: {} parameters, {} patches of {}×{} + [CLS]",
         model.num_params(),
         model.cfg.patches(),
@@ -210,7 +213,9 @@ fn train(a: &TrainArgs) -> Res<()> {
     for s in 0..a.steps {
         let (x, y) = digits::batch(train_set, s * a.batch as u64, a.batch);
         let loss = tr.step(&x, &y).map_err(|e| e.to_string())?;
-        let read_now = (s + 1) % 25 == 0 || s + 1 == a.steps;
+        // The loss is read every 25 steps, at the end, and where a held-out line reports it.
+        let eval_now = a.eval_every > 0 && (s + 1) % a.eval_every == 0 && s + 1 < a.steps;
+        let read_now = (s + 1) % 25 == 0 || s + 1 == a.steps || eval_now;
         if read_now {
             last_loss = loss.read().map_err(|e| e.to_string())?[0];
             if !last_loss.is_finite() {
@@ -222,7 +227,7 @@ fn train(a: &TrainArgs) -> Res<()> {
             pb.set_message(format!("loss {last_loss:.4}"));
         }
         pb.inc(1);
-        if a.eval_every > 0 && (s + 1) % a.eval_every == 0 && s + 1 < a.steps {
+        if eval_now {
             let (acc, _) = pollster::block_on(evaluate(
                 &tr.model,
                 &test_x[..peek],
@@ -230,12 +235,13 @@ fn train(a: &TrainArgs) -> Res<()> {
             ))
             .map_err(|e| e.to_string())?;
             let line = format!(
-                "step {}: loss {last_loss:.4}, held-out accuracy (500) {:.1}%",
+                "step {}: loss {last_loss:.4}, held-out accuracy {:.1}% (of {} images)",
                 s + 1,
-                100.0 * acc
+                100.0 * acc,
+                peek / digits::PIXELS
             );
             if logs {
-                eprintln!("{line}");
+                tell!("{line}");
             } else {
                 pb.println(line);
             }
@@ -245,9 +251,10 @@ fn train(a: &TrainArgs) -> Res<()> {
     let secs = start.elapsed().as_secs_f64();
     let (acc, confusion) =
         pollster::block_on(evaluate(&tr.model, &test_x, &test_y)).map_err(|e| e.to_string())?;
-    println!(
+    say!(
         "trained {} steps of {} images in {secs:.1} s; final loss {last_loss:.4}",
-        a.steps, a.batch
+        a.steps,
+        a.batch
     );
     report(acc, &confusion, test_y.len());
     let meta = vec![
@@ -261,7 +268,7 @@ fn train(a: &TrainArgs) -> Res<()> {
     let bytes =
         pollster::block_on(checkpoint::to_bytes(&tr.model, &meta)).map_err(|e| e.to_string())?;
     write_atomic(&a.out, &bytes)?;
-    println!("saved {}", a.out.display());
+    say!("saved {}", a.out.display());
     Ok(())
 }
 
@@ -286,7 +293,7 @@ fn eval(a: &EvalArgs) -> Res<()> {
     }
     if let Some(s) = meta.get("seed").and_then(|s| s.parse::<u64>().ok()) {
         if s != a.common.seed {
-            println!(
+            say!(
                 "note: trained with --seed {s}; evaluating on the held-out set of --seed {}",
                 a.common.seed
             );
@@ -296,7 +303,7 @@ fn eval(a: &EvalArgs) -> Res<()> {
     let start = Instant::now();
     let (acc, confusion) =
         pollster::block_on(evaluate(&model, &x, &y)).map_err(|e| e.to_string())?;
-    println!(
+    say!(
         "evaluated {} images in {:.1} s",
         y.len(),
         start.elapsed().as_secs_f64()
@@ -306,18 +313,18 @@ fn eval(a: &EvalArgs) -> Res<()> {
 }
 
 fn report(acc: f64, confusion: &[Vec<u32>], n: usize) {
-    println!("held-out accuracy: {:.2}% of {n}", 100.0 * acc);
-    println!("confusion (rows: true digit, columns: predicted):");
-    print!("     ");
+    say!("held-out accuracy: {:.2}% of {n}", 100.0 * acc);
+    say!("confusion (rows: true digit, columns: predicted):");
+    say_part!("     ");
     for c in 0..confusion.len() {
-        print!("{c:>5}");
+        say_part!("{c:>5}");
     }
-    println!();
+    say!();
     for (t, row) in confusion.iter().enumerate() {
-        print!("{t:>5}");
+        say_part!("{t:>5}");
         for v in row {
-            print!("{v:>5}");
+            say_part!("{v:>5}");
         }
-        println!();
+        say!();
     }
 }

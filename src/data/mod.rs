@@ -93,9 +93,12 @@ pub fn text_from_bytes<'a>(bytes: &'a [u8], file: &str) -> Result<&'a str> {
 #[cfg(not(target_arch = "wasm32"))]
 pub fn read_file(path: &std::path::Path) -> Result<Vec<u8>> {
     std::fs::read(path).map_err(|e| {
-        Error::Msg(format!(
-            "cannot read {}: {e}; check the path",
-            path.display()
-        ))
+        let fix = match e.kind() {
+            std::io::ErrorKind::PermissionDenied => {
+                "check its permissions (this user may not read it)"
+            }
+            _ => "check the path",
+        };
+        Error::Msg(format!("cannot read {}: {e}; {fix}", path.display()))
     })
 }

@@ -116,6 +116,15 @@ pub fn parse_tsv_str(text: &str, file: &str, mode: TsvMode) -> Result<Vec<Row>> 
     if let Some(e) = not_questions(file, &lines[..n_rows]) {
         return Err(e);
     }
+    // Questions without answers where answers are needed (birth_test_inputs.tsv given to
+    // finetune or the probe): said for the file, not as line 1's missing tab.
+    if mode == TsvMode::RequireAnswers && lines[..n_rows].iter().all(|l| !l.contains('\t')) {
+        return Err(Error::Msg(format!(
+            "{file} has questions without answers (no line has a tab); this needs each question \
+             with its place, one tab between, as in birth_dev.tsv (a file of questions only, \
+             such as birth_test_inputs.tsv, can only be evaluated)"
+        )));
+    }
     let mut rows = Vec::with_capacity(n_rows);
     for (i, raw) in lines[..n_rows].iter().enumerate() {
         let line = i + 1;

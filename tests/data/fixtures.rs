@@ -97,6 +97,12 @@ fn tsv_errors_should_name_file_line_and_fix() {
         (b"", req, &["t.tsv", "empty"]),
         (b" \n\n", req, &["t.tsv", "empty"]),
         (b"Q?\tA\nno tab here\n", req, &["t.tsv:2", "no tab"]),
+        // Questions only where answers are needed: said for the file, with the one that has them.
+        (
+            b"Where was A born?\nWhere was B born?\n",
+            req,
+            &["t.tsv has questions without answers", "birth_dev.tsv"],
+        ),
         (
             b"Q?\tA\tB\n",
             req,
@@ -214,7 +220,7 @@ fn name_dataset_errors_should_name_file_and_line() {
     );
     assert_mentions(
         &err_msg(NameDataset::new(b"Ada?\n", "n.tsv", &v)),
-        &["n.tsv:1", "no tab"],
+        &["n.tsv has questions without answers"],
     );
 }
 

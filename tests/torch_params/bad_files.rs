@@ -142,7 +142,10 @@ fn bad_files_are_refused_with_what_they_are() {
             from_bytes(&cpu, &v, &ask(Variant::Vanilla, Some(3), 20), "v.params"),
             "heads",
         ),
-        &["v.params", "not divisible by n_head = 3"],
+        &[
+            "v.params holds a vanilla model of width 16, which 3 heads do not divide",
+            "a divisor of 16",
+        ],
     );
     has(
         &err(

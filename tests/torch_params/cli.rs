@@ -155,6 +155,64 @@ fn cli_refuses_bad_params_and_keeps_the_output() {
     common::no_tmp_left(&d2);
 }
 
+/// A .params file's sizes come from its shapes and its head count from the command: a size flag
+/// that contradicts the shapes, or a head count that does not divide its width, is refused with
+/// what to give (the flags were ignored, and a head count of 32 read as a damaged file).
+#[test]
+fn cli_names_the_flag_a_params_file_contradicts() {
+    let d = cli_dir("sizes", "abcdefghijklmnopq\n");
+    std::fs::write(d.join("q.tsv"), "Where was a born?\tb\n").unwrap();
+    let eval = |extra: &[&str]| {
+        let args = [
+            &[
+                "evaluate",
+                "vanilla",
+                "wiki.txt",
+                "--reading_params_path",
+                "vanilla.params",
+                "--eval_corpus_path",
+                "q.tsv",
+                "--device",
+                "cpu",
+            ][..],
+            extra,
+        ]
+        .concat();
+        common::run(&d, &args)
+    };
+    for (extra, needles) in [
+        (
+            &["--n_head", "2", "--n_layer", "3"][..],
+            &[
+                "vanilla.params holds a model of 2 layers",
+                "give --n_layer 2",
+            ][..],
+        ),
+        (
+            &["--n_head", "2", "--n_embd", "32"],
+            &[
+                "vanilla.params holds a model of width 16",
+                "give --n_embd 16",
+            ],
+        ),
+        (
+            &["--n_head", "32"],
+            &["width 16, which 32 heads do not divide", "a divisor of 16"],
+        ),
+        (
+            &["--n_head", "3"],
+            &["--n_head 3 does not divide the width 256, the default"],
+        ),
+    ] {
+        let out = eval(extra);
+        assert_eq!(out.status.code(), Some(1), "{extra:?}");
+        has(&stderr(&out), needles);
+    }
+    // The sizes it has, given, are accepted.
+    let out = eval(&["--n_head", "2", "--n_layer", "2", "--n_embd", "16"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
 /// A million nested tuples in a megabyte pickle (one TUPLE1 opcode each) are refused, and dropping
 /// them does not overflow the stack (containers drop their contents without recursion).
 #[test]

@@ -115,7 +115,17 @@ pub fn config_of(sd: &[(String, TorchTensor)], want: &Expected, what: &str) -> R
         }
     }
     let n_head = match variant {
-        Variant::Vanilla => want.n_head.unwrap_or(8),
+        // Not stored: the command's head count must divide the width read from the shapes.
+        Variant::Vanilla => match want.n_head.unwrap_or(8) {
+            h if h > 0 && n_embd % h == 0 => h,
+            h => {
+                return Err(msg(format!(
+                    "{what} holds a vanilla model of width {n_embd}, which {h} heads do not \
+                     divide: a .params file does not store the head count, so give the one it \
+                     was trained with (a divisor of {n_embd}; the course's models have 8)"
+                )))
+            }
+        },
         Variant::Synthesizer => {
             let hs = match shape("blocks.0.attn.w2") {
                 Some(&[hs, _]) if hs > 0 => hs,
