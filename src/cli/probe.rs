@@ -34,6 +34,16 @@ pub fn probe(
             let text =
                 attnlab::data::text_from_bytes(&f.bytes, &f.name).map_err(|e| e.to_string())?;
             let lines: Vec<String> = text.lines().map(str::to_string).collect();
+            // One place a line: a tab means questions (the file of questions given by mistake),
+            // whose every line would count as a wrong answer.
+            if let Some(i) = lines.iter().position(|l| l.contains('\t')) {
+                return Err(format!(
+                    "{}:{}: a tab in a predictions file, which has one place a line: is it a \
+                     questions file? give the predictions `evaluate --outputs_path` wrote",
+                    f.name,
+                    i + 1
+                ));
+            }
             if lines.len() != rows.len() {
                 let asked = if rows.len() < in_file {
                     format!(

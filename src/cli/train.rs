@@ -197,9 +197,9 @@ pub(super) fn state_path(checkpoint: &Path) -> PathBuf {
 }
 
 /// Where an earlier run's training state at `state` is kept when this run would replace it (a
-/// fresh run, or one resumed from another file): `<state>.previous`, moved there at this run's
-/// first save, as a note at its start says. A run stopped at step 1000 and started again without
-/// --resume lost those steps at the second run's first save.
+/// fresh run, or one resumed from another file): `<state>.previous`, linked there just before this
+/// run first writes its own (`keep_aside`), as a note at its start says. A run stopped at step
+/// 1000 and started again without --resume lost those steps at the second run's first save.
 fn keep_earlier_state(cli: &Cli, state: &Path) -> Option<PathBuf> {
     if !state.is_file() || cli.resume.as_deref().is_some_and(|r| same_file(r, state)) {
         return None;

@@ -422,3 +422,46 @@ fn a_failed_save_keeps_the_checkpoint_and_its_state_together() {
     assert_eq!(read("dev.tsv"), dev, "the probe file was overwritten");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `probe --predictions_path` given the questions file by mistake (a tab on its lines, where a
+/// predictions file has one place a line) is refused naming the line, instead of counting every
+/// line as a wrong answer.
+#[test]
+fn probe_refuses_a_questions_file_as_predictions() {
+    let dir = corpus_dir("probe-preds");
+    let o = run(
+        &dir,
+        &[
+            "pretrain",
+            "vanilla",
+            "wiki.txt",
+            "--tiny",
+            "--max_steps",
+            "1",
+            "--writing_params_path",
+            "pre.st",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(
+        &dir,
+        &[
+            "probe",
+            "vanilla",
+            "wiki.txt",
+            "--tiny",
+            "--reading_params_path",
+            "pre.st",
+            "--eval_corpus_path",
+            "dev.tsv",
+            "--predictions_path",
+            "dev.tsv",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("dev.tsv:1: a tab in a predictions file"),
+        "{}",
+        stderr(&o)
+    );
+}
