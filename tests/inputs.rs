@@ -286,6 +286,15 @@ fn impossible_flags_are_refused_naming_the_flag() {
         (&["--lr_decay_epochs", "0"][..], "--lr_decay_epochs"),
         (&["--learning_rate=-1"][..], "--learning_rate"),
         (&["--learning_rate", "NaN"][..], "--learning_rate"),
+        // A hyphen value reaches the range check (clap read "-inf" as a flag "-i").
+        (
+            &["--learning_rate", "-inf"][..],
+            "--learning_rate -inf must be a positive number",
+        ),
+        (
+            &["--dropout", "-0.5"][..],
+            "--dropout -0.5 must be at least 0",
+        ),
         (&["--batch_size", "-3"][..], "-3"),
         (&["--batch_size", "1e3"][..], "1e3"),
     ] {

@@ -94,7 +94,9 @@ struct Cli {
     #[arg(long = "batch_size")]
     batch_size: Option<usize>,
     /// Override the peak learning rate (6e-3 pretrain, 6e-4 finetune).
-    #[arg(long = "learning_rate")]
+    // (Hyphen values: "-inf" reaches the range check, which names the flag; clap's reading of it
+    // as a flag "-i" suggested a wrong fix.)
+    #[arg(long = "learning_rate", allow_hyphen_values = true)]
     learning_rate: Option<f64>,
     /// Where the learning rate's cosine reaches its floor, in epochs' worth of the pretraining
     /// corpus's tokens (run.py: 200, its final_tokens; not a run.py flag). A run of that many
@@ -154,7 +156,7 @@ struct Cli {
     n_embd: Option<usize>,
     /// Override the dropout probability of every dropout layer (0.1 in the assignment; 0
     /// turns dropout off).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     dropout: Option<f64>,
 }
 
