@@ -135,7 +135,7 @@ fn vit_cli_refuses_bad_input_with_one_message() {
                 "--device",
                 "cpu",
             ],
-            "not a readable safetensors",
+            "Cargo.toml is text, not a model file",
         ),
         (
             &["vit", "evaluate", "--model", "/dev/zero", "--device", "cpu"],

@@ -66,7 +66,10 @@ fn vit_checkpoints_refuse_bad_input() {
             .to_string()
     };
     assert!(err(&good[..good.len() / 2]).contains("f.safetensors"));
-    assert!(err(b"not a checkpoint").contains("not a readable safetensors"));
+    assert!(err(b"not a checkpoint").contains("f.safetensors is text, not a model file"));
+    assert!(err(b"").contains("f.safetensors is empty (0 bytes)"));
+    // Bytes that are neither text nor a whole checkpoint: cut or corrupted.
+    assert!(err(&[0xff; 40]).contains("not a readable safetensors"));
     // A checkpoint of another format (a GPT) is named as such.
     let gpt = attnlab::model::Gpt::new(
         &dev,
@@ -91,7 +94,7 @@ fn vit_checkpoints_refuse_bad_input() {
         "{as_gpt}"
     );
     // A course .params file (torch.save: a zip) in the ViT's place is named as a PyTorch file,
-    // and a .params name that is neither kind is said plainly.
+    // a text file as text, and a .params name that is neither kind is said plainly.
     let torch = err(b"PK\x03\x04 rest of a zip");
     assert!(torch.contains("is a PyTorch file"), "{torch}");
     let text = checkpoint::from_bytes(&dev, b"just some notes", "notes.params")
@@ -99,8 +102,16 @@ fn vit_checkpoints_refuse_bad_input() {
         .unwrap()
         .to_string();
     assert!(
-        text.contains("notes.params is neither a PyTorch .params file"),
+        text.contains("notes.params is text, not a model file"),
         "{text}"
+    );
+    let binary = checkpoint::from_bytes(&dev, &[0xff; 40], "noise.params")
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        binary.contains("noise.params is neither a PyTorch .params file"),
+        "{binary}"
     );
     // A non-finite weight is refused with its name.
     let w = model.param("head.weight").unwrap().value();

@@ -35,6 +35,16 @@ pub fn unreadable(what: &str, bytes: &[u8], e: impl std::fmt::Display) -> String
              a safetensors checkpoint: only a GPT model is read from a .params file (the Models \
              card, or --reading_params_path)"
         )
+    } else if bytes.is_empty() {
+        format!(
+            "{what} is empty (0 bytes): a model file holds the weights; was its writing cut off? \
+             train or download it again"
+        )
+    } else if looks_like_text(bytes) {
+        format!(
+            "{what} is text, not a model file (a safetensors checkpoint or a PyTorch .params \
+             file): was another file given in its place?"
+        )
     } else if what.ends_with(".params") {
         format!(
             "{what} is neither a PyTorch .params file (torch.save) nor a safetensors checkpoint \
@@ -43,6 +53,24 @@ pub fn unreadable(what: &str, bytes: &[u8], e: impl std::fmt::Display) -> String
     } else {
         format!("{what} is not a readable safetensors checkpoint (truncated or corrupted?): {e}")
     }
+}
+
+/// Whether the first bytes read as text (printable UTF-8, tabs and line ends): a safetensors
+/// file starts with its header's length as 8 bytes, whose high bytes are zero.
+fn looks_like_text(bytes: &[u8]) -> bool {
+    let head = &bytes[..bytes.len().min(64)];
+    let head = match std::str::from_utf8(head) {
+        Ok(s) => s,
+        // A multi-byte character cut at the 64th byte is still text.
+        Err(e) if e.error_len().is_none() => {
+            std::str::from_utf8(&head[..e.valid_up_to()]).unwrap_or("")
+        }
+        Err(_) => return false,
+    };
+    !head.is_empty()
+        && head
+            .chars()
+            .all(|c| !c.is_control() || matches!(c, '\t' | '\n' | '\r'))
 }
 
 /// The message for an attnlab checkpoint of another kind than `want` (a format's name).
