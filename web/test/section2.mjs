@@ -178,7 +178,9 @@ async function shot(page, id, suffix = '') {
     return { boxes: [...boxes], frames, clip, busy: [...document.querySelectorAll('[aria-busy="true"]')].map((e) => e.id) };
   }, id);
   check(seen.boxes.length === 1, `#${id}${suffix} stays still for a second (${seen.boxes.join(' → ')}; ${seen.frames} frames; busy: ${seen.busy.join(', ') || 'none'})`);
-  await page.screenshot({ path: path.join(outDir, `section2-${id}${suffix}.png`), fullPage: true, clip: seen.clip });
+  // A picture waits for a frame, which a software adapter busy with the next card's compute can
+  // hold back for more than the default 30 s (seen once while cargo built beside the run).
+  await page.screenshot({ path: path.join(outDir, `section2-${id}${suffix}.png`), fullPage: true, clip: seen.clip, timeout: 120000 });
 }
 
 main().then(() => {
