@@ -224,8 +224,8 @@ fn a_cli_run_stopped_and_resumed_ends_with_the_uninterrupted_checkpoint() {
 #[test]
 fn a_closed_or_full_stdout_does_not_stop_a_run() {
     let d = dir("stdout");
-    let args = |out: &str| -> Vec<String> {
-        [
+    let run = |out: &str, stdout: Stdio| {
+        let args = [
             "pretrain",
             "vanilla",
             "--tiny",
@@ -235,48 +235,24 @@ fn a_closed_or_full_stdout_does_not_stop_a_run() {
             "3",
             "--writing_params_path",
             out,
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect()
-    };
-    let mut child = Command::new(BIN)
-        .args(args("piped.st"))
-        .current_dir(&d)
-        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    drop(child.stdout.take()); // the reader is gone before the first line
-    let o = child.wait_with_output().expect("wait");
-    let e = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        o.status.success() && !e.contains("panicked"),
-        "{:?}: {e}",
-        o.status
-    );
-    assert!(
-        d.join("piped.st").is_file(),
-        "no checkpoint with a closed stdout"
-    );
-    if let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") {
-        let o = Command::new(BIN)
-            .args(args("full.st"))
-            .current_dir(&d)
-            .env("XDG_RUNTIME_DIR", std::env::temp_dir())
-            .stdout(Stdio::from(full))
-            .output()
-            .expect("run");
+        ];
+        let mut child = attnlab(&d, &args)
+            .stdout(stdout)
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        drop(child.stdout.take()); // a pipe's reader is gone before the first line
+        let o = child.wait_with_output().expect("wait");
         let e = String::from_utf8_lossy(&o.stderr);
         assert!(
             o.status.success() && !e.contains("panicked"),
-            "{:?}: {e}",
+            "{out}: {:?}: {e}",
             o.status
         );
-        assert!(
-            d.join("full.st").is_file(),
-            "no checkpoint with stdout on /dev/full"
-        );
+        assert!(d.join(out).is_file(), "no checkpoint {out}");
+    };
+    run("piped.st", Stdio::piped());
+    if let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") {
+        run("full.st", Stdio::from(full));
     }
 }
