@@ -1,8 +1,10 @@
-//! The command line: run.py's arguments, the checks made before any work, and the dispatch to the
-//! functions (`train.rs`: pretrain and finetune; `model.rs`: evaluate, convert, london, corpus).
+//! The command line: run.py's arguments and the dispatch to the functions (`checks.rs`: the
+//! checks made before any work; `train.rs`: pretrain and finetune; `model.rs`: evaluate, convert,
+//! london, corpus).
 
 #[macro_use]
 mod say;
+mod checks;
 mod files;
 mod finite;
 mod model;
@@ -18,8 +20,7 @@ use attnlab::model::Variant;
 use attnlab::train::{validate_model, Overrides, RunKind, RunSpec, Words};
 use attnlab::{Device, DeviceChoice};
 use clap::{Parser, ValueEnum};
-use files::{check_output, check_outputs_are_not_inputs, inputs, need};
-use std::path::Path;
+use files::inputs;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -238,107 +239,6 @@ fn spec(cli: &Cli, variant: Variant) -> RunSpec {
     }
 }
 
-/// Check every output location and flag before the device opens or any input is read.
-fn check_flags(cli: &Cli, spec: &RunSpec) -> Res<()> {
-    if cli.f16 && cli.function != Function::Convert {
-        return Err("--f16 is for convert only (it writes an f16 copy of a checkpoint)".into());
-    }
-    let fname = format!("{:?}", cli.function).to_lowercase();
-    match cli.function {
-        Function::Pretrain | Function::Finetune => {
-            let path = need(&cli.writing_params_path, "writing_params_path", &fname)?;
-            check_output(path, "--writing_params_path")?;
-            let state = train::state_path(path);
-            files::remove_stale_temps(&state);
-            if state.is_dir() {
-                return Err(format!(
-                    "{} is a folder, where the training state of --writing_params_path {} goes; \
-                     move it away or choose another --writing_params_path",
-                    state.display(),
-                    path.display()
-                ));
-            }
-        }
-        Function::Convert => {
-            need(&cli.reading_params_path, "reading_params_path", &fname)?;
-            check_output(
-                need(&cli.writing_params_path, "writing_params_path", &fname)?,
-                "--writing_params_path",
-            )?
-        }
-        _ => {
-            need(&cli.reading_params_path, "reading_params_path", &fname)?;
-            if let Some(p) = &cli.outputs_path {
-                check_output(p, "--outputs_path")?;
-            }
-        }
-    }
-    if cli.pretrain_corpus_path.is_some() {
-        match cli.function {
-            Function::Finetune => {
-                need(&cli.finetune_corpus_path, "finetune_corpus_path", &fname)?;
-            }
-            Function::Evaluate | Function::Probe => {
-                need(&cli.eval_corpus_path, "eval_corpus_path", &fname)?;
-            }
-            _ => {}
-        }
-    }
-    check_not_overwriting_inputs(cli)?;
-    spec.check(&WORDS).map_err(|e| e.to_string())?;
-    if cli.max_questions == Some(0) {
-        return Err("--max_questions must be at least 1".into());
-    }
-    Ok(())
-}
-
-/// The command's input files, each with its flag.
-fn input_paths(cli: &Cli) -> Vec<(&'static str, &Path)> {
-    [
-        (
-            "the corpus (pretrain_corpus_path)",
-            &cli.pretrain_corpus_path,
-        ),
-        ("--reading_params_path", &cli.reading_params_path),
-        ("--finetune_corpus_path", &cli.finetune_corpus_path),
-        ("--eval_corpus_path", &cli.eval_corpus_path),
-        ("--resume", &cli.resume),
-        ("--probe_corpus_path", &cli.probe_corpus_path),
-    ]
-    .into_iter()
-    .filter_map(|(flag, p)| p.as_deref().map(|p| (flag, p)))
-    .collect()
-}
-
-/// Refuse an output that is one of the inputs (same path, hard link or symlink): the run would
-/// read it and then replace it. The training state beside the checkpoint may be the `--resume`
-/// file: continuing a run replaces its state, as intended.
-fn check_not_overwriting_inputs(cli: &Cli) -> Res<()> {
-    let inputs = input_paths(cli);
-    let mut outputs: Vec<(&str, &Path)> = vec![];
-    if let Some(p) = &cli.writing_params_path {
-        outputs.push(("--writing_params_path", p));
-    }
-    if let Some(p) = &cli.outputs_path {
-        outputs.push(("--outputs_path", p));
-    }
-    check_outputs_are_not_inputs(&outputs, &inputs)?;
-    if let (Function::Pretrain | Function::Finetune, Some(p)) =
-        (cli.function, &cli.writing_params_path)
-    {
-        let state = train::state_path(p);
-        let not_resume: Vec<_> = inputs
-            .into_iter()
-            .filter(|(f, _)| *f != "--resume")
-            .collect();
-        check_outputs_are_not_inputs(
-            &[("the training state beside --writing_params_path", &state)],
-            &not_resume,
-        )?;
-    }
-    Ok(())
-}
-
 fn run_cli(cli: &Cli) -> Res<()> {
     if let Some(note) = unused::note(cli, &unused::unused_flags(cli)) {
         tell!("{note}");
@@ -350,7 +250,7 @@ fn run_cli(cli: &Cli) -> Res<()> {
         return model::corpus(cli);
     }
     let spec = spec(cli, variant(cli)?);
-    check_flags(cli, &spec)?;
+    checks::check_flags(cli, &spec)?;
     let inp = inputs(cli)?;
     if cli.pretrain_corpus_path.is_none() {
         tell!(

@@ -233,7 +233,7 @@ pub fn london(cli: &Cli) -> Res<()> {
     if let Some(p) = &cli.outputs_path {
         check_output(p, "--outputs_path")?;
     }
-    super::check_not_overwriting_inputs(cli)?;
+    super::checks::check_not_overwriting_inputs(cli)?;
     let tsv = match (&cli.eval_corpus_path, &cli.pretrain_corpus_path) {
         (Some(p), _) => read(p)?,
         (None, None) => {
