@@ -129,9 +129,13 @@ async function main() {
 
     // With a pretrained-only model loaded (here: the plumbing, fed the shipped checkpoint), S2a
     // gains the probe column and the stored × answered table over the probed people.
-    const bytes = [...fs.readFileSync(path.join(repo, 'web', 'models', 'builtin-vanilla.safetensors'))];
+    // Fetched by the page itself: handed over from here as an array, Playwright sends one JSON
+    // value a byte (this 3.5 MB file took 42 s).
     const ar = await page.evaluate(() => window.__demos.runs.s2a);
-    await page.evaluate((bs) => window.attnlabDemos.s2Load('pretrained', new Uint8Array(bs), 'test checkpoint'), bytes);
+    await page.evaluate(async () => {
+      const r = await fetch('web/models/builtin-vanilla.safetensors');
+      await window.attnlabDemos.s2Load('pretrained', new Uint8Array(await r.arrayBuffer()), 'test checkpoint');
+    });
     await page.waitForFunction((n) => window.__demos.runs.s2a > n && window.__demos.results.s2a.c && window.__demos.results.s2a.c.probe, ar, { timeout: TIMEOUT, polling: 500 });
     const firstAnswers = a.rows.map((r) => `${r.with_pretraining}/${r.without}`).join('|');
     a = await page.evaluate(() => window.__demos.results.s2a.c);

@@ -19,6 +19,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import { openBrowser, pageUrl } from './browser.mjs';
 import { assert, outDir as testOut, steps } from './harness.mjs';
 
@@ -317,8 +318,10 @@ try {
     assert(s.find((m) => m.slot === 'vanilla:kept').same_as_current, 'a kept model not yet replaced is not marked as the current one');
     assert(await page.locator('#eval-variant option').count() === 1, 'the same model offered twice');
     // A second vanilla model (the one finetuned without pretraining that ships for S2a) becomes current.
-    const bytes = await S(async () => Array.from(new Uint8Array(await (await fetch('web/models/builtin-nopretrain.safetensors')).arrayBuffer())));
-    await page.setInputFiles('#file-model', { name: 'builtin-nopretrain.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.from(bytes) });
+    // Read from the repository: the page's copy, returned as an array, took 42 s (Playwright sends
+    // one JSON value a byte).
+    const bytes = fs.readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'models', 'builtin-nopretrain.safetensors'));
+    await page.setInputFiles('#file-model', { name: 'builtin-nopretrain.safetensors', mimeType: 'application/octet-stream', buffer: bytes });
     await page.waitForFunction(() => window.__page.models.some((m) => m.slot === 'vanilla' && m.label === 'builtin-nopretrain.safetensors'), null, { timeout: 60000 });
     s = await S(() => ({ models: window.__page.models, shipped: window.__page.shipped.label }));
     const kept = s.models.find((m) => m.slot === 'vanilla:kept');
