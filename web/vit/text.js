@@ -1,4 +1,5 @@
-// Short explanations beside the ViT pictures, answering the homework's questions in our own words.
+// The ViT card's words: short explanations beside its pictures, answering the homework's questions in our
+// own words, and how an evaluation says the number of digits it asked.
 export const EXPLAIN = {
   attention: `Attention here has no mask: every token, [CLS] included, may look at every patch, before and after
     it in reading order (the GPT on this page may only look back). Pick a layer and head to see where [CLS] gathers
@@ -32,3 +33,16 @@ export const EXPLAIN = {
         minimises the cross-entropy of the true digit.</dd>
     </dl>`,
 };
+
+// The evaluations the card makes by itself (a model loaded, a run's checkpoints) stop after this
+// long once they have AUTO_EVAL_MIN digits: on a software adapter 1000 digits take about a minute,
+// with nothing new on the card meanwhile. The Evaluate button always asks all 1000.
+export const AUTO_EVAL_MS = 5000;
+export const AUTO_EVAL_MIN = 100;
+
+// "of 1000 generated digits", or for an evaluation its time cut short: "of the first 175 generated
+// digits (all 1000 take more than 5 s on this device: …)".
+export function ofDigits(e, noun = '') {
+  return e.n === e.asked ? `of ${e.n}${noun}`
+    : `of the first ${e.n}${noun} (all ${e.asked} take more than ${AUTO_EVAL_MS / 1000} s on this device: “Evaluate (1000)” asks them all)`;
+}

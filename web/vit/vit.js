@@ -10,6 +10,7 @@ import { duration, esc } from '../page/ui.js';
 import { makePad } from './draw.js';
 import { drawChart, drawOverlay, drawPatches, drawPositions, fillConfusion } from './pictures.js';
 import { CARD } from './markup.js';
+import { AUTO_EVAL_MIN, AUTO_EVAL_MS, ofDigits } from './text.js';
 import { movePatch, patchAt, positionStats } from './patches.js';
 
 const root = document.getElementById('vit');
@@ -131,11 +132,14 @@ async function positions() {
 }
 
 // Held-out accuracy and confusion matrix over n images, asked for in chunks of 25 so that no engine
-// call holds the one queue for long (a demo or a training chunk waits for it).
-async function evaluate(n, progress = null) {
+// call holds the one queue for long (a demo or a training chunk waits for it); stopped once it has
+// AUTO_EVAL_MIN digits and `budgetMs` has passed (said by ofDigits).
+async function evaluate(n, progress = null, budgetMs = AUTO_EVAL_MS) {
   let confusion = null;
   let seen = 0;
+  const t0 = performance.now();
   for (let start = 0; start < n; start += 25) {
+    if (seen >= AUTO_EVAL_MIN && performance.now() - t0 > budgetMs) break;
     if (progress) progress.textContent = `Evaluating: ${start} of ${n} held-out digits…`;
     const e = await job(() => wasm.vit_evaluate(start, Math.min(25, n - start)));
     confusion = confusion ? confusion.map((row, t) => row.map((v, p) => v + e.confusion[t][p])) : e.confusion;
@@ -143,7 +147,7 @@ async function evaluate(n, progress = null) {
     await nextTask();
   }
   const correct = confusion.reduce((a, row, t) => a + row[t], 0);
-  const e = { accuracy: correct / seen, confusion, n: seen };
+  const e = { accuracy: correct / seen, confusion, n: seen, asked: n };
   state.evals.push({ step: state.info ? state.info.steps : 0, accuracy: e.accuracy, n: e.n });
   fillConfusion($('vit-confusion'), e.confusion);
   return e;
@@ -240,7 +244,7 @@ async function steps() {
       cur.nextEval += cur.evalEvery;
       const e = await evaluate(r.done ? 1000 : 300);
       state.accs.push([r.steps, e.accuracy]);
-      $('vit-train-status').textContent += `; held-out accuracy ${(100 * e.accuracy).toFixed(1)}% of ${e.n}`;
+      $('vit-train-status').textContent += `; held-out accuracy ${(100 * e.accuracy).toFixed(1)}% ${ofDigits(e)}`;
       await predict();
       await positions();
     }
@@ -261,7 +265,7 @@ async function loadShipped() {
   state.losses = [];
   state.accs = [];
   const e = await evaluate(1000);
-  $('vit-train-status').textContent = `held-out accuracy ${(100 * e.accuracy).toFixed(1)}% of ${e.n} generated digits`;
+  $('vit-train-status').textContent = `held-out accuracy ${(100 * e.accuracy).toFixed(1)}% ${ofDigits(e, ' generated digits')}`;
   await positions();
 }
 
@@ -274,7 +278,7 @@ async function loadFile(file) {
   trainButtons();
   showInfo(i, i.note || '');
   const e = await evaluate(1000, $('vit-train-status'));
-  $('vit-train-status').textContent = `${file.name}: held-out accuracy ${(100 * e.accuracy).toFixed(1)}% of ${e.n}`;
+  $('vit-train-status').textContent = `${file.name}: held-out accuracy ${(100 * e.accuracy).toFixed(1)}% ${ofDigits(e)}`;
   await positions();
   await predict();
 }
@@ -315,7 +319,7 @@ function wire() {
     if (running) return;
     evaluating = true;
     trainButtons();
-    evaluate(1000, $('vit-train-status')).then((e) => {
+    evaluate(1000, $('vit-train-status'), Infinity).then((e) => {
       $('vit-train-status').textContent = `held-out accuracy ${(100 * e.accuracy).toFixed(1)}% of ${e.n} generated digits${run ? ` (paused at step ${state.trainedSteps} of ${run.steps})` : ''}`;
     }).catch(fail).finally(() => { evaluating = false; trainButtons(); });
   });
