@@ -1,6 +1,6 @@
 // Runs sized to the device: before a run, a short measurement (a few training steps of the tiny
 // model at two batch sizes, three steps of the middle preset's model at 8 rows and three of the
-// assignment's at 2 rows, through page_time_step in src/web/measure.rs, the fastest kept: other work only adds time) gives each preset's time
+// assignment's at 2 rows, one each on a slow device, through page_time_step in src/web/measure.rs, the fastest kept: other work only adds time) gives each preset's time
 // on THIS device. The measurement times full 127-token rows; a run trains packed rows (each up to
 // its last real target), so each time is scaled by the share of real positions in the data
 // (page_packed_fill: about half for pretraining, a fifth for finetuning). The larger models' times
@@ -75,8 +75,12 @@ export function measure(deviceKey) {
       const time = (cfg, rows, repeats) => job('measure', () => P.wasm.page_time_step(variant, cfg.n_layer, cfg.n_head, cfg.n_embd, vocab, rows, repeats));
       const small = await time(p.tiny, 4, 2);
       const large = await time(p.tiny, 16, 1);
-      const mid = await time(p.middle, 8, 3);
-      const full = await time(p.assignment, 2, 3);
+      // Where the tiny model's step takes over a second (a software adapter), the larger models'
+      // steps take seconds each, long beside their noise: one timed step after the first, not three
+      // (on SwiftShader the measurement took 79 s, 33 of them repeats, before a first run could start).
+      const repeats = small.ms_per_step > 1000 ? 1 : 3;
+      const mid = await time(p.middle, 8, repeats);
+      const full = await time(p.assignment, 2, repeats);
       S.sizing = { small, large, mid, full, seconds: (performance.now() - t0) / 1000, device: deviceKey, version: VERSION };
       try { localStorage.setItem(KEY, JSON.stringify(S.sizing)); } catch { /* storage can be off */ }
       return S.sizing;
