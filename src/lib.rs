@@ -13,6 +13,8 @@ pub mod error;
 pub mod gpu;
 pub mod model;
 pub mod ops;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod say;
 pub mod storage;
 pub mod tensor;
 pub mod train;

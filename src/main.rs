@@ -11,6 +11,11 @@
 #[cfg(target_arch = "wasm32")]
 fn main() {}
 
+// say!, say_part!, tell!: printing that never panics (src/say.rs).
+#[cfg(not(target_arch = "wasm32"))]
+#[macro_use]
+extern crate attnlab;
+
 #[cfg(not(target_arch = "wasm32"))]
 mod cli;
 

@@ -256,3 +256,29 @@ fn a_closed_or_full_stdout_does_not_stop_a_run() {
         run("full.st", Stdio::from(full));
     }
 }
+
+/// The benchmark binary prints through the same never-panicking lines: its usage and a device
+/// report written to a closed pipe or a full disk end normally (`println!` exited 101).
+#[test]
+fn bench_output_to_a_closed_or_full_stdout_does_not_panic() {
+    let run = |stdout: Stdio, what: &str| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_bench"))
+            .args(["--help"])
+            .stdout(stdout)
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn bench");
+        drop(child.stdout.take());
+        let o = child.wait_with_output().expect("wait");
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            o.status.success() && !e.contains("panicked"),
+            "bench --help to {what}: {:?}: {e}",
+            o.status
+        );
+    };
+    run(Stdio::piped(), "a closed pipe");
+    if let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") {
+        run(Stdio::from(full), "/dev/full");
+    }
+}

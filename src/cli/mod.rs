@@ -2,8 +2,6 @@
 //! checks made before any work; `train.rs`: pretrain and finetune; `model.rs`: evaluate, convert,
 //! london, corpus).
 
-#[macro_use]
-mod say;
 mod checks;
 mod files;
 mod finite;

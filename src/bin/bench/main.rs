@@ -13,13 +13,18 @@
 //! ../shared/data/cs224n-a5/, else the built-in corpus's training questions) with the assignment's
 //! model, without and with the key/value cache, in one run.
 
+// say!, say_part!, tell!: printing that never panics (`bench … | head` closes the pipe).
+#[cfg(not(target_arch = "wasm32"))]
+#[macro_use]
+extern crate attnlab;
+
 #[cfg(target_arch = "wasm32")]
 fn main() {}
 
 #[cfg(not(target_arch = "wasm32"))]
 fn main() {
     if let Err(e) = native::run() {
-        eprintln!("bench: {e}");
+        tell!("bench: {e}");
         std::process::exit(1);
     }
 }

@@ -59,19 +59,19 @@ fn time_step(
     let t = bench::T;
     let clock = clock();
     let cfg = size.config(attnlab::model::Variant::Vanilla);
-    println!(
+    say!(
         "training step, {size:?} preset ({} layers, {} heads, width {}, vocab {}), {rows} x {t} tokens, {repeats} steps after 1 warm-up",
         cfg.n_layer, cfg.n_head, cfg.n_embd, cfg.vocab_size
     );
     for &variant in variants {
         let r =
             bench::bench_step_sized(dev, variant, size, rows, repeats, &clock).await_blocking()?;
-        println!(
+        say!(
             "{:<12} {:>9.1} ms/step {:>9.0} tokens/s {} dispatches/step {:>8.2} MiB peak",
             r.variant, r.ms_per_step, r.tokens_per_s, r.dispatches_per_step, r.peak_mib
         );
         if dev.as_gpu().is_some() {
-            println!(
+            say!(
                 "  of which the host recorded for {:.1} ms/step ({:.0} µs a dispatch)",
                 r.record_ms_per_step,
                 1e3 * r.record_ms_per_step / r.dispatches_per_step.max(1) as f64
@@ -86,12 +86,12 @@ fn time_step(
             let rows = g.profile();
             g.set_profiling(false)?;
             let total: f64 = rows.iter().map(|r| r.2).sum();
-            println!(
+            say!(
                 "  one step with every dispatch waited for alone: {:.1} ms",
                 total * 1e3
             );
             for (k, n, s) in rows {
-                println!(
+                say!(
                     "  {k:<34} {n:>4} x {:>9.2} ms = {:>5.1}%",
                     s * 1e3 / n as f64,
                     100.0 * s / total
@@ -181,7 +181,7 @@ fn check_args(args: &[String]) -> Result<()> {
 pub fn run() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "--help" || a == "-h") {
-        println!("{USAGE}");
+        say!("{USAGE}");
         return Ok(());
     }
     check_args(&args)?;
@@ -202,7 +202,7 @@ pub fn run() -> Result<()> {
         None => attnlab::DeviceChoice::Auto,
     };
     let dev = Device::open_blocking(choice)?;
-    println!("device: {} ({})", dev.describe(), dev.reason);
+    say!("device: {} ({})", dev.describe(), dev.reason);
     // The row kernels' reductions: the device's default, or --subgroups on|off.
     if let Some(g) = dev.as_gpu() {
         match args.iter().position(|a| a == "--subgroups") {
@@ -218,7 +218,7 @@ pub fn run() -> Result<()> {
         } else {
             "workgroup tree"
         };
-        println!(
+        say!(
             "row kernels: {how} (the device has subgroups: {})",
             g.has_subgroups()
         );
@@ -243,12 +243,12 @@ pub fn run() -> Result<()> {
         bench::matmul_choice(&dev)
     };
     if m.ms.is_empty() {
-        println!("matmul kernel: {} ({})", m.kernel, m.how);
+        say!("matmul kernel: {} ({})", m.kernel, m.how);
     } else {
         let times: Vec<_> = (m.kernels.iter().zip(&m.ms))
             .map(|(k, ms)| format!("{k} {ms:.2} ms"))
             .collect();
-        println!(
+        say!(
             "matmul kernel: {} (timed: {} for the quick cases)",
             m.kernel,
             times.join(", ")
@@ -259,14 +259,14 @@ pub fn run() -> Result<()> {
         match dev.as_gpu() {
             Some(g) => {
                 let a = &g.adapter;
-                println!("adapter: {}", a.name);
-                println!("backend: {}", a.backend);
-                println!("device type: {}", a.device_type);
-                println!("driver: {}", a.driver);
-                println!("software adapter: {}", g.is_software());
-                println!("limits: {:?}", g.limits);
+                say!("adapter: {}", a.name);
+                say!("backend: {}", a.backend);
+                say!("device type: {}", a.device_type);
+                say!("driver: {}", a.driver);
+                say!("software adapter: {}", g.is_software());
+                say!("limits: {:?}", g.limits);
             }
-            None => println!("no GPU adapter in use: the CPU backend"),
+            None => say!("no GPU adapter in use: the CPU backend"),
         }
         return Ok(());
     }
@@ -337,7 +337,7 @@ pub fn run() -> Result<()> {
         return decode::time_decode(&dev, tsv.map(|s| s.as_str()));
     }
     let (rows, batch) = bench::matmul_shape(quick);
-    println!(
+    say!(
         "mode: {} (M = {rows} rows, B = {batch} sequences of T = 127), {repeats} repeats after 1 warm-up",
         if quick { "--quick, rows and batches / 16" } else { "full" }
     );
@@ -345,16 +345,16 @@ pub fn run() -> Result<()> {
     let clock = clock();
     // CPU rows timed per case (of Z·M); the rest is extrapolated linearly.
     let cpu_rows = if quick { 32 } else { 128 };
-    println!();
-    println!(
+    say!();
+    say!(
         "| product (M×K×N) | GFLOP | device ms | device GFLOP/s | naive loop 1-thread GFLOP/s | device/loop |"
     );
-    println!("|---|---:|---:|---:|---:|---:|");
+    say!("|---|---:|---:|---:|---:|---:|");
     for case in &cases {
         let f = case.flops();
         let tg = bench::time_matmul(&dev, case, repeats, &clock).await_blocking()?;
         let tc = time_cpu(&case.spec, cpu_rows);
-        println!(
+        say!(
             "| {} | {:.2} | {:.1} | {:.2} | {:.2} | {:.1}× |",
             case.name,
             f / 1e9,
@@ -364,7 +364,7 @@ pub fn run() -> Result<()> {
             tc / tg
         );
     }
-    println!();
-    println!("Loop column: the i-k-j loop timed over the first {cpu_rows} output rows of each product (across batches for attention) and extrapolated linearly to all rows.");
+    say!();
+    say!("Loop column: the i-k-j loop timed over the first {cpu_rows} output rows of each product (across batches for attention) and extrapolated linearly to all rows.");
     Ok(())
 }

@@ -14,7 +14,7 @@ pub(super) fn time_decode(dev: &std::rc::Rc<Device>, tsv: Option<&str>) -> Resul
     let (what, bytes) = match std::fs::read(path) {
         Ok(b) => (path.to_string(), b),
         Err(e) if tsv.is_none() => {
-            println!("{course}: {e}; using the built-in corpus's training questions");
+            say!("{course}: {e}; using the built-in corpus's training questions");
             let c = attnlab::train::run::default_corpus(false);
             ("built-in train.tsv".to_string(), c.train_tsv.into_bytes())
         }
@@ -31,7 +31,7 @@ pub(super) fn time_decode(dev: &std::rc::Rc<Device>, tsv: Option<&str>) -> Resul
         .collect::<Result<Vec<_>>>()?;
     let vocab_size = vocab.len().max(256);
     let cfg = attnlab::model::GptConfig::assignment(Variant::Vanilla, vocab_size);
-    println!(
+    say!(
         "greedy decoding, {} questions of {what}, {} tokens each, {} layers, {} heads, width {}, vocab {vocab_size}, random weights",
         prompts.len(),
         attnlab::train::run::EVAL_STEPS,
@@ -39,14 +39,14 @@ pub(super) fn time_decode(dev: &std::rc::Rc<Device>, tsv: Option<&str>) -> Resul
         cfg.n_head,
         cfg.n_embd
     );
-    println!(
+    say!(
         "{:<12} {:>12} {:>12} {:>9} {:>10}",
         "variant", "uncached s", "cached s", "speed-up", "same"
     );
     let clock = clock();
     for variant in [Variant::Vanilla, Variant::Synthesizer] {
         let r = bench::bench_decode(dev, variant, vocab_size, &prompts, &clock).await_blocking()?;
-        println!(
+        say!(
             "{:<12} {:>12.2} {:>12.2} {:>8.1}x {:>10}",
             r.variant,
             r.uncached_s,

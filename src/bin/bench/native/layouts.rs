@@ -43,12 +43,12 @@ pub(super) fn time_layouts(
     let vocab = Vocab::from_text(&wiki, "wiki.txt")?;
     let names = NameDataset::new(train.as_bytes(), "birth_places_train.tsv", &vocab)?;
     let corrupt = CharCorruptionDataset::new(&wiki, "wiki.txt", &vocab, 0)?;
-    println!(
+    say!(
         "training step on real batches ({}; {size:?} size), {BATCHES} batches of {rows} rows \
          in training order, cycled for {repeats} steps after a warm-up step on each",
         data.unwrap_or("embedded corpus")
     );
-    println!(
+    say!(
         "{:<12} {:<9} {:>6} {:>6} {:>9} {:>9} {:>9} {:>8} {:>8}",
         "variant",
         "batch",
@@ -107,7 +107,7 @@ pub(super) fn time_layouts(
                 Ok(t0.elapsed().as_secs_f64() / repeats as f64)
             };
             let (full, cut, packed) = (time(0)?, time(1)?, time(2)?);
-            println!(
+            say!(
                 "{:<12} {:<9} {:>5.0}% {:>6} {:>9.1} {:>9.1} {:>9.1} {:>8.2} {:>8.2}",
                 variant.name(),
                 kind,
