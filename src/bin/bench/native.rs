@@ -68,7 +68,11 @@ fn time_step(
             bench::bench_step_sized(dev, variant, size, rows, repeats, &clock).await_blocking()?;
         say!(
             "{:<12} {:>9.1} ms/step {:>9.0} tokens/s {} dispatches/step {:>8.2} MiB peak",
-            r.variant, r.ms_per_step, r.tokens_per_s, r.dispatches_per_step, r.peak_mib
+            r.variant,
+            r.ms_per_step,
+            r.tokens_per_s,
+            r.dispatches_per_step,
+            r.peak_mib
         );
         if dev.as_gpu().is_some() {
             say!(

@@ -41,7 +41,11 @@ pub(super) fn time_decode(dev: &std::rc::Rc<Device>, tsv: Option<&str>) -> Resul
     );
     say!(
         "{:<12} {:>12} {:>12} {:>9} {:>10}",
-        "variant", "uncached s", "cached s", "speed-up", "same"
+        "variant",
+        "uncached s",
+        "cached s",
+        "speed-up",
+        "same"
     );
     let clock = clock();
     for variant in [Variant::Vanilla, Variant::Synthesizer] {
