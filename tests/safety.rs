@@ -137,7 +137,31 @@ fn a_resume_of_another_run_kind_or_batch_size_is_refused() {
         &d,
         &pretrain("pre.st", &["--resume", "pre.st.resume", "--max_steps", "2"]),
     );
+    let out = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!out.contains("--learning_rate"), "{out}");
+    // Another learning rate is allowed (lowering it is a way to go on) and said.
+    let o = run(
+        &d,
+        &pretrain(
+            "pre.st",
+            &[
+                "--resume",
+                "pre.st.resume",
+                "--max_steps",
+                "3",
+                "--learning_rate",
+                "0.001",
+            ],
+        ),
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        out.contains("pre.st.resume was saved by a run with --learning_rate")
+            && out.contains("this one goes on with 0.001"),
+        "{out}"
+    );
     let _ = std::fs::remove_dir_all(&d);
 }
 

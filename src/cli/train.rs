@@ -35,11 +35,16 @@ impl Run<'_> {
             }
             (_, tsv) => tsv,
         };
-        let batch = self.spec.train_config(data::documents(text)).batch_size;
+        let tc = self.spec.train_config(data::documents(text));
+        let (batch, lr) = (tc.batch_size, tc.learning_rate);
+        // Said after "resuming …": a rate other than the saved run's (allowed: lowering it is a
+        // way to go on).
+        let lr_note = std::cell::RefCell::new(None);
         let begin = |cfg: &GptConfig| -> Res<Begin> {
             if let Some(p) = &cli.resume {
                 let input = read(p)?;
                 check_resume_matches(&input, self.spec.kind, batch)?;
+                *lr_note.borrow_mut() = rate_change(&input, lr);
                 let model = load_input(cli, dev, &input, cfg, vocab).map_err(|e| {
                     format!(
                         "--resume: {e}\n(a damaged state cannot be continued: the run can start \
@@ -71,7 +76,7 @@ impl Run<'_> {
             .start(dev, |cfg| begin(cfg).map_err(Error::Msg))
             .map_err(|e| e.to_string())?;
         let mut session = session;
-        session.trainer.run_meta = run_meta(self.spec.kind, batch);
+        session.trainer.run_meta = run_meta(self.spec.kind, batch, lr);
         if let (Some(p), true) = (&cli.resume, session.done()) {
             return Err(format!(
                 "--resume {} is at step {}, already the end of this run ({} steps): nothing to \
@@ -83,6 +88,9 @@ impl Run<'_> {
         }
         if let Some(p) = &cli.resume {
             say!("resuming {} after step {}", p.display(), session.steps());
+        }
+        if let Some(note) = lr_note.take() {
+            say!("{note}");
         }
         let probe = match (&cli.probe_corpus_path, self.spec.kind) {
             (Some(p), RunKind::Pretrain) => {
@@ -140,6 +148,7 @@ impl RecallLog {
 
 const RUN_KEY: &str = "attnlab.run";
 const BATCH_KEY: &str = "attnlab.batch_size";
+const LR_KEY: &str = "attnlab.learning_rate";
 
 fn kind_name(kind: RunKind) -> &'static str {
     match kind {
@@ -149,11 +158,26 @@ fn kind_name(kind: RunKind) -> &'static str {
 }
 
 /// What a training state records about its run, to be checked when it is resumed.
-fn run_meta(kind: RunKind, batch: usize) -> Vec<(String, String)> {
+fn run_meta(kind: RunKind, batch: usize, lr: f64) -> Vec<(String, String)> {
     vec![
         (RUN_KEY.into(), kind_name(kind).into()),
         (BATCH_KEY.into(), batch.to_string()),
+        (LR_KEY.into(), lr.to_string()),
     ]
+}
+
+/// A note when this run's learning rate is not the one the resumed state was saved with (a state
+/// written before the rate was recorded says nothing).
+fn rate_change(input: &Input, lr: f64) -> Option<String> {
+    let meta = attnlab::model::checkpoint::metadata_of(&input.bytes, &input.name).ok()?;
+    let saved: f64 = meta.get(LR_KEY)?.parse().ok()?;
+    (saved != lr).then(|| {
+        format!(
+            "note: {} was saved by a run with --learning_rate {saved}; this one goes on with {lr} \
+             (the schedule's warm-up and decay carry on from its step)",
+            input.name
+        )
+    })
 }
 
 /// Refuse to resume a state saved by another kind of run or with another batch size (a state
