@@ -37,14 +37,12 @@ impl Run<'_> {
         };
         let tc = self.spec.train_config(data::documents(text));
         let (batch, lr) = (tc.batch_size, tc.learning_rate);
-        // Said after "resuming …": a rate other than the saved run's (allowed: lowering it is a
-        // way to go on).
+        // Said after "resuming …": a rate other than the saved run's.
         let lr_note = std::cell::RefCell::new(None);
         let begin = |cfg: &GptConfig| -> Res<Begin> {
             if let Some(p) = &cli.resume {
                 let input = read(p)?;
-                check_resume_matches(&input, self.spec.kind, batch)?;
-                *lr_note.borrow_mut() = rate_change(&input, lr);
+                *lr_note.borrow_mut() = check_resume_matches(&input, self.spec.kind, batch, lr)?;
                 let model = load_input(cli, dev, &input, cfg, vocab).map_err(|e| {
                     format!(
                         "--resume: {e}\n(a damaged state cannot be continued: the run can start \
@@ -166,25 +164,17 @@ fn run_meta(kind: RunKind, batch: usize, lr: f64) -> Vec<(String, String)> {
     ]
 }
 
-/// A note when this run's learning rate is not the one the resumed state was saved with (a state
-/// written before the rate was recorded says nothing).
-fn rate_change(input: &Input, lr: f64) -> Option<String> {
-    let meta = attnlab::model::checkpoint::metadata_of(&input.bytes, &input.name).ok()?;
-    let saved: f64 = meta.get(LR_KEY)?.parse().ok()?;
-    (saved != lr).then(|| {
-        format!(
-            "note: {} was saved by a run with --learning_rate {saved}; this one goes on with {lr} \
-             (the schedule's warm-up and decay carry on from its step)",
-            input.name
-        )
-    })
-}
-
 /// Refuse to resume a state saved by another kind of run or with another batch size (a state
-/// written before these were recorded is taken as it is).
-fn check_resume_matches(input: &Input, kind: RunKind, batch: usize) -> Res<()> {
+/// written before these were recorded is taken as it is); a note when this run's learning rate is
+/// not the saved run's (allowed: lowering it is a way to go on).
+fn check_resume_matches(
+    input: &Input,
+    kind: RunKind,
+    batch: usize,
+    lr: f64,
+) -> Res<Option<String>> {
     let Ok(meta) = attnlab::model::checkpoint::metadata_of(&input.bytes, &input.name) else {
-        return Ok(()); // the loader gives the message for a damaged file
+        return Ok(None); // the loader gives the message for a damaged file
     };
     let name = &input.name;
     if let Some(saved) = meta.get(RUN_KEY) {
@@ -210,7 +200,13 @@ fn check_resume_matches(input: &Input, kind: RunKind, batch: usize) -> Res<()> {
             ));
         }
     }
-    Ok(())
+    let saved_lr = meta.get(LR_KEY).and_then(|v| v.parse::<f64>().ok());
+    Ok(saved_lr.filter(|&saved| saved != lr).map(|saved| {
+        format!(
+            "note: {name} was saved by a run with --learning_rate {saved}; this one goes on with \
+             {lr} (the schedule's warm-up and decay carry on from its step)"
+        )
+    }))
 }
 
 /// Where a run keeps its resumable training state: `<checkpoint>.resume`.
