@@ -18,10 +18,10 @@ use std::process::ExitCode;
 use std::rc::Rc;
 use std::time::Instant;
 
-/// The ViT of NYU's Deep Learning homework 4 on generated handwritten digits.
-
 /// The most `--steps` a run takes (the page's card runs 600; a million is days here).
 const MAX_STEPS: u64 = 1_000_000;
+
+/// The ViT of NYU's Deep Learning homework 4 on generated handwritten digits.
 #[derive(Parser, Debug)]
 #[command(name = "attnlab vit", bin_name = "attnlab vit")]
 struct VitCli {
