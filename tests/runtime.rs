@@ -193,3 +193,26 @@ fn the_matmul_kernel_is_timed_and_the_fastest_kept() {
     let c = pollster::block_on(bench::tune_matmul(&cpu, 1, &clock)).unwrap();
     assert_eq!((c.kernel.as_str(), c.ms.len()), ("cpu backend", 0));
 }
+
+/// Comparing the kernels times a call once more, not `repeats` times, when its warm-up call was
+/// slower than the limit (a software adapter); below the limit every repeat is timed. A clock
+/// that advances one second a reading makes the count visible: the timed span is always one
+/// second, divided by the calls timed.
+#[test]
+fn a_slow_warm_up_is_followed_by_one_timed_call() {
+    use attnlab::bench;
+    use std::cell::Cell;
+    let cpu = Device::cpu();
+    let case = &bench::matmul_cases(true)[0];
+    let ticks = Cell::new(0.0);
+    let clock = || {
+        ticks.set(ticks.get() + 1.0);
+        ticks.get()
+    };
+    let once = pollster::block_on(bench::time_matmul_or_once(&cpu, case, 3, 0.5, &clock)).unwrap();
+    assert_eq!(once, 1.0, "a warm-up slower than the limit: one call timed");
+    let all = pollster::block_on(bench::time_matmul_or_once(&cpu, case, 3, 10.0, &clock)).unwrap();
+    assert_eq!(all, 1.0 / 3.0, "a fast warm-up: all three repeats timed");
+    let plain = pollster::block_on(bench::time_matmul(&cpu, case, 3, &clock)).unwrap();
+    assert_eq!(plain, 1.0 / 3.0, "time_matmul never cuts the repeats");
+}

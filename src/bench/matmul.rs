@@ -126,7 +126,19 @@ pub async fn time_matmul(
     repeats: usize,
     clock: &dyn Fn() -> f64,
 ) -> Result<f64> {
-    let repeats = repeats.max(1);
+    time_matmul_or_once(dev, case, repeats, f64::INFINITY, clock).await
+}
+
+/// [`time_matmul`], but one timed call instead of `repeats` when the warm-up call took more than
+/// `slow_s` seconds: on a software adapter a call of this size takes a second or more, so one is
+/// a steady enough measure, and timing four kernels three times took about a minute (SwiftShader).
+pub async fn time_matmul_or_once(
+    dev: &Rc<Device>,
+    case: &Case,
+    repeats: usize,
+    slow_s: f64,
+    clock: &dyn Fn() -> f64,
+) -> Result<f64> {
     let fill = |n: usize, seed: usize| -> Vec<f32> {
         (0..n)
             .map(|i| ((i * 7 + seed) % 13) as f32 / 13.0 - 0.5)
@@ -135,8 +147,14 @@ pub async fn time_matmul(
     let a = Tensor::from_f32(dev, &[case.lens[0]], &fill(case.lens[0], 1))?;
     let b = Tensor::from_f32(dev, &[case.lens[1]], &fill(case.lens[1], 2))?;
     let c = Tensor::uninit(dev, &[case.lens[2]])?;
+    let warm = clock();
     matmul_into(&a, &b, None, &c, &case.spec, false)?;
     dev.sync().await?;
+    let repeats = if clock() - warm > slow_s {
+        1
+    } else {
+        repeats.max(1)
+    };
     let t0 = clock();
     for _ in 0..repeats {
         matmul_into(&a, &b, None, &c, &case.spec, false)?;
@@ -177,6 +195,10 @@ pub struct MatmulChoice {
     pub ms: Vec<f64>,
 }
 
+/// A warm-up call slower than this (seconds) is timed once more, not `repeats` times, when the
+/// kernels are compared.
+const SLOW_CALL_S: f64 = 0.25;
+
 /// The kernel a device uses now, untimed.
 pub fn matmul_choice(dev: &Rc<Device>) -> MatmulChoice {
     match dev.as_gpu() {
@@ -196,8 +218,8 @@ pub fn matmul_choice(dev: &Rc<Device>) -> MatmulChoice {
 }
 
 /// Time every GPU matmul kernel on the GPT's products (the quick cases: 8 sequences of 127
-/// tokens, width 256, 8 heads), `repeats` calls each after a warm-up, and keep the fastest on
-/// this device. A vec4 kernel's time includes the products it leaves to the fallback kernel
+/// tokens, width 256, 8 heads), `repeats` calls each after a warm-up (one where the warm-up took
+/// more than [`SLOW_CALL_S`]), and keep the fastest on this device. A vec4 kernel's time includes the products it leaves to the fallback kernel
 /// (views it cannot read as vec4: the attention's with T = 127), as training would run them. On
 /// the CPU backend there is nothing to choose.
 pub async fn tune_matmul(
@@ -214,7 +236,7 @@ pub async fn tune_matmul(
         g.set_matmul_kernel(k);
         let mut total = 0.0;
         for case in matmul_cases(true) {
-            match time_matmul(dev, &case, repeats, clock).await {
+            match time_matmul_or_once(dev, &case, repeats, SLOW_CALL_S, clock).await {
                 Ok(s) => total += s * 1e3,
                 Err(e) => {
                     g.set_matmul_kernel(before);

@@ -20,7 +20,7 @@ use std::rc::Rc;
 
 pub use matmul::{
     attention, bench_matmul, linear, matmul_cases, matmul_choice, matmul_shape, set_matmul,
-    time_matmul, tune_matmul, Case, MatmulChoice, MatmulResult, T,
+    time_matmul, time_matmul_or_once, tune_matmul, Case, MatmulChoice, MatmulResult, T,
 };
 
 /// One variant's training-step result.

@@ -69,7 +69,7 @@ pub async fn page_matmul_choice() -> Result<JsValue, JsError> {
 }
 
 /// Time every GPU matmul kernel at the GPT's shapes (the quick cases, three calls each after a
-/// warm-up) and keep the fastest on this device for every later product; returns the choice with
+/// warm-up, one on a slow adapter) and keep the fastest on this device for every later product; returns the choice with
 /// every time. On the CPU backend nothing is timed.
 #[wasm_bindgen]
 pub async fn page_tune_matmul() -> Result<JsValue, JsError> {

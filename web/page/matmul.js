@@ -1,7 +1,7 @@
 // The Device card's matmul line (WebGPU only): which GPU matmul kernel runs ('tiled' through
 // workgroup memory, 'register-blocked' without it, or the vec4 kernels 'vec4-4x4' and 'vec4-8x4'
 // without it; the engine names them, MatmulKernel in src/gpu/mod.rs), and how it was chosen. On a
-// hardware adapter all are timed once at the GPT's shapes (src/bench.rs tune_matmul, through the
+// hardware adapter all are timed once at the GPT's shapes (src/bench/matmul.rs tune_matmul, through the
 // engine's queue) and the fastest is kept in this browser (localStorage, per adapter), so later
 // visits apply it without timing again. On a software adapter the adapter type's rule stands
 // (register-blocked for CPU-type adapters, measured 4.7× faster than tiled on lavapipe) unless the
