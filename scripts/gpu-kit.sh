@@ -7,7 +7,8 @@
 #             stripped, as tests/NAME; one xz stream (they share most of their code)
 #   gl/       the Vulkan loader's and libglvnd's .deb files (amd64), unpacked there with `dpkg -x`
 #   data/     the course's files from ../shared/data/cs224n-a5 (never committed: gpukit/ is ignored)
-#   scripts/  gpu-check.sh, bench_peers.py, parity.py, long-run.sh (copies, so the kit is whole)
+#   scripts/  gpu-check.sh (+ gpu-check-lib.sh, its stages), bench_peers.py, parity.py, long-run.sh
+#             (copies, so the kit is whole)
 #   kit.env   what the binaries have baked in (CARGO_MANIFEST_DIR, CARGO_BIN_EXE_*), the commit,
 #             the toolchain and the CPU target; MANIFEST.txt: every file with its size
 #
@@ -120,7 +121,8 @@ for f in "$kit.new"/gl/*.deb; do dpkg-deb --info "$f" >/dev/null || die "$f is n
 # 3. The course's files, the Python peers and the scripts that run there.
 cp "$data_src"/wiki.txt "$data_src"/birth_places_train.tsv "$data_src"/birth_dev.tsv "$kit.new/data/"
 [ -f "$data_src/birth_test_inputs.tsv" ] && cp "$data_src/birth_test_inputs.tsv" "$kit.new/data/"
-cp scripts/gpu-check.sh scripts/bench_peers.py scripts/parity.py scripts/long-run.sh "$kit.new/scripts/"
+cp scripts/gpu-check.sh scripts/gpu-check-lib.sh scripts/bench_peers.py scripts/parity.py scripts/long-run.sh \
+  "$kit.new/scripts/"
 
 # 4. What the binaries assume: test binaries have CARGO_MANIFEST_DIR (fixtures, scripts) and
 # CARGO_BIN_EXE_* (the CLI) baked in as absolute paths of this machine; gpu-check.sh recreates them

@@ -47,7 +47,13 @@ fn small_kit(dir: &Path) -> PathBuf {
     std::fs::copy(attnlab, kit.join("bin/attnlab")).unwrap();
     std::fs::copy(bench, kit.join("bin/bench")).unwrap();
     std::fs::copy(std::env::current_exe().unwrap(), kit.join("tests/gpu_kit")).unwrap();
-    for s in ["bench_peers.py", "parity.py", "gpu-check.sh", "long-run.sh"] {
+    for s in [
+        "bench_peers.py",
+        "parity.py",
+        "gpu-check.sh",
+        "gpu-check-lib.sh",
+        "long-run.sh",
+    ] {
         std::fs::copy(root().join("scripts").join(s), kit.join("scripts").join(s)).unwrap();
     }
     let o = Command::new(attnlab)

@@ -1,15 +1,15 @@
 //! User errors: exit code 1 (2 for a usage error, as argparse), a message naming the file, line
 //! and fix, no output file left behind, and a failed run never overwrites a good checkpoint.
 
-use crate::common::{no_tmp_left, run, run_env};
+use crate::common::{no_tmp_left, run};
 use crate::{corpus_dir, stderr};
 use attnlab::data::Vocab;
 use attnlab::model::{checkpoint, Gpt, GptConfig, Variant};
 use attnlab::Device;
 use std::path::Path;
 
-/// Exit code 1, a message naming `needle`, no output file left behind.
-fn fails(dir: &Path, args: &[&str], needle: &str, output: &str) {
+/// Exit code 1, a message naming `needle`, no output file left behind (checkpoints.rs uses it too).
+pub fn fails(dir: &Path, args: &[&str], needle: &str, output: &str) {
     fails_with(dir, args, needle, output, 1);
 }
 
@@ -261,162 +261,6 @@ fn bad_files_name_the_file_and_line_and_a_failed_run_keeps_the_old_checkpoint() 
     );
     assert_eq!(std::fs::read(dir.join("good.st")).expect("read"), good);
     no_tmp_left(&dir);
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
-#[test]
-fn damaged_checkpoints_and_impossible_sizes_are_refused() {
-    let dir = corpus_dir("ckpt");
-    let wiki = std::fs::read_to_string(dir.join("wiki.txt")).expect("read");
-    let vocab = Vocab::from_text(&wiki, "wiki.txt").expect("vocab");
-    let dev = Device::gpu_blocking().unwrap_or_else(|e| panic!("{e}"));
-    let model = Gpt::new(&dev, GptConfig::tiny(Variant::Vanilla, vocab.len()), 1).expect("model");
-    let itos: String = vocab.itos.iter().collect();
-    let good = pollster::block_on(checkpoint::to_bytes(&model, &itos)).expect("bytes");
-    let eval = |ck: &str| {
-        [
-            "evaluate",
-            "vanilla",
-            "wiki.txt",
-            "--tiny",
-            "--reading_params_path",
-            ck,
-            "--eval_corpus_path",
-            "dev.tsv",
-            "--outputs_path",
-            "pred.txt",
-        ]
-        .map(String::from)
-    };
-    let fails_on = |ck: &str, needle: &str| {
-        let args = eval(ck);
-        fails(
-            &dir,
-            &args.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
-            needle,
-            "pred.txt",
-        );
-    };
-    // Truncated, and bytes flipped inside the tensor data's header.
-    std::fs::write(dir.join("trunc.st"), &good[..good.len() / 2]).expect("write");
-    fails_on(
-        "trunc.st",
-        "trunc.st is not a readable safetensors checkpoint",
-    );
-    std::fs::write(dir.join("empty.st"), b"").expect("write");
-    fails_on("empty.st", "empty.st is empty (0 bytes)");
-    // A non-finite weight.
-    let w = model.param("head.weight").expect("head");
-    let mut vals = w.value().read().expect("read");
-    vals[5] = f32::NAN;
-    w.value().write_f32(&vals).expect("write");
-    let nan = pollster::block_on(checkpoint::to_bytes(&model, &itos)).expect("bytes");
-    std::fs::write(dir.join("nan.st"), nan).expect("write");
-    fails_on("nan.st", "tensor 'head.weight' holds a non-finite value");
-    // The right variant at the wrong size (tiny checkpoint read as the assignment's model).
-    std::fs::write(dir.join("good.st"), &good).expect("write");
-    fails(
-        &dir,
-        &[
-            "evaluate",
-            "vanilla",
-            "wiki.txt",
-            "--reading_params_path",
-            "good.st",
-            "--eval_corpus_path",
-            "dev.tsv",
-            "--outputs_path",
-            "pred.txt",
-        ],
-        "but a vanilla model (vocab",
-        "pred.txt",
-    );
-    // A batch too big for the device is refused before anything is allocated: on the GPU a buffer
-    // beyond the binding limit; on the CPU backend an attention map beyond its per-tensor limit.
-    for (device, batch, limit) in [
-        ("gpu", "4096", "max_storage_buffer_binding_size"),
-        ("cpu", "65536", "CPU tensor size limit"),
-    ] {
-        fails(
-            &dir,
-            &[
-                "pretrain",
-                "vanilla",
-                "--device",
-                device,
-                "--batch_size",
-                batch,
-                "--max_steps",
-                "1",
-                "--writing_params_path",
-                "big.st",
-            ],
-            limit,
-            "big.st",
-        );
-    }
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// A checkpoint and its training state are replaced together or not at all: a save that fails on
-/// the state (a full disk, injected after the checkpoint's temporary was written) leaves both old
-/// files as they were and says so; a folder where the state goes is refused before training; a
-/// probe file is an input that no output may overwrite.
-#[test]
-fn a_failed_save_keeps_the_checkpoint_and_its_state_together() {
-    let dir = corpus_dir("pair");
-    let train = |seed: &'static str, out: &'static str| {
-        [
-            "pretrain",
-            "vanilla",
-            "wiki.txt",
-            "--tiny",
-            "--max_epochs",
-            "1",
-            "--seed",
-            seed,
-            "--writing_params_path",
-            out,
-        ]
-    };
-    let o = run(&dir, &train("1", "m.st"));
-    assert!(o.status.success(), "{}", stderr(&o));
-    let read = |f: &str| std::fs::read(dir.join(f)).expect("read");
-    let (ck, state) = (read("m.st"), read("m.st.resume"));
-    let o = run_env(
-        &dir,
-        &train("2", "m.st"),
-        &[("ATTNLAB_FAULT_FAIL_BEFORE_RENAME", ".resume")],
-    );
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("could not write m.st.resume: injected fault")
-            && stderr(&o).contains("m.st and m.st.resume are unchanged"),
-        "{}",
-        stderr(&o)
-    );
-    assert_eq!(read("m.st"), ck, "the checkpoint was replaced");
-    assert_eq!(
-        read("m.st.resume"),
-        state,
-        "the training state was replaced"
-    );
-    no_tmp_left(&dir);
-
-    std::fs::create_dir(dir.join("f.st.resume")).expect("mkdir");
-    fails(&dir, &train("1", "f.st"), "f.st.resume is a folder", "f.st");
-
-    let dev = read("dev.tsv");
-    let mut args = train("1", "dev.tsv").to_vec();
-    args.extend(["--probe_corpus_path", "dev.tsv"]);
-    let o = run(&dir, &args);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("is the same file as --probe_corpus_path dev.tsv"),
-        "{}",
-        stderr(&o)
-    );
-    assert_eq!(read("dev.tsv"), dev, "the probe file was overwritten");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -1,9 +1,11 @@
 //! The CLI end to end: the built binary on a few people from the embedded corpus generator (written
 //! to files so the path flags are exercised), a tiny model and one epoch, since lavapipe trains at
 //! only a few hundred tokens a second. `errors.rs`: user errors (exit 1, or 2 for a usage error; a
-//! clear message, no output file, the old checkpoint kept); `decode.rs`: greedy decoding's
-//! determinism and batching.
+//! clear message, no output file, the old checkpoint kept); `checkpoints.rs`: damaged checkpoints,
+//! batches too big for the device, a failed save; `decode.rs`: greedy decoding's determinism and
+//! batching.
 
+mod checkpoints;
 mod decode;
 mod errors;
 
