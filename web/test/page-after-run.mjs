@@ -12,13 +12,19 @@ import { askAnswer, assert } from './harness.mjs';
 // (`P`, `waitPage`), `setField`, the fixture folder, where the pictures go, the steps' timeout and
 // the quick preset's batch it trains with.
 export async function afterFirstRunSteps({ page, step, P, waitPage, setField, fixture, outDir, STEP_TIMEOUT, BATCH }) {
-  await step('evaluate: accuracy beside the London baseline and a filterable table', async () => {
-    await page.selectOption('#eval-file', 'dev');
-    await setField('eval-max', 8);
+  // Press Evaluate and wait for its report (or its error); returns the report, failing with the error.
+  async function evaluated() {
     await page.click('#btn-eval');
     await page.waitForFunction(() => window.__page.evalReport || window.__page.evalError, null, { timeout: STEP_TIMEOUT });
     const rep = await page.evaluate(() => window.__page.evalReport);
     assert(rep, `evaluation failed: ${await page.evaluate(() => window.__page.evalError)}`);
+    return rep;
+  }
+
+  await step('evaluate: accuracy beside the London baseline and a filterable table', async () => {
+    await page.selectOption('#eval-file', 'dev');
+    await setField('eval-max', 8);
+    const rep = await evaluated();
     assert(rep.rows.length === 8 && rep.score && rep.score[1] === 8, `report: ${JSON.stringify(rep.score)} for ${rep.rows.length} rows`);
     assert(rep.london && rep.london[1] === 8, 'no London baseline');
     const rows = await page.locator('#eval-table tbody tr').count();
@@ -84,10 +90,7 @@ export async function afterFirstRunSteps({ page, step, P, waitPage, setField, fi
     await page.evaluate(() => { window.__page.evalReport = null; });
     await page.selectOption('#eval-variant', 'vanilla');
     await setField('eval-max', 8);
-    await page.click('#btn-eval');
-    await page.waitForFunction(() => window.__page.evalReport || window.__page.evalError, null, { timeout: STEP_TIMEOUT });
-    const rep = await page.evaluate(() => window.__page.evalReport);
-    assert(rep, `evaluation failed: ${await page.evaluate(() => window.__page.evalError)}`);
+    const rep = await evaluated();
     const cli = fs.readFileSync(path.join(fixture, 'cli-vanilla.predictions'), 'utf8').split('\n').slice(0, 8);
     const got = rep.rows.map((r) => r.prediction);
     assert(JSON.stringify(got) === JSON.stringify(cli), `page predictions ${JSON.stringify(got)} ≠ CLI ${JSON.stringify(cli)}`);
@@ -127,8 +130,7 @@ export async function afterFirstRunSteps({ page, step, P, waitPage, setField, fi
     await page.setInputFiles('#file-test', { name: 'birth_test_inputs.tsv', mimeType: 'text/tab-separated-values', buffer: Buffer.from(inputs) });
     await page.evaluate(() => { window.__page.evalReport = null; });
     await page.selectOption('#eval-file', 'test');
-    await page.click('#btn-eval');
-    await page.waitForFunction(() => window.__page.evalReport || window.__page.evalError, null, { timeout: STEP_TIMEOUT });
+    await evaluated();
     const only = await page.evaluate(() => ({ rep: window.__page.evalReport, head: document.querySelector('#eval-table thead').innerText,
       scores: document.getElementById('eval-scores').hidden, note: document.getElementById('eval-predictions-only').innerText,
       body: document.querySelector('#eval-table tbody').innerText }));
