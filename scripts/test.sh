@@ -36,6 +36,10 @@ test -x target/debug/attnlab || { echo "target/debug/attnlab missing: cargo test
 fixture=$(mktemp -d)
 export ATTNLAB_BIN="$PWD/target/debug/attnlab"
 web/test/fixture.sh "$fixture"
+# The device measurement a WebGPU page makes before its first run (about 50 s on SwiftShader), taken
+# once and given to the later WebGPU tests' fresh browsers (web/test/browser.mjs says which).
+export ATTNLAB_MEASURED="$fixture/measured"
+mkdir -p "$ATTNLAB_MEASURED"
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 python3 scripts/serve.py --port "$port" --quiet --data "$fixture/data" &
 server=$!

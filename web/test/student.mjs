@@ -54,7 +54,7 @@ async function evaluateAll() {
 }
 
 const t0 = Date.now();
-const { ctx, close } = await openBrowser('student', { width: 1280, height: 900 });
+const { ctx, close } = await openBrowser('student', { width: 1280, height: 900 }, { measured: false });
 try {
   page = ctx.pages()[0] || (await ctx.newPage());
   page.on('pageerror', (e) => console.log(`page error: ${e}`));
