@@ -1,7 +1,9 @@
 //! `scripts/long-run.sh`: a run started in the background keeps its checkpoint, state and log in
 //! its own folder, a second start continues from the saved state, and a start whose state is gone
-//! says so and begins again. Runs the tiny preset on the embedded corpus with the test build of the
-//! CLI (`ATTNLAB_BIN`), in a temporary runs folder (`ATTNLAB_RUNS`).
+//! says so and begins again. Runs the tiny preset with the test build of the CLI (`ATTNLAB_BIN`), in
+//! a temporary runs folder (`ATTNLAB_RUNS`), on a 40-person corpus from the CLI's own generator at
+//! batch 8: an epoch takes under a second here (the embedded corpus's took 4 s), so the runs started
+//! again and again take seconds, not minutes.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -36,6 +38,18 @@ fn log(dir: &Path) -> String {
     std::fs::read_to_string(dir.join("log")).unwrap_or_default()
 }
 
+/// A 40-person wiki.txt written by `attnlab corpus` into `dir` (an absolute path: the runs start in
+/// their own folders).
+fn small_corpus(dir: &Path) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_attnlab"))
+        .args(["corpus", "--people", "40", "--out_dir"])
+        .arg(dir)
+        .output()
+        .expect("run attnlab corpus");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    dir.join("wiki.txt").to_str().expect("a UTF-8 temp path").to_string()
+}
+
 fn tmp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("attnlab-long-run-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -47,16 +61,21 @@ fn tmp(name: &str) -> PathBuf {
 fn a_long_run_keeps_its_state_continues_and_starts_again_when_the_state_is_gone() {
     let runs = tmp("runs");
     let dir = runs.join("t1");
+    let corpus = tmp("runs-corpus");
+    let wiki = small_corpus(&corpus);
     let args = [
         "t1",
         "--",
         "pretrain",
         "vanilla",
+        &wiki,
         "--tiny",
         "--device",
         "cpu",
+        "--batch_size",
+        "8",
         "--max_epochs",
-        "6",
+        "8",
         "--writing_params_path",
         "somewhere/model.st",
     ];
@@ -96,7 +115,8 @@ fn a_long_run_keeps_its_state_continues_and_starts_again_when_the_state_is_gone(
 
     // Other arguments under the same name are refused.
     let mut other = args.to_vec();
-    other[8] = "7";
+    let epochs = other.iter().position(|a| *a == "--max_epochs").expect("the flag") + 1;
+    other[epochs] = "7";
     let (ok, text) = script(&runs, &other);
     assert!(!ok && text.contains("other arguments"), "{text}");
 
@@ -128,20 +148,26 @@ fn a_long_run_keeps_its_state_continues_and_starts_again_when_the_state_is_gone(
     let status = script(&runs, &["t1", "status"]).1;
     assert!(status.contains("ended with exit status 0"), "{status}");
     let _ = std::fs::remove_dir_all(&runs);
+    let _ = std::fs::remove_dir_all(&corpus);
 }
 
 #[test]
 fn a_finished_run_reproduces_its_logged_losses_and_a_changed_log_is_caught() {
     let runs = tmp("repro");
     let dir = runs.join("t3");
+    let corpus = tmp("repro-corpus");
+    let wiki = small_corpus(&corpus);
     let args = [
         "t3",
         "--",
         "pretrain",
         "vanilla",
+        &wiki,
         "--tiny",
         "--device",
         "cpu",
+        "--batch_size",
+        "8",
         "--max_epochs",
         "3",
         "--writing_params_path",
@@ -162,7 +188,7 @@ fn a_finished_run_reproduces_its_logged_losses_and_a_changed_log_is_caught() {
             + &String::from_utf8_lossy(&out.stderr);
         (out.status.code(), text)
     };
-    // The tiny corpus's epochs: run two of the three again.
+    // The small corpus's epochs: run two of the three again.
     let per_epoch = log(&dir)
         .lines()
         .find_map(|l| l.strip_prefix("epoch 1/3: ").map(str::to_string))
@@ -199,6 +225,7 @@ fn a_finished_run_reproduces_its_logged_losses_and_a_changed_log_is_caught() {
     assert_eq!(code, Some(1), "{text}");
     assert!(text.contains("epoch 2: log 9.99999"), "{text}");
     let _ = std::fs::remove_dir_all(&runs);
+    let _ = std::fs::remove_dir_all(&corpus);
 }
 
 /// A start that fails at once (a misspelled corpus) is said with its error and a non-zero exit,
