@@ -15,7 +15,7 @@ source scripts/env.sh
 
 # cargo-nextest where it is installed (it comes with this project's machines): each test in its own
 # process, two at a time across the test binaries, where `cargo test` runs one binary after another
-# (the native tests 294 s against about 440 s on 2 cores, TESTING.md); plain `cargo test` otherwise.
+# (their run 397 s against 435-470 s with `cargo test` on 2 cores, TESTING.md); `cargo test` otherwise.
 if cargo nextest --version >/dev/null 2>&1; then
   echo "== native tests: cargo nextest run --all-targets"
   t0=$SECONDS
