@@ -46,8 +46,15 @@ fn small_corpus(dir: &Path) -> String {
         .arg(dir)
         .output()
         .expect("run attnlab corpus");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    dir.join("wiki.txt").to_str().expect("a UTF-8 temp path").to_string()
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    dir.join("wiki.txt")
+        .to_str()
+        .expect("a UTF-8 temp path")
+        .to_string()
 }
 
 fn tmp(name: &str) -> PathBuf {
@@ -115,7 +122,11 @@ fn a_long_run_keeps_its_state_continues_and_starts_again_when_the_state_is_gone(
 
     // Other arguments under the same name are refused.
     let mut other = args.to_vec();
-    let epochs = other.iter().position(|a| *a == "--max_epochs").expect("the flag") + 1;
+    let epochs = other
+        .iter()
+        .position(|a| *a == "--max_epochs")
+        .expect("the flag")
+        + 1;
     other[epochs] = "7";
     let (ok, text) = script(&runs, &other);
     assert!(!ok && text.contains("other arguments"), "{text}");
