@@ -1,10 +1,13 @@
 //! `scripts/long-run.sh`: a run started in the background keeps its checkpoint, state and log in
 //! its own folder, a second start continues from the saved state, and a start whose state is gone
 //! says so and begins again. Runs the tiny preset with the test build of the CLI (`ATTNLAB_BIN`), in
-//! a temporary runs folder (`ATTNLAB_RUNS`), on a 40-person corpus from the CLI's own generator at
+//! a temporary runs folder (`ATTNLAB_RUNS`), on a 40-person corpus from the project's generator at
 //! batch 8: an epoch takes under a second here (the embedded corpus's took 4 s), so the runs started
 //! again and again take seconds, not minutes.
 
+mod common;
+
+use attnlab::data::CorpusSizes;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -38,23 +41,16 @@ fn log(dir: &Path) -> String {
     std::fs::read_to_string(dir.join("log")).unwrap_or_default()
 }
 
-/// A 40-person wiki.txt written by `attnlab corpus` into `dir` (an absolute path: the runs start in
-/// their own folders).
-fn small_corpus(dir: &Path) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_attnlab"))
-        .args(["corpus", "--people", "40", "--out_dir"])
-        .arg(dir)
-        .output()
-        .expect("run attnlab corpus");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    dir.join("wiki.txt")
+/// A folder holding a 40-person generated corpus (`common::corpus_dir`, removed when dropped) and
+/// the absolute path of its wiki.txt (the runs start in their own folders).
+fn small_corpus(tag: &str) -> (common::Scratch, String) {
+    let dir = common::corpus_dir("long-run", tag, 0, CorpusSizes::from_total(40));
+    let wiki = dir
+        .join("wiki.txt")
         .to_str()
         .expect("a UTF-8 temp path")
-        .to_string()
+        .to_string();
+    (dir, wiki)
 }
 
 fn tmp(name: &str) -> PathBuf {
@@ -68,8 +64,7 @@ fn tmp(name: &str) -> PathBuf {
 fn a_long_run_keeps_its_state_continues_and_starts_again_when_the_state_is_gone() {
     let runs = tmp("runs");
     let dir = runs.join("t1");
-    let corpus = tmp("runs-corpus");
-    let wiki = small_corpus(&corpus);
+    let (_corpus, wiki) = small_corpus("runs");
     let args = [
         "t1",
         "--",
@@ -159,15 +154,13 @@ fn a_long_run_keeps_its_state_continues_and_starts_again_when_the_state_is_gone(
     let status = script(&runs, &["t1", "status"]).1;
     assert!(status.contains("ended with exit status 0"), "{status}");
     let _ = std::fs::remove_dir_all(&runs);
-    let _ = std::fs::remove_dir_all(&corpus);
 }
 
 #[test]
 fn a_finished_run_reproduces_its_logged_losses_and_a_changed_log_is_caught() {
     let runs = tmp("repro");
     let dir = runs.join("t3");
-    let corpus = tmp("repro-corpus");
-    let wiki = small_corpus(&corpus);
+    let (_corpus, wiki) = small_corpus("repro");
     let args = [
         "t3",
         "--",
@@ -236,7 +229,6 @@ fn a_finished_run_reproduces_its_logged_losses_and_a_changed_log_is_caught() {
     assert_eq!(code, Some(1), "{text}");
     assert!(text.contains("epoch 2: log 9.99999"), "{text}");
     let _ = std::fs::remove_dir_all(&runs);
-    let _ = std::fs::remove_dir_all(&corpus);
 }
 
 /// A start that fails at once (a misspelled corpus) is said with its error and a non-zero exit,
