@@ -56,9 +56,25 @@ export function placeLabels() {
     const inside = (c) => c.x >= 0 && c.y >= 0 && c.x + c.w <= cw && c.y + c.h <= ch;
     const b = at.find((c) => inside(c) && !hits(c)) || at.find(inside) || at[0];
     boxes.push(b);
-    ctx.fillStyle = '#1d232b'; ctx.textAlign = 'left'; ctx.textBaseline = 'middle';
+    ctx.fillStyle = l.color || '#1d232b'; ctx.textAlign = 'left'; ctx.textBaseline = 'middle';
     ctx.fillText(l.text, b.x, b.y + h / 2);
   }
+}
+
+// A label for the point p (drawn `radius` pixels wide), placed with the others by placeLabels.
+export function label(ctx, p, text, radius = 6, color = '#1d232b') {
+  if (pending && pending.ctx === ctx) pending.labels.push({ text, x: p[0], y: p[1], r: radius, color });
+  else { ctx.fillStyle = color; ctx.textAlign = 'left'; ctx.fillText(text, p[0] + radius + 3, p[1] - radius); }
+}
+
+// A dashed ring round the point p (the one the arrow keys move); no other label is placed under it.
+export function ring(ctx, p, radius = 12) {
+  ctx.save(); ctx.setLineDash([3, 3]); ctx.strokeStyle = '#1d232b'; ctx.lineWidth = 1.5;
+  ctx.beginPath(); ctx.arc(p[0], p[1], radius, 0, 2 * Math.PI); ctx.stroke(); ctx.restore();
+  if (!pending || pending.ctx !== ctx) return;
+  pending.dots.push({ x: p[0], y: p[1], r: radius + 1 });
+  // The ringed point's own label goes outside the ring.
+  for (const l of pending.labels) if (Math.hypot(l.x - p[0], l.y - p[1]) < 1) l.r = Math.max(l.r, radius + 1);
 }
 
 // A title that fits `max` pixels: whole, else without its parenthesis, else cut with an ellipsis.
@@ -105,14 +121,12 @@ export function plane(ctx, box, r, title) {
   return { map, unmap, r, box };
 }
 
-export function dot(ctx, p, color, label, radius = 6, hollow = false) {
+export function dot(ctx, p, color, text, radius = 6, hollow = false) {
   ctx.beginPath();
   ctx.arc(p[0], p[1], radius, 0, 2 * Math.PI);
   if (hollow) { ctx.lineWidth = 2.5; ctx.strokeStyle = color; ctx.stroke(); } else { ctx.fillStyle = color; ctx.fill(); ctx.lineWidth = 1; ctx.strokeStyle = '#fff'; ctx.stroke(); }
-  if (pending && pending.ctx === ctx) {
-    pending.dots.push({ x: p[0], y: p[1], r: radius });
-    if (label) pending.labels.push({ text: label, x: p[0], y: p[1], r: radius });
-  } else if (label) { ctx.fillStyle = '#1d232b'; ctx.textAlign = 'left'; ctx.fillText(label, p[0] + radius + 3, p[1] - radius); }
+  if (pending && pending.ctx === ctx) pending.dots.push({ x: p[0], y: p[1], r: radius });
+  if (text) label(ctx, p, text, radius);
 }
 
 // A cross marker (distinguishable by shape, not only colour).

@@ -2,7 +2,7 @@
 // are stated in docs/attention-exercises.md; the numbers come from src/demos/.
 // Each item: defaults (also the URL-fragment keys), controls, compute(wasm, settings) → result from
 // the kernels, draw(d) onto d.cv, numbers(d) → HTML. d.cpu says whether to show the CPU reference.
-import { C, begin, plane, dot, cross, arrow, bars, heatmap, lines, fmt, table } from './draw.js';
+import { C, begin, plane, dot, label, ring, cross, arrow, bars, heatmap, lines, fmt, table } from './draw.js';
 import { LAYER_ITEMS } from './layer-items.js';
 import { L } from './labels.js';
 
@@ -116,8 +116,7 @@ const E1 = {
     const ql = Math.hypot(q[0], q[1]), qs = ql > 2.9 ? 2.9 / ql : 1;
     const qd = [q[0] * qs, q[1] * qs];
     arrow(ctx, L.map([0, 0]), L.map(qd), C.q, 3);
-    ctx.fillStyle = C.q; ctx.textAlign = 'left';
-    ctx.fillText(qs < 1 ? `q (‖q‖ = ${ql.toFixed(1)})` : 'q', L.map(qd)[0] + 6, L.map(qd)[1] + (qd[1] > 2.5 ? 12 : -8));
+    label(ctx, L.map(qd), qs < 1 ? `q (‖q‖ = ${ql.toFixed(1)})` : 'q', 5, C.q);
     handles.push({ id: 'q', px: L.map(qd), plane: L });
     P.v.forEach((v, i) => {
       const px = R.map(v);
@@ -130,10 +129,7 @@ const E1 = {
     bars(ctx, { x: 0, y: s + 4, w, h: h - s - 4 }, r.dev.alpha, { colors: r.dev.alpha.map((_, i) => col(i)), labels: r.dev.alpha.map((a, i) => `α${i + 1}=${a.toFixed(3)}`), title: 'α', marks: d.cpu ? r.cpu.alpha : null });
     // The point the arrow keys move (“arrow keys move”), ringed.
     const chosen = handles.find((hd) => hd.id === d.st.sel);
-    if (chosen) {
-      ctx.save(); ctx.setLineDash([3, 3]); ctx.strokeStyle = '#1d232b'; ctx.lineWidth = 1.5;
-      ctx.beginPath(); ctx.arc(chosen.px[0], chosen.px[1], 12, 0, 2 * Math.PI); ctx.stroke(); ctx.restore();
-    }
+    if (chosen) ring(ctx, chosen.px);
     d.geo = { handles };
   },
   numbers(d) {
