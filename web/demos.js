@@ -1,7 +1,7 @@
 // The attention demos (exercises E1–E10): builds one <article> per item inside <section id="demos">,
 // runs each item's math through the wasm module's kernels (through the engine's one job queue, latest settings win
 // while a slider is dragged), draws the picture and the numbers, and keeps the URL fragment in step
-// (#e3?s=50&lv=-6 …) so a state can be shared. Test hooks: window.__demos = {ready, runs, results, error}.
+// (#e3?s=50&lv=-6 …) so a state can be shared. Test hooks: window.__demos = {ready, runs, results, labels, error}.
 // Trained models for E8/E9: the page's registry (src/web/models.rs); window.attnlabDemos.setModel(bytes)
 // puts a checkpoint's safetensors bytes there.
 import { ITEMS as E_ITEMS } from './demos/items.js';
@@ -24,7 +24,7 @@ if (!document.querySelector('link[href$="web/demos.css"]')) {
   css.href = new URL('./demos.css', import.meta.url).href;
   document.head.appendChild(css);
 }
-const state = (window.__demos = { ready: false, error: null, backend: null, runs: {}, results: {}, errors: [], tex: { rendered: [], failed: [] } });
+const state = (window.__demos = { ready: false, error: null, backend: null, runs: {}, results: {}, labels: {}, errors: [], tex: { rendered: [], failed: [] } });
 const demos = new Map();
 let wasm = null;
 let wasmReady = null;
@@ -165,7 +165,7 @@ function redraw(d) {
   if (!d.res) return;
   try {
     d.item.draw(d);
-    placeLabels();
+    state.labels[d.item.id] = placeLabels();
     replaceNumbers(d, d.item.numbers(d));
   } catch (e) {
     state.errors.push(`${d.item.id} draw: ${e.message || e}`);

@@ -39,26 +39,34 @@ export function begin(cv) {
 }
 
 // Point labels are placed after the whole picture is drawn (placeLabels, called by demos.js), each
-// beside its point where it covers no other point and no other label, inside the canvas.
+// beside its point where it covers no other point and no other label, inside the canvas: six
+// places around the point, then the same six a little further out; where every one is taken, the
+// one it overlaps least.
 let pending = null;
 
 export function placeLabels() {
-  if (!pending) return;
+  if (!pending) return null;
   const { ctx, dots, labels, w: cw, h: ch, taken } = pending;
   pending = null;
   const boxes = [...taken];
-  const hits = (b) => boxes.some((o) => b.x < o.x + o.w && o.x < b.x + b.w && b.y < o.y + o.h && o.y < b.y + b.h)
-    || dots.some((d) => d.x + d.r > b.x && d.x - d.r < b.x + b.w && d.y + d.r > b.y && d.y - d.r < b.y + b.h);
+  const overlap = (b, x, y, w, h) => Math.max(0, Math.min(b.x + b.w, x + w) - Math.max(b.x, x)) * Math.max(0, Math.min(b.y + b.h, y + h) - Math.max(b.y, y));
+  const covered = (b) => boxes.reduce((a, o) => a + overlap(b, o.x, o.y, o.w, o.h), 0)
+    + dots.reduce((a, d) => a + overlap(b, d.x - d.r, d.y - d.r, 2 * d.r, 2 * d.r), 0);
+  const crowded = []; // labels that could not be placed clear of the others (for the tests)
   for (const l of labels) {
-    const w = ctx.measureText(l.text).width, h = 12, r = l.r + 3;
-    const at = [[r, -l.r - h / 2], [r, l.r - h / 2], [-r - w, -l.r - h / 2], [-r - w, l.r - h / 2], [-w / 2, -l.r - h - 3], [-w / 2, l.r + 3]]
-      .map(([dx, dy]) => ({ x: l.x + dx, y: l.y + dy, w, h }));
+    const w = ctx.measureText(l.text).width, h = 12;
+    const around = (r) => [[r + 3, -r - h / 2], [r + 3, r - h / 2], [-r - 3 - w, -r - h / 2], [-r - 3 - w, r - h / 2], [-w / 2, -r - h - 3], [-w / 2, r + 3]];
+    const at = [...around(l.r), ...around(l.r + 10)].map(([dx, dy]) => ({ x: l.x + dx, y: l.y + dy, w, h }));
     const inside = (c) => c.x >= 0 && c.y >= 0 && c.x + c.w <= cw && c.y + c.h <= ch;
-    const b = at.find((c) => inside(c) && !hits(c)) || at.find(inside) || at[0];
+    const fits = at.filter(inside);
+    const b = fits.find((c) => covered(c) === 0)
+      || fits.reduce((best, c) => (best && covered(best) <= covered(c) ? best : c), null) || at[0];
+    if (covered(b) > 0) crowded.push(l.text);
     boxes.push(b);
     ctx.fillStyle = l.color || '#1d232b'; ctx.textAlign = 'left'; ctx.textBaseline = 'middle';
     ctx.fillText(l.text, b.x, b.y + h / 2);
   }
+  return { labels: labels.length, crowded };
 }
 
 // A label for the point p (drawn `radius` pixels wide), placed with the others by placeLabels.

@@ -72,6 +72,18 @@ async function main() {
     const shot = async (id, name = id) => { await page.locator(`#${id}`).screenshot({ path: path.join(outDir, `demos-${name}.png`) }); };
     const near = (a, b, tol) => a.every((x, i) => Math.abs(x - b[i]) <= tol);
 
+    // E1 at its first positions: each choice of “arrow keys move” rings its point, and every point
+    // label (4 keys, 4 values, c, q) stays clear of the other labels, the points and the ring (q's
+    // label once sat on k3's with value 4 chosen). The query is chosen again after.
+    const crowded = [];
+    const choices = await page.$$eval('#e1 select option', (os) => os.map((o) => o.value));
+    for (const v of choices) {
+      await set('e1', 'select', v);
+      const l = await page.evaluate(() => window.__demos.labels.e1);
+      if (!l || l.labels !== 10 || l.crowded.length) crowded.push(`${v}: ${l ? `${l.labels} labels, crowded ${l.crowded.join(', ')}` : 'none placed'}`);
+    }
+    await set('e1', 'select', 'q');
+    check(choices.length === 9 && crowded.length === 0, `E1: with each of ${choices.length} points ringed, its 10 labels clear of each other (${crowded.join('; ') || 'none crowded'})`);
     // E1: a longer query widens the winner's margin and concentrates α on it.
     let r = await res('e1');
     const m1 = Math.max(...r.dev.alpha);
