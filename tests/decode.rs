@@ -220,12 +220,12 @@ fn shipped_dev_correct() -> usize {
     facts["dev_accuracy"]["correct"].as_u64().expect("correct") as usize
 }
 
-/// The shipped model answers the built-in dev set as its facts file says (every question, on the
-/// CPU backend; the first 12, for 16 steps, on the GPU: lavapipe is slow), with the cache as without it (the
-/// uncached path, which re-runs the whole context at every step, on the first 24 questions; the
-/// random models above compare the two on every prompt length). Decoding that stops once every
-/// answer of a chunk has closed (the evaluation's) gives a prefix of each full decoding, the same
-/// predictions, and fewer steps.
+/// The shipped model answers the built-in dev set as its facts file says (every question on the
+/// CPU backend; the first 12, for 16 steps, on the GPU: lavapipe is slow), with the cache as
+/// without it (the uncached path, which re-runs the whole context at every step, on the first 24
+/// questions; the random models above compare the two on every prompt length). Decoding that
+/// stops once every answer of a chunk has closed (the evaluation's) gives a prefix of each full
+/// decoding, the same predictions, and fewer steps.
 #[test]
 fn shipped_model_predictions_are_unchanged() {
     for dev in devices() {
