@@ -240,8 +240,9 @@ function build(item, hash) {
 
 // A link to a demo (the address on arrival, or one of the list's links clicked later) lands on its
 // card and stays there while the page above it grows (formulas rendered, the shipped model's cards
-// filled, a section 2 evaluation finishing): for 15 s, or until the reader scrolls, clicks or types,
-// every change of the page's size scrolls the card back to the top. A new link ends the last pin.
+// filled, a section 2 evaluation finishing) or below it (the page too short for the card to reach the
+// top): for 15 s, or until the reader scrolls, clicks or types, every change of the page's size
+// scrolls the card back to the top. A new link ends the last pin.
 let unpin = () => {};
 function pinTo(el) {
   unpin();
@@ -256,8 +257,10 @@ function pinTo(el) {
   unpin = stop;
   const STOPS = ['wheel', 'touchstart', 'pointerdown', 'keydown'];
   for (const ev of STOPS) window.addEventListener(ev, stop, { capture: true, passive: true });
+  // Its scroll margin below the top; where the page below it is still too short for that (the
+  // cards after the demos not filled in yet), it lands lower and the pin moves it up as they fill.
+  want = parseFloat(getComputedStyle(el).scrollMarginTop) || 0;
   el.scrollIntoView();
-  want = at(); // where scrollIntoView puts it (its scroll margin above)
   ro.observe(document.body);
   setTimeout(stop, 15000);
   state.pinned = el.id;
