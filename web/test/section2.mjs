@@ -41,7 +41,9 @@ async function main() {
     await page.waitForFunction(() => window.__demos.results.s2a && window.__demos.results.s2a.c, null, { timeout: TIMEOUT, polling: 500 });
     for (const id of ['s2c', 's2a']) {
       await page.click(`#demos .demo-toc a[href="#${id}"]`);
-      await page.waitForTimeout(300);
+      // Where the page below the card is still too short (the ViT card not built yet), the card
+      // reaches the top when the page grows: up to 5 s.
+      await page.waitForFunction((i) => Math.abs(document.getElementById(i).getBoundingClientRect().top) < 40, id, { timeout: 5000, polling: 100 }).catch(() => {});
       const top = await page.evaluate((i) => document.getElementById(i).getBoundingClientRect().top, id);
       check(Math.abs(top) < 40 && (await page.evaluate(() => location.hash.slice(0, 4))) === `#${id}`, `the link #${id} lands on its card (top at ${Math.round(top)} px)`);
     }
