@@ -130,7 +130,8 @@ async function run(d) {
         d.res = await gpuJob(() => d.item.compute(wasm, snap, d));
         d.limits.forEach((f) => f());
         d.snap = snap;
-        d.status.textContent = '';
+        // A message a card keeps (S2a's refused file) stays until the card itself clears it.
+        if (!d.status.dataset.keep) d.status.textContent = '';
         state.runs[d.item.id] = (state.runs[d.item.id] || 0) + 1;
         state.results[d.item.id] = d.res;
       } catch (e) {
@@ -308,6 +309,9 @@ async function main() {
 let modelList = [];
 const readModels = async () => { if (wasm) modelList = await gpuJob(() => wasm.demo_models()); };
 const rerunModels = () => {
+  // A model loaded or trained: S2a's kept message of an earlier refused file goes with the recompute.
+  const s2a = demos.get('s2a');
+  if (s2a) { delete s2a.status.dataset.keep; s2a.status.classList.remove('demo-error'); }
   readModels().catch(() => {});
   s2ModelsChanged();
   for (const d of demos.values()) if (d.item.usesModels || ['e8', 'e9'].includes(d.item.id)) run(d);

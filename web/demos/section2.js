@@ -103,6 +103,7 @@ const S2A = {
     box.querySelector('input').addEventListener('change', async (e) => {
       const f = e.target.files[0];
       if (!f) return;
+      delete d.status.dataset.keep;
       d.status.textContent = `Loading ${f.name}…`;
       d.status.classList.remove('demo-error');
       try {
@@ -110,6 +111,8 @@ const S2A = {
       } catch (err) {
         d.status.textContent = `Could not load ${f.name}: ${err.message || err}`;
         d.status.classList.add('demo-error');
+        // Kept while the card recomputes (a recompute that ends after this would clear it).
+        d.status.dataset.keep = '1';
       }
       e.target.value = '';
     });

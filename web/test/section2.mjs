@@ -139,6 +139,10 @@ async function main() {
       await window.attnlabDemos.s2Load('pretrained', new Uint8Array(await r.arrayBuffer()), 'test checkpoint');
     });
     await page.waitForFunction((n) => window.__demos.runs.s2a > n && window.__demos.results.s2a.c && window.__demos.results.s2a.c.probe, ar, { timeout: TIMEOUT, polling: 500 });
+    // The refusal above stayed while S2a recomputed (a recompute no longer clears it); a model
+    // loaded takes it away.
+    const s2aStatus = await page.textContent('#s2a .demo-status');
+    check(!/Could not load/.test(s2aStatus), `S2a: the earlier refusal is gone once a model is loaded (status “${s2aStatus}”)`);
     const firstAnswers = a.rows.map((r) => `${r.with_pretraining}/${r.without}`).join('|');
     a = await page.evaluate(() => window.__demos.results.s2a.c);
     check(a.rows.map((r) => `${r.with_pretraining}/${r.without}`).join('|') === firstAnswers,
