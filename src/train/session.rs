@@ -50,6 +50,16 @@ impl RunData {
         self.len() == 0
     }
 
+    /// Batch `s` of epoch `epoch` (0-based) in batches of `bs`: (x, y, rows), each row
+    /// BLOCK_SIZE − 1 tokens: the batch a run takes at that step.
+    pub fn batch(&self, bs: usize, epoch: usize, s: usize) -> Result<(Vec<u32>, Vec<u32>, usize)> {
+        let n = self.len();
+        match self {
+            RunData::Pretrain(d) => run::batch_of(&|i, e| d.get(i, e), n, bs, epoch, s),
+            RunData::Finetune(d) => run::batch_of(&|i, _| d.get(i), n, bs, epoch, s),
+        }
+    }
+
     /// The share of a batch's token positions a packed step runs (each row up to its last real
     /// target, `Trainer::step_packed`), over the first epoch's first `max` examples: about half
     /// for pretraining, a fifth for finetuning. A step of a packed run costs about this share of a
@@ -200,13 +210,9 @@ impl Session {
         }
         let steps = self.trainer.steps;
         let bs = self.trainer.cfg.batch_size.max(1);
-        let n = self.data.len();
         let per_epoch = self.steps_per_epoch().max(1) as u64;
         let (epoch, s) = ((steps / per_epoch) as usize, (steps % per_epoch) as usize);
-        let (x, y, rows) = match &self.data {
-            RunData::Pretrain(d) => run::batch_of(&|i, e| d.get(i, e), n, bs, epoch, s)?,
-            RunData::Finetune(d) => run::batch_of(&|i, _| d.get(i), n, bs, epoch, s)?,
-        };
+        let (x, y, rows) = self.data.batch(bs, epoch, s)?;
         let t = crate::data::BLOCK_SIZE - 1;
         let lr = self.trainer.lr;
         let micro = self.trainer.micro_begin(&x, &y, rows, t, rows * t)?;

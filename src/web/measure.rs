@@ -140,6 +140,30 @@ pub async fn page_fit(
     Ok(memory::largest_batch(&cfg, batch as usize, cfg.block_size, &lim) as u32)
 }
 
+/// A run's data and vocabulary as the page's run builds them: `kind` "pretrain" reads the
+/// pretraining text, "finetune" the TSV (its questions encoded with the text's vocabulary).
+fn run_data(
+    kind: &str,
+    wiki_name: &str,
+    wiki: &str,
+    tsv_name: &str,
+    tsv: &str,
+) -> Result<(RunData, Vocab), JsError> {
+    let spec = RunSpec {
+        kind: RunKind::from_name(kind).map_err(|e| JsError::new(&e.to_string()))?,
+        variant: Variant::Vanilla,
+        tiny: false,
+        pretrained: false,
+        overrides: Overrides::default(),
+        seed: 0,
+    };
+    let msg = |e: crate::Error| JsError::new(&e.to_string());
+    let vocab = Vocab::from_text(wiki, wiki_name).map_err(msg)?;
+    let data =
+        RunData::new(&spec, wiki, wiki_name, (tsv.as_bytes(), tsv_name), &vocab).map_err(msg)?;
+    Ok((data, vocab))
+}
+
 /// The share of token positions a packed step of this data runs (`RunData::packed_fill` over the
 /// first 1000 examples): `kind` "pretrain" reads the pretraining text, "finetune" the TSV. The
 /// measurement above times full 127-token rows; a run's step costs about this share of one.
@@ -151,25 +175,102 @@ pub fn page_packed_fill(
     tsv_name: String,
     tsv: String,
 ) -> Result<f64, JsError> {
-    let spec = RunSpec {
-        kind: RunKind::from_name(&kind).map_err(|e| JsError::new(&e.to_string()))?,
-        variant: Variant::Vanilla,
-        tiny: false,
-        pretrained: false,
-        overrides: Overrides::default(),
-        seed: 0,
+    let (data, _) = run_data(&kind, &wiki_name, &wiki, &tsv_name, &tsv)?;
+    data.packed_fill(1000)
+        .map_err(|e| JsError::new(&e.to_string()))
+}
+
+#[derive(Serialize)]
+struct RunStepTime {
+    rows: usize,
+    /// Engine calls a step is cut into on this device (`cut::micro_rows`).
+    calls: usize,
+    /// The first step, pipelines and buffers included.
+    first_ms: f64,
+    /// Each step after it (the mean over `repeats`).
+    ms_per_step: f64,
+    best_ms: f64,
+    /// One save's engine part: the training state to bytes (weights and AdamW moments read back).
+    save_ms: f64,
+}
+
+/// Time the steps a run of `kind` on this data takes, before it starts: a fresh `variant` GPT of
+/// this size on the run's first batches of `batch` rows, packed and cut into engine calls as the
+/// page's run on this device cuts them (`cut::micro_rows`), the host getting its turn between
+/// the calls and each step's loss read back, as the page's run does: one first step, then
+/// `repeats` steps; then one save of the training state. Returns `{rows, calls, first_ms,
+/// ms_per_step, best_ms, save_ms}`. Full-row steps scaled by the share of real positions
+/// (`page_time_step`, `page_packed_fill`) missed what a packed step of a few rows costs on a
+/// software adapter by half (README, the quick preset timed). Nothing of a run is touched.
+#[wasm_bindgen]
+#[allow(clippy::too_many_arguments)]
+pub async fn page_time_run(
+    kind: String,
+    variant: String,
+    n_layer: u32,
+    n_head: u32,
+    n_embd: u32,
+    wiki_name: String,
+    wiki: String,
+    tsv_name: String,
+    tsv: String,
+    batch: u32,
+    repeats: u32,
+) -> Result<JsValue, JsError> {
+    if !(1..=MAX_ROWS).contains(&batch) || !(1..=MAX_REPEATS).contains(&repeats) {
+        return Err(JsError::new(&format!(
+            "a measurement takes 1 to {MAX_ROWS} rows and 1 to {MAX_REPEATS} repeats, not {batch} \
+             and {repeats}"
+        )));
+    }
+    let variant = Variant::from_name(&variant).map_err(|e| JsError::new(&e.to_string()))?;
+    let (data, vocab) = run_data(&kind, &wiki_name, &wiki, &tsv_name, &tsv)?;
+    let cfg = sized(variant, n_layer, n_head, n_embd, vocab.len() as u32)?;
+    let g = device().await?;
+    let fail = |e: crate::Error| match lost_reason() {
+        Some(why) => JsError::new(&format!("the GPU device was lost ({why}): {e}")),
+        None => JsError::new(&e.to_string()),
     };
-    let msg = |e: crate::Error| JsError::new(&e.to_string());
-    let vocab = Vocab::from_text(&wiki, &wiki_name).map_err(msg)?;
-    let data = RunData::new(
-        &spec,
-        &wiki,
-        &wiki_name,
-        (tsv.as_bytes(), &tsv_name),
-        &vocab,
-    )
-    .map_err(msg)?;
-    data.packed_fill(1000).map_err(msg)
+    let bs = batch as usize;
+    let est = memory::estimate_training(&cfg, bs, cfg.block_size);
+    memory::check_fits(&est, &MemoryLimit::of_device(&g)).map_err(fail)?;
+    let model = Gpt::new(&g, cfg.clone(), 1).map_err(fail)?;
+    let cut = super::cut::micro_rows(&g, &cfg, model.num_params(), bs).unwrap_or(bs);
+    let tc = TrainConfig {
+        batch_size: bs,
+        ..TrainConfig::pretrain()
+    };
+    let mut tr = Trainer::new(model, tc, 0).map_err(fail)?;
+    let per_epoch = data.len().div_ceil(bs).max(1);
+    let mut each = Vec::with_capacity(repeats as usize + 1);
+    let mut rows = 0;
+    for s in 0..=repeats as usize {
+        crate::device::yield_to_host().await;
+        let t0 = now_ms();
+        let (x, y, r) = data.batch(bs, 0, s % per_epoch).map_err(fail)?;
+        rows = r;
+        let mut m = tr.micro_begin(&x, &y, r, T, r * T).map_err(fail)?;
+        while tr.micro_next(&mut m, cut).map_err(fail)? {
+            crate::device::yield_to_host().await;
+        }
+        let loss = tr.micro_finish(m).map_err(fail)?;
+        loss.to_vec_f32().await.map_err(fail)?;
+        each.push(now_ms() - t0);
+    }
+    let t0 = now_ms();
+    tr.state_to_bytes(&vocab.itos_string())
+        .await
+        .map_err(fail)?;
+    let save_ms = now_ms() - t0;
+    let timed = &each[1..];
+    to_js(&RunStepTime {
+        rows,
+        calls: rows.div_ceil(cut.max(1)).max(1),
+        first_ms: each[0],
+        ms_per_step: timed.iter().sum::<f64>() / timed.len() as f64,
+        best_ms: timed.iter().copied().fold(f64::INFINITY, f64::min),
+        save_ms,
+    })
 }
 
 /// The assignment's configuration at the form's size, checked (layers, heads, width, vocabulary).

@@ -1,7 +1,7 @@
 // The Train card's form: the presets and the hyperparameters, read and checked into a run spec by
 // the library (src/web/spec.rs); this file only moves values between the form and the engine.
 import { $, P, S } from './core.js';
-import { describe, fills, fits, quickFor, sizeRun } from './sizing.js';
+import { describe, fills, fits, quickFor, sizeRun, timeQuick } from './sizing.js';
 import { on } from './events.js';
 import { useNotes, useEmbedded } from './data.js';
 
@@ -47,6 +47,7 @@ async function sizeForm() {
   const mine = ++sizing;
   await fills();
   const fit = await fits().catch(() => null);
+  await timeQuick(S.sizing).catch((e) => console.warn('timing the quick preset failed:', e));
   if (mine !== sizing) return;
   S.fit = fit;
   const q = quickFor(S.sizing);

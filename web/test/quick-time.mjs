@@ -24,6 +24,15 @@ try {
   const note = await page.textContent('#preset-note');
   console.log(`${backend}: label ready ${((Date.now() - t0) / 1000).toFixed(1)} s after loading: ${label}`);
   console.log(`note: ${note}`);
+  // The measurement the label comes from, and the quick preset's estimated step.
+  const m = await page.evaluate(async () => {
+    const { S } = await import('./web/page/core.js');
+    const { quickFor } = await import('./web/page/sizing.js');
+    const q = quickFor(S.sizing);
+    const f = (x) => `${x.rows} rows ${(x.best_ms ?? x.ms_per_step).toFixed(0)}/${x.ms_per_step.toFixed(0)} ms`;
+    return `tiny ${f(S.sizing.small)}, ${f(S.sizing.large)} (best/mean); quick: batch ${q.pre_batch}, estimated ${q.msPerStep.toFixed(0)} ms a pretraining step, ${(1000 * q.ftS / Math.max(1, q.ftSteps)).toFixed(0)} ms a finetuning step`;
+  });
+  console.log(`measured: ${m}`);
   let prevChunks = 0;
   const run = async (button, kind) => {
     const before = await page.evaluate(() => window.__page.finished || 0);
