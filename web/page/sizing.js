@@ -187,20 +187,28 @@ function quickKey(batch) {
 const saveShare = (m) => m.save_ms / Math.max(SAVE_MIN_MS, SAVE_COST_RATIO * m.save_ms);
 const runStepMs = (m) => m.ms_per_step * (1 + saveShare(m));
 
-export async function timeQuick(z) {
+// Timings under way, by key: two sizings asked for at once time the run once.
+const timing = new Map();
+export function timeQuick(z) {
   const batch = quickFor(z).pre_batch;
   const key = quickKey(batch);
   const w = quickText();
   const t = data.train;
-  if (!w || (z.runs && z.runs[key])) return;
-  const d = P.presets.tiny;
-  // A few rows a step: steps differ by their batch's longest row, so more of them are timed.
-  const repeats = batch < 32 ? 5 : 2;
-  const time = (kind) => job('measure', () => P.wasm.page_time_run(kind, variantNow(), d.n_layer, d.n_head, d.n_embd,
-    w.name, w.text, t ? t.name : '', t ? t.text : '', batch, repeats));
-  const got = { pre: await time('pretrain'), ft: t ? await time('finetune') : null };
-  z.runs = { ...(z.runs || {}), [key]: got };
-  try { localStorage.setItem(KEY, JSON.stringify(z)); } catch { /* storage can be off */ }
+  if (!w || (z.runs && z.runs[key])) return Promise.resolve();
+  if (!timing.has(key)) {
+    const d = P.presets.tiny;
+    // A few rows a step: steps differ by their batch's longest row, so more of them are timed.
+    const repeats = batch < 32 ? 5 : 2;
+    const time = (kind) => job('measure', () => P.wasm.page_time_run(kind, variantNow(), d.n_layer, d.n_head, d.n_embd,
+      w.name, w.text, t ? t.name : '', t ? t.text : '', batch, repeats));
+    timing.set(key, (async () => {
+      // A question file the run could not read leaves the finetuning to the device model's estimate.
+      const got = { pre: await time('pretrain'), ft: t ? await time('finetune').catch(() => null) : null };
+      z.runs = { ...(z.runs || {}), [key]: got };
+      try { localStorage.setItem(KEY, JSON.stringify(z)); } catch { /* storage can be off */ }
+    })().finally(() => timing.delete(key)));
+  }
+  return timing.get(key);
 }
 
 // The largest batches of the middle and full presets that fit this device (page_fit), per preset
