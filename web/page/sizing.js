@@ -311,7 +311,7 @@ export function describe(z, quick, mid, full) {
     quick: `Tiny model (2 layers, 4 heads, width 64) at batch ${quick.pre_batch}: pretraining ${quick.preSteps.toLocaleString()} steps ` +
       `(${epochsOf(quick)}) ≈ ${duration(quick.preS)}, finetuning ${quick.ftSteps.toLocaleString()} steps ≈ ${duration(quick.ftS)} on this device. ` +
       'It shows the flow and the falling loss, not knowledge: expect the tiny model to answer one or two common places to every question.',
-    quickMore: `A step of ${quick.pre_batch} rows takes about ${duration(quick.msPerStep / 1000)} here. ${quick.timed ? timedRun(quick) : packed(textFor('quick').fill)} ${warm}`,
+    quickMore: `A step of ${quick.pre_batch} rows takes about ${duration(quick.msPerStep / 1000)} here${quick.timed ? ', its share of the saves included' : ''}. ${quick.timed ? timedRun(quick) : packed(textFor('quick').fill)} ${warm}`,
     middle: mid.tooLarge ? cli : `Half the shipped model’s depth (${m.n_layer} layers, ${m.n_head} heads, width ${m.n_embd}): ${mf.pre_epochs} pretraining epochs ` +
       `${onNotes() ? 'on the built-in people’s birth notes (the Data card switches to them; the other presets switch back)' : 'on your pretraining text (measured on the built-in corpus’s birth notes: use them to run it as measured)'}, ` +
       `then ${mf.ft_epochs} finetuning epochs from that model (the Finetune fields take them when the pretraining ends). ` +
