@@ -34,39 +34,45 @@ export function begin(cv) {
   ctx.clearRect(0, 0, w, h);
   ctx.font = `${w < 420 ? 11 : 13}px system-ui, sans-serif`;
   ctx.textBaseline = 'middle';
-  pending = { ctx, w, h, dots: [], labels: [], taken: [] };
+  pending = { ctx, w, h, dots: [], labels: [], taken: [], planes: [] };
   return { ctx, w, h };
 }
 
 // Point labels are placed after the whole picture is drawn (placeLabels, called by demos.js), each
-// beside its point where it covers no other point and no other label, inside the canvas: six
-// places around the point, then the same six a little further out; where every one is taken, the
-// one it overlaps least.
+// beside its point where it covers no other point and no other label, inside its point's plane
+// (inside the canvas where no place around the point fits the plane): six places around the
+// point, then the same six a little further out; where every one is taken, the one it overlaps
+// least.
 let pending = null;
 
 export function placeLabels() {
   if (!pending) return null;
-  const { ctx, dots, labels, w: cw, h: ch, taken } = pending;
+  const { ctx, dots, labels, w: cw, h: ch, taken, planes } = pending;
   pending = null;
   const boxes = [...taken];
   const overlap = (b, x, y, w, h) => Math.max(0, Math.min(b.x + b.w, x + w) - Math.max(b.x, x)) * Math.max(0, Math.min(b.y + b.h, y + h) - Math.max(b.y, y));
   const covered = (b) => boxes.reduce((a, o) => a + overlap(b, o.x, o.y, o.w, o.h), 0)
     + dots.reduce((a, d) => a + overlap(b, d.x - d.r, d.y - d.r, 2 * d.r, 2 * d.r), 0);
   const crowded = []; // labels that could not be placed clear of the others (for the tests)
+  const strays = []; // labels drawn outside their point's plane (for the tests)
+  const within = (c, b) => c.x >= b.x && c.y >= b.y && c.x + c.w <= b.x + b.w && c.y + c.h <= b.y + b.h;
+  const canvas = { x: 0, y: 0, w: cw, h: ch };
   for (const l of labels) {
     const w = ctx.measureText(l.text).width, h = 12;
     const around = (r) => [[r + 3, -r - h / 2], [r + 3, r - h / 2], [-r - 3 - w, -r - h / 2], [-r - 3 - w, r - h / 2], [-w / 2, -r - h - 3], [-w / 2, r + 3]];
     const at = [...around(l.r), ...around(l.r + 10)].map(([dx, dy]) => ({ x: l.x + dx, y: l.y + dy, w, h }));
-    const inside = (c) => c.x >= 0 && c.y >= 0 && c.x + c.w <= cw && c.y + c.h <= ch;
-    const fits = at.filter(inside);
+    const home = planes.find((b) => l.x >= b.x && l.x <= b.x + b.w && l.y >= b.y && l.y <= b.y + b.h);
+    const inPlane = home ? at.filter((c) => within(c, home)) : [];
+    const fits = inPlane.length ? inPlane : at.filter((c) => within(c, canvas));
     const b = fits.find((c) => covered(c) === 0)
       || fits.reduce((best, c) => (best && covered(best) <= covered(c) ? best : c), null) || at[0];
     if (covered(b) > 0) crowded.push(l.text);
+    if (home && !within(b, home)) strays.push(l.text);
     boxes.push(b);
     ctx.fillStyle = l.color || '#1d232b'; ctx.textAlign = 'left'; ctx.textBaseline = 'middle';
     ctx.fillText(l.text, b.x, b.y + h / 2);
   }
-  return { labels: labels.length, crowded };
+  return { labels: labels.length, crowded, strays };
 }
 
 // A label for the point p (drawn `radius` pixels wide), placed with the others by placeLabels.
@@ -116,6 +122,7 @@ export function plane(ctx, box, r, title) {
   ctx.strokeStyle = '#d8dde3';
   ctx.lineWidth = 1;
   ctx.strokeRect(x, y, s, s);
+  if (pending && pending.ctx === ctx) pending.planes.push({ x, y, w: s, h: s });
   ctx.beginPath();
   const [ox, oy] = map([0, 0]);
   ctx.moveTo(x, oy); ctx.lineTo(x + s, oy);

@@ -89,6 +89,10 @@ async function main() {
     const m1 = Math.max(...r.dev.alpha);
     r = await set('e1', 'input[id$="-scale"]', 8);
     check(Math.max(...r.dev.alpha) > m1 && r.margin > 0, `E1: query ×8 raises max α ${m1.toFixed(3)} → ${Math.max(...r.dev.alpha).toFixed(3)}`);
+    // The long query is drawn at the keys plane's edge with its length in its label ("q (‖q‖ = 4.3)"),
+    // which once ran across into the values plane.
+    const long = await page.evaluate(() => window.__demos.labels.e1);
+    check(long && long.labels === 10 && long.strays.length === 0, `E1: at query ×8 every label stays in its own plane (${long ? `outside: ${long.strays.join(', ') || 'none'}` : 'none placed'})`);
     // Keyboard: focus the canvas and move the query with an arrow key.
     await page.evaluate(() => { document.querySelector('#e1 canvas').focus(); });
     const alphaBefore = (await res('e1')).dev.alpha;
