@@ -2,8 +2,8 @@
 //! tiny-preset training steps as the native `bench` binary, timed by wall clock (`performance.now()`)
 //! on the page's shared device.
 
+use super::device;
 use super::js::to_js;
-use super::{device, lost_reason};
 use wasm_bindgen::prelude::*;
 
 /// Accepted ranges (the page checks the same ones before calling).
@@ -53,10 +53,7 @@ pub async fn page_bench(
         &mut report,
     )
     .await
-    .map_err(|e| match lost_reason() {
-        Some(why) => JsError::new(&format!("the GPU device was lost ({why}): {e}")),
-        None => JsError::new(&e.to_string()),
-    })?;
+    .map_err(super::measure::engine_error)?;
     to_js(&r)
 }
 

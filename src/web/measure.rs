@@ -45,6 +45,25 @@ pub(super) fn now_ms() -> f64 {
         .unwrap_or_else(|_| js_sys::Date::now())
 }
 
+/// A measurement is short by design: 1 to MAX_ROWS rows, 1 to MAX_REPEATS repeats.
+fn check_size(rows: u32, repeats: u32) -> Result<(), JsError> {
+    if !(1..=MAX_ROWS).contains(&rows) || !(1..=MAX_REPEATS).contains(&repeats) {
+        return Err(JsError::new(&format!(
+            "a measurement takes 1 to {MAX_ROWS} rows and 1 to {MAX_REPEATS} repeats, not {rows} \
+             and {repeats}"
+        )));
+    }
+    Ok(())
+}
+
+/// An engine error as the page shows it, saying so when the GPU device was lost meanwhile.
+pub(super) fn engine_error(e: crate::Error) -> JsError {
+    match lost_reason() {
+        Some(why) => JsError::new(&format!("the GPU device was lost ({why}): {e}")),
+        None => JsError::new(&e.to_string()),
+    }
+}
+
 /// Time training steps of a `variant` GPT with `n_layer` layers, `n_head` heads, width `n_embd`
 /// and `vocab_size` characters on `rows` x 127 tokens (the assignment's dropout, AdamW, clipping):
 /// one first step read back, then `repeats` steps, each read back. Returns `{rows, t, first_ms,
@@ -59,30 +78,13 @@ pub async fn page_time_step(
     rows: u32,
     repeats: u32,
 ) -> Result<JsValue, JsError> {
-    let variant = match variant.as_str() {
-        "vanilla" => Variant::Vanilla,
-        "synthesizer" => Variant::Synthesizer,
-        v => {
-            return Err(JsError::new(&format!(
-                "unknown attention variant '{v}'; choose vanilla or synthesizer"
-            )))
-        }
-    };
-    if !(1..=MAX_ROWS).contains(&rows) || !(1..=MAX_REPEATS).contains(&repeats) {
-        return Err(JsError::new(&format!(
-            "a measurement takes 1 to {MAX_ROWS} rows and 1 to {MAX_REPEATS} repeats, not {rows} \
-             and {repeats}"
-        )));
-    }
+    let variant = Variant::from_name(&variant).map_err(|e| JsError::new(&e.to_string()))?;
+    check_size(rows, repeats)?;
     let cfg = sized(variant, n_layer, n_head, n_embd, vocab_size)?;
     let g = device().await?;
-    let fail = |e: crate::Error| match lost_reason() {
-        Some(why) => JsError::new(&format!("the GPU device was lost ({why}): {e}")),
-        None => JsError::new(&e.to_string()),
-    };
-    let model = Gpt::new(&g, cfg, 1).map_err(fail)?;
+    let model = Gpt::new(&g, cfg, 1).map_err(engine_error)?;
     let params = model.num_params();
-    let mut tr = Trainer::new(model, TrainConfig::pretrain(), 0).map_err(fail)?;
+    let mut tr = Trainer::new(model, TrainConfig::pretrain(), 0).map_err(engine_error)?;
     crate::device::yield_to_host().await;
     let rows = rows as usize;
     let vocab = (vocab_size as usize).max(2);
@@ -91,10 +93,10 @@ pub async fn page_time_step(
         .collect();
     let t0 = now_ms();
     tr.step(&x, &x, rows, T)
-        .map_err(fail)?
+        .map_err(engine_error)?
         .to_vec_f32()
         .await
-        .map_err(fail)?;
+        .map_err(engine_error)?;
     let first_ms = now_ms() - t0;
     crate::device::yield_to_host().await;
     // Each step read back before the next is recorded, as the page's training loop does at least
@@ -103,10 +105,10 @@ pub async fn page_time_step(
     for _ in 0..repeats {
         let t1 = now_ms();
         tr.step(&x, &x, rows, T)
-            .map_err(fail)?
+            .map_err(engine_error)?
             .to_vec_f32()
             .await
-            .map_err(fail)?;
+            .map_err(engine_error)?;
         each.push(now_ms() - t1);
     }
     let ms_per_step = each.iter().sum::<f64>() / each.len() as f64;
@@ -217,50 +219,41 @@ pub async fn page_time_run(
     batch: u32,
     repeats: u32,
 ) -> Result<JsValue, JsError> {
-    if !(1..=MAX_ROWS).contains(&batch) || !(1..=MAX_REPEATS).contains(&repeats) {
-        return Err(JsError::new(&format!(
-            "a measurement takes 1 to {MAX_ROWS} rows and 1 to {MAX_REPEATS} repeats, not {batch} \
-             and {repeats}"
-        )));
-    }
+    check_size(batch, repeats)?;
     let variant = Variant::from_name(&variant).map_err(|e| JsError::new(&e.to_string()))?;
     let (data, vocab) = run_data(&kind, &wiki_name, &wiki, &tsv_name, &tsv)?;
     let cfg = sized(variant, n_layer, n_head, n_embd, vocab.len() as u32)?;
     let g = device().await?;
-    let fail = |e: crate::Error| match lost_reason() {
-        Some(why) => JsError::new(&format!("the GPU device was lost ({why}): {e}")),
-        None => JsError::new(&e.to_string()),
-    };
     let bs = batch as usize;
     let est = memory::estimate_training(&cfg, bs, cfg.block_size);
-    memory::check_fits(&est, &MemoryLimit::of_device(&g)).map_err(fail)?;
-    let model = Gpt::new(&g, cfg.clone(), 1).map_err(fail)?;
+    memory::check_fits(&est, &MemoryLimit::of_device(&g)).map_err(engine_error)?;
+    let model = Gpt::new(&g, cfg.clone(), 1).map_err(engine_error)?;
     let cut = super::cut::micro_rows(&g, &cfg, model.num_params(), bs).unwrap_or(bs);
     let tc = TrainConfig {
         batch_size: bs,
         ..TrainConfig::pretrain()
     };
-    let mut tr = Trainer::new(model, tc, 0).map_err(fail)?;
+    let mut tr = Trainer::new(model, tc, 0).map_err(engine_error)?;
     let per_epoch = data.len().div_ceil(bs).max(1);
     let mut each = Vec::with_capacity(repeats as usize + 1);
     let mut rows = 0;
     for s in 0..=repeats as usize {
         crate::device::yield_to_host().await;
         let t0 = now_ms();
-        let (x, y, r) = data.batch(bs, 0, s % per_epoch).map_err(fail)?;
+        let (x, y, r) = data.batch(bs, 0, s % per_epoch).map_err(engine_error)?;
         rows = r;
-        let mut m = tr.micro_begin(&x, &y, r, T, r * T).map_err(fail)?;
-        while tr.micro_next(&mut m, cut).map_err(fail)? {
+        let mut m = tr.micro_begin(&x, &y, r, T, r * T).map_err(engine_error)?;
+        while tr.micro_next(&mut m, cut).map_err(engine_error)? {
             crate::device::yield_to_host().await;
         }
-        let loss = tr.micro_finish(m).map_err(fail)?;
-        loss.to_vec_f32().await.map_err(fail)?;
+        let loss = tr.micro_finish(m).map_err(engine_error)?;
+        loss.to_vec_f32().await.map_err(engine_error)?;
         each.push(now_ms() - t0);
     }
     let t0 = now_ms();
     tr.state_to_bytes(&vocab.itos_string())
         .await
-        .map_err(fail)?;
+        .map_err(engine_error)?;
     let save_ms = now_ms() - t0;
     let timed = &each[1..];
     to_js(&RunStepTime {
