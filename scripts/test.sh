@@ -3,8 +3,8 @@
 # tests, the page's modules (no import circle; every engine call an export), then the page in
 # headless Chromium, in this order: the kernel checks (WebGPU, and both wasm builds' CPU backend);
 # the attention demos and the section 2 demos (WebGPU, then the CPU backend); the training page, the
-# engine door and the benchmark card (WebGPU); the Device card's matmul kernel and the course model
-# (both backends); the page without WebGPU; the training page on the CPU backend; the page as a
+# engine door and the benchmark card (WebGPU); the Device card's matmul kernel, the course model and
+# the shipped synthesizer (both backends); the page without WebGPU; the training page on the CPU backend; the page as a
 # student meets it (both); steps in parts and an evaluation split across two engines (CPU backend,
 # isolated or not); the ViT card (both); axe-core's accessibility audit (both).
 # Exits non-zero on the first failure.
@@ -58,59 +58,28 @@ for _ in $(seq 50); do
   sleep 0.2
 done
 url="http://127.0.0.1:$port/"
+# One browser test, web/test/NAME.mjs on the page, with VAR=value settings before its name; `both`
+# runs it on WebGPU, then on the CPU backend; `took LABEL` says how long the tests since the last
+# `took` ran.
+page_test() { env "${@:1:$#-1}" node "web/test/${!#}.mjs" "$url"; }
+both() { page_test "$@"; page_test ATTNLAB_BACKEND=cpu "$@"; }
+took() { echo "   ($1: $((SECONDS - t0)) s)"; t0=$SECONDS; }
 t0=$SECONDS
-node web/test/checks.mjs "$url"
 # The CPU backend's kernels in both wasm builds: relaxed SIMD (Chromium offers it) and SIMD128.
-ATTNLAB_BACKEND=cpu node web/test/checks.mjs "$url"
-ATTNLAB_BACKEND=cpu ATTNLAB_QUERY=simd=128 node web/test/checks.mjs "$url"
-echo "   (kernel checks: $((SECONDS - t0)) s)"
-t0=$SECONDS
-node web/test/demos.mjs "$url"
-ATTNLAB_BACKEND=cpu node web/test/demos.mjs "$url"
-echo "   (demos, WebGPU then the CPU backend: $((SECONDS - t0)) s)"
-t0=$SECONDS
-node web/test/section2.mjs "$url"
-ATTNLAB_BACKEND=cpu node web/test/section2.mjs "$url"
-echo "   (section 2 demos, WebGPU then the CPU backend: $((SECONDS - t0)) s)"
-t0=$SECONDS
-ATTNLAB_FIXTURE="$fixture" node web/test/page.mjs "$url"
-echo "   (page: $((SECONDS - t0)) s)"
-t0=$SECONDS
-node web/test/engine.mjs "$url"
-echo "   (the engine door: $((SECONDS - t0)) s)"
-t0=$SECONDS
-node web/test/bench.mjs "$url"
-echo "   (benchmark card: $((SECONDS - t0)) s)"
-t0=$SECONDS
-node web/test/matmul.mjs "$url"
-ATTNLAB_BACKEND=cpu node web/test/matmul.mjs "$url"
-echo "   (the Device card's matmul kernel, both backends: $((SECONDS - t0)) s)"
-t0=$SECONDS
-node web/test/course.mjs "$url"
-ATTNLAB_BACKEND=cpu node web/test/course.mjs "$url"
-echo "   (the course model, loaded and asked, WebGPU then the CPU backend: $((SECONDS - t0)) s)"
-t0=$SECONDS
-node web/test/nogpu.mjs "$url"
-echo "   (without WebGPU, CPU backend: $((SECONDS - t0)) s)"
-t0=$SECONDS
-ATTNLAB_BACKEND=cpu ATTNLAB_FIXTURE="$fixture" node web/test/page.mjs "$url"
-echo "   (the training page again, on the CPU backend: $((SECONDS - t0)) s)"
-t0=$SECONDS
-node web/test/student.mjs "$url"
-ATTNLAB_BACKEND=cpu node web/test/student.mjs "$url"
-echo "   (the page as a student meets it: presets, evaluations, two models; WebGPU then the CPU backend: $((SECONDS - t0)) s)"
-t0=$SECONDS
-ATTNLAB_FIXTURE="$fixture" node web/test/workers.mjs "$url"
-echo "   (steps in parts and two engines on the CPU backend, isolated or not: $((SECONDS - t0)) s)"
-t0=$SECONDS
-ATTNLAB_FIXTURE="$fixture" node web/test/eval-workers.mjs "$url"
-echo "   (an evaluation split across two engines, isolated or not, and a helper that does not start: $((SECONDS - t0)) s)"
-t0=$SECONDS
-node web/test/vit.mjs "$url"
-ATTNLAB_BACKEND=cpu node web/test/vit.mjs "$url"
-echo "   (the ViT card, WebGPU then the CPU backend: $((SECONDS - t0)) s)"
-t0=$SECONDS
-node web/test/a11y.mjs "$url"
-ATTNLAB_BACKEND=cpu node web/test/a11y.mjs "$url"
-echo "   (accessibility, axe-core at 1280 and 390 px, WebGPU then the CPU backend: $((SECONDS - t0)) s)"
+both checks; page_test ATTNLAB_BACKEND=cpu ATTNLAB_QUERY=simd=128 checks; took 'kernel checks'
+both demos; took 'demos, WebGPU then the CPU backend'
+both section2; took 'section 2 demos, WebGPU then the CPU backend'
+page_test ATTNLAB_FIXTURE="$fixture" page; took 'page'
+page_test engine; took 'the engine door'
+page_test bench; took 'benchmark card'
+both matmul; took "the Device card's matmul kernel, both backends"
+both course; took 'the course model, loaded and asked, WebGPU then the CPU backend'
+both synth; took 'the shipped synthesizer, loaded from E9, asked and evaluated, WebGPU then the CPU backend'
+page_test nogpu; took 'without WebGPU, CPU backend'
+page_test ATTNLAB_BACKEND=cpu ATTNLAB_FIXTURE="$fixture" page; took 'the training page again, on the CPU backend'
+both student; took 'the page as a student meets it: presets, evaluations, two models; WebGPU then the CPU backend'
+page_test ATTNLAB_FIXTURE="$fixture" workers; took 'steps in parts and two engines on the CPU backend, isolated or not'
+page_test ATTNLAB_FIXTURE="$fixture" eval-workers; took 'an evaluation split across two engines, isolated or not, and a helper that does not start'
+both vit; took 'the ViT card, WebGPU then the CPU backend'
+both a11y; took 'accessibility, axe-core at 1280 and 390 px, WebGPU then the CPU backend'
 echo "== all tests passed"

@@ -19,7 +19,7 @@ import { fetchServed, prepareData, restoreFiles, useEmbedded, useServed, wireDat
 import { loadShipped, readShippedFacts, showShipped } from './page/shipped.js';
 import { offerSaved, redrawChart, savedStatus, wireTraining } from './page/train.js';
 import { restoreModels, wireModels } from './page/models.js';
-import { wireCourse } from './page/course.js';
+import { wireOnDemand } from './page/ondemand.js';
 import { wireAsk } from './page/ask.js';
 import { wireEval } from './page/eval.js';
 import { on } from './page/events.js';
@@ -73,7 +73,7 @@ export async function startPage(w, device, browserInfo, workers) {
   P.deviceKey = `${device.kind}:${device.kind === 'cpu' ? device.describe : device.adapter.name}:${browserInfo ? [browserInfo.vendor, browserInfo.architecture].join('/') : ''}`;
   applyPreset('quick');
   wireData(); wireForm(); wireTraining(); wireModels(); wireEval(); wireAsk(); keepFocus();
-  wireCourse();
+  wireOnDemand();
   // The demos' E8/E9 read the same registry (src/web/models.rs): they only redraw, nothing is
   // copied or uploaded again.
   on('models', () => { if (window.attnlabDemos) window.attnlabDemos.modelsChanged(); });

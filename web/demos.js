@@ -94,6 +94,9 @@ function control(d, c) {
       d.sync.forEach((f) => f());
       if (rerun !== false) changed(d);
     });
+    // A button with nothing to do once the result has what it asks for (E9's "load the shipped
+    // synthesizer" once a synthesizer model is loaded) is hidden then.
+    if (c.hideFrom) d.limits.push(() => { wrap.hidden = !!(d.res && c.hideFrom(d.res)); });
   }
   // A control with nothing to do in the other settings (E10's kernel width when it imitates the
   // identity) is disabled then, its reason in its title.

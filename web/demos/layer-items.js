@@ -24,12 +24,12 @@ async function modelMaps(wasm, variant, text) {
   try { return await wasm.demo_model_maps(variant, text); } catch (e) { return { error: String(e.message || e) }; }
 }
 
-function drawModelGrid(ctx, box, m, layer, title, headSel = null) {
+function drawModelGrid(ctx, box, m, layer, title, headSel = null, missing = NO_MODEL) {
   const { x, y, w, h } = box;
   if (!m || m.missing || m.error) {
     ctx.fillStyle = '#5b6673'; ctx.textAlign = 'left';
     // Wrapped to the box: side by side (E9) the two notes would otherwise run into each other.
-    const words = `${title}: ${m && m.error ? m.error : NO_MODEL}`.split(' ');
+    const words = `${title}: ${m && m.error ? m.error : missing}`.split(' ');
     let line = '', ly = y + 12;
     for (const word of words) {
       if (line && ctx.measureText(`${line} ${word}`).width > w) { ctx.fillText(line, x, ly); line = word; ly += 14; } else line = line ? `${line} ${word}` : word;
@@ -199,6 +199,12 @@ const E9 = {
     { type: 'range', key: 't', label: 'positions T', min: 2, max: 16, step: 1 },
     { type: 'button', label: 'new weights', action: (st) => { st.seed += 1; } },
     { type: 'text', key: 'text', label: 'question for the trained models' },
+    // The page ships a trained synthesizer but loads it only when asked (web/page/ondemand.js
+    // listens for this event); the button goes once a synthesizer model is there.
+    {
+      type: 'button', label: 'load the shipped synthesizer model', hideFrom: (r) => !r.synth.missing,
+      action: () => { window.dispatchEvent(new CustomEvent('attnlab-load-model', { detail: 'synth' })); return false; },
+    },
     { type: 'range', key: 'layer', label: 'model layer', min: 0, max: 7, step: 1, show: (v) => String(v + 1), maxFrom: (r) => Math.max(r.vanilla.layers || 0, r.synth.layers || 0) - 1 },
     { type: 'range', key: 'head', label: 'model head', min: 0, max: 7, step: 1, show: (v) => String(v + 1), maxFrom: (r) => Math.max(r.vanilla.heads || 0, r.synth.heads || 0) - 1 },
   ],
@@ -221,7 +227,8 @@ const E9 = {
     }
     const y = top + 10, hh = h - y;
     drawModelGrid(ctx, { x: 0, y, w: half - 8, h: hh }, d.res.vanilla, d.snap.layer, 'vanilla', d.snap.head);
-    drawModelGrid(ctx, { x: half, y, w: half - 8, h: hh }, d.res.synth, d.snap.layer, 'synthesizer', d.snap.head);
+    drawModelGrid(ctx, { x: half, y, w: half - 8, h: hh }, d.res.synth, d.snap.layer, 'synthesizer', d.snap.head,
+      'press “load the shipped synthesizer model”, or train or load one in the Train panel.');
   },
   numbers(d) {
     const { toy } = d.res;

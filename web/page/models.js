@@ -5,7 +5,7 @@ import { $, P, S, data, job, running, setStatus } from './core.js';
 import { errText, esc, fmt, showBox } from './ui.js';
 import { emit, on } from './events.js';
 import { loadShipped, showShipped } from './shipped.js';
-import { loadCourse } from './course.js';
+import { loadOnDemand, onDemandOf } from './ondemand.js';
 
 // ---------------------------------------------------------------------------------------------
 // Models
@@ -133,8 +133,8 @@ export async function uploadModel(file) {
 }
 
 // The models kept in this browser; returns the variants it had a model for. A "model:vanilla"
-// record of {shipped: true} or {course: true} means the shipped or the course model (loaded again
-// from the server, not stored).
+// record of {shipped: true} means the shipped model, one of {onDemand: id} (or an earlier page's
+// {course: true}) a model of web/page/ondemand.js: loaded again from the server, not stored.
 export async function restoreModels() {
   const had = [];
   for (const v of ['vanilla', 'synthesizer']) {
@@ -145,8 +145,8 @@ export async function restoreModels() {
       await loadShipped(false);
       continue;
     }
-    if (rec.course) {
-      await loadCourse(false);
+    if (onDemandOf(rec)) {
+      await loadOnDemand(onDemandOf(rec), false);
       continue;
     }
     try {

@@ -103,7 +103,9 @@ export function showShipped() {
     ask.innerHTML = `<p>${standIn ? `${who}. Answering` : 'Answering'} with the <strong>shipped model</strong> (${what}, trained on the built-in corpus)` +
       `${f ? `: ${factsLine(f)}` : ''}. Train or load your own model to ask it instead` +
       `<span id="ask-course-hint"${S.course && S.course.facts && S.course.state !== 'loaded' ? '' : ' hidden'}>; about the course’s people (your copy of its birth_dev.tsv), ` +
-      'load the <a href="#course-box">course model</a>, trained here on the course’s files</span>.</p>' +
+      'load the <a href="#course-box">course model</a>, trained here on the course’s files</span>' +
+      `<span id="ask-synth-hint"${S.synth && S.synth.facts && S.synth.state !== 'loaded' ? '' : ' hidden'}>; for synthesizer attention beside it, ` +
+      'load the <a href="#synth-box">shipped synthesizer</a></span>.</p>' +
       `<p class="ask-examples muted small" id="ask-examples"></p>`;
     ask.hidden = false;
     showExamples();
