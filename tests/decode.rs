@@ -180,15 +180,15 @@ fn cached_decoding_equals_uncached() {
     }
 }
 
-/// The shipped model (web/models/builtin-vanilla.safetensors) with its vocabulary.
-fn shipped_model(dev: &Rc<Device>) -> (Gpt, Vocab) {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/web/models/builtin-vanilla.safetensors"
+/// A shipped model (web/models/NAME.safetensors) with its vocabulary.
+fn shipped_model(dev: &Rc<Device>, name: &str) -> (Gpt, Vocab) {
+    let path = format!(
+        "{}/web/models/{name}.safetensors",
+        env!("CARGO_MANIFEST_DIR")
     );
-    let bytes = std::fs::read(path).expect("the shipped model");
-    let (model, header) = checkpoint::from_bytes(dev, &bytes, None, path).expect("checkpoint");
-    let vocab = Vocab::from_itos(&header.vocab, path).expect("vocab");
+    let bytes = std::fs::read(&path).expect("the shipped model");
+    let (model, header) = checkpoint::from_bytes(dev, &bytes, None, &path).expect("checkpoint");
+    let vocab = Vocab::from_itos(&header.vocab, &path).expect("vocab");
     (model, vocab)
 }
 
@@ -207,15 +207,12 @@ fn dev_questions(vocab: &Vocab) -> (Vec<Row>, Vec<Vec<u32>>) {
     (rows, prompts)
 }
 
-/// How many dev questions the shipped model answers right, as its facts file
-/// (web/models/builtin-vanilla.json) records it.
-fn shipped_dev_correct() -> usize {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/web/models/builtin-vanilla.json"
-    );
+/// How many dev questions a shipped model answers right, as its facts file
+/// (web/models/NAME.json) records it.
+fn shipped_dev_correct(name: &str) -> usize {
+    let path = format!("{}/web/models/{name}.json", env!("CARGO_MANIFEST_DIR"));
     let facts: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(path).expect("facts")).expect("json");
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("facts")).expect("json");
     assert_eq!(facts["dev_accuracy"]["total"], 136, "{path}");
     facts["dev_accuracy"]["correct"].as_u64().expect("correct") as usize
 }
@@ -229,7 +226,7 @@ fn shipped_dev_correct() -> usize {
 #[test]
 fn shipped_model_predictions_are_unchanged() {
     for dev in devices() {
-        let (model, vocab) = shipped_model(&dev);
+        let (model, vocab) = shipped_model(&dev, "builtin-vanilla");
         let (rows, mut ps) = dev_questions(&vocab);
         assert_eq!(ps.len(), 136, "the built-in dev set");
         // The evaluation's 32 steps; 16 on the GPU (lavapipe takes about 0.6 s a step here).
@@ -262,7 +259,7 @@ fn shipped_model_predictions_are_unchanged() {
                 .expect("answers");
             assert_eq!(
                 (correct, total),
-                (shipped_dev_correct(), 136),
+                (shipped_dev_correct("builtin-vanilla"), 136),
                 "{}: the shipped model's dev score",
                 dev.kind()
             );
@@ -304,6 +301,44 @@ fn shipped_model_predictions_are_unchanged() {
         distinct.dedup();
         assert!(distinct.len() > 3, "{}: answers {distinct:?}", dev.kind());
     }
+}
+
+/// The shipped synthesizer (f16, loaded on demand by the page) answers the built-in dev set as its
+/// facts file says and, line for line, as the f32 model it was stored from did with the CLI
+/// (results/builtin800/synth650.dev.predictions). On the CPU backend.
+#[test]
+fn shipped_synthesizer_predictions_are_unchanged() {
+    let dev = Device::cpu();
+    let (model, vocab) = shipped_model(&dev, "builtin-synthesizer");
+    let (rows, ps) = dev_questions(&vocab);
+    let got = pollster::block_on(sample_greedy_batch(
+        &model,
+        &ps,
+        run::EVAL_STEPS,
+        &mut |_, _| {},
+    ))
+    .expect("cached");
+    let answers: Vec<String> = got
+        .iter()
+        .map(|ids| prediction_from_completion(&vocab.decode(ids).expect("decode")))
+        .collect();
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/results/builtin800/synth650.dev.predictions"
+    );
+    let want: Vec<String> = std::fs::read_to_string(path)
+        .expect("the CLI's predictions")
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(answers, want, "{path}");
+    let (correct, total) = run::score(&rows, &answers)
+        .expect("score")
+        .expect("answers");
+    assert_eq!(
+        (correct, total),
+        (shipped_dev_correct("builtin-synthesizer"), 136)
+    );
 }
 
 /// `Tensor::copy_from`, which appends to the cache: a range lands where asked, in order with the

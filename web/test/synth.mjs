@@ -69,6 +69,8 @@ try {
   // Evaluate the built-in dev questions with it (an estimate's box, if one asks, is accepted): all
   // 136 on the CPU backend (3 s here), the first 24 on WebGPU (all took 151 s on SwiftShader).
   const n = process.env.ATTNLAB_BACKEND === 'cpu' ? cli.length : 24;
+  // The built-in corpus's files (a server started with --data offers its own, and the page takes them).
+  await page.click('#use-embedded');
   await page.selectOption('#eval-variant', 'synthesizer');
   await page.selectOption('#eval-file', 'dev');
   await page.fill('#eval-max', n === cli.length ? '' : String(n));
@@ -77,10 +79,10 @@ try {
   await page.waitForFunction(() => window.__page.evalReport || window.__page.evalError || !document.getElementById('eval-confirm').hidden, null, { timeout: TIMEOUT });
   if (await page.isVisible('#eval-confirm')) await page.click('#eval-confirm button[data-eval]:not([data-eval="0"])');
   await page.waitForFunction(() => window.__page.evalReport || window.__page.evalError, null, { timeout: TIMEOUT });
-  const rep = await page.evaluate(() => window.__page.evalReport && { rows: window.__page.evalReport.rows.map((r) => r.prediction), score: window.__page.evalReport.score });
+  const rep = await page.evaluate(() => window.__page.evalReport && { rows: window.__page.evalReport.rows.map((r) => r.prediction), score: window.__page.evalReport.score, file: window.__page.evalReport.file });
   const differ = rep ? rep.rows.findIndex((p, i) => p !== cli[i]) : -2;
-  check(rep && rep.rows.length === n && differ === -1 && (n < cli.length || rep.score[0] === facts.dev_accuracy.correct),
-    rep ? `its ${rep.rows.length} dev predictions (of ${cli.length}) are the CLI's${differ >= 0 ? `, except line ${differ + 1}: “${rep.rows[differ]}” for “${cli[differ]}”` : ''}; ${rep.score[0]} of ${rep.score[1]} right (facts: ${facts.dev_accuracy.correct})`
+  check(rep && rep.file === 'built-in birth_dev.tsv' && rep.rows.length === n && differ === -1 && (n < cli.length || rep.score[0] === facts.dev_accuracy.correct),
+    rep ? `its ${rep.rows.length} dev predictions (of ${cli.length}) are the CLI's${differ >= 0 ? `, except line ${differ + 1}: “${rep.rows[differ]}” for “${cli[differ]}”` : ''}; ${rep.score[0]} of ${rep.score[1]} right (facts: ${facts.dev_accuracy.correct}) of ${rep.file}`
       : `the evaluation failed: ${await page.evaluate(() => window.__page.evalError)}`);
   await page.locator('#models-card').screenshot({ path: path.join(outDir, 'synth-models.png') });
   // A reload brings it back (the browser keeps a mark, the page fetches it again).
