@@ -65,13 +65,27 @@ async function sizeForm() {
   MORE.middle = d.middleMore;
   MORE.full = d.fullMore;
   S.presetLabels = { quick: d.quickLabel, middle: d.middleLabel, full: d.fullLabel };
-  for (const [name, label] of Object.entries(S.presetLabels)) $('preset').querySelector(`option[value=${name}]`).textContent = label;
+  S.presetShort = { quick: d.quickShort, middle: d.middleShort, full: d.fullShort };
+  showLabels();
   // Custom settings stay as they are; only the note's “Measuring this device…” goes.
   if ($('preset').value === 'custom') { showNote('custom'); return; }
   // While a saved run waits to be resumed the form shows that run's settings (restoreForm): a new
   // measurement updates the note, not the fields.
   if (!$('resume-banner').hidden) { showNote($('preset').value); return; }
   applyPreset($('preset').value);
+}
+
+// The presets' option labels: whole, or on a narrow screen (whose select shows about 35
+// characters) the name and the time, the whole label as the option's tooltip.
+const narrow = window.matchMedia('(max-width: 30rem)');
+narrow.addEventListener('change', () => showLabels());
+function showLabels() {
+  if (!S.presetLabels) return;
+  for (const [name, label] of Object.entries(S.presetLabels)) {
+    const opt = $('preset').querySelector(`option[value=${name}]`);
+    opt.textContent = narrow.matches ? S.presetShort[name] : label;
+    opt.title = label;
+  }
 }
 
 // A preset's note (what it is, its time here, what to expect) and its details (why these

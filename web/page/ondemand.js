@@ -11,9 +11,8 @@
 // commands that made them. State for tests:
 // window.__page.course and window.__page.synth = {state, facts, label, info, note}.
 import { $, P, S, job } from './core.js';
-import { errText, esc } from './ui.js';
+import { countOf, errText, esc, pctOf } from './ui.js';
 import { emit, on } from './events.js';
-import { countOf, pctOf } from './shipped.js';
 import * as store from './store.js';
 
 // Per model: its files, what it is (one sentence), where its dev score was measured, what it is
@@ -59,14 +58,17 @@ const current = (id) => {
   return C.state === 'loaded' && !!C.facts && S.models.some((x) => x.slot === C.facts.variant && x.label === C.label);
 };
 
+// Whether the Ask card points to the model (`ask-${id}-hint`): its facts are read and it is offered.
+export const offeredInAsk = (id) => !!state(id).facts && MODELS[id].offer();
+
 function show(id) {
   const m = MODELS[id];
   const C = state(id);
   const box = $(`${id}-box`);
   const f = C.facts;
-  // The Ask card's pointer to it (web/page/shipped.js writes it hidden before the facts are read).
+  // The Ask card's pointer to it (web/page/shipped.js writes it with the same rule).
   const hint = document.getElementById(`ask-${id}-hint`);
-  if (hint) hint.hidden = !(f && m.offer());
+  if (hint) hint.hidden = !offeredInAsk(id);
   if (!f) { box.hidden = true; return; }
   const mb = Number.isFinite(f.bytes) ? ` (${(f.bytes / 1e6).toFixed(1)} MB)` : '';
   const score = `dev accuracy <strong>${pctOf(f.dev_accuracy)}</strong> (${countOf(f.dev_accuracy)}) on ${m.where(f)}` +

@@ -2,7 +2,8 @@
 // loaded on a first visit so Ask answers at once; its facts in the Ask and Models cards.
 import * as store from './store.js';
 import { $, P, S, data, job } from './core.js';
-import { errText, esc } from './ui.js';
+import { countOf, errText, esc, pctOf } from './ui.js';
+import { offeredInAsk } from './ondemand.js';
 import { builtinDev } from './data.js';
 import { emit } from './events.js';
 
@@ -70,8 +71,6 @@ export async function loadShipped(remember) {
   }
 }
 
-export const pctOf = (o) => (o && Number.isFinite(o.correct) && o.total > 0 ? `${((100 * o.correct) / o.total).toFixed(1)}%` : 'not measured');
-export const countOf = (o) => (o && Number.isFinite(o.correct) ? `${o.correct} of ${o.total}` : 'not measured');
 
 // "dev accuracy X% on the built-in corpus (most-common-place baseline London Y%, same size without
 // pretraining Z%)", with the counts in a tooltip.
@@ -102,9 +101,9 @@ export function showShipped() {
     const what = `${esc(sh.info.variant)}, ${sizeOf(sh.info)}`;
     ask.innerHTML = `<p>${standIn ? `${who}. Answering` : 'Answering'} with the <strong>shipped model</strong> (${what}, trained on the built-in corpus)` +
       `${f ? `: ${factsLine(f)}` : ''}. Train or load your own model to ask it instead` +
-      `<span id="ask-course-hint"${S.course && S.course.facts && S.course.state !== 'loaded' ? '' : ' hidden'}>; about the course’s people (your copy of its birth_dev.tsv), ` +
+      `<span id="ask-course-hint"${offeredInAsk('course') ? '' : ' hidden'}>; about the course’s people (your copy of its birth_dev.tsv), ` +
       'load the <a href="#course-box">course model</a>, trained here on the course’s files</span>' +
-      `<span id="ask-synth-hint"${S.synth && S.synth.facts && S.synth.state !== 'loaded' ? '' : ' hidden'}>; for synthesizer attention beside it, ` +
+      `<span id="ask-synth-hint"${offeredInAsk('synth') ? '' : ' hidden'}>; for synthesizer attention beside it, ` +
       'load the <a href="#synth-box">shipped synthesizer</a></span>.</p>' +
       `<p class="ask-examples muted small" id="ask-examples"></p>`;
     ask.hidden = false;

@@ -302,8 +302,12 @@ export function describe(z, quick, mid, full) {
   const mf = P.presetForms['middle:false'];
   const a = p.assignment;
   return {
-    // The time first: a phone's select shows the label's first 30-odd characters.
+    // The time first; a phone's select shows about 35 characters, so it gets the short forms
+    // (form.js; the note below the select says the rest).
     quickLabel: `Quick, about ${duration(quick.preS + quick.ftS)} here: the flow, not knowledge`,
+    quickShort: `Quick, about ${duration(quick.preS + quick.ftS)}`,
+    middleShort: mid.tooLarge ? 'Middle: too large here' : `Middle, about ${duration(mid.seconds)}`,
+    fullShort: full.tooLarge ? 'Full: too large here' : `Full, about ${duration(full.seconds)}`,
     middleLabel: mid.tooLarge ? 'Middle: too large for this device (use the CLI)' : `Middle, about ${duration(mid.seconds)} here: 2 layers on ${onNotes() ? 'the birth notes' : 'your pretraining text'}`,
     fullLabel: full.tooLarge ? 'Full assignment: too large for this device (use the CLI)' : `Full assignment, about ${duration(full.seconds)} here${full.changed.length ? ' (smaller batch)' : ''}`,
     // Each note: what a student needs to choose (size, time here, what to expect) in a line or

@@ -46,6 +46,11 @@ export function score(correct, total) {
   return `${correct.toLocaleString()} of ${total.toLocaleString()} correct (${((100 * correct) / total).toFixed(1)}%)`;
 }
 
+// A facts file's {correct, total} as a percentage ("8.8%") or a count ("12 of 136"), or said to be
+// unmeasured.
+export const pctOf = (o) => (o && Number.isFinite(o.correct) && o.total > 0 ? `${((100 * o.correct) / o.total).toFixed(1)}%` : 'not measured');
+export const countOf = (o) => (o && Number.isFinite(o.correct) ? `${o.correct} of ${o.total}` : 'not measured');
+
 // Round axis ticks covering [lo, hi]: steps of 1, 2 or 5 × 10^k, about `n` of them.
 export function niceTicks(lo, hi, n = 5) {
   if (!(hi > lo)) return [lo];

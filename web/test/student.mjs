@@ -173,6 +173,19 @@ try {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.click('#use-embedded');
     await page.selectOption('#preset', 'middle');
+    // Each preset's label, shown in the closed select, fits it (a select cuts its text without a cue):
+    // the short form here, the whole label as the option's tooltip. A select is as wide as its
+    // widest option unless max-width caps it, so its uncapped width is what its text needs.
+    const labels = await page.$eval('#preset', (s) => {
+      const capped = s.offsetWidth;
+      s.style.maxWidth = 'none';
+      const needs = s.offsetWidth;
+      s.style.maxWidth = '';
+      return { capped, needs, options: [...s.querySelectorAll('option:not([hidden])')].filter((o) => o.value !== 'custom').map((o) => ({ text: o.textContent, tip: o.title })) };
+    });
+    assert(labels.needs <= labels.capped + 1, `at 390 px the preset select needs ${labels.needs} px and has ${labels.capped} px: its labels (${labels.options.map((o) => o.text).join(' | ')}) are cut`);
+    for (const o of labels.options) assert(o.tip.startsWith(o.text.split(/[:,]/)[0]) && o.tip.length >= o.text.length, `the preset label “${o.text}” with the tooltip “${o.tip}”`);
+    console.log(`    390 px: the preset select needs ${labels.needs} of ${labels.capped} px: ${labels.options.map((o) => o.text).join(' | ')}`);
     // Long one-word names and answers (which cannot wrap): the table's "right?" column still fits
     // without scrolling sideways.
     const long = ['Druoundopoulos', 'Rourtchorard', 'Tainhiaescu', 'Bryklamov'].map((w, i) =>
