@@ -1,4 +1,4 @@
-// Browser test of the course model in the page (web/page/course.js, web/models/course-vanilla.*), on
+// Browser test of the course model in the page (web/page/ondemand.js, web/models/course-vanilla.*), on
 // ATTNLAB_BACKEND's backend (WebGPU by default, see browser.mjs): the Models card offers it with its dev score and the commands that made it; a
 // click loads it (6.8 MB of f16 weights) as the vanilla model, the shipped model is then offered
 // again, and Ask answers with it and its attention maps. With the course files beside the project
