@@ -156,6 +156,11 @@ export function wireForm() {
   // The quick preset's steps depend on the corpus's size: size it again for new data.
   on('data', () => { if (S.sizing && P.presets) showSizing(); });
   $('preset').addEventListener('change', () => choosePreset($('preset').value));
+  // The variant changes what fits, the quick run's timed steps, the middle preset's measured
+  // accuracy and the CLI's commands: the presets are sized and described again.
+  for (const r of document.querySelectorAll('input[name=variant]')) {
+    r.addEventListener('change', () => { if (S.sizing && P.presets) showSizing(); });
+  }
   for (const f of FIELDS) {
     $(`h-${f}`).addEventListener('input', () => { $('preset').value = 'custom'; showNote('custom'); });
   }

@@ -15,7 +15,8 @@
 //   on the CPU backend, the full preset at the batch offered starts (no refusal) and stops; on
 //     WebGPU, a device lost during an evaluation keeps and shows the questions answered before.
 // Screenshots at 1280 and 390 px in web/test/out/[cpu/]student-*.png.
-// The evaluate steps are in student-eval.mjs, run in place.
+// The evaluate steps are in student-eval.mjs, the presets' step with the other variant in
+// student-presets.mjs, run in place.
 // Usage: [ATTNLAB_BACKEND=cpu] node web/test/student.mjs [base URL, default http://127.0.0.1:8080/]
 import fs from 'node:fs';
 import path from 'node:path';
@@ -24,6 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { openBrowser, pageUrl } from './browser.mjs';
 import { assert, outDir as testOut, steps } from './harness.mjs';
 import { evaluationSteps } from './student-eval.mjs';
+import { variantSteps } from './student-presets.mjs';
 
 const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -35,7 +37,7 @@ const TIMEOUT = 300000;
 let page;
 // A failed step is counted and the next one runs (the steps are independent).
 const { step, summary } = steps({ label: 'student', dir: outDir, page: () => page, what: 'STUDENT STEPS', keepGoing: true });
-const S = (f) => page.evaluate(f);
+const S = (f, arg) => page.evaluate(f, arg);
 
 async function upload(id, name, text) {
   await page.setInputFiles(`#${id}`, { name, mimeType: 'text/plain', buffer: Buffer.from(text, 'utf8') });
@@ -121,6 +123,8 @@ try {
     assert(JSON.stringify(again) === JSON.stringify(labels), `before ${JSON.stringify(labels)}, after ${JSON.stringify(again)}`);
     await page.waitForFunction(() => window.__page.shipped && window.__page.shipped.state === 'loaded', null, { timeout: TIMEOUT });
   });
+
+  await variantSteps({ page, step, S, TIMEOUT });
 
   // The built-in dev set with three questions the shipped model cannot read.
   const dev = (await S(() => window.__page.builtinDevText || null)) || (await S(async () => {
