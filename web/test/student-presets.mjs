@@ -1,4 +1,4 @@
-// The presets' step of student.mjs with the other attention variant, run on its page after the
+// The presets' step of student.mjs with the other attention variant (CPU backend), run on its page after the
 // presets' labels are checked: choosing synthesizer attention sizes the presets again, the middle
 // preset's note then expects the synthesizer's own measured dev accuracy (MIDDLE_DEV in
 // web/page/sizing.js, results/middle-preset/synth-s34/), the CLI's commands name the variant, and
@@ -14,6 +14,7 @@ const runs = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..',
 // an argument) and the steps' timeout.
 export async function variantSteps({ page, step, S, TIMEOUT }) {
   await step('presets: with synthesizer attention the middle preset expects its own measured accuracy, and the CLI commands name the variant', async () => {
+    const before = await page.inputValue('#preset');
     const noteFor = async (variant) => {
       await page.check(`input[name=variant][value=${variant}]`);
       await page.selectOption('#preset', 'middle');
@@ -41,6 +42,10 @@ export async function variantSteps({ page, step, S, TIMEOUT }) {
       && /attnlab finetune synthesizer .*--max_epochs 30 /.test(syn.middle) && /^attnlab pretrain synthesizer wiki\.txt/.test(syn.full), `the CLI's commands: ${syn.middle} | ${syn.full}`);
     const van = await noteFor('vanilla');
     assert(!/synthesizer/.test(van.note) && /^attnlab corpus --birth_notes --out_dir notes; attnlab pretrain vanilla /.test(van.middle), `back to vanilla: “${van.note}” ${van.middle}`);
+    // The page as the step found it (the preset chosen, no sizing under way: on SwiftShader a timed
+    // run holds the GPU process, and with it the page's frames, for seconds).
+    if (before !== 'middle') await page.selectOption('#preset', before);
+    await S(async () => (await import('./web/page/form.js')).sizingSettled());
     const said = (n) => (n.match(/[^.]*xpect about .*?\)/) || [n])[0].trim();
     return `synthesizer: “${said(syn.note)}”; vanilla: “${said(van.note)}”`;
   });
