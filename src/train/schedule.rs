@@ -83,6 +83,69 @@ impl TrainConfig {
     }
 }
 
+/// Where a run's learning rate changes course, in optimizer steps counted from 1. Step `s` runs at
+/// the rate set after step `s − 1`; step 1 at the full rate, as the reference builds its optimizer
+/// with it and sets the schedule's rate only after each step.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Phases {
+    /// The rate at its peak: the configured one, at which step 1 runs.
+    pub peak: f64,
+    /// The last step still warming up (its rate below the peak), or `None` when the warm-up's
+    /// tokens pass within step 1.
+    pub warm_until: Option<u64>,
+    /// The first step at the floor (a tenth of the rate), if the run gets there.
+    pub floor_from: Option<u64>,
+    /// The first step after the floor at which the rate climbs again (the cosine is not clamped).
+    pub rises_from: Option<u64>,
+    /// The rate after the run's last step (the one the reference's logs end with).
+    pub last_lr: f64,
+}
+
+impl TrainConfig {
+    /// The phases of a run of `total_steps` steps over `examples` examples an epoch, each counting
+    /// `BLOCK_SIZE − 1` tokens as the reference does (the last batch of an epoch holds the rest).
+    pub fn phases(&self, examples: usize, total_steps: u64) -> Phases {
+        let per_row = (crate::data::BLOCK_SIZE - 1) as f64;
+        let batch = self.batch_size.max(1);
+        let per_epoch = examples.div_ceil(batch).max(1) as u64;
+        let floor = 0.1 * self.learning_rate;
+        let mut ph = Phases {
+            peak: self.learning_rate,
+            warm_until: None,
+            floor_from: None,
+            rises_from: None,
+            last_lr: self.learning_rate,
+        };
+        // The tokens step `s` counts: a whole batch, or what is left at its epoch's end.
+        let counts = |s: u64| {
+            let k = ((s - 1) % per_epoch) as usize;
+            examples.saturating_sub(k * batch).min(batch) as f64 * per_row
+        };
+        let (mut tokens, mut lr) = (0.0, self.learning_rate);
+        for s in 1..=total_steps {
+            if s > 1 {
+                tokens += counts(s - 1);
+                lr = self.lr_at(tokens);
+            }
+            if self.lr_decay && s > 1 && tokens < self.warmup_tokens {
+                ph.warm_until = Some(s);
+            }
+            let at_floor = self.lr_decay && tokens >= self.warmup_tokens && lr <= floor;
+            match (ph.floor_from, ph.rises_from) {
+                (None, _) if at_floor => ph.floor_from = Some(s),
+                (Some(_), None) if !at_floor => ph.rises_from = Some(s),
+                _ => {}
+            }
+        }
+        ph.last_lr = if total_steps == 0 {
+            lr
+        } else {
+            self.lr_at(tokens + counts(total_steps))
+        };
+        ph
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::TrainConfig;
@@ -116,6 +179,51 @@ mod tests {
         assert!(
             (c.lr_at(two) - 6e-3).abs() < 1e-9,
             "back to the peak at progress 2"
+        );
+    }
+
+    #[test]
+    fn phases_of_run_py_pretraining_match_the_spec() {
+        // 2938 documents at batch 128: 23 steps an epoch, 14,950 steps. The warm-up's 10,240
+        // tokens pass within step 1 (128 × 127 = 16,256), and the floor holds for epochs ≈160–243.
+        let c = TrainConfig::pretrain();
+        let ph = c.phases(2938, 14_950);
+        assert_eq!(ph.warm_until, None);
+        let epoch = |s: u64| (s - 1) / 23 + 1;
+        let (from, rises) = (ph.floor_from.unwrap(), ph.rises_from.unwrap());
+        assert!((159..=161).contains(&epoch(from)), "{from}");
+        assert!((242..=244).contains(&epoch(rises)), "{rises}");
+        assert!(
+            (ph.last_lr - 7.182453e-4).abs() <= 5e-7 * 7.182453e-4,
+            "{}",
+            ph.last_lr
+        );
+    }
+
+    #[test]
+    fn phases_of_a_short_run_with_small_batches() {
+        // Batch 32: 4,064 tokens a step, so steps 2 and 3 warm up (4,064 and 8,128 < 10,240).
+        let c = TrainConfig {
+            batch_size: 32,
+            ..TrainConfig::pretrain()
+        };
+        let ph = c.phases(100, 20);
+        assert_eq!(ph.warm_until, Some(3));
+        assert_eq!((ph.floor_from, ph.rises_from), (None, None));
+        let tokens = (20 * 32 - 5 * 28) as f64 * 127.0; // 5 epochs of 4 steps (32, 32, 32, 4)
+        assert!(
+            (ph.last_lr - c.lr_at(tokens)).abs() < 1e-15,
+            "{}",
+            ph.last_lr
+        );
+        let flat = TrainConfig {
+            lr_decay: false,
+            ..c
+        };
+        let ph = flat.phases(100, 20);
+        assert_eq!(
+            (ph.warm_until, ph.floor_from, ph.last_lr),
+            (None, None, 6e-3)
         );
     }
 }

@@ -165,6 +165,11 @@ impl Session {
         run::total_steps(&self.trainer.cfg, self.data.len())
     }
 
+    /// Where the whole run's learning rate warms up, reaches its floor and climbs again.
+    pub fn phases(&self) -> super::schedule::Phases {
+        self.trainer.cfg.phases(self.data.len(), self.total_steps())
+    }
+
     /// Steps taken so far (a resumed run counts the steps before its state was saved).
     pub fn steps(&self) -> u64 {
         self.trainer.steps

@@ -39,6 +39,8 @@ struct Started {
     final_tokens: f64,
     /// The model's dropout probability for this run.
     dropout: f32,
+    /// Where the run's learning rate warms up, reaches its floor and climbs again (steps from 1).
+    phases: crate::train::schedule::Phases,
     /// Rows per engine call when a step is taken in parts (`page_step_*`), or null when a whole
     /// step is one call (`steps.rs`).
     micro_rows: Option<usize>,
@@ -49,7 +51,7 @@ struct Started {
 /// Start a run (or continue one): `spec` is the form, `wiki`/`tsv` the pretraining text and the
 /// finetuning TSV with their names; `resume` a saved training state (`page_run_state`) to continue
 /// exactly. Replaces any run in progress. Returns `{params, steps, total_steps, per_epoch, lr,
-/// vocab_size, final_tokens, dropout}`.
+/// vocab_size, final_tokens, dropout, phases, micro_rows, max_engines}`.
 #[wasm_bindgen]
 pub async fn page_start(
     spec: JsValue,
@@ -112,6 +114,7 @@ pub async fn page_start(
         vocab_size: session.vocab.len(),
         final_tokens: session.trainer.cfg.final_tokens,
         dropout: session.trainer.model.cfg.attn_pdrop,
+        phases: session.phases(),
         micro_rows: super::cut::micro_rows(
             &g,
             &session.trainer.model.cfg,
