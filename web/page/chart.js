@@ -150,6 +150,6 @@ export function scheduleText(kind, perEpoch, phases) {
   if (!floor) parts.push(`then a cosine falling towards a tenth, which this run does not reach: it ends at ${lr(last)}`);
   else if (!rises) parts.push(`then a cosine down to its floor, a tenth (${lr(peak / 10)}), from ${at(floor)} to the end`);
   else parts.push(`then a cosine down to its floor, a tenth (${lr(peak / 10)}), from ${at(floor)}; from ${at(rises)} it climbs again (the cosine is not clamped: the handout’s plateau) and ends at ${lr(last)}`);
-  const jump = kind === 'pretrain' ? ' A jump in the loss over the first steps is that full rate at work on a fresh model.' : '';
+  const jump = kind === 'pretrain' ? ' A jump in the loss in the first steps is a fresh model taking this full rate almost at once; a lower rate smooths it.' : '';
   return `${parts.join(', ')}.${jump}`;
 }
