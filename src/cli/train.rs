@@ -282,6 +282,10 @@ fn train_and_save(cli: &Cli, mut session: Session, probe: Option<RecallLog>) -> 
         "number of parameters: {}",
         session.trainer.model.num_params()
     );
+    say!(
+        "learning rate (run.py's schedule): {}",
+        session.schedule_text()
+    );
     let pb = progress::bar(
         session.total_steps(),
         "epoch {msg} [{bar:30}] {pos}/{len} steps, {elapsed_precise} elapsed, ETA {eta}",

@@ -90,6 +90,8 @@ impl TrainConfig {
 pub struct Phases {
     /// The rate at its peak: the configured one, at which step 1 runs.
     pub peak: f64,
+    /// The tokens the warm-up lasts (run.py: 10,240), or 0 for a run without a schedule.
+    pub warmup_tokens: f64,
     /// The last step still warming up (its rate below the peak), or `None` when the warm-up's
     /// tokens pass within step 1.
     pub warm_until: Option<u64>,
@@ -99,6 +101,8 @@ pub struct Phases {
     pub rises_from: Option<u64>,
     /// The rate after the run's last step (the one the reference's logs end with).
     pub last_lr: f64,
+    /// The run ends before the warm-up's tokens are counted (a run of a step or two).
+    pub ends_warming: bool,
 }
 
 impl TrainConfig {
@@ -111,10 +115,16 @@ impl TrainConfig {
         let floor = 0.1 * self.learning_rate;
         let mut ph = Phases {
             peak: self.learning_rate,
+            warmup_tokens: if self.lr_decay {
+                self.warmup_tokens
+            } else {
+                0.0
+            },
             warm_until: None,
             floor_from: None,
             rises_from: None,
             last_lr: self.learning_rate,
+            ends_warming: false,
         };
         // The tokens step `s` counts: a whole batch, or what is left at its epoch's end.
         let counts = |s: u64| {
@@ -137,13 +147,88 @@ impl TrainConfig {
                 _ => {}
             }
         }
-        ph.last_lr = if total_steps == 0 {
-            lr
-        } else {
-            self.lr_at(tokens + counts(total_steps))
-        };
+        if total_steps > 0 {
+            tokens += counts(total_steps);
+            lr = self.lr_at(tokens);
+        }
+        ph.last_lr = lr;
+        ph.ends_warming = self.lr_decay && tokens < self.warmup_tokens;
         ph
     }
+}
+
+impl Phases {
+    /// The phases in words, for the CLI's log and the page's chart (`per_epoch` steps an epoch).
+    /// `fresh`: the run starts a new model, whose loss can jump at the full rate (said where the
+    /// warm-up lasts at most two steps).
+    pub fn describe(&self, per_epoch: usize, fresh: bool) -> String {
+        let at = |s: u64| {
+            let epoch = s.div_ceil(per_epoch.max(1) as u64);
+            format!("step {} (epoch {})", grouped(s), grouped(epoch))
+        };
+        let (peak, floor) = (self.peak, self.peak / 10.0);
+        if self.warmup_tokens == 0.0 {
+            return format!("{peak:.1e} at every step (no schedule)");
+        }
+        let mut parts = vec![format!(
+            "step 1 at the full {peak:.1e} (the reference sets the rate only after each step)"
+        )];
+        match self.warm_until {
+            Some(2) => parts.push(format!(
+                "step 2 lower while its first {} tokens warm it up",
+                grouped(self.warmup_tokens as u64)
+            )),
+            Some(w) => parts.push(format!(
+                "steps 2-{} lower while its first {} tokens warm it up",
+                grouped(w),
+                grouped(self.warmup_tokens as u64)
+            )),
+            None => {}
+        }
+        parts.push(match (self.floor_from, self.rises_from) {
+            _ if self.ends_warming => {
+                format!("this run ends inside the warm-up, at {:.1e}", self.last_lr)
+            }
+            (None, _) => format!(
+                "then a cosine falling towards a tenth, which this run does not reach: it ends \
+                 at {:.1e}",
+                self.last_lr
+            ),
+            (Some(f), None) => format!(
+                "then a cosine down to its floor, a tenth ({floor:.1e}), from {} to the end",
+                at(f)
+            ),
+            (Some(f), Some(r)) => format!(
+                "then a cosine down to its floor, a tenth ({floor:.1e}), from {}; from {} it \
+                 climbs again (the cosine is not clamped: the plateau the handout mentions) and \
+                 ends at {:.1e}",
+                at(f),
+                at(r),
+                self.last_lr
+            ),
+        });
+        // A warm-up of a step or two leaves a fresh model at the full rate almost at once.
+        let jump = if fresh && self.warm_until.unwrap_or(1) <= 3 {
+            " A jump in the loss in the first steps is a fresh model taking this full rate \
+             almost at once; a lower rate smooths it."
+        } else {
+            ""
+        };
+        format!("{}.{jump}", parts.join(", "))
+    }
+}
+
+/// 12345 as "12,345".
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -225,5 +310,50 @@ mod tests {
             (ph.warm_until, ph.floor_from, ph.last_lr),
             (None, None, 6e-3)
         );
+    }
+
+    #[test]
+    fn phases_in_words() {
+        let c = TrainConfig::pretrain();
+        let text = c.phases(2938, 14_950).describe(23, true);
+        assert!(
+            text.starts_with("step 1 at the full 6.0e-3 (the reference sets the rate only after each step), then a cosine down to its floor, a tenth (6.0e-4), from step 3,")
+                && text.contains("it climbs again")
+                && text.contains("ends at 7.2e-4. A jump in the loss"),
+            "{text}"
+        );
+        let small = TrainConfig {
+            batch_size: 32,
+            ..c
+        };
+        let text = small.phases(100, 20).describe(4, false);
+        assert_eq!(
+            text,
+            "step 1 at the full 6.0e-3 (the reference sets the rate only after each step), steps \
+             2-3 lower while its first 10,240 tokens warm it up, then a cosine falling towards a \
+             tenth, which this run does not reach: it ends at 6.0e-3."
+        );
+        assert!(small
+            .phases(100, 20)
+            .describe(4, true)
+            .ends_with("a lower rate smooths it."));
+        let tiny = TrainConfig {
+            batch_size: 4,
+            ..c.clone()
+        };
+        let long_warmup = tiny.phases(100, 40).describe(25, true);
+        assert!(
+            long_warmup.contains("steps 2-21 lower") && !long_warmup.contains("jump"),
+            "{long_warmup}"
+        );
+        let one = small.phases(100, 1);
+        assert!(one.ends_warming && one.warm_until.is_none(), "{one:?}");
+        assert_eq!(
+            one.describe(4, false),
+            "step 1 at the full 6.0e-3 (the reference sets the rate only after each step), this \
+             run ends inside the warm-up, at 2.4e-3."
+        );
+        assert_eq!(super::grouped(1_234_567), "1,234,567");
+        assert_eq!(super::grouped(999), "999");
     }
 }

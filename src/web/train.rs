@@ -39,8 +39,10 @@ struct Started {
     final_tokens: f64,
     /// The model's dropout probability for this run.
     dropout: f32,
-    /// Where the run's learning rate warms up, reaches its floor and climbs again (steps from 1).
+    /// Where the run's learning rate warms up, reaches its floor and climbs again (steps from 1),
+    /// and the same in words for under the loss chart.
     phases: crate::train::schedule::Phases,
+    schedule: String,
     /// Rows per engine call when a step is taken in parts (`page_step_*`), or null when a whole
     /// step is one call (`steps.rs`).
     micro_rows: Option<usize>,
@@ -51,7 +53,7 @@ struct Started {
 /// Start a run (or continue one): `spec` is the form, `wiki`/`tsv` the pretraining text and the
 /// finetuning TSV with their names; `resume` a saved training state (`page_run_state`) to continue
 /// exactly. Replaces any run in progress. Returns `{params, steps, total_steps, per_epoch, lr,
-/// vocab_size, final_tokens, dropout, phases, micro_rows, max_engines}`.
+/// vocab_size, final_tokens, dropout, phases, schedule, micro_rows, max_engines}`.
 #[wasm_bindgen]
 pub async fn page_start(
     spec: JsValue,
@@ -115,6 +117,7 @@ pub async fn page_start(
         final_tokens: session.trainer.cfg.final_tokens,
         dropout: session.trainer.model.cfg.attn_pdrop,
         phases: session.phases(),
+        schedule: session.schedule_text(),
         micro_rows: super::cut::micro_rows(
             &g,
             &session.trainer.model.cfg,

@@ -58,6 +58,17 @@ fn pretrain_then_finetune_then_evaluate() {
     let s = stdout(&o);
     assert!(s.contains("data has ") && s.contains(" unique."), "{s}");
     assert!(s.contains("number of parameters: "), "{s}");
+    // One epoch of the tiny corpus is one step of a few rows, fewer tokens than run.py's warm-up;
+    // a fresh pretraining says why its first steps' loss can jump.
+    let rate = s
+        .lines()
+        .find(|l| l.starts_with("learning rate (run.py's schedule): step 1 at the full 6.0e-3"));
+    assert!(
+        rate.is_some_and(
+            |l| l.contains("this run ends inside the warm-up") && l.contains("A jump in the loss")
+        ),
+        "{s}"
+    );
     assert!(dir.join("pre.st").is_file());
 
     let o = run(

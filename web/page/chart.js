@@ -138,18 +138,3 @@ function drawRecall(g, curves, series, { x, R, T, B, w, h, muted, fg }) {
   g.fillStyle = fg;
 }
 
-// The learning rate's course over a run, in words, from the engine's phases of it
-// ({peak, warm_until, floor_from, rises_from, last_lr}; steps counted from 1): why the loss can jump in
-// the first steps, and where run.py's cosine (not clamped) reaches its floor and climbs again.
-export function scheduleText(kind, perEpoch, phases) {
-  const lr = (x) => x.toExponential(1);
-  const at = (s) => `step ${s.toLocaleString('en')} (epoch ${Math.ceil(s / perEpoch).toLocaleString('en')})`;
-  const { peak, warm_until: warm, floor_from: floor, rises_from: rises, last_lr: last } = phases;
-  const parts = [`Learning rate, run.py’s schedule: step 1 at the full ${lr(peak)} (the reference sets the rate only after each step)`];
-  if (warm) parts.push(`${warm === 2 ? 'step 2' : `steps 2–${warm}`} lower while its first 10,240 tokens warm it up`);
-  if (!floor) parts.push(`then a cosine falling towards a tenth, which this run does not reach: it ends at ${lr(last)}`);
-  else if (!rises) parts.push(`then a cosine down to its floor, a tenth (${lr(peak / 10)}), from ${at(floor)} to the end`);
-  else parts.push(`then a cosine down to its floor, a tenth (${lr(peak / 10)}), from ${at(floor)}; from ${at(rises)} it climbs again (the cosine is not clamped: the handout’s plateau) and ends at ${lr(last)}`);
-  const jump = kind === 'pretrain' ? ' A jump in the loss in the first steps is a fresh model taking this full rate almost at once; a lower rate smooths it.' : '';
-  return `${parts.join(', ')}.${jump}`;
-}

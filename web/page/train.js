@@ -3,7 +3,7 @@
 import * as store from './store.js';
 import { holdRun, otherTabHoldsRun, releaseRun } from './runlock.js';
 import { $, P, S, SAVE_COST_RATIO, SAVE_EVERY_MS, SAVE_MIN_MS, data, job, setStatus, tick } from './core.js';
-import { drawLoss, scheduleText } from './chart.js';
+import { drawLoss } from './chart.js';
 import { counted, errText, esc, fmt, showBox } from './ui.js';
 import { formState, readSpec, restoreForm, showSizing, sizingSettled } from './form.js';
 import { measure } from './sizing.js';
@@ -110,7 +110,7 @@ export async function startRun(kind, record) {
     $('s-saved').textContent = record ? savedText(record.steps, record.savedAt) : '—';
     S.started = st;
     $('s-lr').textContent = fmt.lr(st.lr);
-    $('schedule-note').textContent = scheduleText(r.kind, st.per_epoch, st.phases);
+    $('schedule-note').textContent = `Learning rate, run.py’s schedule: ${st.schedule}`;
     $('schedule-note').hidden = false;
     // The probe measures pretraining; a finetuning run says so instead of keeping the last recall
     // (a resumed pretraining keeps its own until the next probe).

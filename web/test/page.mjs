@@ -104,7 +104,7 @@ async function run() {
       // warm-up's 10,240 tokens last until step 21 at the earliest (a short last batch adds steps).
       const sched = await page.evaluate(() => ({ text: document.getElementById('schedule-note').textContent, shown: !document.getElementById('schedule-note').hidden, ph: window.__page.started.phases }));
       assert(sched.shown && sched.ph.warm_until >= 21 && sched.ph.warm_until <= 40, `the schedule's warm-up: ${JSON.stringify(sched)}`);
-      assert(sched.text.startsWith('Learning rate, run.py’s schedule: step 1 at the full 6.0e-3') && sched.text.includes(`steps 2–${sched.ph.warm_until} lower`), `the schedule note: ${sched.text}`);
+      assert(sched.text.startsWith('Learning rate, run.py’s schedule: step 1 at the full 6.0e-3') && sched.text.includes(`steps 2-${sched.ph.warm_until} lower`), `the schedule note: ${sched.text}`);
       const running = await page.textContent('#progress-text');
       assert(new RegExp(`epoch \\d+ of \\d+ · step \\d+ of ${MAX_STEPS} · ETA`).test(running), `progress text while running: ${running}`);
       await page.click('#btn-pause');
