@@ -2,6 +2,7 @@
 //! and the run API both front ends use: a `RunSpec` (presets, overrides, validation) and a
 //! `Session` (a run driven `n` steps at a time), started one way (`RunStart`).
 
+pub mod phases;
 pub mod probe;
 mod report;
 pub mod run;

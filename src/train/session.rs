@@ -166,7 +166,7 @@ impl Session {
     }
 
     /// Where the whole run's learning rate warms up, reaches its floor and climbs again.
-    pub fn phases(&self) -> super::schedule::Phases {
+    pub fn phases(&self) -> super::phases::Phases {
         self.trainer.cfg.phases(self.data.len(), self.total_steps())
     }
 

@@ -41,7 +41,7 @@ struct Started {
     dropout: f32,
     /// Where the run's learning rate warms up, reaches its floor and climbs again (steps from 1),
     /// and the same in words for under the loss chart.
-    phases: crate::train::schedule::Phases,
+    phases: crate::train::phases::Phases,
     schedule: String,
     /// Rows per engine call when a step is taken in parts (`page_step_*`), or null when a whole
     /// step is one call (`steps.rs`).
