@@ -25,7 +25,13 @@ function e1Points(st) {
   let k = pts(st.k), v = pts(st.v), q = pts(st.q)[0];
   if (k.length !== st.n) k = fresh(st.n);
   if (v.length !== st.n) v = fresh(st.n);
-  if (!q || q.length !== 2) q = [1.2, 0.6];
+  // Until the student moves it, the query starts where no key hides under its arrow: of twelve
+  // directions at length 1.3, the one farthest from the nearest key.
+  if (!q || q.length !== 2) {
+    const far = (p) => Math.min(...k.map((kk) => Math.hypot(kk[0] - p[0], kk[1] - p[1])));
+    const around = Array.from({ length: 12 }, (_, i) => [1.3 * Math.cos((i * Math.PI) / 6), 1.3 * Math.sin((i * Math.PI) / 6)].map((x) => +x.toFixed(2)));
+    q = around.reduce((best, p) => (far(p) > far(best) ? p : best));
+  }
   return { k, v, q };
 }
 
