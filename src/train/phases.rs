@@ -190,11 +190,11 @@ impl Phases {
         }
         parts.push(match (self.floor_from, self.rises_from) {
             _ if self.ends_warming => {
-                format!("this run ends inside the warm-up, at {:.1e}", self.last_lr)
+                format!("this run ends inside the warm-up, at {:.2e}", self.last_lr)
             }
             (None, _) => format!(
                 "then a cosine falling towards a tenth, which this run does not reach: it ends \
-                 at {:.1e}",
+                 at {:.2e}",
                 self.last_lr
             ),
             (Some(f), None) => format!(
@@ -204,7 +204,7 @@ impl Phases {
             (Some(f), Some(r)) => format!(
                 "then a cosine down to its floor, a tenth ({floor:.1e}), from {}; from {} it \
                  climbs again (the cosine is not clamped: the plateau the handout mentions) and \
-                 ends at {:.1e}",
+                 ends at {:.2e}",
                 at(f),
                 at(r),
                 self.last_lr
@@ -336,7 +336,7 @@ mod tests {
         assert!(
             text.starts_with("step 1 at the full 6.0e-3 (the reference sets the rate only after each step), then a cosine down to its floor, a tenth (6.0e-4), from step 3,")
                 && text.contains("it climbs again")
-                && text.contains("ends at 7.2e-4. A jump in the loss"),
+                && text.contains("ends at 7.18e-4. A jump in the loss"),
             "{text}"
         );
         let small = TrainConfig {
@@ -348,7 +348,7 @@ mod tests {
             text,
             "step 1 at the full 6.0e-3 (the reference sets the rate only after each step), steps \
              2-3 lower while its first 10,240 tokens warm it up, then a cosine falling towards a \
-             tenth, which this run does not reach: it ends at 6.0e-3."
+             tenth, which this run does not reach: it ends at 6.00e-3."
         );
         assert!(small
             .phases(100, 20)
@@ -368,7 +368,7 @@ mod tests {
         assert_eq!(
             one.describe(4, false),
             "step 1 at the full 6.0e-3 (the reference sets the rate only after each step), this \
-             run ends inside the warm-up, at 2.4e-3."
+             run ends inside the warm-up, at 2.38e-3."
         );
         assert_eq!(super::grouped(1_234_567), "1,234,567");
         assert_eq!(super::grouped(999), "999");
