@@ -2,7 +2,8 @@
 //! of `run_steps(n)` takes exactly the steps of one uninterrupted run (the same losses and
 //! bit-identical weights), reports the run's own total and epoch ends, and a saved state resumed
 //! through `Begin::Resume` finishes with the uninterrupted run's weights; plus the step counts and
-//! the memory refusal that comes before any weights are made.
+//! the memory refusal that comes before any weights are made; and the schedule's phases, counted
+//! without running, step by step the trainer's own rates.
 
 use attnlab::data::{generate, Vocab};
 use attnlab::model::checkpoint;
@@ -274,4 +275,43 @@ fn the_packed_share_of_the_built_in_corpus() {
         .expect("example");
     let last = y.iter().rposition(|&t| t != 0).expect("a target") + 1;
     assert_eq!(one, last as f64 / y.len() as f64);
+}
+
+#[test]
+fn the_schedule_phases_follow_the_trainer_step_by_step() {
+    // Batch 3 leaves a short last batch each epoch. `TrainConfig::phases` counts each step's
+    // tokens without running it; here every count, and so every rate, must be the trainer's own.
+    for dev in devices() {
+        let k = dev.kind();
+        let mut s = spec(None);
+        (s.overrides.batch, s.overrides.epochs) = (Some(3), Some(3));
+        let mut run = start(&dev, &s, None);
+        let (examples, total) = (run.data.len(), run.total_steps());
+        assert!(
+            examples % 3 != 0,
+            "{k}: {examples} examples leave no short batch"
+        );
+        let cfg = run.trainer.cfg.clone();
+        let (clock, mut warm) = (|| 0.0, None);
+        for n in 1..=total {
+            if n > 1 && run.trainer.tokens < cfg.warmup_tokens {
+                warm = Some(n);
+            }
+            let mut on = |_: Progress| {};
+            let mut hooks = Hooks {
+                every: 1,
+                clock: &clock,
+                on_progress: &mut on,
+                on_epoch_end: None,
+            };
+            pollster::block_on(run.run_steps(1, &mut hooks)).expect("step");
+            let ph = cfg.phases(examples, n);
+            assert_eq!(ph.last_lr, run.trainer.lr, "{k}: the rate after step {n}");
+        }
+        assert!(
+            warm.is_some(),
+            "{k}: the test's run should warm up for some steps"
+        );
+        assert_eq!(run.phases().warm_until, warm, "{k}");
+    }
 }
