@@ -3,6 +3,7 @@
 //! page's loss chart.
 
 use super::TrainConfig;
+use crate::model::memory::group_thousands as grouped;
 
 /// Where a run's learning rate changes course, in optimizer steps counted from 1. Step `s` runs at
 /// the rate set after step `s − 1`; step 1 at the full rate, as the reference builds its optimizer
@@ -221,19 +222,6 @@ impl Phases {
     }
 }
 
-/// 12345 as "12,345".
-fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::TrainConfig;
@@ -370,7 +358,5 @@ mod tests {
             "step 1 at the full 6.0e-3 (the reference sets the rate only after each step), this \
              run ends inside the warm-up, at 2.38e-3."
         );
-        assert_eq!(super::grouped(1_234_567), "1,234,567");
-        assert_eq!(super::grouped(999), "999");
     }
 }

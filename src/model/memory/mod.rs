@@ -360,7 +360,8 @@ pub fn fmt_bytes(n: u64) -> String {
     }
 }
 
-fn group_thousands(n: u64) -> String {
+/// 1234567 as "1,234,567" (also the training schedule's words, `train::phases`).
+pub(crate) fn group_thousands(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, ch) in s.chars().enumerate() {
