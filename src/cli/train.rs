@@ -284,7 +284,7 @@ fn train_and_save(cli: &Cli, mut session: Session, probe: Option<RecallLog>) -> 
     );
     say!(
         "learning rate (run.py's schedule): {}",
-        session.schedule_text()
+        session.schedule_text(&session.phases())
     );
     let pb = progress::bar(
         session.total_steps(),

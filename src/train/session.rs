@@ -170,10 +170,11 @@ impl Session {
         self.trainer.cfg.phases(self.data.len(), self.total_steps())
     }
 
-    /// The run's learning rate in words (pretraining adds why its first steps' loss can jump).
-    pub fn schedule_text(&self) -> String {
+    /// The run's learning rate in words, from its `phases` (pretraining adds why its first
+    /// steps' loss can jump).
+    pub fn schedule_text(&self, phases: &super::phases::Phases) -> String {
         let pretraining = matches!(self.data, RunData::Pretrain(_));
-        self.phases().describe(self.steps_per_epoch(), pretraining)
+        phases.describe(self.steps_per_epoch(), pretraining)
     }
 
     /// Steps taken so far (a resumed run counts the steps before its state was saved).

@@ -107,6 +107,7 @@ pub async fn page_start(
             })
         })
         .map_err(err)?;
+    let phases = session.phases();
     let started = Started {
         params: session.trainer.model.num_params(),
         steps: session.steps(),
@@ -116,8 +117,8 @@ pub async fn page_start(
         vocab_size: session.vocab.len(),
         final_tokens: session.trainer.cfg.final_tokens,
         dropout: session.trainer.model.cfg.attn_pdrop,
-        phases: session.phases(),
-        schedule: session.schedule_text(),
+        schedule: session.schedule_text(&phases),
+        phases,
         micro_rows: super::cut::micro_rows(
             &g,
             &session.trainer.model.cfg,
