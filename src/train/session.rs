@@ -173,8 +173,10 @@ impl Session {
     /// The run's learning rate in words, from its `phases` (pretraining adds why its first
     /// steps' loss can jump).
     pub fn schedule_text(&self, phases: &super::phases::Phases) -> String {
-        let pretraining = matches!(self.data, RunData::Pretrain(_));
-        phases.describe(self.steps_per_epoch(), pretraining)
+        // Only a pretraining that starts from random weights can meet the full rate fresh: a
+        // resumed one is past its first steps.
+        let fresh = matches!(self.data, RunData::Pretrain(_)) && self.steps() == 0;
+        phases.describe(self.steps_per_epoch(), fresh)
     }
 
     /// Steps taken so far (a resumed run counts the steps before its state was saved).

@@ -70,6 +70,28 @@ fn pretrain_then_finetune_then_evaluate() {
         "{s}"
     );
     assert!(dir.join("pre.st").is_file());
+    // Resumed, the same run is past its first steps: no jump to explain.
+    let o = run(
+        &dir,
+        &[
+            "pretrain",
+            "vanilla",
+            "wiki.txt",
+            "--tiny",
+            "--max_epochs",
+            "2",
+            "--resume",
+            "pre.st.resume",
+            "--writing_params_path",
+            "pre2.st",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = stdout(&o);
+    let rate = s
+        .lines()
+        .find(|l| l.starts_with("learning rate (run.py's schedule)"));
+    assert!(rate.is_some_and(|l| !l.contains("A jump")), "{s}");
 
     let o = run(
         &dir,
