@@ -55,8 +55,15 @@ pub unsafe fn matmul(
     let panels = n.div_ceil(NR);
     SCRATCH.with(|s| {
         let (bp, ap) = &mut *s.borrow_mut();
-        bp.resize(panels * NR * KC.min(k), 0.0);
-        ap.resize(MC * KC.min(k), 0.0);
+        // Grown, never shrunk: a small product between two large ones would have the next
+        // large one zero the whole buffer again.
+        let (need_b, need_a) = (panels * NR * KC.min(k), MC * KC.min(k));
+        if bp.len() < need_b {
+            bp.resize(need_b, 0.0);
+        }
+        if ap.len() < need_a {
+            ap.resize(need_a, 0.0);
+        }
         blocks(
             (m, n, k),
             alpha,
@@ -118,13 +125,32 @@ unsafe fn blocks(
     }
 }
 
-/// B's rows `0..kc` packed as `[panel][kk][8 columns]`, zero past column n.
+/// B's rows `0..kc` packed as `[panel][kk][8 columns]`, zero past column n. Whole panels of a
+/// row-major B copy 8 floats a row; of a transposed B (each column contiguous) move 4 × 4 blocks.
 unsafe fn pack_b(bp: &mut [f32], b: *const f32, bv: View, kc: usize, n: usize) {
     for p in 0..n.div_ceil(NR) {
         let dst = &mut bp[p * NR * kc..(p + 1) * NR * kc];
         let cols = NR.min(n - p * NR);
-        for kk in 0..kc {
-            let src = b.add(kk * bv.row + p * NR * bv.col);
+        let first = b.add(p * NR * bv.col);
+        let mut done = 0;
+        if cols == NR && bv.col == 1 {
+            for kk in 0..kc {
+                let src = std::slice::from_raw_parts(first.add(kk * bv.row), NR);
+                dst[kk * NR..(kk + 1) * NR].copy_from_slice(src);
+            }
+            done = kc;
+        } else if cols == NR && bv.row == 1 {
+            done = kc - kc % 4;
+            for half in 0..NR / 4 {
+                let col = |j: usize| first.add((half * 4 + j) * bv.col);
+                let src = [col(0), col(1), col(2), col(3)];
+                for kk in (0..done).step_by(4) {
+                    transpose4(src.map(|c| c.add(kk)), &mut dst[kk * NR + half * 4..], NR);
+                }
+            }
+        }
+        for kk in done..kc {
+            let src = first.add(kk * bv.row);
             let row = &mut dst[kk * NR..(kk + 1) * NR];
             for (j, x) in row.iter_mut().enumerate() {
                 *x = if j < cols { *src.add(j * bv.col) } else { 0.0 };
@@ -133,19 +159,69 @@ unsafe fn pack_b(bp: &mut [f32], b: *const f32, bv: View, kc: usize, n: usize) {
     }
 }
 
-/// A's rows `0..mc` packed as `[panel of 4 rows][kk][4 rows]`, zero past row mc.
+/// A's rows `0..mc` packed as `[panel of 4 rows][kk][4 rows]`, zero past row mc. Whole panels of
+/// a row-major A move 4 × 4 blocks; of a transposed A (its 4 rows side by side) copy 4 floats.
 unsafe fn pack_a(ap: &mut [f32], a: *const f32, av: View, mc: usize, kc: usize) {
     for r0 in (0..mc).step_by(MR) {
         let dst = &mut ap[r0 * kc..(r0 + MR) * kc];
-        for kk in 0..kc {
+        let first = a.add(r0 * av.row);
+        let mut done = 0;
+        if r0 + MR <= mc && av.row == 1 {
+            for kk in 0..kc {
+                let src = std::slice::from_raw_parts(first.add(kk * av.col), MR);
+                dst[kk * MR..(kk + 1) * MR].copy_from_slice(src);
+            }
+            done = kc;
+        } else if r0 + MR <= mc && av.col == 1 {
+            done = kc - kc % 4;
+            let row = |i: usize| first.add(i * av.row);
+            let src = [row(0), row(1), row(2), row(3)];
+            for kk in (0..done).step_by(4) {
+                transpose4(src.map(|r| r.add(kk)), &mut dst[kk * MR..], MR);
+            }
+        }
+        for kk in done..kc {
             for i in 0..MR {
-                let r = r0 + i;
-                dst[kk * MR + i] = if r < mc {
-                    *a.add(r * av.row + kk * av.col)
+                dst[kk * MR + i] = if r0 + i < mc {
+                    *first.add(i * av.row + kk * av.col)
                 } else {
                     0.0
                 };
             }
+        }
+    }
+}
+
+/// Four runs of 4 floats (at `src[i]`) written transposed: `dst[j·step + i] = src[i][j]`.
+#[cfg(all(target_arch = "wasm32", target_feature = "relaxed-simd"))]
+#[inline(always)]
+unsafe fn transpose4(src: [*const f32; 4], dst: &mut [f32], step: usize) {
+    use core::arch::wasm32::*;
+    assert!(dst.len() >= 3 * step + 4);
+    let r = src.map(|p| v128_load(p as *const v128));
+    let lo01 = i32x4_shuffle::<0, 4, 1, 5>(r[0], r[1]);
+    let hi01 = i32x4_shuffle::<2, 6, 3, 7>(r[0], r[1]);
+    let lo23 = i32x4_shuffle::<0, 4, 1, 5>(r[2], r[3]);
+    let hi23 = i32x4_shuffle::<2, 6, 3, 7>(r[2], r[3]);
+    let d = dst.as_mut_ptr();
+    v128_store(d as *mut v128, i64x2_shuffle::<0, 2>(lo01, lo23));
+    v128_store(d.add(step) as *mut v128, i64x2_shuffle::<1, 3>(lo01, lo23));
+    v128_store(
+        d.add(2 * step) as *mut v128,
+        i64x2_shuffle::<0, 2>(hi01, hi23),
+    );
+    v128_store(
+        d.add(3 * step) as *mut v128,
+        i64x2_shuffle::<1, 3>(hi01, hi23),
+    );
+}
+
+/// The same in plain Rust (native builds, where the packed kernel is only tested).
+#[cfg(not(all(target_arch = "wasm32", target_feature = "relaxed-simd")))]
+unsafe fn transpose4(src: [*const f32; 4], dst: &mut [f32], step: usize) {
+    for (i, p) in src.iter().enumerate() {
+        for j in 0..4 {
+            dst[j * step + i] = *p.add(j);
         }
     }
 }
@@ -160,6 +236,18 @@ unsafe fn store(
     alpha: f32,
     add: bool,
 ) {
+    if cols == NR && cv.col == 1 {
+        // Whole rows of a row-major C: contiguous, so these loops vectorise.
+        for (i, line) in tile.iter().enumerate().take(rows) {
+            let d = std::slice::from_raw_parts_mut(dst.add(i * cv.row), NR);
+            if add {
+                d.iter_mut().zip(line).for_each(|(d, &v)| *d += alpha * v);
+            } else {
+                d.iter_mut().zip(line).for_each(|(d, &v)| *d = alpha * v);
+            }
+        }
+        return;
+    }
     for (i, line) in tile.iter().enumerate().take(rows) {
         for (j, &v) in line.iter().enumerate().take(cols) {
             let d = dst.add(i * cv.row + j * cv.col);
@@ -189,26 +277,8 @@ fn tile(ap: &[f32], bp: &[f32], kc: usize) -> [[f32; NR]; MR] {
             }
         }
     }
-    let mut out = [[0f32; NR]; MR];
-    for (o, acc) in out.iter_mut().zip(acc) {
-        for (h, v) in acc.iter().enumerate() {
-            for l in 0..4 {
-                o[h * 4 + l] = lane(*v, l);
-            }
-        }
-    }
-    out
-}
-
-#[cfg(all(target_arch = "wasm32", target_feature = "relaxed-simd"))]
-fn lane(v: core::arch::wasm32::v128, l: usize) -> f32 {
-    use core::arch::wasm32::f32x4_extract_lane as x;
-    match l {
-        0 => x::<0>(v),
-        1 => x::<1>(v),
-        2 => x::<2>(v),
-        _ => x::<3>(v),
-    }
+    // SAFETY: a v128 is four f32 lanes in order, so the two arrays have the same 128 bytes.
+    unsafe { core::mem::transmute::<[[v128; 2]; MR], [[f32; NR]; MR]>(acc) }
 }
 
 /// The same tile in plain Rust (native builds, where it is only tested; the order of the adds is
@@ -229,98 +299,5 @@ fn tile(ap: &[f32], bp: &[f32], kc: usize) -> [[f32; NR]; MR] {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn naive(
-        (m, n, k): (usize, usize, usize),
-        a: &[f32],
-        av: View,
-        b: &[f32],
-        bv: View,
-    ) -> Vec<f64> {
-        let mut c = vec![0f64; m * n];
-        for i in 0..m {
-            for j in 0..n {
-                c[i * n + j] = (0..k)
-                    .map(|kk| {
-                        a[i * av.row + kk * av.col] as f64 * b[kk * bv.row + j * bv.col] as f64
-                    })
-                    .sum();
-            }
-        }
-        c
-    }
-
-    fn data(len: usize, seed: u32) -> Vec<f32> {
-        (0..len)
-            .map(|i| (((i as u32).wrapping_mul(2654435761) ^ seed) % 1000) as f32 / 500.0 - 1.0)
-            .collect()
-    }
-
-    /// Awkward sizes (tails in every dimension, K over one block), transposed views, alpha, and
-    /// both set and accumulate: every element within float rounding of the f64 product.
-    #[test]
-    fn packed_matmul_should_match_the_f64_product() {
-        for &(m, n, k) in &[
-            (1, 1, 1),
-            (3, 5, 7),
-            (4, 8, 16),
-            (67, 9, 300),
-            (5, 130, 513),
-            (64, 64, 0),
-        ] {
-            for &(ta, tb) in &[(false, false), (true, false), (false, true), (true, true)] {
-                let a = data(m * k, 1);
-                let b = data(k * n, 2);
-                let av = if ta {
-                    View { row: 1, col: m }
-                } else {
-                    View { row: k, col: 1 }
-                };
-                let bv = if tb {
-                    View { row: 1, col: k }
-                } else {
-                    View { row: n, col: 1 }
-                };
-                // C is written with a row stride wider than n, to check the store's strides.
-                let cv = View { row: n + 3, col: 1 };
-                let want = naive((m, n, k), &a, av, &b, bv);
-                for accumulate in [false, true] {
-                    let mut c = data(m * (n + 3), 3);
-                    let before = c.clone();
-                    // SAFETY: the views above cover exactly the vectors made for them.
-                    unsafe {
-                        matmul(
-                            (m, n, k),
-                            0.5,
-                            accumulate,
-                            a.as_ptr(),
-                            av,
-                            b.as_ptr(),
-                            bv,
-                            c.as_mut_ptr(),
-                            cv,
-                        );
-                    }
-                    for i in 0..m {
-                        for j in 0..n {
-                            let base = if accumulate {
-                                before[i * (n + 3) + j] as f64
-                            } else {
-                                0.0
-                            };
-                            let w = base + 0.5 * want[i * n + j];
-                            let got = c[i * (n + 3) + j] as f64;
-                            assert!((got - w).abs() <= 1e-5 * (1.0 + k as f64), "{m}x{n}x{k} ta={ta} tb={tb} acc={accumulate} ({i},{j}): {got} vs {w}");
-                        }
-                        // The padding columns of C are untouched.
-                        for j in n..n + 3 {
-                            assert_eq!(c[i * (n + 3) + j], before[i * (n + 3) + j]);
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
+#[path = "packed_tests.rs"]
+mod tests;
