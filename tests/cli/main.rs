@@ -41,18 +41,14 @@ pub fn stderr(o: &Output) -> String {
 #[test]
 fn pretrain_then_finetune_then_evaluate() {
     let dir = corpus_dir("chain");
+    let pretrain = ["pretrain", "vanilla", "wiki.txt", "--tiny"];
     let o = run(
         &dir,
         &[
-            "pretrain",
-            "vanilla",
-            "wiki.txt",
-            "--tiny",
-            "--max_epochs",
-            "1",
-            "--writing_params_path",
-            "pre.st",
-        ],
+            &pretrain[..],
+            &["--max_epochs", "1", "--writing_params_path", "pre.st"],
+        ]
+        .concat(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let s = stdout(&o);
@@ -74,17 +70,11 @@ fn pretrain_then_finetune_then_evaluate() {
     let o = run(
         &dir,
         &[
-            "pretrain",
-            "vanilla",
-            "wiki.txt",
-            "--tiny",
-            "--max_epochs",
-            "2",
-            "--resume",
-            "pre.st.resume",
-            "--writing_params_path",
-            "pre2.st",
-        ],
+            &pretrain[..],
+            &["--max_epochs", "2", "--resume", "pre.st.resume"],
+            &["--writing_params_path", "pre2.st"],
+        ]
+        .concat(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let s = stdout(&o);
