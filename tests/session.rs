@@ -2,8 +2,9 @@
 //! of `run_steps(n)` takes exactly the steps of one uninterrupted run (the same losses and
 //! bit-identical weights), reports the run's own total and epoch ends, and a saved state resumed
 //! through `Begin::Resume` finishes with the uninterrupted run's weights; plus the step counts and
-//! the memory refusal that comes before any weights are made; and the schedule's phases, counted
-//! without running, step by step the trainer's own rates.
+//! the memory refusal that comes before any weights are made; a finished run's model holding its
+//! weights only; and the schedule's phases, counted without running, step by step the trainer's own
+//! rates.
 
 use attnlab::data::{generate, Vocab};
 use attnlab::model::checkpoint;
@@ -244,6 +245,38 @@ fn max_steps_ends_the_run_early_and_too_big_a_model_is_refused_before_any_weight
 /// The share of positions a packed step runs, which the page scales its full-row step times by:
 /// about half for pretraining's span corruption (truncated documents, the rest PAD), much less
 /// for finetuning's short questions; a file of full 127-character answers would be near 1.
+/// A finished run's model, as the page keeps it, holds its weights and nothing else on the device:
+/// the gradient buffers the training used go with the run (they doubled what a kept model held, and
+/// the page's memory check counts what the loaded models hold).
+#[test]
+fn a_finished_runs_model_holds_only_its_weights() {
+    for dev in devices() {
+        let k = dev.kind();
+        let before = dev.stats().bytes_in_use;
+        let mut s = start(&dev, &spec(Some(2)), None);
+        drive(&mut s, &[]);
+        let (model, _) = s.into_model();
+        assert!(
+            model.params.iter().all(|p| p.var.grad().is_none()),
+            "{k}: the kept model still holds gradients"
+        );
+        let held = dev.stats().bytes_in_use - before;
+        // The same weights read from its checkpoint: what a model holds (the pool rounds sizes).
+        let bytes = pollster::block_on(checkpoint::to_bytes(&model, "ab")).expect("bytes");
+        let at = dev.stats().bytes_in_use;
+        let (copy, _) = checkpoint::from_bytes(&dev, &bytes, None, "copy").expect("copy");
+        let weights = dev.stats().bytes_in_use - at;
+        assert!(
+            copy.num_params() == model.num_params() && weights > 0,
+            "{k}"
+        );
+        assert_eq!(
+            held, weights,
+            "{k}: the kept model holds {held} bytes, its weights {weights}"
+        );
+    }
+}
+
 #[test]
 fn the_packed_share_of_the_built_in_corpus() {
     let c = attnlab::train::run::default_corpus(false);

@@ -89,6 +89,11 @@ impl Var {
         Ok(())
     }
 
+    /// Free the gradient buffer (a model kept after its run): the next backward makes a new one.
+    pub fn drop_grad(&self) {
+        *self.0.grad.borrow_mut() = None;
+    }
+
     /// Whether two variables are the same node.
     pub fn same(&self, other: &Var) -> bool {
         Rc::ptr_eq(&self.0, &other.0)

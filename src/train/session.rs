@@ -273,6 +273,10 @@ impl Session {
 
     /// The trained model and its vocabulary.
     pub fn into_model(self) -> (Gpt, Vocab) {
+        // The gradients go with the run: a kept model holds its weights only.
+        for p in &self.trainer.model.params {
+            p.var.drop_grad();
+        }
         (self.trainer.model, self.vocab)
     }
 }

@@ -11,7 +11,7 @@ use super::js::{err, to_js};
 use super::{device, lost_or};
 use crate::data::Vocab;
 use crate::model::memory::{self, MemoryLimit};
-use crate::model::{checkpoint, torch_params, Gpt, Variant};
+use crate::model::{checkpoint, torch_params, Gpt, GptConfig, Variant};
 use serde::Serialize;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -246,12 +246,12 @@ pub fn page_models() -> Result<JsValue, JsError> {
     to_js(&list)
 }
 
-/// A copy of the variant's current model to finetune, made through the checkpoint format exactly
-/// as the CLI's --reading_params_path reads one, with its vocabulary.
-pub(crate) async fn copy_to_finetune(
-    dev: &Rc<crate::device::Device>,
-    v: Variant,
-) -> Result<(Gpt, Vocab), JsError> {
+/// The variant's current model as checkpoint bytes to finetune (read exactly as the CLI's
+/// --reading_params_path reads a file), with its configuration and vocabulary. The run makes its
+/// device copy from these bytes only after its memory check, which counts the copy's weights in its
+/// estimate: a copy made before it was counted twice, as a loaded model too, and a finetune at the
+/// batch `page_fit` offered was refused.
+pub(crate) async fn to_finetune(v: Variant) -> Result<(Vec<u8>, GptConfig, Vocab), JsError> {
     let (model, vocab) = current(v).ok_or_else(|| {
         err(format!(
             "there is no {} model to finetune; pretrain one, load a checkpoint, or finetune from \
@@ -262,7 +262,5 @@ pub(crate) async fn copy_to_finetune(
     let bytes = checkpoint::to_bytes(&model, &vocab.itos_string())
         .await
         .map_err(err)?;
-    let (copy, _) =
-        checkpoint::from_bytes(dev, &bytes, None, "the pretrained model").map_err(err)?;
-    Ok((copy, vocab))
+    Ok((bytes, model.cfg.clone(), vocab))
 }

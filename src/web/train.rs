@@ -73,11 +73,12 @@ pub async fn page_start(
     let g = device().await?;
     // The vocabulary: from the saved state when resuming, from the model a finetune starts from,
     // else from the pretraining text (as run.py always does).
+    // A finetune's copy of the model is made from its bytes after the memory check (`to_finetune`).
     let (base, vocab) = match (&resume, spec.pretrained) {
         (Some(bytes), _) => (None, vocab_of_checkpoint(&g, bytes, STATE).map_err(err)?),
         (None, true) => {
-            let (copy, vocab) = models::copy_to_finetune(&g, spec.variant).await?;
-            (Some(copy), vocab)
+            let (bytes, cfg, vocab) = models::to_finetune(spec.variant).await?;
+            (Some((bytes, cfg)), vocab)
         }
         (None, false) => (None, Vocab::from_text(&wiki, &wiki_name).map_err(err)?),
     };
@@ -89,7 +90,7 @@ pub async fn page_start(
         corpus: (&wiki, &wiki_name),
         questions: (tsv.as_bytes(), &tsv_name),
         vocab,
-        base: base.as_ref().map(|m| m.cfg.clone()),
+        base: base.as_ref().map(|(_, cfg)| cfg.clone()),
     };
     let session = start
         .start(&g, |cfg| {
@@ -99,7 +100,9 @@ pub async fn page_start(
                     bytes,
                     what: STATE.into(),
                 },
-                (None, Some(mut model)) => {
+                (None, Some((bytes, _))) => {
+                    let (mut model, _) =
+                        checkpoint::from_bytes(&g, &bytes, None, "the pretrained model")?;
                     model.cfg = cfg.clone();
                     Begin::Model(model)
                 }

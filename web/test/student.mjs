@@ -26,6 +26,7 @@ import { openBrowser, pageUrl } from './browser.mjs';
 import { assert, outDir as testOut, steps } from './harness.mjs';
 import { evaluationSteps } from './student-eval.mjs';
 import { variantSteps } from './student-presets.mjs';
+import { cpuSteps } from './student-cpu.mjs';
 
 const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -308,62 +309,7 @@ try {
     return `${heads.join(' | ')}; ${Object.entries(reps).map(([k, v]) => `${k}: ${v}`).join('; ')}; axe: no critical or serious violation`;
   });
 
-  if (backend === 'cpu') {
-    await step('CPU backend: after the middle preset pretrains, Finetune is set to its pretrained finetune (30 epochs from the model) and, pressed at once, starts', async () => {
-      await page.click('#use-embedded');
-      await page.selectOption('#h-from', 'scratch');
-      await page.selectOption('#preset', 'middle');
-      const before = await page.inputValue('#h-ft_epochs');
-      const finished = await S(() => window.__page.finished);
-      await page.click('#btn-pretrain');
-      // Stop after its first step: the run ends as a stopped pretraining (before it, nothing is kept).
-      await page.waitForFunction(() => window.__page.status === 'running' && window.__page.steps >= 1, null, { timeout: TIMEOUT });
-      // Finetune is pressed the moment the pretraining has ended and starts (the page waits for the
-      // batches fitted again beside the model just kept: session 18's page run, clicked at once,
-      // took the batch fitted before and was refused; this test's earlier models leave the fit
-      // unchanged, so it does not reproduce that refusal: results/middle-preset/).
-      await page.evaluate((n) => {
-        window.__page.error = null;
-        const t = setInterval(() => {
-          const b = document.getElementById('btn-finetune');
-          if (window.__page.finished > n && window.__page.status === 'idle' && !b.disabled) { clearInterval(t); b.click(); }
-        }, 0);
-      }, finished);
-      await page.click('#btn-stop');
-      await page.waitForFunction((n) => window.__page.finished > n && (window.__page.status === 'running' || window.__page.error), finished, { timeout: 60000 })
-        .catch(async () => { throw new Error(`Finetune did not start: ${JSON.stringify(await S(() => ({ status: window.__page.status, error: window.__page.error, finished: window.__page.finished, steps: window.__page.steps, shown: document.getElementById('train-error').textContent, progress: document.getElementById('progress-text').textContent })))}`); });
-      const after = { from: await page.inputValue('#h-from'), epochs: await page.inputValue('#h-ft_epochs'), preset: await page.inputValue('#preset') };
-      assert(before === '75' && after.from === 'model' && after.preset === 'middle' && after.epochs === '30', `before ${before}, after ${JSON.stringify(after)}`);
-      const ft = await S(() => ({ status: window.__page.status, error: window.__page.error }));
-      assert(ft.status === 'running' && !ft.error, `Finetune pressed as the pretraining ended: ${ft.error}`);
-      await page.click('#btn-stop');
-      await page.waitForFunction(() => window.__page.status === 'idle', null, { timeout: TIMEOUT });
-      return `finetune epochs ${before} (from scratch) → ${after.epochs} (from the model), preset ${after.preset}; Finetune pressed at once started at batch ${await page.inputValue('#h-ft_batch')}`;
-    });
-
-    await step('CPU backend: the full preset at the batch offered starts (not refused) and stops', async () => {
-      await page.click('#use-embedded');
-      await page.selectOption('#preset', 'full');
-      await S(() => { window.__page.error = null; });
-      await page.click('#btn-pretrain');
-      await page.waitForFunction(() => ['running', 'idle'].includes(window.__page.status) && (window.__page.status === 'running' || window.__page.error), null, { timeout: TIMEOUT });
-      const s = await S(() => ({ status: window.__page.status, error: window.__page.error }));
-      assert(s.status === 'running' && !s.error, `not started: ${s.error}`);
-      const models = await S(() => window.__page.models.map((m) => m.label));
-      await page.click('#btn-stop');
-      await page.waitForFunction(() => window.__page.status === 'idle', null, { timeout: TIMEOUT });
-      // Stopped inside its first step (a full-size step is taken in parts): no model of 0 steps
-      // replaces the student's, and the page says so.
-      const end = await S(() => ({ steps: window.__page.steps, models: window.__page.models.map((m) => m.label) }));
-      const said = await page.textContent('#train-status');
-      if (end.steps === 0) {
-        assert(/before the first step/.test(said), `stopped at step 0 and the page says: ${said}`);
-        assert(JSON.stringify(end.models) === JSON.stringify(models), `models changed by a run of 0 steps: ${JSON.stringify(models)} → ${JSON.stringify(end.models)}`);
-      }
-      assert(!end.models.some((l) => /, 0 steps/.test(l)), `a model of 0 steps was kept: ${JSON.stringify(end.models)}`);
-      return `batch ${await page.inputValue('#h-pre_batch')}, stopped at step ${end.steps}: ${said}`;
-    });
-  }
+  if (backend === 'cpu') await cpuSteps({ page, step, S, TIMEOUT });
   if (backend === 'webgpu') {
     await step('WebGPU: a device lost during an evaluation keeps and shows the questions answered before', async () => {
       await page.click('#use-embedded');
