@@ -25,10 +25,10 @@ const MIN_STEPS = 90;
 const BATCHES = [128, 64, 32, 16, 8, 4];
 const QUICK_EPOCHS = 40; // the quick preset's epochs when the device is fast enough for all of them
 // The middle preset's dev accuracy on the built-in corpus (pretrained on its birth notes), per
-// attention variant, measured in the runs `how` says (results/middle-preset/: vanilla in session 18,
-// the synthesizer in session 34).
+// attention variant, measured in the runs `how` says (results/middle-preset/: vanilla in sessions 18
+// and 38, the synthesizer in session 34).
 export const MIDDLE_DEV = {
-  vanilla: { runs: [34, 44, 48, 48, 49, 66], total: 136, how: 'in six runs of these settings: five with the CLI, seeds 2 (finetuned at batch 226, the page’s), 1 and 0 (each finetuned at batch 256 and 128), right answers spread over 20–23 places; one whole in the page, seed 0, 26.8 min on two engines of a 2-core Xeon', file: 'results/middle-preset/' },
+  vanilla: { runs: [34, 46, 55, 44, 48, 48, 49, 66], total: 136, how: 'in eight runs of these settings: seven with the CLI, seeds 2, 1 and 0 finetuned at batch 226, the page’s, and seeds 1 and 0 at 256 and 128, right answers spread over 20–23 places; one whole in the page, seed 0, 26.8 min on two engines of a 2-core Xeon (about 40 min on a 2-core AMD EPYC, the same answers)', file: 'results/middle-preset/' },
   synthesizer: { runs: [8, 11, 7, 10], total: 136, how: 'in four CLI runs of these settings, seeds 0 and 1, each finetuned at batch 256 and at the page’s 226, answering mostly London and Berlin: the pretraining stored none of the dev people’s birthplaces (the probe recalled 0 of 136; the vanilla model’s pretraining, 15–23 of 136)', file: 'results/middle-preset/synth-s34/' },
 };
 // A variant's measured dev accuracies as one range ("25.0%–48.5%"), or one value.
