@@ -164,6 +164,11 @@ const waiting = [];
 channel.port1.onmessage = () => { const r = waiting.shift(); if (r) r(); };
 export const nextTask = () => new Promise((r) => { waiting.push(r); channel.port2.postMessage(0); });
 
+// The last calls, newest last ({what, at, ms}: ms null while it runs): what held the engine when
+// the page stopped answering (a browser test prints them when a step fails).
+const recent = [];
+export const recentJobs = () => recent.map((j) => ({ ...j, running: j.ms === null, ms: j.ms ?? Math.round(performance.now() - j.at) }));
+
 export function job(what, f) {
   const g = async () => {
     // A macrotask boundary before every call: wasm-bindgen futures and IndexedDB callbacks run as
@@ -171,7 +176,10 @@ export function job(what, f) {
     // one 110–250 ms task on a software adapter.
     await nextTask();
     current = what;
-    try { return await f(); } finally { current = ''; }
+    const j = { what, at: Math.round(performance.now()), ms: null };
+    recent.push(j);
+    if (recent.length > 40) recent.shift();
+    try { return await f(); } finally { current = ''; j.ms = Math.round(performance.now() - j.at); }
   };
   const p = queue.then(g, g);
   queue = p.catch(() => {});

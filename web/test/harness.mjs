@@ -28,6 +28,56 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 // `<label>-fail-<step number>.png` in `dir`. A failed step ends the test (its error is thrown on)
 // unless `keepGoing`. `summary(t0)` prints how many steps passed since t0 and `RESULT: ALL <what>
 // PASSED` or `RESULT: FAILED`, and returns the exit code.
+// What the page's engine did last (web/backend.js, recentJobs), for a failed step: a call that ran
+// for long holds the page's frames on a software adapter, and so Playwright's waits.
+async function engineCalls(p) {
+  const got = p.evaluate(() => import('./web/backend.js').then((m) => m.recentJobs()).catch(() => null));
+  const none = new Promise((r) => setTimeout(() => r('no answer in 5 s'), 5000));
+  const jobs = await Promise.race([got.catch((e) => `not read: ${e.message || e}`), none]);
+  if (!Array.isArray(jobs)) return `the engine's last calls: ${jobs || 'none kept'}`;
+  const now = await p.evaluate(() => Math.round(performance.now())).catch(() => 0);
+  const text = jobs.slice(-12).map((j) => `${j.what} ${(j.ms / 1000).toFixed(1)} s${j.running ? ' (running)' : ''} at ${((j.at - now) / 1000).toFixed(1)} s`);
+  return `the engine's last calls (start relative to now): ${text.join('; ') || 'none'}`;
+}
+
+// A card's picture, taken without Playwright's wait for two equal animation frames (a software
+// adapter busy with the engine's compute can hold frames back for longer than its 30 s; seen in
+// CI). The card is scrolled into view and its place and size sampled by timer over one-second
+// windows, up to eight, until one sees it still; then the page's region it covers is taken, with
+// a frame waited for up to two minutes. Resolves to {still, moves}: whether the last window saw it
+// still, and what it did (its boxes, the frames seen, the page's busy regions).
+export async function cardShot(page, selector, file) {
+  const seen = await page.evaluate(async (sel) => {
+    const el = document.querySelector(sel);
+    const r0 = el.getBoundingClientRect();
+    if (r0.top < 0 || r0.bottom > innerHeight) el.scrollIntoView({ block: r0.height > innerHeight ? 'start' : 'center' });
+    let frames = 0;
+    const count = () => { frames++; requestAnimationFrame(count); };
+    requestAnimationFrame(count);
+    let boxes = [];
+    for (let w = 0; w < 8 && boxes.length !== 1; w++) {
+      const seenNow = new Set();
+      for (let k = 0; k < 10; k++) {
+        const r = el.getBoundingClientRect();
+        seenNow.add([r.x, r.y, r.width, r.height].map(Math.round).join(','));
+        await new Promise((res) => setTimeout(res, 100));
+      }
+      boxes = [...seenNow];
+    }
+    const r = el.getBoundingClientRect();
+    const clip = { x: r.x + window.scrollX, y: r.y + window.scrollY, width: r.width, height: r.height };
+    return { boxes, frames, clip, busy: [...document.querySelectorAll('[aria-busy="true"]')].map((e) => e.id) };
+  }, selector);
+  await page.screenshot({ path: file, fullPage: true, clip: seen.clip, timeout: 120000 });
+  return { still: seen.boxes.length === 1, moves: `${seen.boxes.join(' → ')}; ${seen.frames} frames; busy: ${seen.busy.join(', ') || 'none'}` };
+}
+
+// cardShot, failing the step where the card did not stay still.
+export async function stillShot(page, selector, file) {
+  const seen = await cardShot(page, selector, file);
+  assert(seen.still, `${selector} did not stay still for a second in eight (${seen.moves})`);
+}
+
 export function steps({ label, dir, page, what, keepGoing = false }) {
   const results = [];
   async function step(name, f) {
@@ -41,6 +91,7 @@ export function steps({ label, dir, page, what, keepGoing = false }) {
       results.push({ name, ok: false });
       console.log(`FAIL  ${name} (${took()} s): ${e.message || e}`);
       const p = page();
+      if (p) console.log(`      ${await engineCalls(p)}`);
       if (p) await p.screenshot({ path: path.join(dir, `${label}-fail-${results.length}.png`), fullPage: true }).catch(() => {});
       if (!keepGoing) throw e;
     }

@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openBrowser, pageUrl } from './browser.mjs';
-import { checks, outDir as testOut } from './harness.mjs';
+import { cardShot, checks, outDir as testOut } from './harness.mjs';
 
 const base = process.argv[2] || 'http://127.0.0.1:8080/';
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -167,30 +167,11 @@ async function main() {
   }
 }
 
-// A card's picture. Its place and size are first sampled by timer for a second (not by animation
-// frame, which a busy page may not give): a card still moving fails here with what moved, and the
-// picture is then taken of the page's region, so one jittering card does not stop the run.
+// A card's picture (harness.mjs, cardShot): a card still moving fails here with what moved, and
+// the picture is taken anyway, so one jittering card does not stop the run.
 async function shot(page, id, suffix = '') {
-  await page.locator(`#${id}`).scrollIntoViewIfNeeded();
-  const seen = await page.evaluate(async (i) => {
-    const el = document.getElementById(i);
-    const boxes = new Set();
-    let frames = 0;
-    const count = () => { frames++; requestAnimationFrame(count); };
-    requestAnimationFrame(count);
-    for (let k = 0; k < 10; k++) {
-      const r = el.getBoundingClientRect();
-      boxes.add([r.x, r.y, r.width, r.height].map(Math.round).join(','));
-      await new Promise((res) => setTimeout(res, 100));
-    }
-    const r = el.getBoundingClientRect();
-    const clip = { x: r.x + window.scrollX, y: r.y + window.scrollY, width: r.width, height: r.height };
-    return { boxes: [...boxes], frames, clip, busy: [...document.querySelectorAll('[aria-busy="true"]')].map((e) => e.id) };
-  }, id);
-  check(seen.boxes.length === 1, `#${id}${suffix} stays still for a second (${seen.boxes.join(' → ')}; ${seen.frames} frames; busy: ${seen.busy.join(', ') || 'none'})`);
-  // A picture waits for a frame, which a software adapter busy with the next card's compute can
-  // hold back for more than the default 30 s (seen once while cargo built beside the run).
-  await page.screenshot({ path: path.join(outDir, `section2-${id}${suffix}.png`), fullPage: true, clip: seen.clip, timeout: 120000 });
+  const seen = await cardShot(page, `#${id}`, path.join(outDir, `section2-${id}${suffix}.png`));
+  check(seen.still, `#${id}${suffix} stays still for a second (${seen.moves})`);
 }
 
 main().then(() => {

@@ -23,7 +23,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { openBrowser, pageUrl } from './browser.mjs';
-import { assert, outDir as testOut, steps } from './harness.mjs';
+import { assert, stillShot, outDir as testOut, steps } from './harness.mjs';
 import { evaluationSteps } from './student-eval.mjs';
 import { variantSteps } from './student-presets.mjs';
 import { cpuSteps } from './student-cpu.mjs';
@@ -111,7 +111,7 @@ try {
     const fill = await S(async () => { const { fills } = await import('./web/page/sizing.js'); return (await fills()).pretrain; });
     const want = perRow * z.sizes.full.pre_batch * fill;
     assert(fill > 0.2 && fill < 0.9 && Math.abs(z.sizes.full.msPerStep - want) < 1e-6 * want, `full step ${z.sizes.full.msPerStep} ms, measured per row ${perRow} × ${z.sizes.full.pre_batch} × ${fill}`);
-    await page.locator('#train-card').screenshot({ path: path.join(outDir, 'student-presets.png') });
+    await stillShot(page, '#train-card', path.join(outDir, 'student-presets.png'));
     return `${z.options.join(' | ')}; pretraining fill ${fill.toFixed(2)}; full fits batch ${z.fit.full.pre}, middle ${z.fit.middle.pre}`;
   });
 
@@ -210,16 +210,16 @@ try {
     for (const id of ['train-card', 'eval-card']) {
       const over = await page.$eval(`#${id}`, (e) => e.scrollWidth - e.clientWidth);
       assert(over <= 1, `#${id} is ${over} px wider than its card`);
-      await page.locator(`#${id}`).screenshot({ path: path.join(outDir, `student-${id}-390.png`) });
+      await stillShot(page, `#${id}`, path.join(outDir, `student-${id}-390.png`));
     }
     // The demos E7 and E10 (their canvas titles and captions) at phone width, for the eye.
     await page.waitForFunction(() => window.__demos && window.__demos.ready, null, { timeout: TIMEOUT });
     for (const id of ['e7', 'e10']) {
-      await page.locator(`#${id}`).scrollIntoViewIfNeeded();
+      await page.$eval(`#${id}`, (e) => e.scrollIntoView({ block: 'center' }));
       await page.waitForTimeout(300);
       const over = await page.$eval(`#${id}`, (e) => e.scrollWidth - e.clientWidth);
       assert(over <= 1, `#${id} is ${over} px wider than its card`);
-      await page.locator(`#${id}`).screenshot({ path: path.join(outDir, `student-${id}-390.png`) });
+      await stillShot(page, `#${id}`, path.join(outDir, `student-${id}-390.png`));
     }
     await page.setViewportSize({ width: 1280, height: 900 });
     return `Evaluate's table ${table.over} px wider than its box, its longest cell ${table.longest} characters (${r.rep.rows.map((x) => x.prediction).join(', ')})`;
@@ -268,7 +268,7 @@ try {
     const heads = await page.$$eval('#ask-result .ask-col', (cols) => cols.map((c) => `${c.querySelector('h3').textContent} / ${(c.querySelector('.model-from') || {}).textContent}`));
     assert(heads.length === 2 && heads[0] !== heads[1] && heads.some((h) => h.includes('kept') && h.includes(s.shipped)) && heads.some((h) => h.includes('builtin-nopretrain')), `Ask columns: ${heads.join(' | ')}`);
     assert(await page.locator('#ask-result .stranger').count() === 0, 'a built-in person is called a guess');
-    await page.locator('#ask-card').screenshot({ path: path.join(outDir, 'student-ask-two.png') });
+    await stillShot(page, '#ask-card', path.join(outDir, 'student-ask-two.png'));
     // Someone the built-in corpus does not hold: both answers are said to be guesses.
     await page.fill('#ask-text', 'Ada Lovelace');
     await S(() => { window.__page.ask = null; });
@@ -293,10 +293,10 @@ try {
     assert(await page.isVisible('#eval-history') && hist.length >= 2 &&
       Object.values(reps).every((r) => hist.some((h) => r === `${h[2].split(' correct')[0]} (${h[0]})`)),
       `the evaluations side by side: ${JSON.stringify(hist)}`);
-    await page.locator('#eval-card').screenshot({ path: path.join(outDir, 'student-eval-kept.png') });
+    await stillShot(page, '#eval-card', path.join(outDir, 'student-eval-kept.png'));
     await page.setViewportSize({ width: 390, height: 844 });
-    await page.locator('#models-card').screenshot({ path: path.join(outDir, 'student-models-390.png') });
-    await page.locator('#ask-card').screenshot({ path: path.join(outDir, 'student-ask-two-390.png') });
+    await stillShot(page, '#models-card', path.join(outDir, 'student-models-390.png'));
+    await stillShot(page, '#ask-card', path.join(outDir, 'student-ask-two-390.png'));
     const over = await page.$eval('#models-card', (e) => e.scrollWidth - e.clientWidth);
     await page.setViewportSize({ width: 1280, height: 900 });
     assert(over <= 1, `the Models card is ${over} px wider than the screen at 390 px`);
@@ -329,7 +329,7 @@ try {
       const rows = await page.locator('#eval-table tbody tr').count();
       assert(r.rep && r.rep.rows.length > 0 && r.rep.rows.length < r.rep.total && rows === r.rep.rows.length, `after the loss: ${r.rep && r.rep.rows.length} of ${r.rep && r.rep.total} shown, ${rows} rows; error ${r.error}`);
       assert(await page.isVisible('#eval-error') && (await page.textContent('#eval-status')).startsWith('Failed after'), 'the failure is not said');
-      await page.locator('#eval-card').screenshot({ path: path.join(outDir, 'student-eval-lost.png') });
+      await stillShot(page, '#eval-card', path.join(outDir, 'student-eval-lost.png'));
       return `${r.rep.rows.length} of ${r.rep.total} kept; “${r.error}”`;
     });
   }
