@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openBrowser, pageUrl } from './browser.mjs';
-import { checks, outDir as testOut } from './harness.mjs';
+import { cardShot, checks, outDir as testOut } from './harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.join(here, '..', '..');
@@ -83,14 +83,14 @@ try {
   await page.waitForFunction(() => window.__page.ask || window.__page.askError, null, { timeout: TIMEOUT });
   const note = await page.locator('#ask-result .stranger').first().textContent().catch(() => '');
   check(/never read about/.test(note), `asked about ${builtinName} (a built-in person), the course model's answer is said to be a guess: “${note}”`);
-  await page.locator('#models-card').screenshot({ path: path.join(outDir, 'course-model.png') });
-  await page.locator('#ask-card').screenshot({ path: path.join(outDir, 'course-ask.png') });
+  await cardShot(page, '#models-card', path.join(outDir, 'course-model.png'));
+  await cardShot(page, '#ask-card', path.join(outDir, 'course-ask.png'));
   // The section 2 demos ask about the built-in people: with the course model current, S2a says why
   // it cannot compare (another text) and what to load, instead of scoring it on people it never read.
   await page.locator('#s2a').scrollIntoViewIfNeeded();
   const s2a = await page.waitForFunction(() => { const n = document.querySelector('#s2a [data-s2="waiting"]'); return n && n.textContent; }, null, { timeout: TIMEOUT }).then((h) => h.jsonValue()).catch(() => '');
   check(/trained on another text than the built-in corpus/.test(s2a) && /load the shipped model again/.test(s2a), `S2a with the course model says why it waits: “${s2a}”`);
-  await page.locator('#s2a').screenshot({ path: path.join(outDir, 'course-s2a.png') });
+  await cardShot(page, '#s2a', path.join(outDir, 'course-s2a.png'));
   // A reload keeps it, as a trained or uploaded model is kept (it was lost, the shipped one back).
   await page.reload();
   await page.waitForFunction(() => window.__page && window.__page.ready && window.__page.course && window.__page.course.state === 'loaded', null, { timeout: TIMEOUT }).catch(() => {});

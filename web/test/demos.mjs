@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openBrowser, pageUrl } from './browser.mjs';
-import { checks, outDir as testOut } from './harness.mjs';
+import { cardShot, checks, outDir as testOut } from './harness.mjs';
 
 const base = process.argv[2] || 'http://127.0.0.1:8080/';
 const outDir = testOut();
@@ -69,7 +69,7 @@ async function main() {
       await page.waitForFunction(([i, b]) => (window.__demos.runs[i] || 0) > b && !document.getElementById(i).getAttribute('aria-busy').includes('true'), [id, before], { timeout, polling: 100 });
       return res(id);
     }
-    const shot = async (id, name = id) => { await page.locator(`#${id}`).screenshot({ path: path.join(outDir, `demos-${name}.png`) }); };
+    const shot = (id, name = id) => cardShot(page, `#${id}`, path.join(outDir, `demos-${name}.png`));
     const near = (a, b, tol) => a.every((x, i) => Math.abs(x - b[i]) <= tol);
 
     // E1 at its first positions: each choice of “arrow keys move” rings its point, and every point
@@ -274,7 +274,16 @@ async function main() {
     // cards after the demos hidden, as before they fill in) lands as high as it can, and at the top
     // once they are back (a CI run saw #s2c stay 518 px down: the pin kept the short page's place).
     const sTop = () => fresh.evaluate(() => Math.round(document.getElementById('s2c').getBoundingClientRect().top));
+    // The card filled in first (it grows by its evaluation's table once seen, and grown it reached
+    // the top of a page that was short for it before), then the page from its top down: where that
+    // fills the window, a taller window makes the page short below the card again.
+    await fresh.evaluate(() => document.getElementById('s2c').scrollIntoView());
+    await fresh.waitForFunction(() => { const r = window.__demos.results.s2c; return r && !r.waiting; }, null, { timeout: 120000 });
+    await fresh.waitForTimeout(300);
+    await fresh.evaluate(() => window.scrollTo(0, 0));
     await fresh.evaluate(() => { for (const el of document.querySelectorAll('#demos ~ *')) { el.dataset.shown = el.style.display; el.style.display = 'none'; } });
+    const below = await fresh.evaluate(() => Math.round(document.documentElement.scrollHeight - (document.getElementById('s2c').getBoundingClientRect().top + scrollY)));
+    if (below > 800 - 100) await fresh.setViewportSize({ width: 1280, height: below + 200 });
     await fresh.click('#demos .demo-toc a[href="#s2c"]');
     await fresh.waitForTimeout(300);
     const short = await sTop();

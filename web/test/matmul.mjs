@@ -10,7 +10,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openBrowser, pageUrl } from './browser.mjs';
-import { checks, outDir as testOut } from './harness.mjs';
+import { cardShot, checks, outDir as testOut } from './harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const base = process.argv[2] || 'http://127.0.0.1:8080/';
@@ -44,7 +44,7 @@ try {
       `timed: ${m.kernels.map((k, i) => `${k} ${m.ms[i].toFixed(1)}`).join(', ')} ms, kept ${m.kernel}: "${await line()}"`);
     const kept = await page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith('attnlab-matmul:')).map((k) => JSON.parse(localStorage.getItem(k))));
     check(kept.length === 1 && kept[0].kernel === m.kernel, `stored in the browser for this adapter: ${JSON.stringify(kept)}`);
-    await page.locator('#device-card').screenshot({ path: path.join(outDir, 'matmul-device-card.png') });
+    await cardShot(page, '#device-card', path.join(outDir, 'matmul-device-card.png'));
     await page.reload();
     await page.waitForFunction(() => window.__matmul && window.__matmul.kernel, null, { timeout: TIMEOUT });
     const again = await page.evaluate(() => window.__matmul);

@@ -6,7 +6,7 @@
 // on the data area.
 import fs from 'node:fs';
 import path from 'node:path';
-import { askAnswer, assert } from './harness.mjs';
+import { askAnswer, assert, cardShot } from './harness.mjs';
 
 // What the steps need from page.mjs: its page and named `step`, its reads of the page's state
 // (`P`, `waitPage`), `setField`, the fixture folder, where the pictures go, the steps' timeout and
@@ -72,7 +72,7 @@ export async function afterFirstRunSteps({ page, step, P, waitPage, setField, fi
       return window.__page.askHover;
     }, { x: bb.x + 20, y: bb.y + bb.height - 8 });
     assert(touched && touched.j === 0 && touched.i === hover.i && /weight \d\.\d{3}$/.test(touched.text), `a touch on a cell reads nothing: ${JSON.stringify(touched)} (hover ${JSON.stringify(hover)})`);
-    await page.locator('#ask-card').screenshot({ path: path.join(outDir, 'page-ask.png') });
+    await cardShot(page, '#ask-card', path.join(outDir, 'page-ask.png'));
     return `“${a.question}” → “${a.prediction}”, maps over ${a.T} characters`;
   });
 
@@ -170,7 +170,7 @@ export async function afterFirstRunSteps({ page, step, P, waitPage, setField, fi
     const thumbs = await page.locator('#ask-result canvas.thumb').count();
     assert(cols === 2 && thumbs === 16, `${cols} columns, ${thumbs} thumbnails`);
     const preds = await page.evaluate(() => Object.entries(window.__page.ask).map(([v, a]) => `${v}: “${a.prediction}”`).join(', '));
-    await page.locator('#ask-card').screenshot({ path: path.join(outDir, 'page-ask-both.png') });
+    await cardShot(page, '#ask-card', path.join(outDir, 'page-ask-both.png'));
     return preds;
   });
 

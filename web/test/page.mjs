@@ -14,7 +14,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { openBrowser, pageUrl } from './browser.mjs';
-import { assert, atPhoneWidth, outDir as testOut, pageError, pageState, steps, waitFor } from './harness.mjs';
+import { assert, atPhoneWidth, cardShot, outDir as testOut, pageError, pageState, steps, waitFor } from './harness.mjs';
 import { afterFirstRunSteps } from './page-after-run.mjs';
 
 const base = process.argv[2] || 'http://127.0.0.1:8080/';
@@ -118,7 +118,7 @@ async function run() {
       assert(new RegExp(`paused at step ${pausedAt} of ${MAX_STEPS}$`).test(prog), `progress text when paused (no ETA): ${prog}`);
       const note = await page.textContent('#preset-note');
       assert(!/Measuring/.test(note), `the preset note still says “${note}” after the measurement`);
-      await page.locator('#train-card').screenshot({ path: path.join(outDir, 'page-training.png') });
+      await cardShot(page, '#train-card', path.join(outDir, 'page-training.png'));
       return `loss ${firstLoss.toFixed(3)} → ${tail.toFixed(3)} over ${pausedAt} steps (${s.msPerStep.toFixed(0)} ms/step); ${prog}`;
     });
 
@@ -167,7 +167,7 @@ async function run() {
       await page.waitForFunction(() => window.__page.ask || window.__page.askError, null, { timeout: STEP_TIMEOUT });
       const answered = await page.evaluate(() => (window.__page.ask && window.__page.ask.vanilla ? window.__page.ask.vanilla.prediction : `error: ${window.__page.askError}`));
       assert(answered && !answered.startsWith('error'), `Ask while the run waits: ${answered}`);
-      await page.locator('#ask-card').screenshot({ path: path.join(outDir, 'page-ask-while-saved.png') });
+      await cardShot(page, '#ask-card', path.join(outDir, 'page-ask-while-saved.png'));
       await page.evaluate(() => { window.__page.ask = null; window.__page.askError = null; });
       const text = await page.textContent('#resume-text');
       assert(text.includes(`step ${pausedAt} of ${MAX_STEPS}`), `banner says: ${text}`);

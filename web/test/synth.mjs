@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openBrowser, pageUrl } from './browser.mjs';
-import { checks, outDir as testOut } from './harness.mjs';
+import { cardShot, checks, outDir as testOut } from './harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.join(here, '..', '..');
@@ -44,7 +44,7 @@ try {
   const before = await page.evaluate(() => window.__demos.results.e9 && window.__demos.results.e9.synth);
   check(before && before.missing === true && await e9Button.isVisible(), 'E9 has no synthesizer model yet and offers the button');
   await page.locator('#e9').scrollIntoViewIfNeeded();
-  await page.locator('#e9').screenshot({ path: path.join(outDir, 'synth-e9-before.png') });
+  await cardShot(page, '#e9', path.join(outDir, 'synth-e9-before.png'));
   await e9Button.click();
   await page.waitForFunction(() => ['loaded', 'failed'].includes(window.__page.synth.state), null, { timeout: TIMEOUT });
   const s = await page.evaluate(() => ({ state: window.__page.synth.state, note: window.__page.synth.note, models: window.__page.models.map((m) => `${m.slot}: ${m.label}`) }));
@@ -54,7 +54,7 @@ try {
     .then((h) => h.jsonValue()).catch(() => 0);
   await page.waitForTimeout(300);
   check(drawn === 4 && await e9Button.isHidden(), `E9 draws the synthesizer's maps (${drawn} layers) and its button is gone`);
-  await page.locator('#e9').screenshot({ path: path.join(outDir, 'synth-e9.png') });
+  await cardShot(page, '#e9', path.join(outDir, 'synth-e9.png'));
   // Ask: both variants answer; the synthesizer's answer to the first built-in dev question is the CLI's.
   const who = await page.getAttribute('#ask-examples button[data-ask]', 'data-ask');
   await page.fill('#ask-text', who);
@@ -65,7 +65,7 @@ try {
   check(!a.error && a.v && a.s && a.s.prediction === cli[0], `Ask answers with both: vanilla “${a.v && a.v.prediction}”, synthesizer “${a.s && a.s.prediction}” (the CLI: “${cli[0]}”)${a.error ? `; error: ${a.error}` : ''}`);
   check(await page.locator('#ask-result canvas').count() >= 2, 'with the maps of both');
   check(await page.isHidden('#ask-synth-hint'), 'the pointer to it is gone once it is loaded');
-  await page.locator('#ask-card').screenshot({ path: path.join(outDir, 'synth-ask.png') });
+  await cardShot(page, '#ask-card', path.join(outDir, 'synth-ask.png'));
   // Evaluate the built-in dev questions with it (an estimate's box, if one asks, is accepted): all
   // 136 on the CPU backend (3 s here), the first 24 on WebGPU (all took 151 s on SwiftShader).
   const n = process.env.ATTNLAB_BACKEND === 'cpu' ? cli.length : 24;
@@ -84,7 +84,7 @@ try {
   check(rep && rep.file === 'built-in birth_dev.tsv' && rep.rows.length === n && differ === -1 && (n < cli.length || rep.score[0] === facts.dev_accuracy.correct),
     rep ? `its ${rep.rows.length} dev predictions (of ${cli.length}) are the CLI's${differ >= 0 ? `, except line ${differ + 1}: “${rep.rows[differ]}” for “${cli[differ]}”` : ''}; ${rep.score[0]} of ${rep.score[1]} right (facts: ${facts.dev_accuracy.correct}) of ${rep.file}`
       : `the evaluation failed: ${await page.evaluate(() => window.__page.evalError)}`);
-  await page.locator('#models-card').screenshot({ path: path.join(outDir, 'synth-models.png') });
+  await cardShot(page, '#models-card', path.join(outDir, 'synth-models.png'));
   // A reload brings it back (the browser keeps a mark, the page fetches it again).
   await page.reload();
   await page.waitForFunction(() => window.__page && window.__page.ready && window.__page.synth && window.__page.synth.state === 'loaded', null, { timeout: TIMEOUT }).catch(() => {});

@@ -11,7 +11,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { openBrowser, pageUrl } from './browser.mjs';
-import { assert, atPhoneWidth, outDir as testOut, steps } from './harness.mjs';
+import { assert, atPhoneWidth, cardShot, outDir as testOut, steps } from './harness.mjs';
 
 const base = process.argv[2] || 'http://127.0.0.1:8080/';
 const outDir = testOut();
@@ -140,7 +140,7 @@ try {
     // What the text says of the shipped model: neighbours and rows more alike than the rest.
     const pos = await page.evaluate(() => window.__vit.positions);
     assert(pos.near > pos.far + 0.05 && pos.row > pos.far + 0.05, `position similarities ${JSON.stringify(pos)}`);
-    await page.locator('#vit').screenshot({ path: path.join(outDir, 'vit-shipped.png') });
+    await cardShot(page, '#vit', path.join(outDir, 'vit-shipped.png'));
     // Clear takes the prediction and its pictures away with the digit; a sample brings them back.
     await page.click('#vit-clear');
     const cleared = await page.evaluate(() => ({ answer: window.__vit.answer, pred: document.getElementById('vit-pred').textContent, probs: document.getElementById('vit-probs').children.length }));
