@@ -42,9 +42,9 @@ async function engineCalls(p) {
 
 // A card's picture, taken without Playwright's wait for two equal animation frames (a software
 // adapter busy with the engine's compute can hold frames back for longer than its 30 s; seen in
-// CI). The card is scrolled into view and its place and size sampled by timer over one-second
-// windows, up to eight, until one sees it still; then the page's region it covers is taken, with
-// a frame waited for up to two minutes. Resolves to {still, moves}: whether the last window saw it
+// CI). The card is scrolled into view and its place and size sampled by timer over windows of
+// 0.3 s, up to twenty, until one sees it still; then the page's region it covers is taken, with a
+// frame waited for up to two minutes. Resolves to {still, moves}: whether the last window saw it
 // still, and what it did (its boxes, the frames seen, the page's busy regions).
 export async function cardShot(page, selector, file) {
   const seen = await page.evaluate(async (sel) => {
@@ -55,12 +55,12 @@ export async function cardShot(page, selector, file) {
     const count = () => { frames++; requestAnimationFrame(count); };
     requestAnimationFrame(count);
     let boxes = [];
-    for (let w = 0; w < 8 && boxes.length !== 1; w++) {
+    for (let w = 0; w < 20 && boxes.length !== 1; w++) {
       const seenNow = new Set();
-      for (let k = 0; k < 10; k++) {
+      for (let k = 0; k < 6; k++) {
         const r = el.getBoundingClientRect();
         seenNow.add([r.x, r.y, r.width, r.height].map(Math.round).join(','));
-        await new Promise((res) => setTimeout(res, 100));
+        await new Promise((res) => setTimeout(res, 60));
       }
       boxes = [...seenNow];
     }
@@ -75,7 +75,7 @@ export async function cardShot(page, selector, file) {
 // cardShot, failing the step where the card did not stay still.
 export async function stillShot(page, selector, file) {
   const seen = await cardShot(page, selector, file);
-  assert(seen.still, `${selector} did not stay still for a second in eight (${seen.moves})`);
+  assert(seen.still, `${selector} did not stay still for 0.3 s in twenty tries (${seen.moves})`);
 }
 
 export function steps({ label, dir, page, what, keepGoing = false }) {

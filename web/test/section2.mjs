@@ -171,7 +171,7 @@ async function main() {
 // the picture is taken anyway, so one jittering card does not stop the run.
 async function shot(page, id, suffix = '') {
   const seen = await cardShot(page, `#${id}`, path.join(outDir, `section2-${id}${suffix}.png`));
-  check(seen.still, `#${id}${suffix} stays still for a second (${seen.moves})`);
+  check(seen.still, `#${id}${suffix} stays still for 0.3 s (${seen.moves})`);
 }
 
 main().then(() => {
