@@ -23,20 +23,14 @@ export function assert(cond, msg) {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-// Named steps. `step(name, f)` runs f and prints `PASS  name (seconds): detail` with what f
-// returns, or `FAIL  name (seconds): message`, keeping a picture of `page()` (when it has one) as
-// `<label>-fail-<step number>.png` in `dir`. A failed step ends the test (its error is thrown on)
-// unless `keepGoing`. `summary(t0)` prints how many steps passed since t0 and `RESULT: ALL <what>
-// PASSED` or `RESULT: FAILED`, and returns the exit code.
 // What the page's engine did last (web/backend.js, recentJobs), for a failed step: a call that ran
 // for long holds the page's frames on a software adapter, and so Playwright's waits.
 async function engineCalls(p) {
-  const got = p.evaluate(() => import('./web/backend.js').then((m) => m.recentJobs()).catch(() => null));
+  const got = p.evaluate(() => import('./web/backend.js').then((m) => ({ jobs: m.recentJobs(), now: Math.round(performance.now()) })));
   const none = new Promise((r) => setTimeout(() => r('no answer in 5 s'), 5000));
-  const jobs = await Promise.race([got.catch((e) => `not read: ${e.message || e}`), none]);
-  if (!Array.isArray(jobs)) return `the engine's last calls: ${jobs || 'none kept'}`;
-  const now = await p.evaluate(() => Math.round(performance.now())).catch(() => 0);
-  const text = jobs.slice(-12).map((j) => `${j.what} ${(j.ms / 1000).toFixed(1)} s${j.running ? ' (running)' : ''} at ${((j.at - now) / 1000).toFixed(1)} s`);
+  const r = await Promise.race([got.catch((e) => `not read: ${e.message || e}`), none]);
+  if (typeof r === 'string') return `the engine's last calls: ${r}`;
+  const text = r.jobs.slice(-12).map((j) => `${j.what} ${(j.ms / 1000).toFixed(1)} s${j.running ? ' (running)' : ''} at ${((j.at - r.now) / 1000).toFixed(1)} s`);
   return `the engine's last calls (start relative to now): ${text.join('; ') || 'none'}`;
 }
 
@@ -51,8 +45,8 @@ export async function cardShot(page, selector, file) {
     const el = document.querySelector(sel);
     const r0 = el.getBoundingClientRect();
     if (r0.top < 0 || r0.bottom > innerHeight) el.scrollIntoView({ block: r0.height > innerHeight ? 'start' : 'center' });
-    let frames = 0;
-    const count = () => { frames++; requestAnimationFrame(count); };
+    let frames = 0, sampling = true;
+    const count = () => { frames++; if (sampling) requestAnimationFrame(count); };
     requestAnimationFrame(count);
     let boxes = [];
     for (let w = 0; w < 20 && boxes.length !== 1; w++) {
@@ -64,6 +58,7 @@ export async function cardShot(page, selector, file) {
       }
       boxes = [...seenNow];
     }
+    sampling = false;
     const r = el.getBoundingClientRect();
     const clip = { x: r.x + window.scrollX, y: r.y + window.scrollY, width: r.width, height: r.height };
     return { boxes, frames, clip, busy: [...document.querySelectorAll('[aria-busy="true"]')].map((e) => e.id) };
@@ -78,6 +73,11 @@ export async function stillShot(page, selector, file) {
   assert(seen.still, `${selector} did not stay still for 0.3 s in twenty tries (${seen.moves})`);
 }
 
+// Named steps. `step(name, f)` runs f and prints `PASS  name (seconds): detail` with what f
+// returns, or `FAIL  name (seconds): message`, keeping a picture of `page()` (when it has one) as
+// `<label>-fail-<step number>.png` in `dir`. A failed step ends the test (its error is thrown on)
+// unless `keepGoing`. `summary(t0)` prints how many steps passed since t0 and `RESULT: ALL <what>
+// PASSED` or `RESULT: FAILED`, and returns the exit code.
 export function steps({ label, dir, page, what, keepGoing = false }) {
   const results = [];
   async function step(name, f) {
