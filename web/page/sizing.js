@@ -28,7 +28,7 @@ const QUICK_EPOCHS = 40; // the quick preset's epochs when the device is fast en
 // attention variant, measured in the runs `how` says (results/middle-preset/: vanilla in sessions 18
 // and 38, the synthesizer in session 34).
 export const MIDDLE_DEV = {
-  vanilla: { runs: [34, 46, 55, 44, 48, 48, 49, 66], total: 136, how: 'in eight runs of these settings: seven with the CLI, seeds 2, 1 and 0 finetuned at batch 226, the page’s, and seeds 1 and 0 at 256 and 128, right answers spread over 20–23 places; one whole in the page, seed 0, 26.8 min on two engines of a 2-core Xeon (about 40 min on a 2-core AMD EPYC, the same answers)', file: 'results/middle-preset/' },
+  vanilla: { runs: [34, 46, 55, 44, 48, 48, 49, 66], total: 136, how: 'in eight runs of these settings: seven with the CLI, seeds 2, 1 and 0 finetuned at batch 226, the page’s, and seeds 1 and 0 at 256 and 128, right answers spread over 20–23 places; one whole in the page, seed 0, 26.8 min on two engines of a 2-core Xeon (about 40 min on a 2-core AMD EPYC with AVX2, 21.7 min on one with AVX-512; the same answers)', file: 'results/middle-preset/' },
   synthesizer: { runs: [8, 11, 7, 10], total: 136, how: 'in four CLI runs of these settings, seeds 0 and 1, each finetuned at batch 256 and at the page’s 226, answering mostly London and Berlin: the pretraining stored none of the dev people’s birthplaces (the probe recalled 0 of 136; the vanilla model’s pretraining, 15–23 of 136)', file: 'results/middle-preset/synth-s34/' },
 };
 // A variant's measured dev accuracies as one range ("25.0%–48.5%"), or one value.
