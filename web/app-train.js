@@ -27,11 +27,12 @@ import { keepFocus } from './page/focus.js';
 
 // Start
 
-export function deviceLine(d, browserInfo) {
+// `engines`: how many CPU engines train each step (the Device card's count, web/app.js).
+export function deviceLine(d, browserInfo, engines = 1) {
   const mib = (n) => `${Math.round(n / 1048576)} MiB`;
   const size = (n) => (n >= 2 ** 30 ? `${+(n / 2 ** 30).toFixed(1)} GiB` : mib(n));
   if (d.kind === 'cpu') {
-    return `Device: ${d.describe} · largest tensor ${size(d.max_tensor_bytes)}` +
+    return `Device: ${d.describe}${engines > 1 ? ` in each of ${engines} engines` : ''} · largest tensor ${size(d.max_tensor_bytes)}` +
       `${d.budget_bytes ? `, ${size(d.budget_bytes)} for a whole run` : ''} · ${d.reason}`;
   }
   const a = d.adapter;
@@ -63,7 +64,9 @@ export async function startPage(w, device, browserInfo, workers) {
   if (device.kind === 'cpu') {
     P.chunkMs = 100;
   }
-  $('gpu-line').textContent = deviceLine(device, browserInfo);
+  const showLine = () => { $('gpu-line').textContent = deviceLine(device, browserInfo, P.workers ? P.workers.n : 1); };
+  showLine();
+  on('engines', showLine); // fewer engines than asked: the line says how many run
   P.presets = await P.wasm.page_presets();
   // The presets' forms, read once (the form switches between them without waiting for the engine).
   P.presetForms = {};

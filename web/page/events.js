@@ -8,7 +8,7 @@
 //   'failed'  an engine call failed, {error, what}: the Train card reports it (a lost device
 //             included) and offers the saved run
 //   'engines' fewer CPU engines run than were asked for (a helper did not start: steps.js fewer),
-//             {n, asked, error, …}: the Device card (web/app.js) says so
+//             {n, asked, error, …}: the Device card (web/app.js) and the Train card's device line say so
 //   'ask'     a question to ask, {question} (a name in the evaluation's table): the Ask card puts
 //             it in its box and asks it (when Ask is not busy), with the attention maps
 // Listeners are registered by the cards' wire functions (app-train.js calls them first; the

@@ -154,6 +154,8 @@ try {
       const line = await page.textContent('#device-workers');
       await page.locator('#device-card').screenshot({ path: path.join(outDir, 'eval-workers-E-device.png') });
       assert(/^Workers: 2 engines asked, 1 running: a helper engine did not start: \S/.test(line), `Device card: ${line}`);
+      const train = await page.textContent('#gpu-line');
+      assert(!/engines/.test(train), `the Train card's device line still counts the engine that did not start: ${train}`);
       assert(E.engines === 1 && E.byHelpers === 0 && E.rows.length === 10, `${E.rows.length} rows on ${E.engines} engines`);
       return `${same(A, E, 'E vs A')}; “${line}”`;
     } finally {

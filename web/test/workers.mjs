@@ -4,7 +4,8 @@
 //   B  micro-batches of 3 rows on one engine (?workers=1&micro=3): the same losses and weights as A
 //      within a tolerance, in 3 engine calls a step;
 //   C  two engines (?workers=2) on the cross-origin isolated server (shared memory): the same as A
-//      within the tolerance; the Device card says 2 engines and isolated;
+//      within the tolerance; the Device card says 2 engines and isolated, the Train card's device
+//      line counts them (A's does not);
 //   D  C again: bit-identical losses and weights (deterministic for a given N);
 //   E  two engines on a server without COEP (not isolated: copied buffers): bit-identical to C,
 //      and the Device card says it is not isolated;
@@ -104,6 +105,7 @@ async function run(name, base, query, { pause = false } = {}) {
     const s = await waitFor(page, (s) => s.finished >= 1 && s.status === 'idle', 'the run to finish');
     const device = await page.evaluate(() => ({
       line: document.getElementById('device-workers').textContent,
+      train: document.getElementById('gpu-line').textContent,
       isolated: self.crossOriginIsolated,
       select: document.getElementById('workers').value,
     }));
@@ -196,6 +198,8 @@ try {
     assert(C.device.isolated === true, 'the page is not cross-origin isolated behind serve.py');
     assert(/2 engines/.test(C.device.line) && /cross-origin isolated/.test(C.device.line) && !/not cross-origin/.test(C.device.line), `Device card: ${C.device.line}`);
     assert(C.device.select === '2', `the Workers selector shows ${C.device.select}`);
+    // The Train card's device line counts the engines too (one engine: no count).
+    assert(/ in each of 2 engines · /.test(C.device.train) && !/engines/.test(A.device.train), `Train card: “${C.device.train}”, one engine: “${A.device.train}”`);
     return compare(A, C, 'C vs A', TOL);
   });
   const D = await run('D-two-again', isolatedBase, 'workers=2');
