@@ -12,10 +12,11 @@
 
 use super::config::Variant;
 use super::gpt::Gpt;
+use super::params::Named;
 use crate::autograd::{Tape, Var};
 use crate::error::{Error, Result};
 use crate::ops::matmul::{self, Spec, View};
-use crate::ops::{elementwise as ew, embedding, layernorm, softmax};
+use crate::ops::{elementwise as ew, embedding, softmax};
 use crate::tensor::Tensor;
 
 /// One layer's cache: (capacity·R, C) position-major; keys are absent for the synthesizer.
@@ -221,24 +222,10 @@ impl<'a> Decoder<'a> {
         let y = matmul::matmul(tape, &att, &cache.values, None, mix, &[t * r, c])?;
         self.linear(tape, &y, &format!("{name}.proj"))
     }
+}
 
-    fn linear(&self, tape: &Tape, x: &Var, name: &str) -> Result<Var> {
-        let m = self.model;
-        matmul::linear(
-            tape,
-            x,
-            m.param(&format!("{name}.weight"))?,
-            Some(m.param(&format!("{name}.bias"))?),
-        )
-    }
-
-    fn layernorm(&self, tape: &Tape, x: &Var, name: &str) -> Result<Var> {
-        let m = self.model;
-        layernorm::layernorm(
-            tape,
-            x,
-            m.param(&format!("{name}.weight"))?,
-            m.param(&format!("{name}.bias"))?,
-        )
+impl Named for Decoder<'_> {
+    fn param(&self, name: &str) -> Result<&Var> {
+        self.model.param(name)
     }
 }

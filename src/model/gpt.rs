@@ -5,12 +5,12 @@
 use super::config::{GptConfig, Variant};
 use super::heads::Heads;
 use super::layout::Layout;
-use super::params::{self, Param};
+use super::params::{self, Named, Param};
 use crate::autograd::{Tape, Var};
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::ops::{
-    cross_entropy, dropout, elementwise as ew, embedding, gather, layernorm, matmul, softmax, synth,
+    cross_entropy, dropout, elementwise as ew, embedding, gather, matmul, softmax, synth,
 };
 use crate::tensor::Tensor;
 use std::cell::{Cell, RefCell};
@@ -118,24 +118,6 @@ impl Gpt {
         } else {
             Ok(x.clone())
         }
-    }
-
-    fn linear(&self, tape: &Tape, x: &Var, name: &str) -> Result<Var> {
-        matmul::linear(
-            tape,
-            x,
-            self.param(&format!("{name}.weight"))?,
-            Some(self.param(&format!("{name}.bias"))?),
-        )
-    }
-
-    fn layernorm(&self, tape: &Tape, x: &Var, name: &str) -> Result<Var> {
-        layernorm::layernorm(
-            tape,
-            x,
-            self.param(&format!("{name}.weight"))?,
-            self.param(&format!("{name}.bias"))?,
-        )
     }
 
     /// Upload what a forward of shape (B, T) needs, before any work of the step is recorded (an
@@ -320,5 +302,11 @@ impl Gpt {
         let y = y.ok_or_else(|| Error::Msg("attention: a packed layout without groups".into()))?;
         let y = self.linear(tape, &y, &format!("{name}.proj"))?;
         self.drop(tape, &y, &layout.token_keys, cfg.resid_pdrop, pass)
+    }
+}
+
+impl Named for Gpt {
+    fn param(&self, name: &str) -> Result<&Var> {
+        Gpt::param(self, name)
     }
 }

@@ -2,9 +2,10 @@
 //! the reference's initialisation and its name-based weight-decay groups.
 
 use super::config::{GptConfig, Variant};
-use crate::autograd::Var;
+use crate::autograd::{Tape, Var};
 use crate::device::Device;
 use crate::error::Result;
+use crate::ops::{layernorm, matmul};
 use crate::tensor::Tensor;
 use rand::{rngs::SmallRng, Rng, SeedableRng};
 use std::rc::Rc;
@@ -115,4 +116,26 @@ pub fn count(cfg: &GptConfig) -> usize {
         .iter()
         .map(|(_, s, _)| s.iter().product::<usize>())
         .sum()
+}
+
+/// A model whose parameters are found by their `state_dict` names, and the two layers its blocks
+/// read by name (`{name}.weight`, `{name}.bias`), written once for the GPT, its cached decoder and
+/// the ViT.
+pub trait Named {
+    /// The parameter called `name`, or an error naming it.
+    fn param(&self, name: &str) -> Result<&Var>;
+
+    /// `x · {name}.weightᵀ + {name}.bias` (PyTorch's `nn.Linear`).
+    fn linear(&self, tape: &Tape, x: &Var, name: &str) -> Result<Var> {
+        let w = self.param(&format!("{name}.weight"))?;
+        let b = self.param(&format!("{name}.bias"))?;
+        matmul::linear(tape, x, w, Some(b))
+    }
+
+    /// Layer normalisation of `x`'s rows with `{name}.weight` and `{name}.bias`.
+    fn layernorm(&self, tape: &Tape, x: &Var, name: &str) -> Result<Var> {
+        let w = self.param(&format!("{name}.weight"))?;
+        let b = self.param(&format!("{name}.bias"))?;
+        layernorm::layernorm(tape, x, w, b)
+    }
 }

@@ -8,8 +8,8 @@ use crate::autograd::{Tape, Var};
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::model::heads::Heads;
-use crate::model::params::Param;
-use crate::ops::{cross_entropy, elementwise as ew, embedding, layernorm, matmul, softmax};
+use crate::model::params::{Named, Param};
+use crate::ops::{cross_entropy, elementwise as ew, embedding, matmul, softmax};
 use crate::tensor::Tensor;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -87,24 +87,6 @@ impl Vit {
         Ok(f)
     }
 
-    fn linear(&self, tape: &Tape, x: &Var, name: &str) -> Result<Var> {
-        matmul::linear(
-            tape,
-            x,
-            self.param(&format!("{name}.weight"))?,
-            Some(self.param(&format!("{name}.bias"))?),
-        )
-    }
-
-    fn layernorm(&self, tape: &Tape, x: &Var, name: &str) -> Result<Var> {
-        layernorm::layernorm(
-            tape,
-            x,
-            self.param(&format!("{name}.weight"))?,
-            self.param(&format!("{name}.bias"))?,
-        )
-    }
-
     /// Forward `b` images given as patch rows (B·T, P²) from `config::patchify`; `labels` (B, u32)
     /// hold class + 1 (see `config::logit_rows`). `capture` keeps the attention probabilities.
     pub fn forward(
@@ -177,5 +159,11 @@ impl Vit {
         let y = heads.mix(tape, &att, &v)?; // (B·T, C)
         let probs = att.value().clone();
         Ok((self.linear(tape, &y, &format!("{name}.proj"))?, probs))
+    }
+}
+
+impl Named for Vit {
+    fn param(&self, name: &str) -> Result<&Var> {
+        Vit::param(self, name)
     }
 }
