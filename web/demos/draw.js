@@ -8,7 +8,7 @@ export const C = { a: '#0072B2', b: '#D55E00', mid: '#009E73', out: '#000000', o
 
 // The page's one heatmap renderer and colour map (web/page/heatmap.js).
 import { paintCells, viridis } from '../page/heatmap.js';
-import { niceTicks } from '../page/ui.js';
+import { canvas2d, niceTicks } from '../page/ui.js';
 
 export { viridis };
 
@@ -24,14 +24,7 @@ export function canvas(el, aspect) {
 export function begin(cv) {
   const w = cv.clientWidth || 600;
   const h = cv.clientHeight || Math.round(w / 1.6);
-  const dpr = window.devicePixelRatio || 1;
-  if (cv.width !== Math.round(w * dpr) || cv.height !== Math.round(h * dpr)) {
-    cv.width = Math.round(w * dpr);
-    cv.height = Math.round(h * dpr);
-  }
-  const ctx = cv.getContext('2d');
-  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-  ctx.clearRect(0, 0, w, h);
+  const ctx = canvas2d(cv, w, h);
   ctx.font = `${w < 420 ? 11 : 13}px system-ui, sans-serif`;
   ctx.textBaseline = 'middle';
   pending = { ctx, w, h, dots: [], labels: [], taken: [], planes: [] };

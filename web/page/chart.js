@@ -4,7 +4,7 @@
 // numbers (1, 2 or 5 × 10^k). Colours come from CSS custom properties and the Okabe–Ito palette.
 // A pretraining curve may carry the probe's recall ([step, %], web/page/recall.js): dashed, in its
 // curve's colour, on a second axis (0–100%) at the right.
-import { niceTicks } from './ui.js';
+import { canvas2d, niceTicks } from './ui.js';
 
 const COLOURS = ['#0072B2', '#D55E00', '#009E73'];
 
@@ -25,15 +25,8 @@ export function legendLabels(series) {
 
 // series: [{label, points: [[step, loss]...], total, recall?: [[step, %]...]}], the last one the run going on.
 export function drawLoss(canvas, series) {
-  const dpr = window.devicePixelRatio || 1;
   const w = canvas.clientWidth || 800, h = canvas.clientHeight || 220;
-  if (canvas.width !== Math.round(w * dpr) || canvas.height !== Math.round(h * dpr)) {
-    canvas.width = Math.round(w * dpr);
-    canvas.height = Math.round(h * dpr);
-  }
-  const g = canvas.getContext('2d');
-  g.setTransform(dpr, 0, 0, dpr, 0, 0);
-  g.clearRect(0, 0, w, h);
+  const g = canvas2d(canvas, w, h);
   const css = getComputedStyle(canvas);
   const fg = css.getPropertyValue('--fg').trim() || '#1d232b';
   const muted = css.getPropertyValue('--muted').trim() || '#5b6673';

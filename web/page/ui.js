@@ -82,3 +82,17 @@ export const fmt = {
   step: (ms) => (!Number.isFinite(ms) ? '—' : ms < 1000 ? `${ms < 10 ? ms.toFixed(2) : Math.round(ms)} ms` : duration(ms / 1000)),
   clock: (t) => new Date(t).toLocaleTimeString(),
 };
+
+// A canvas's 2-D context drawing in CSS pixels (w × h) on a devicePixelRatio backing store, resized
+// only when the size changed, and cleared: the loss chart's and the demos' charts'.
+export function canvas2d(canvas, w, h) {
+  const dpr = window.devicePixelRatio || 1;
+  if (canvas.width !== Math.round(w * dpr) || canvas.height !== Math.round(h * dpr)) {
+    canvas.width = Math.round(w * dpr);
+    canvas.height = Math.round(h * dpr);
+  }
+  const g = canvas.getContext('2d');
+  g.setTransform(dpr, 0, 0, dpr, 0, 0);
+  g.clearRect(0, 0, w, h);
+  return g;
+}
