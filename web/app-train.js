@@ -27,12 +27,16 @@ import { keepFocus } from './page/focus.js';
 
 // Start
 
-// `engines`: how many CPU engines train each step (the Device card's count, web/app.js).
+// The CPU backend as it runs: its description, and how many engines train each step when more
+// than one (the Device card's line, web/app.js, and the Train card's below).
+export const cpuEngines = (d, engines) => `${d.describe}${engines > 1 ? ` in each of ${engines} engines` : ''}`;
+
+// `engines`: how many CPU engines train each step (the Device card's count).
 export function deviceLine(d, browserInfo, engines = 1) {
   const mib = (n) => `${Math.round(n / 1048576)} MiB`;
   const size = (n) => (n >= 2 ** 30 ? `${+(n / 2 ** 30).toFixed(1)} GiB` : mib(n));
   if (d.kind === 'cpu') {
-    return `Device: ${d.describe}${engines > 1 ? ` in each of ${engines} engines` : ''} · largest tensor ${size(d.max_tensor_bytes)}` +
+    return `Device: ${cpuEngines(d, engines)} · largest tensor ${size(d.max_tensor_bytes)}` +
       `${d.budget_bytes ? `, ${size(d.budget_bytes)} for a whole run` : ''} · ${d.reason}`;
   }
   const a = d.adapter;

@@ -8,7 +8,7 @@
 // through the engine's one queue (job) like every device call, and their button is off while a
 // training run is going (the training card's 'attnlab-status' event), so they never come between
 // a run's chunks.
-import { startPage, pageUnavailable } from './app-train.js';
+import { cpuEngines, startPage, pageUnavailable } from './app-train.js';
 import { startBench, benchUnavailable } from './page/bench.js';
 import { startMatmul } from './page/matmul.js';
 import { MAX_WORKERS, applyDevice, job, loadDevice, simdOf } from './backend.js';
@@ -101,7 +101,7 @@ function showWorkers(d, w) {
 
 // The Device card's engine lines: how many engines run, and how many were asked when fewer run.
 function showEngines(d, w) {
-  if (d.kind === 'cpu') $('device-line').textContent = `Running on the ${d.describe}${w.n > 1 ? ` in each of ${w.n} engines` : ''}`;
+  if (d.kind === 'cpu') $('device-line').textContent = `Running on the ${cpuEngines(d, w.n)}`;
   const el = $('device-workers');
   el.textContent = d.kind !== 'cpu' ? `Workers: 1 (${w.why}).`
     : w.asked > w.n ? `Workers: ${w.asked} engines asked, ${w.n} running: ${w.error} (${w.why}).`
