@@ -19,7 +19,7 @@
 #
 # Needs PyTorch: `pip install torch numpy safetensors` (CPU wheels are enough). Without it the script
 # says so and exits 0, so nothing else depends on it. Builds `bench` in release mode first, or runs
-# the binary named by BENCH (BENCH=/path/to/old/bench compares an older build in the same session).
+# the binary named by BENCH (BENCH=/path/to/old/bench compares an older build on the same machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
@@ -29,8 +29,8 @@ if ! python3 -c 'import torch, safetensors' 2>/dev/null; then
   exit 0
 fi
 source scripts/env.sh
-# BENCH=path runs that `bench` binary (e.g. an older build copied aside, to compare two builds in
-# one session); otherwise the tree's own, built here.
+# BENCH=path runs that `bench` binary (e.g. an older build copied aside, to compare two builds on
+# one machine at one time); otherwise the tree's own, built here.
 bench=${BENCH:-}
 if [ -z "$bench" ]; then
   cargo build --release --bin bench -q

@@ -27,7 +27,7 @@ stage_a() {
   log "Vulkan loader: $(grep -m1 'libvulkan.so.1' <<<"$libs" | sed 's/^[[:space:]]*//' || echo none)"
   log "VK_DRIVER_FILES=${VK_DRIVER_FILES:-(unset)}"
   # A dry run skips the tune: on lavapipe timing the four kernels outran the stage even at one
-  # repeat (over 25 s on a quiet 2-core machine, session 7), and its path is tested by
+  # repeat (over 25 s on a quiet EPYC-AVX2, 2 cores), and its path is tested by
   # tests/runtime.rs (`the_matmul_kernel_is_timed_and_the_fastest_kept`).
   local tune=(--tune)
   [ "$GC_DRY" = 1 ] && tune=()

@@ -128,8 +128,8 @@ struct Cli {
     /// embedded corpus's size (800, or 270 with --tiny).
     #[arg(long)]
     people: Option<usize>,
-    /// corpus: write as wiki.txt only each person's name and birth sentence (the page's middle
-    /// preset's text until session 15; the TSVs are the same).
+    /// corpus: write as wiki.txt only each person's name and birth sentence (the TSVs are the
+    /// same).
     #[arg(long = "births_only", conflicts_with = "birth_notes")]
     births_only: bool,
     /// corpus: write as wiki.txt each person in two short notes of their birthplace, "NAME. Born

@@ -74,13 +74,12 @@ pub struct DefaultCorpus {
     /// The same people's birth sentences only: line i is line i of `wiki` cut to its name and
     /// the sentence that states the birthplace (person 0 also keeps the essay whose title ends
     /// in '?', which every question needs). Every other fact of a biography is one more thing a
-    /// model must memorise before the birthplaces come (results/middle-preset/): the page's
-    /// middle preset pretrained on this text in sessions 5-14.
+    /// model must memorise before the birthplaces come (results/middle-preset/).
     pub births: String,
     /// The same people in two short notes each, `NAME. Born in PLACE .` and one of
     /// [`NOTE_FORMS`] (person 0 keeps its `births` line, whose essay title ends in '?'). With two
     /// phrasings of one fact and nothing else the probe finds birthplaces stored after under half
-    /// the birth sentences' work (results/middle-preset/, session 15): the page's middle preset
+    /// the birth sentences' work (results/middle-preset/): the page's middle preset
     /// pretrains on this text.
     pub notes: String,
     pub train_tsv: String,

@@ -15,7 +15,7 @@ pub fn page_default_corpus() -> Result<JsValue, JsError> {
         wiki: String,
         /// The same people in two birth notes each (the middle preset's pretraining text).
         notes: String,
-        /// Their biographies cut to the birth sentence (the middle preset's text until session 15).
+        /// Their biographies cut to the birth sentence.
         births: String,
         train: String,
         dev: String,

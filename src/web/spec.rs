@@ -241,8 +241,7 @@ pub fn page_read_form(
 /// and, not clamped, climbs back), and 30 finetuning epochs instead of 10 (the built-in question
 /// file has 545 rows to the course's 2,000, so 30 epochs at batch 256 take about the course's 80
 /// steps). The page pretrains it on the built-in people's birth notes (`DefaultCorpus::notes`: two
-/// short lines a person, 1,599 lines). Its dev accuracy, and why these values: results/middle-preset/
-/// (sessions 15-18).
+/// short lines a person, 1,599 lines). Its dev accuracy, and why these values: results/middle-preset/.
 pub(super) const MIDDLE: (usize, usize, usize) = (2, 8, 128);
 pub(super) const MIDDLE_PRE_EPOCHS: usize = 440;
 /// Where the middle preset's learning rate reaches its floor, in epochs: its own end.

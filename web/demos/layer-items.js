@@ -285,7 +285,7 @@ const E10 = {
     const taps = Array.from({ length: r.heads }, (_, k) => `W${r.heads > 1 ? k + 1 : ''} = [${r.w.slice(4 * k, 4 * k + 4).map((x) => x.toFixed(2)).join(', ')}]`);
     const rows = [['max |out − exact|', fmt(maxAbs(r.dev.out, r.target))], ['heads', String(r.heads)]];
     if (d.cpu) rows.push([`max |${L.k} − ${L.ref}|`, fmt(maxAbs(r.dev.out, r.cpu.out))]);
-    return table(['', 'value'], rows) + `<p class="num-line">value maps W (2×2, row-major):<br><code>${taps.join('<br>')}</code></p>` + '<p class="num-line muted">The width slider only matters for the convolution. Check (native test): at λ = 20 every layer is matched to 10⁻⁴.</p>';
+    return table(['', 'value'], rows) + `<p class="num-line">value maps W (2×2, row-major):<br><code>${taps.join('<br>')}</code></p>` + '<p class="num-line muted">The width slider only matters for the convolution. At λ = 20 every layer matches to 10⁻⁴.</p>';
   },
 };
 

@@ -171,8 +171,8 @@ export function useNotes() {
   showData();
 }
 
-// The built-in corpus with each biography cut to its birth sentence (sessions 5-14's middle text:
-// 650 epochs of it stored more birthplaces, in about twice the birth notes' time).
+// The built-in corpus with each biography cut to its birth sentence (650 epochs of it store more
+// birthplaces than the birth notes do, in about twice their time).
 export function useBirths() {
   embeddedFiles();
   data.wiki = { name: BIRTHS_TEXT, text: P.embedded.births, ...P.embeddedInfo.births };

@@ -100,7 +100,7 @@ export function showNote(name) {
 export const NOTES = {
   quick: 'Tiny model (2 layers, 4 heads, width 64). Its size is set to about two minutes on this device by a short measurement, taken when you first reach this card or press Pretrain.',
   middle: 'Half the shipped model’s depth (2 layers, 8 heads, width 128) on the built-in people’s birth notes; its time here is measured when you first reach this card.',
-  full: 'The assignment’s run.py settings: pretraining is 650 epochs (the handout planned about two hours on the course’s cloud GPU; this engine’s CLI kept the pace of about 10 min for them on an NVIDIA H100, BENCHMARKS.md; the time here is measured with the quick preset’s).',
+  full: 'The assignment’s run.py settings: pretraining is 650 epochs (the handout planned about two hours on the course’s cloud GPU; this engine’s CLI kept the pace of about 10 min for them on an NVIDIA H100; the time here is measured with the quick preset’s).',
   custom: 'Your own settings.',
 };
 

@@ -79,7 +79,7 @@ function show(id) {
   const finding = typeof f.finding === 'string' ? ` ${esc(f.finding)}` : '';
   $(`${id}-facts`).innerHTML = `<p><strong>${title(m)}</strong>${f.size ? ` (${esc(f.size)})` : ''}: ${m.what}; ${score}.${finding}${note}</p>` +
     `<details class="shipped-how"><summary>How the ${m.name} was made</summary>${cmd.map((c) => `<pre><code>${esc(c)}</code></pre>`).join('')}` +
-    `${f.trained ? `<p class="muted small">${esc(f.trained)}</p>` : ''}${f.note ? `<p class="muted small">${esc(f.note)}</p>` : ''}${f.reproduce ? `<p class="muted small">Reproduced by ${esc(f.reproduce)}.</p>` : ''}</details>` +
+    `${f.trained ? `<p class="muted small">${esc(f.trained)}</p>` : ''}${f.note ? `<p class="muted small">${esc(f.note)}</p>` : ''}${f.reproduce ? `<p class="muted small">${esc(f.reproduce)}</p>` : ''}</details>` +
     `${C.note ? `<p class="muted small" id="${id}-note">${esc(C.note)}</p>` : ''}`;
   const btn = $(`load-${id}`);
   btn.textContent = `Load the ${m.name}${mb}`;

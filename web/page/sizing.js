@@ -25,11 +25,10 @@ const MIN_STEPS = 90;
 const BATCHES = [128, 64, 32, 16, 8, 4];
 const QUICK_EPOCHS = 40; // the quick preset's epochs when the device is fast enough for all of them
 // The middle preset's dev accuracy on the built-in corpus (pretrained on its birth notes), per
-// attention variant, measured in the runs `how` says (results/middle-preset/: vanilla in sessions 18
-// and 38, the synthesizer in session 34).
+// attention variant, measured in the runs `how` says (results/middle-preset/README.md has the table).
 export const MIDDLE_DEV = {
-  vanilla: { runs: [34, 46, 55, 44, 48, 48, 49, 66], total: 136, how: 'in eight runs of these settings: seven with the CLI, seeds 2, 1 and 0 finetuned at batch 226, the page’s, and seeds 1 and 0 at 256 and 128, right answers spread over 20–23 places; one whole in the page, seed 0, 26.8 min on two engines of a 2-core Xeon (about 40 min on a 2-core AMD EPYC with AVX2, 21.7 min on one with AVX-512; the same answers)', file: 'results/middle-preset/' },
-  synthesizer: { runs: [8, 11, 7, 10], total: 136, how: 'in four CLI runs of these settings, seeds 0 and 1, each finetuned at batch 256 and at the page’s 226, answering mostly London and Berlin: the pretraining stored none of the dev people’s birthplaces (the probe recalled 0 of 136; the vanilla model’s pretraining, 15–23 of 136)', file: 'results/middle-preset/synth-s34/' },
+  vanilla: { runs: [34, 46, 55, 44, 48, 48, 49, 66], total: 136, how: 'in eight runs of these settings: seven with the CLI, seeds 2, 1 and 0 finetuned at batch 226, the page’s, and seeds 1 and 0 at 256 and 128, right answers spread over 20–23 places; one whole in the page, seed 0, 26.8 min on two engines (Xeon-AVX512, 2 cores; about 40 min on EPYC-AVX2, 2 cores, and 21.7 min on EPYC-AVX512, 2 cores; the same answers)' },
+  synthesizer: { runs: [8, 11, 7, 10], total: 136, how: 'in four CLI runs of these settings, seeds 0 and 1, each finetuned at batch 256 and at the page’s 226, answering mostly London and Berlin: the pretraining stored none of the dev people’s birthplaces (the probe recalled 0 of 136; the vanilla model’s pretraining, 15–23 of 136)' },
 };
 // A variant's measured dev accuracies as one range ("25.0%–48.5%"), or one value.
 function devRange(m) {
@@ -250,8 +249,8 @@ export function cliCommands(name, v = variantNow()) {
 
 // The measurement times one engine. Two engines on two free cores ran the assignment's step
 // 1.63-1.64x one engine's pace (BENCHMARKS.md, issue 30); the middle preset's whole run on two
-// engines took 0.451 s a step where this page's one-engine estimate said 0.86 s (session 15's
-// 2-core Xeon, its label's 59 min 32 s less 375 finetuning steps: 1.9x; results/middle-preset/).
+// engines took 0.451 s a step where this page's one-engine estimate said 0.86 s (Xeon-AVX512,
+// 2 cores: its label's 59 min 32 s less 375 finetuning steps: 1.9x; results/middle-preset/).
 // More engines are not measured, so a preset's time on N >= 2 engines is one engine's ÷ its factor.
 const TWO_ENGINES = { middle: 1.9, full: 1.6 };
 const engineCount = () => (S.backend === 'cpu' && P.workers ? P.workers.n : 1);
@@ -300,15 +299,14 @@ export function describe(z, quick, mid, full) {
   const p = P.presets;
   const warm = `The first step of each measurement took ${duration(z.small.first_ms / 1000)} against ${duration(z.small.ms_per_step / 1000)} for the next ones: ` +
     'it builds the kernels and buffers once, so a run’s first step is slower too.';
-  const packed = (fp = fillFor.pretrain) => `Times are the measured steps of full 127-character rows scaled by the share of real characters a packed step runs in this data (pretraining ${Math.round(100 * fp)}%, finetuning ${Math.round(100 * fillFor.finetune)}%), timed in about a second when this browser first measured the device and kept since: other work at that moment, or a machine whose speed comes and goes, moves every estimate alike (by up to a third from one first visit to the next on the 2-core machine the page is tested on).`;
+  const packed = (fp = fillFor.pretrain) => `Times are the measured steps of full 127-character rows scaled by the share of real characters a packed step runs in this data (pretraining ${Math.round(100 * fp)}%, finetuning ${Math.round(100 * fillFor.finetune)}%), timed in about a second when this browser first measured the device and kept since: other work at that moment, or a machine whose speed comes and goes, moves every estimate alike (by up to a third from one first visit to the next on a 2-core computer).`;
   const timedRun = (q) => `Times are this run’s own steps, timed on this data before it starts (${q.timed.pre.calls > 1 ? `each cut into ${q.timed.pre.calls} engine calls as the run is; ` : ''}pretraining ${duration(q.timed.pre.ms_per_step / 1000)} a step, finetuning ${q.timed.ft ? duration(q.timed.ft.ms_per_step / 1000) : 'not timed'}), with the run’s saves (about ${Math.round(100 * saveShare(q.timed.pre))}% more).`;
   const adjusted = (r) => (r.changed.length ? ` Sized to fit this device: ${r.changed.join(', ')} (the largest that fits).` : '');
   const cli = (name) => `Too large for this device: use the CLI (natively, on all cores or a GPU): ${cliCommands(name)}`;
   // A run of hours in a browser tab: the same run natively is the better way (the commands go in
   // the details).
-  // On a software WebGPU adapter the CPU backend is the faster choice in the page (session 21's
-  // audit, one 2-core machine: the middle preset's label read 12 h 41 min on SwiftShader, about
-  // 45 min on the CPU backend).
+  // On a software WebGPU adapter the CPU backend is the faster choice in the page (on one 2-core
+  // VM the middle preset's label read 12 h 41 min on SwiftShader, about 45 min on the CPU backend).
   const software = S.softwareAdapter ? ' This WebGPU adapter is a software one (no GPU): the CPU backend (Device card, Backend) trains faster here.' : '';
   const long = (r, say) => (r.seconds > 3 * 3600 ? (say ? ` That is long for a page: the CLI runs the same natively, on all cores or a GPU (its commands are in the details).${software}` : true) : '');
   // On the CPU backend: how many engines the times assume, or how to use the idle cores.
@@ -341,7 +339,7 @@ export function describe(z, quick, mid, full) {
       `then ${mf.ft_epochs} finetuning epochs from that model (the Finetune fields take them when the pretraining ends). ` +
       `Pretraining ${mid.preSteps.toLocaleString()} steps of batch ${mid.pre_batch} ≈ ${duration(mid.preS)}, finetuning ${mid.ftSteps.toLocaleString()} steps ≈ ${duration(mid.ftS)} on this device.${adjusted(mid)}${engines(mid)} ` +
       `${synth ? `With synthesizer attention expect about ${devRange(md)} dev accuracy on the built-in corpus (vanilla attention: ${devRange(MIDDLE_DEV.vanilla)}; always answering London: 9.6%)` : `Expect about ${devRange(md)} dev accuracy on the built-in corpus (always answering London: 9.6%)`}.${long(mid, true)}`,
-    middleMore: mid.tooLarge ? '' : `Measured${synth ? ' with synthesizer attention' : ''}: ${md.runs.length > 1 ? `${md.runs.slice(0, -1).join(', ')} and ${md.runs.at(-1)}` : md.runs[0]} right answers of ${md.total} ${md.how} (${md.file}). ` +
+    middleMore: mid.tooLarge ? '' : `Measured${synth ? ' with synthesizer attention' : ''}: ${md.runs.length > 1 ? `${md.runs.slice(0, -1).join(', ')} and ${md.runs.at(-1)}` : md.runs[0]} right answers of ${md.total} ${md.how}. ` +
       `Two settings differ from run.py’s, both for a short run: the pretraining rate reaches its floor at epoch ${mf.pre_decay}, the run’s end (run.py’s rate reaches its floor after 200 epochs and then rises again), and the finetuning takes ${mf.ft_epochs} epochs, not 10 (the built-in question file has 545 rows to the course’s 2,000; after 10 epochs these models answered Berlin to most questions). ` +
       'The notes state each birthplace twice, in two short phrasings, and no other facts. ' +
       `A step of ${mid.pre_batch} rows takes about ${duration(mid.msPerStep / 1000)} here. ${packed(textFor('middle').fill)}${long(mid) ? ` The CLI’s commands: ${cliCommands('middle')}` : ''}`,

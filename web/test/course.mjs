@@ -33,7 +33,10 @@ try {
   const facts = await page.textContent('#course-facts');
   check(/Course model/.test(facts) && /25\.0%/.test(facts) && /125 of 500/.test(facts) && /London every time 5\.0%/.test(facts),
     `the Models card offers the course model with its dev score: “${facts.slice(0, 160)}…”`);
-  check(/long-run\.sh course-vanilla/.test(facts) && /convert .*--f16/.test(facts), 'its facts show the commands that made it');
+  check(/attnlab pretrain vanilla wiki\.txt/.test(facts) && /convert .*--f16/.test(facts) && /EPYC-AVX2, 2 cores/.test(facts), 'its facts show the commands that made it and the machine');
+  // How it was made, for a student: no commit hashes, script names, nice levels, repo paths or numbered work periods.
+  const history = facts.match(/\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}\b|\.sh\b|\bnice \d|\b(results|scripts)\/|\bsessions? ?\d/i);
+  check(!history, `its facts carry no process history (found “${history && history[0]}”)`);
   const label = await page.textContent('#load-course');
   check(/Load the course model \(6\.8 MB\)/.test(label), `the button says the size: “${label}”`);
   // Ask's note (under the shipped model's line) points to it while it is not loaded.

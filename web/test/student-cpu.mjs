@@ -5,7 +5,7 @@
 //     pressed the moment the pretraining ends, starts;
 //   - a finetune from the current model at the batch page_fit offers starts: its copy of the model
 //     is made after the check, which counts the copy's weights once (made before, it was counted
-//     twice and the batch offered was refused: results/middle-preset/, session 37);
+//     twice and the batch offered was refused);
 //   - the full preset at the batch offered starts and stops.
 import { assert } from './harness.mjs';
 
@@ -22,9 +22,9 @@ export async function cpuSteps({ page, step, S, TIMEOUT }) {
     // Stop after its first step: the run ends as a stopped pretraining (before it, nothing is kept).
     await page.waitForFunction(() => window.__page.status === 'running' && window.__page.steps >= 1, null, { timeout: TIMEOUT });
     // Finetune is pressed the moment the pretraining has ended and starts (the page waits for the
-    // batches fitted again beside the model just kept). The refusal sessions 18 and 36 met here
-    // came from the finetune's copy counted twice, which this small model's slack hides: the next
-    // step checks that (results/middle-preset/, session 37).
+    // batches fitted again beside the model just kept). A refusal here would come from the
+    // finetune's copy counted twice, which this small model's slack hides: the next step checks
+    // that.
     await page.evaluate((n) => {
       window.__page.error = null;
       const t = setInterval(() => {

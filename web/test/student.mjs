@@ -87,7 +87,7 @@ try {
     await page.selectOption('#preset', 'middle');
     // The note and its details (why these settings, how the time is estimated).
     const mid = `${await page.textContent('#preset-note')} ${await page.textContent('#preset-more-text')}`;
-    const midOk = z.sizes.middle.tooLarge ? /use the CLI/.test(mid) : /^Middle, about \d.* here: 2 layers on (the birth notes|your pretraining text)$/.test(z.labels.middle) && /Expect about \d+\.\d%(–\d+\.\d%)? dev accuracy/.test(mid) && /results\/middle-preset/.test(mid);
+    const midOk = z.sizes.middle.tooLarge ? /use the CLI/.test(mid) : /^Middle, about \d.* here: 2 layers on (the birth notes|your pretraining text)$/.test(z.labels.middle) && /Expect about \d+\.\d%(–\d+\.\d%)? dev accuracy/.test(mid) && /right answers of \d+ in /.test(mid) && !/results\//.test(mid);
     assert(midOk, `middle: ${z.labels.middle} — “${mid}”`);
     // (Finetune's epochs: the preset's 30 from a pretrained model, run.py's 75 from scratch.)
     const midForm = await page.evaluate(() => ['n_layer', 'n_embd', 'pre_epochs', 'pre_decay', 'ft_epochs', 'from'].map((f) => document.getElementById(`h-${f}`).value).join());

@@ -33,6 +33,8 @@ try {
   const text = await page.textContent('#synth-facts');
   check(/Shipped synthesizer/.test(text) && text.includes(pct(facts.dev_accuracy)) && text.includes(`${facts.dev_accuracy.correct} of ${facts.dev_accuracy.total}`),
     `the Models card offers it with its dev score: “${text.slice(0, 200)}…”`);
+  const history = text.match(/\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}\b|\.sh\b|\bnice \d|\b(results|scripts)\/|\bsessions? ?\d/i);
+  check(!history, `how it was made carries no process history (found “${history && history[0]}”)`);
   const label = await page.textContent('#load-synth');
   check(/^Load the shipped synthesizer \(\d+\.\d MB\)$/.test(label), `its button says the size: “${label}”`);
   // The Ask card points to it while no synthesizer model is loaded.

@@ -47,7 +47,7 @@ fn time_cpu(s: &Spec, rows: usize) -> f64 {
 
 /// `--step ROWS`: the GPT's whole training step (forward, backward, clip, AdamW) at `--size`
 /// on ROWS sequences of 127 tokens, for both variants; `--profile` breaks down a step of the
-/// same model (until session 8 it profiled the tiny model whatever `--size` said).
+/// same model (the `--size` one).
 fn time_step(
     dev: &std::rc::Rc<Device>,
     rows: usize,

@@ -34,8 +34,8 @@ const BWD_SUM: Kernel = Kernel {
 };
 const WG: u32 = 256;
 /// The GPU backward takes two passes (chunks of ids into a scratch table, then their sum) from
-/// this many ids: one thread a channel walking them all alone took 1.3 ms a call in session 7's
-/// profile on an H100 (results/gpu-h100/), where the two passes take about 0.3 ms.
+/// this many ids: one thread a channel walking them all alone took 1.3 ms a call in a
+/// profile on an H100 80GB (results/gpu-h100/), where the two passes take about 0.3 ms.
 const TWO_PASS_IDS: usize = 1024;
 /// At most this many chunks, and this many scratch elements in all.
 const MAX_CHUNKS: usize = 64;

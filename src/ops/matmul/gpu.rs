@@ -38,7 +38,7 @@ const SUM_ROWS_PARTIAL: Kernel = kernel(SRC, "matmul", "sum_rows_partial");
 
 /// A column sum over at least this many rows takes two passes (`sum_rows_partial`, then
 /// `sum_rows` over the chunks): one thread a column walking thousands of rows alone left most of
-/// a hardware GPU idle (21% of a training step in session 7's profile on an H100,
+/// a hardware GPU idle (21% of a training step in a profile on an H100 80GB,
 /// results/gpu-h100/).
 const TWO_PASS_ROWS: usize = 512;
 /// Rows a workgroup of `sum_rows_partial` adds up.
