@@ -267,14 +267,14 @@ fn messages_name_the_file_and_the_right_fix() {
     };
     let fix = "trained with";
     refused(&d, &eval("cut.st", true), &["cut.st", "truncated"], &[fix]);
-    // A fix is added where the command and the checkpoint differ, and it names what differs:
-    // the size (here --tiny),
-    refused(
-        &d,
-        &eval("pre.st", false),
-        &["pre.st", "give --tiny, the size it was trained with"],
-        &[],
+    // The checkpoint records its sizes, so a command without --tiny takes them from it,
+    let o = run(&d, &eval("pre.st", false));
+    assert!(
+        o.status.success(),
+        "a checkpoint's recorded sizes were not used:\n{}",
+        String::from_utf8_lossy(&o.stderr)
     );
+    // and a fix is added where the command and the checkpoint differ, naming what differs:
     // the variant,
     let mut synth = eval("pre.st", true);
     synth[1] = "synthesizer";
@@ -305,7 +305,23 @@ fn messages_name_the_file_and_the_right_fix() {
     refused(
         &d,
         &eval("small.st", true),
-        &["give the size it was trained with: --n_layer 1 --n_head 2 --n_embd 16"],
+        &[
+            "--tiny asks for 2 layers, 4 heads, width 64",
+            "small.st records 1 layer, 2 heads, width 16",
+            "leave --tiny out",
+        ],
+        &[],
+    );
+    let mut wider = eval("small.st", false);
+    wider.extend(["--n_embd", "32"]);
+    refused(
+        &d,
+        &wider,
+        &[
+            "small.st records --n_embd 16",
+            "the command gives --n_embd 32",
+            "give --n_embd 16",
+        ],
         &[],
     );
     let _ = std::fs::remove_dir_all(&d);

@@ -274,6 +274,13 @@ fn run_cli(cli: &Cli) -> Res<()> {
         vocab.len()
     );
     let cfg = spec.model_config(vocab.len());
+    // A command that reads one of our checkpoints takes the sizes it records.
+    let cfg = match cli.function {
+        Function::Evaluate | Function::Convert | Function::Probe | Function::Finetune => {
+            model::recorded_config(cli, &cfg)?
+        }
+        _ => cfg,
+    };
     if let (Some(h), None) = (cli.n_head, cli.n_embd) {
         if h > 0 && !cfg.n_embd.is_multiple_of(h) {
             return Err(format!(

@@ -325,3 +325,59 @@ pub fn corpus(cli: &Cli) -> Res<()> {
     );
     Ok(())
 }
+
+/// The model configuration for a command that reads a checkpoint: a checkpoint of ours records its
+/// layers, heads and width, so those come from the file; a size flag or --tiny that disagrees with
+/// the file is refused with both values. A course `.params` file records no configuration, so its
+/// command keeps needing run.py's flags, as run.py does. A file that cannot be read here is left
+/// to `load`, which says what is wrong with it.
+pub fn recorded_config(cli: &Cli, cfg: &GptConfig) -> Res<GptConfig> {
+    let Some(path) = cli.reading_params_path.as_deref() else {
+        return Ok(cfg.clone());
+    };
+    let Ok(input) = read(path) else {
+        return Ok(cfg.clone());
+    };
+    if torch_params::is_torch_file(&input.bytes) {
+        return Ok(cfg.clone());
+    }
+    let Ok(header) = checkpoint::header_of(&input.bytes, &input.name) else {
+        return Ok(cfg.clone());
+    };
+    let file = &header.cfg;
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    let sizes = |l: usize, h: usize, w: usize| {
+        format!("{l} layer{}, {h} head{}, width {w}", plural(l), plural(h))
+    };
+    let recorded = sizes(file.n_layer, file.n_head, file.n_embd);
+    if cli.tiny {
+        let tiny = GptConfig::tiny(file.variant, file.vocab_size);
+        if (tiny.n_layer, tiny.n_head, tiny.n_embd) != (file.n_layer, file.n_head, file.n_embd) {
+            return Err(format!(
+                "--tiny asks for {}, but {} records {recorded}: leave --tiny out (the \
+                 checkpoint's sizes are used)",
+                sizes(tiny.n_layer, tiny.n_head, tiny.n_embd),
+                input.name
+            ));
+        }
+    }
+    for (flag, given, value) in [
+        ("--n_layer", cli.n_layer, file.n_layer),
+        ("--n_head", cli.n_head, file.n_head),
+        ("--n_embd", cli.n_embd, file.n_embd),
+    ] {
+        if let Some(g) = given.filter(|&g| g != value) {
+            return Err(format!(
+                "{} records {flag} {value} ({recorded}), but the command gives {flag} {g}: \
+                 leave {flag} out (the checkpoint's sizes are used) or give {flag} {value}",
+                input.name
+            ));
+        }
+    }
+    let mut out = cfg.clone();
+    (out.n_layer, out.n_head, out.n_embd) = (file.n_layer, file.n_head, file.n_embd);
+    if (out.n_layer, out.n_head, out.n_embd) != (cfg.n_layer, cfg.n_head, cfg.n_embd) {
+        say!("{} records {recorded}: the model has its sizes", input.name);
+    }
+    Ok(out)
+}

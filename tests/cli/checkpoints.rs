@@ -58,7 +58,8 @@ fn damaged_checkpoints_and_impossible_sizes_are_refused() {
     let nan = pollster::block_on(checkpoint::to_bytes(&model, &itos)).expect("bytes");
     std::fs::write(dir.join("nan.st"), nan).expect("write");
     fails_on("nan.st", "tensor 'head.weight' holds a non-finite value");
-    // The right variant at the wrong size (tiny checkpoint read as the assignment's model).
+    // The right variant at a size the command's flags contradict (a tiny checkpoint, which
+    // records its sizes, asked for as 4 layers): refused with both values.
     std::fs::write(dir.join("good.st"), &good).expect("write");
     fails(
         &dir,
@@ -66,6 +67,8 @@ fn damaged_checkpoints_and_impossible_sizes_are_refused() {
             "evaluate",
             "vanilla",
             "wiki.txt",
+            "--n_layer",
+            "4",
             "--reading_params_path",
             "good.st",
             "--eval_corpus_path",
@@ -73,7 +76,7 @@ fn damaged_checkpoints_and_impossible_sizes_are_refused() {
             "--outputs_path",
             "pred.txt",
         ],
-        "but a vanilla model (vocab",
+        "good.st records --n_layer 2 (2 layers, 4 heads, width 64), but the command gives --n_layer 4",
         "pred.txt",
     );
     // A batch too big for the device is refused before anything is allocated: on the GPU a buffer
