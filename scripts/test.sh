@@ -32,6 +32,8 @@ python3 scripts/test_serve.py
 
 echo "== the page's modules: no import circle (web/test/imports.mjs)"
 node web/test/imports.mjs
+echo "== the GitHub workflows parse and run scripts that exist (web/test/workflows.mjs)"
+node web/test/workflows.mjs
 
 echo "== browser tests"
 t0=$SECONDS
@@ -39,6 +41,10 @@ scripts/build-web.sh
 echo "   (the page's two wasm builds: $((SECONDS - t0)) s)"
 echo "== every engine call the page makes is an export (web/test/calls.mjs)"
 node web/test/calls.mjs
+echo "== the static site (scripts/site.sh) under a sub-path, isolated by its service worker, offline (web/test/site.mjs)"
+t0=$SECONDS
+SITE_SKIP_SETUP=1 node web/test/site.mjs
+echo "   (the static site: $((SECONDS - t0)) s)"
 # The CLI that `cargo test` built for its tests above (a plain `cargo build` would compile the
 # crate again, 2–3 minutes here: the dev-dependencies turn on other features of shared crates).
 test -x target/debug/attnlab || { echo "target/debug/attnlab missing: cargo test builds it"; exit 1; }

@@ -47,12 +47,14 @@ async function keepMeasurement(ctx, file) {
 // webgpu: false starts Chromium without --enable-unsafe-webgpu, so the page finds no adapter.
 // keep: an existing profile folder to open again (its stored models and runs), kept on close.
 // measured: false makes the page measure the device itself even where a measurement is kept.
-export async function openBrowser(name, viewport, { webgpu = true, keep = '', measured = true } = {}) {
+// serviceWorkers: 'block' starts a browser in which the page cannot register a service worker.
+export async function openBrowser(name, viewport, { webgpu = true, keep = '', measured = true, serviceWorkers = 'allow' } = {}) {
   const profile = keep || fs.mkdtempSync(path.join(os.tmpdir(), `attnlab-${name}-`));
   const ctx = await chromium.launchPersistentContext(profile, {
     executablePath: process.env.CHROMIUM || BROWSERS.find((b) => fs.existsSync(b)) || BROWSERS[0],
     headless: true,
     viewport,
+    serviceWorkers,
     // --enable-unsafe-webgpu: without it headless Chromium blocklists the CPU (SwiftShader) adapter.
     args: ['--no-sandbox', ...(webgpu ? ['--enable-unsafe-webgpu'] : []), '--disable-background-networking',
            '--disable-component-update', '--disable-sync', '--no-first-run'],
