@@ -622,3 +622,49 @@ fn docs_links_exist() {
         missing.join("\n")
     );
 }
+
+/// The documents stay short enough to read: each within its budget of words (as `wc -w` counts
+/// them) and the README within its lines; results/ keeps at most 80 files of evidence.
+#[test]
+fn docs_stay_within_their_budgets() {
+    let budgets = [
+        ("README.md", 2600, Some(220)),
+        ("docs/page.md", 2500, None),
+        ("ARCHITECTURE.md", 2200, None),
+        ("BENCHMARKS.md", 3500, None),
+        ("TESTING.md", 2500, None),
+    ];
+    let mut over = Vec::new();
+    for (file, words, lines) in budgets {
+        let text = std::fs::read_to_string(root().join(file)).unwrap_or_default();
+        let w = text.split_whitespace().count();
+        if w > words {
+            over.push(format!("{file}: {w} words (budget {words})"));
+        }
+        if let Some(l) = lines.filter(|&l| text.lines().count() > l) {
+            over.push(format!(
+                "{file}: {} lines (budget {l})",
+                text.lines().count()
+            ));
+        }
+    }
+    fn count(dir: &Path) -> usize {
+        std::fs::read_dir(dir).map_or(0, |entries| {
+            entries
+                .flatten()
+                .map(|e| {
+                    if e.path().is_dir() {
+                        count(&e.path())
+                    } else {
+                        1
+                    }
+                })
+                .sum()
+        })
+    }
+    let results = count(&root().join("results"));
+    if results > 80 {
+        over.push(format!("results/: {results} files (budget 80)"));
+    }
+    assert!(over.is_empty(), "over budget: {}", over.join("; "));
+}
