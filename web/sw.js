@@ -34,10 +34,14 @@ async function sha256(buffer) {
   return Array.from(d, (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
-function isolated(response) {
+// The response with the isolation headers, its body read whole first: a streamed body that the
+// page stops reading (a reload mid-download) would keep this worker's event open, and a new
+// deployment's worker waits for every open event of the old one before it takes over.
+async function isolated(response) {
   const headers = new Headers(response.headers);
   for (const [k, v] of Object.entries(ISOLATION)) headers.set(k, v);
-  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+  const body = await response.arrayBuffer();
+  return new Response(body, { status: response.status, statusText: response.statusText, headers });
 }
 
 // The file at `path` as this build has it: from the cache when its bytes hash to the build's
@@ -89,14 +93,14 @@ self.addEventListener('fetch', (event) => {
   event.respondWith((async () => {
     if (path in SITE.files) {
       try {
-        return isolated(await verified(await caches.open(CACHE), path));
+        return await isolated(await verified(await caches.open(CACHE), path));
       } catch (e) {
         return new Response(`attnlab could not load ${path}: ${e.message}`, { status: 503, headers: { ...ISOLATION, 'Content-Type': 'text/plain' } });
       }
     }
     // Not part of the build (e.g. data/ from a server started with --data): the network, isolated.
     try {
-      return isolated(await fetch(request));
+      return await isolated(await fetch(request));
     } catch (e) {
       return new Response(`offline: ${path} is not part of the cached site`, { status: 503, headers: { ...ISOLATION, 'Content-Type': 'text/plain' } });
     }

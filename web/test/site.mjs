@@ -137,7 +137,13 @@ const STEPS = [
       await new Promise((r) => setTimeout(r, 250));
       names = await cacheNames();
     }
-    assert(names.includes(`attnlab-${version}`) && !names.includes(old), `caches ${(Date.now() - t0) / 1000} s after the visit: ${names.join(', ')}`);
+    const workers = await page.evaluate(async () => {
+      const r = await navigator.serviceWorker.getRegistration();
+      const w = (x) => (x ? x.state : 'none');
+      return r ? `installing ${w(r.installing)}, waiting ${w(r.waiting)}, active ${w(r.active)}` : 'no registration';
+    });
+    assert(names.includes(`attnlab-${version}`) && !names.includes(old),
+      `caches ${(Date.now() - t0) / 1000} s after the visit: ${names.join(', ')} (workers: ${workers})`);
     await page.reload();
     await page.waitForFunction(() => window.__site && window.__site.state === 'offline-ready', null, { timeout: TIMEOUT });
     const css = await page.evaluate(async () => (await fetch('web/style.css')).text());
