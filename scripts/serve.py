@@ -21,7 +21,9 @@ require-corp; every file is same-origin, so all of them load under it), which le
 engines share memory (SharedArrayBuffer) when a run trains on several; --no-isolation leaves COEP
 out, as a static host that cannot set headers would (the page then copies between its engines). A request whose Host header is not this
 server (localhost, an IP address, or the --host name, with its port) gets 421, so a web page on another
-site cannot reach it by DNS rebinding; a connection idle for --timeout seconds is closed.
+site cannot reach it by DNS rebinding; a connection idle for --timeout seconds is closed, and so is
+one whose request line and headers take more than --header-timeout seconds in all from their first
+byte (a client sending a header line every few seconds would otherwise hold a thread for ever).
 It listens on 127.0.0.1 unless --host says otherwise (and then it warns: the data folder is readable
 by anyone who can reach that address).
 """
@@ -33,8 +35,10 @@ import json
 import os
 import posixpath
 import re
+import socket
 import socketserver
 import sys
+import threading
 import urllib.parse
 
 ROOT = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -119,8 +123,9 @@ class Site:
         self.data = os.path.realpath(data_dir) if data_dir else None
 
     def manifest(self):
-        # Without --data the list is empty (not a 404, which browsers log as an error).
-        present = [f for f in DATA_FILES if self.data and os.path.isfile(os.path.join(self.data, f))]
+        # Without --data the list is empty (not a 404, which browsers log as an error). Only files
+        # that are served: a symlink to a file outside the folder is left out, as it would be 404.
+        present = [f for f in DATA_FILES if self.data and self.data_file(f)]
         return json.dumps({"files": present}).encode()
 
     def resolve(self, raw_path):
@@ -152,13 +157,18 @@ class Site:
             if parts[1] == "manifest.json":
                 return ("bytes", self.manifest())
             if self.data is not None and parts[1] in DATA_FILES:
-                full = os.path.realpath(os.path.join(self.data, parts[1]))
-                if inside(full, self.data) and os.path.isfile(full):
+                full = self.data_file(parts[1])
+                if full:
                     return ("file", full)
         return None
 
+    def data_file(self, name):
+        """The real path of data file `name` when it is a file inside the data folder, else None."""
+        full = os.path.realpath(os.path.join(self.data, name))
+        return full if inside(full, self.data) and os.path.isfile(full) else None
 
-def make_handler(site, quiet, listen_host="127.0.0.1", timeout=20, isolate=True):
+
+def make_handler(site, quiet, listen_host="127.0.0.1", timeout=20, isolate=True, header_timeout=10):
     class Handler(http.server.BaseHTTPRequestHandler):
         server_version = "attnlab"
         sys_version = ""
@@ -168,6 +178,39 @@ def make_handler(site, quiet, listen_host="127.0.0.1", timeout=20, isolate=True)
         def setup(self):
             self.timeout = timeout
             super().setup()
+
+        def handle_one_request(self):
+            # The header deadline runs from the request's first byte (an idle keep-alive connection
+            # is --timeout's): past it the connection is answered 408 and shut, which ends the read.
+            try:
+                if not self.rfile.peek(1):
+                    self.close_connection = True
+                    return
+            except OSError:
+                self.close_connection = True
+                return
+            self.headers_done = threading.Event()
+            timer = threading.Timer(header_timeout, self.headers_too_slow)
+            timer.daemon = True
+            timer.start()
+            try:
+                super().handle_one_request()
+            finally:
+                timer.cancel()
+
+        def headers_too_slow(self):
+            if self.headers_done.is_set():
+                return
+            body = b"408 the request's headers took too long\n"
+            try:
+                self.connection.sendall(
+                    b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n"
+                    + b"Content-Security-Policy: " + CSP.encode() + b"\r\n"
+                    + b"Content-Type: text/plain; charset=utf-8\r\n"
+                    + b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
         def headers_common(self, ctype, length):
             self.send_header("Content-Type", ctype)
@@ -210,7 +253,9 @@ def make_handler(site, quiet, listen_host="127.0.0.1", timeout=20, isolate=True)
             self.refuse(code, message or short)
 
         def parse_request(self):
-            if not super().parse_request():
+            ok = super().parse_request()
+            self.headers_done.set()
+            if not ok:
                 return False
             port = self.server.server_address[1]
             if not host_allowed(self.headers.get("Host", ""), listen_host, port):
@@ -261,6 +306,9 @@ def make_handler(site, quiet, listen_host="127.0.0.1", timeout=20, isolate=True)
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # The listen backlog: the default 5 made a burst of a page's parallel requests wait for the
+    # kernel's SYN retry (seconds) once the queue was full.
+    request_queue_size = 128
 
 
 def main(argv=None):
@@ -270,6 +318,8 @@ def main(argv=None):
     ap.add_argument("--data", metavar="DIR", help="a folder with wiki.txt and the birth_*.tsv files for the page to offer")
     ap.add_argument("--quiet", action="store_true", help="do not log requests")
     ap.add_argument("--timeout", type=float, default=20, help="close a connection idle this many seconds (default 20)")
+    ap.add_argument("--header-timeout", type=float, default=10,
+                    help="close a connection whose request line and headers take longer than this in all (default 10)")
     ap.add_argument("--no-isolation", action="store_true",
                     help="do not send Cross-Origin-Embedder-Policy (the page is then not cross-origin isolated: "
                     "its engines copy weights and gradients instead of sharing memory; for tests)")
@@ -289,7 +339,8 @@ def main(argv=None):
 
     site = Site(ROOT, args.data)
     try:
-        httpd = Server((args.host, args.port), make_handler(site, args.quiet, args.host, args.timeout, not args.no_isolation))
+        httpd = Server((args.host, args.port), make_handler(site, args.quiet, args.host, args.timeout, not args.no_isolation,
+                                                          args.header_timeout))
     except OSError as e:
         print(f"error: cannot listen on {args.host}:{args.port}: {e.strerror}; pick another with --port", file=sys.stderr)
         return 1

@@ -278,3 +278,96 @@ fn a_start_that_fails_at_once_says_so_and_keeps_no_name() {
     assert!(dir.join("m.st").is_file(), "log:\n{}", log(&dir));
     let _ = std::fs::remove_dir_all(&runs);
 }
+
+/// Two starts of one NAME at once: one run trains, the other start is refused (they used to
+/// launch two CLIs into one folder, of which `status` and `stop` saw only the second); `status`
+/// names the run's processes and `stop` returns once none is left. A damaged state, which the
+/// script would resume again and again, is left out on purpose with `restart`.
+#[cfg(target_os = "linux")]
+#[test]
+fn one_start_at_a_time_and_a_damaged_state_restarted_on_purpose() {
+    let runs = tmp("lock");
+    let dir = runs.join("t5");
+    let (_corpus, wiki) = small_corpus("lock");
+    let args = [
+        "t5",
+        "--",
+        "pretrain",
+        "vanilla",
+        &wiki,
+        "--tiny",
+        "--device",
+        "cpu",
+        "--batch_size",
+        "8",
+        "--max_epochs",
+        "400",
+        "--writing_params_path",
+        "model.st",
+    ];
+    let start = || {
+        let runs = runs.clone();
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        std::thread::spawn(move || {
+            let a: Vec<&str> = args.iter().map(String::as_str).collect();
+            script(&runs, &a)
+        })
+    };
+    let (a, b) = (start(), start());
+    let (a, b) = (a.join().expect("a"), b.join().expect("b"));
+    assert!(
+        a.0 != b.0,
+        "not exactly one start went on:\n{}\n{}",
+        a.1,
+        b.1
+    );
+    let refused = if a.0 { &b.1 } else { &a.1 };
+    assert!(
+        refused.contains("t5 is already running or being started"),
+        "{refused}"
+    );
+    let clis = || {
+        std::fs::read_dir("/proc")
+            .expect("proc")
+            .flatten()
+            .filter(|e| {
+                std::fs::read_link(e.path().join("exe"))
+                    .is_ok_and(|x| x.starts_with(&dir) && x.ends_with("attnlab"))
+            })
+            .count()
+    };
+    assert_eq!(clis(), 1, "{}", log(&dir));
+    let status = script(&runs, &["t5", "status"]).1;
+    assert!(
+        status.contains("running") && status.contains("its processes:"),
+        "{status}"
+    );
+    let (ok, text) = script(&runs, &["t5", "stop"]);
+    assert!(ok, "{text}");
+    assert_eq!(clis(), 0, "stop returned with a process of the run left");
+    // A state cut short: continuing it fails at once, and the message names `restart`.
+    let (ok, text) = script(&runs, &args);
+    assert!(ok, "{text}");
+    let t0 = Instant::now();
+    while !dir.join("model.st.resume").is_file() {
+        assert!(t0.elapsed() < Duration::from_secs(300), "{}", log(&dir));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(script(&runs, &["t5", "stop"]).0);
+    let state = std::fs::read(dir.join("model.st.resume")).expect("state");
+    std::fs::write(dir.join("model.st.resume"), &state[..state.len() / 2]).expect("cut");
+    let (ok, text) = script(&runs, &args);
+    assert!(!ok && text.contains("t5 restart --"), "{text}");
+    let mut again: Vec<&str> = args.to_vec();
+    again.insert(1, "restart");
+    let (ok, text) = script(&runs, &again);
+    assert!(ok && text.contains("restarting from step 0"), "{text}");
+    let l = log(&dir);
+    let this_start = &l[l.rfind("restarting from step 0").expect("said in the log")..];
+    assert!(
+        this_start.contains("number of parameters") && !this_start.contains("resuming"),
+        "{this_start}"
+    );
+    assert!(script(&runs, &["t5", "stop"]).0);
+    let _ = std::fs::remove_dir_all(&runs);
+}

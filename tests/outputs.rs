@@ -316,7 +316,15 @@ fn an_earlier_runs_state_is_kept_when_a_run_starts_again() {
         std::fs::read(d.join("out.st.resume")).expect("state"),
         first
     );
-    // The kept state continues (after its step 4, to 6).
+    // The kept state does not go with the second run's checkpoint, which resuming it would
+    // replace: refused; with that checkpoint moved away, it continues (after its step 4, to 6).
+    let o = run(
+        &d,
+        &[&steps("6")[..], &["--resume", "out.st.resume.previous"]].concat(),
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("does not go with the checkpoint"));
+    std::fs::rename(d.join("out.st"), d.join("second.st")).expect("move");
     let o = run(
         &d,
         &[&steps("6")[..], &["--resume", "out.st.resume.previous"]].concat(),
@@ -342,4 +350,98 @@ fn an_earlier_runs_state_is_kept_when_a_run_starts_again() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(!String::from_utf8_lossy(&o.stderr).contains("earlier run"));
     assert!(!d.join("out.st.resume.previous").exists());
+}
+
+/// One run per output: a lock held by a live run refuses a second run at once, naming its pid,
+/// and changes nothing; a lock whose run is gone (killed) is removed with a note; a run removes
+/// its own lock when it ends. Two real runs on one output: the second is refused while the first
+/// saves, and the first's model is the one kept.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_second_run_on_the_same_output_is_refused_naming_the_first() {
+    use std::process::{Command, Stdio};
+    let d = dir("lock");
+    // A live process (this test) holds the lock.
+    let me = std::process::id().to_string();
+    std::fs::write(d.join("out.st.lock"), format!("{me}\n")).expect("write");
+    refused_untouched(
+        &d,
+        &pre("out.st"),
+        &[
+            "--writing_params_path out.st is being written by another attnlab run",
+            &format!("pid {me}"),
+            &format!("kill {me}"),
+        ],
+    );
+    // A dead one: the lock is stale.
+    let mut gone = Command::new("true").spawn().expect("spawn");
+    let pid = gone.id();
+    gone.wait().expect("wait");
+    std::fs::write(d.join("out.st.lock"), format!("{pid}\n")).expect("write");
+    let o = run(&d, &pre("out.st"));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{e}");
+    assert!(
+        e.contains(&format!("removed the lock out.st.lock of run {pid}")),
+        "{e}"
+    );
+    assert!(!d.join("out.st.lock").exists(), "the run left its lock");
+    // Two runs at once: the first pauses before its renames; the second is refused meanwhile.
+    let first = Command::new(common::BIN)
+        .args(pre("two.st"))
+        .args(["--seed", "5"])
+        .current_dir(&*d)
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+        .env("ATTNLAB_FAULT_PAUSE_BEFORE_RENAME_MS", "1500")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let t0 = std::time::Instant::now();
+    while !d.join("two.st.lock").exists() {
+        assert!(t0.elapsed().as_secs() < 60, "no lock appeared");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let o = run(&d, &pre("two.st"));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.contains(&format!("pid {}", first.id())), "{e}");
+    let mut first = first;
+    assert!(first.wait().expect("wait").success());
+    assert!(!d.join("two.st.lock").exists());
+    // The model kept is the first run's (seed 5): its tensors are those a run alone gives (the
+    // header's metadata may list its entries in another order).
+    let tensors = |f: &str| {
+        let b = std::fs::read(d.join(f)).expect("saved");
+        let n = u64::from_le_bytes(b[..8].try_into().expect("header")) as usize;
+        b[8 + n..].to_vec()
+    };
+    let o = run(&d, &[&pre("alone.st")[..], &["--seed", "5"]].concat());
+    assert!(o.status.success());
+    assert!(
+        tensors("alone.st") == tensors("two.st"),
+        "another model kept"
+    );
+}
+
+/// Every path a run writes is checked before any work, the kept earlier state's too: a folder at
+/// `<state>.previous` is refused at the start (it used to be found only at the first save, after
+/// training).
+#[test]
+fn a_folder_where_the_earlier_state_is_kept_is_refused_at_the_start() {
+    let d = dir("previous-folder");
+    let o = run(&d, &pre("out.st"));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::create_dir(d.join("out.st.resume.previous")).expect("mkdir");
+    refused_untouched(
+        &d,
+        &pre("out.st"),
+        &[
+            "out.st.resume.previous is a folder",
+            "an earlier run's kept training state",
+        ],
+    );
+    let o = run(&d, &pre("out.st"));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("number of parameters"));
 }

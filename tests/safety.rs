@@ -354,3 +354,135 @@ fn a_run_beyond_the_process_memory_limit_is_refused_not_aborted() {
     assert!(!d.join("big.st").exists());
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// `sh -c 'ulimit -v KIB; exec attnlab ARGS'` in `d`: the run under an address-space limit.
+#[cfg(target_os = "linux")]
+fn under_ulimit(d: &Path, kib: u64, args: &str) -> std::process::Output {
+    let cmd = format!("ulimit -v {kib} && exec '{}' {args}", common::BIN);
+    std::process::Command::new("sh")
+        .args(["-c", &cmd])
+        .current_dir(d)
+        .env("RAYON_NUM_THREADS", "1")
+        .output()
+        .expect("sh")
+}
+
+/// The save is counted with the step: a model whose step fits an 8 GB address space but whose
+/// saved state does not (weights and moments read back and serialized, 2.3 GiB each) is refused
+/// before training; it used to train, then abort allocating while it serialized, saving nothing.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_run_whose_save_does_not_fit_is_refused_before_training() {
+    let d = dir("savefit");
+    let o = under_ulimit(
+        &d,
+        8_000_000,
+        "pretrain vanilla wiki.txt --device cpu --n_head 4096 --n_embd 4096 --n_layer 1 \
+         --batch_size 1 --max_steps 1 --writing_params_path big.st",
+    );
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("does not fit") && e.contains("to save the run"),
+        "{e}"
+    );
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("number of parameters"));
+    assert!(!d.join("big.st").exists() && !d.join("big.st.lock").exists());
+}
+
+/// A corpus whose data pipeline (about 8 bytes per byte) exceeds the memory left is refused
+/// before it is read, naming it and the size that fits; a sparse 1 GB file under a 4 GB limit
+/// used to be read and then abort the process allocating its copies.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_corpus_the_memory_cannot_hold_is_refused_before_reading() {
+    let d = dir("bigcorpus");
+    let f = std::fs::File::create(d.join("sparse.txt")).expect("create");
+    f.set_len(1_000_000_000).expect("sparse file");
+    let t0 = std::time::Instant::now();
+    let o = under_ulimit(
+        &d,
+        4_000_000,
+        "pretrain vanilla sparse.txt --tiny --device cpu --max_steps 1 --writing_params_path s.st",
+    );
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("the corpus sparse.txt is 954 MiB")
+            && e.contains("this process may still use")
+            && e.contains("give a smaller corpus"),
+        "{e}"
+    );
+    assert!(t0.elapsed().as_secs() < 10, "not refused before reading");
+}
+
+/// `bytes` (safetensors) rewritten: `edit` may change each tensor's f32 values, then the metadata
+/// entry `key` set to `value` (when given).
+fn rewrite(bytes: &[u8], edit: impl Fn(&str, &mut [f32]), meta: Option<(&str, &str)>) -> Vec<u8> {
+    use safetensors::{tensor::TensorView, Dtype, SafeTensors};
+    let (_, header) = SafeTensors::read_metadata(bytes).expect("header");
+    let mut m = header.metadata().clone().unwrap_or_default();
+    if let Some((k, v)) = meta {
+        m.insert(k.into(), v.into());
+    }
+    let st = SafeTensors::deserialize(bytes).expect("state");
+    let data: Vec<(String, Vec<usize>, Vec<u8>)> = st
+        .tensors()
+        .into_iter()
+        .map(|(name, view)| {
+            let mut vals: Vec<f32> = view
+                .data()
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect();
+            edit(&name, &mut vals);
+            let b = vals.iter().flat_map(|v| v.to_le_bytes()).collect();
+            (name, view.shape().to_vec(), b)
+        })
+        .collect();
+    let views = data.iter().map(|(n, s, b)| {
+        (
+            n.clone(),
+            TensorView::new(Dtype::F32, s.clone(), b).expect("view"),
+        )
+    });
+    safetensors::serialize(views, Some(m)).expect("serialize")
+}
+
+/// A damaged state is called damaged: a negative second moment is not "lower --learning_rate"
+/// (the run did not diverge), and a recorded batch of 0 does not advise "--batch_size 0".
+#[test]
+fn a_damaged_state_is_called_damaged_not_given_a_wrong_fix() {
+    let d = dir("damaged");
+    let o = run(&d, &pretrain("pre.st", &["--max_steps", "1"]));
+    assert!(o.status.success());
+    let state = std::fs::read(d.join("pre.st.resume")).expect("state");
+    let negative = rewrite(
+        &state,
+        |name, vals| {
+            if name == "optim.v.head.weight" {
+                vals[3] = -1.0;
+            }
+        },
+        None,
+    );
+    std::fs::write(d.join("neg.st"), negative).expect("write");
+    refused(
+        &d,
+        &pretrain("pre.st", &["--resume", "neg.st", "--max_steps", "3"]),
+        &[
+            "neg.st is damaged",
+            "optim.v.head.weight[3] is negative",
+            "without --resume",
+        ],
+        &["--learning_rate"],
+    );
+    let zero = rewrite(&state, |_, _| {}, Some(("attnlab.batch_size", "0")));
+    std::fs::write(d.join("zero.st"), zero).expect("write");
+    refused(
+        &d,
+        &pretrain("pre.st", &["--resume", "zero.st", "--max_steps", "3"]),
+        &["zero.st is damaged", "--batch_size 0, which no run has"],
+        &["resume with --batch_size 0"],
+    );
+}

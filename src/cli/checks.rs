@@ -2,37 +2,48 @@
 //! that is one of the command's inputs (`check_not_overwriting_inputs`).
 
 use super::files::{self, check_output, check_outputs_are_not_inputs, need};
+use super::lock::{self, OutputLock};
 use super::{train, Cli, Function, Res, WORDS};
 use attnlab::train::RunSpec;
 use std::path::Path;
 
-/// Check every output location and flag before the device opens or any input is read.
-pub fn check_flags(cli: &Cli, spec: &RunSpec) -> Res<()> {
+/// Check every output location and flag before the device opens or any input is read, and take
+/// the lock on the checkpoint a run writes (held until the returned value is dropped).
+pub fn check_flags(cli: &Cli, spec: &RunSpec) -> Res<Option<OutputLock>> {
     if cli.f16 && cli.function != Function::Convert {
         return Err("--f16 is for convert only (it writes an f16 copy of a checkpoint)".into());
     }
     let fname = format!("{:?}", cli.function).to_lowercase();
+    let mut lock = None;
     match cli.function {
         Function::Pretrain | Function::Finetune => {
             let path = need(&cli.writing_params_path, "writing_params_path", &fname)?;
             check_output(path, "--writing_params_path")?;
             let state = train::state_path(path);
             files::remove_stale_temps(&state);
-            if state.is_dir() {
-                return Err(format!(
-                    "{} is a folder, where the training state of --writing_params_path {} goes; \
-                     move it away or choose another --writing_params_path",
-                    state.display(),
-                    path.display()
-                ));
+            // The state, and the earlier run's state it may keep aside, are written too.
+            let [previous, previous_2] = train::kept_paths(&state);
+            for (p, what) in [
+                (&state, "the training state"),
+                (&previous, "an earlier run's kept training state"),
+                (&previous_2, "an earlier run's kept training state"),
+            ] {
+                if p.is_dir() {
+                    return Err(format!(
+                        "{} is a folder, where {what} of --writing_params_path {} goes; move it \
+                         away or choose another --writing_params_path",
+                        p.display(),
+                        path.display()
+                    ));
+                }
             }
+            lock = take_lock(path)?;
         }
         Function::Convert => {
             need(&cli.reading_params_path, "reading_params_path", &fname)?;
-            check_output(
-                need(&cli.writing_params_path, "writing_params_path", &fname)?,
-                "--writing_params_path",
-            )?
+            let path = need(&cli.writing_params_path, "writing_params_path", &fname)?;
+            check_output(path, "--writing_params_path")?;
+            lock = take_lock(path)?;
         }
         _ => {
             need(&cli.reading_params_path, "reading_params_path", &fname)?;
@@ -57,7 +68,17 @@ pub fn check_flags(cli: &Cli, spec: &RunSpec) -> Res<()> {
     if cli.max_questions == Some(0) {
         return Err("--max_questions must be at least 1".into());
     }
-    Ok(())
+    Ok(lock)
+}
+
+/// The lock on the checkpoint file `path` names (through a link, the file it names); none for a
+/// FIFO or a device, which hold nothing to lose.
+fn take_lock(path: &Path) -> Res<Option<OutputLock>> {
+    let (dest, direct) = files::destination(path);
+    if direct {
+        return Ok(None);
+    }
+    lock::take(&dest, "--writing_params_path").map(Some)
 }
 
 /// The command's input files, each with its flag.

@@ -3,6 +3,7 @@
 
 use super::{Cli, Res};
 use attnlab::data;
+use attnlab::model::memory::fmt_bytes;
 use attnlab::train::run;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -63,6 +64,34 @@ fn too_big(name: &str, len: u64) -> String {
     )
 }
 
+/// Memory a run takes per byte of its corpus before the model's: the bytes read, the vocabulary
+/// pass and the dataset's copies of the text as characters and token ids (measured: 800 MB peak
+/// for a 100 MB corpus, a tiny model, one step).
+pub const CORPUS_MEMORY_PER_BYTE: u64 = 8;
+
+/// Refuse, before reading it, a corpus whose pipeline would take more memory than this process
+/// may still use (natively on Linux; past it an allocation aborts the run half-way).
+fn check_corpus_fits(path: &Path) -> Res<()> {
+    let Ok(len) = std::fs::metadata(path).map(|m| m.len()) else {
+        return Ok(()); // read() names a missing file
+    };
+    let need = len.saturating_mul(CORPUS_MEMORY_PER_BYTE);
+    match attnlab::model::memory::available_ram() {
+        Some(avail) if need > avail => Err(format!(
+            "the corpus {} is {} ({len} bytes): reading it (the bytes, the vocabulary pass and \
+             the dataset's copies, about {CORPUS_MEMORY_PER_BYTE} bytes of memory per byte) \
+             needs about {}, more than {}; give a smaller corpus (at most {} here) or run where \
+             more memory is free",
+            path.display(),
+            fmt_bytes(len),
+            fmt_bytes(need),
+            attnlab::model::memory::ram_words(avail),
+            fmt_bytes(avail / CORPUS_MEMORY_PER_BYTE)
+        )),
+        _ => Ok(()),
+    }
+}
+
 pub fn embedded(name: &str, text: &str) -> Input {
     Input {
         name: format!("<embedded {name}>"),
@@ -81,7 +110,10 @@ pub struct Inputs {
 pub fn inputs(cli: &Cli) -> Res<Inputs> {
     match &cli.pretrain_corpus_path {
         Some(p) => Ok(Inputs {
-            corpus: read(p)?,
+            corpus: {
+                check_corpus_fits(p)?;
+                read(p)?
+            },
             finetune: cli.finetune_corpus_path.as_deref().map(read).transpose()?,
             eval: cli.eval_corpus_path.as_deref().map(read).transpose()?,
         }),
@@ -280,20 +312,23 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Res<()> {
 /// temporary is written and synced before the first rename, so a full disk or a failed write
 /// replaces none of them and says so.
 pub fn write_atomic_all(files: &[(&Path, &[u8])]) -> Res<()> {
-    // The files that were there before are said to be unchanged; new ones were not written.
-    let unchanged = || {
-        let there: Vec<String> = files
-            .iter()
-            .filter(|(p, _)| p.exists())
-            .map(|(p, _)| p.display().to_string())
-            .collect();
-        match (files.len(), there.as_slice()) {
-            (1, _) => String::new(),
-            (_, []) => "; nothing was written".to_string(),
-            (_, [one]) => format!("; {one} is unchanged"),
-            _ => format!("; {} are unchanged", there.join(" and ")),
+    write_files(files).map_err(|(e, none_replaced)| {
+        if none_replaced {
+            e + &unchanged(files)
+        } else {
+            e
         }
-    };
+    })
+}
+
+/// `write_atomic_all` with the error alone, for a caller that goes on to write some of the files
+/// (and says itself what is left as it was).
+pub fn write_atomic_pair(files: &[(&Path, &[u8])]) -> Res<()> {
+    write_files(files).map_err(|(e, _)| e)
+}
+
+/// The writes of `write_atomic_all`; an error says whether no file was replaced yet.
+fn write_files(files: &[(&Path, &[u8])]) -> Result<(), (String, bool)> {
     let dests: Vec<(PathBuf, bool)> = files.iter().map(|(p, _)| destination(p)).collect();
     let mut temps: Vec<PathBuf> = Vec::with_capacity(files.len());
     let remove_temps = |temps: &[PathBuf]| {
@@ -309,11 +344,7 @@ pub fn write_atomic_all(files: &[(&Path, &[u8])]) -> Res<()> {
         if let Err(e) = write_temp(&tmp, bytes) {
             let _ = std::fs::remove_file(&tmp);
             remove_temps(&temps);
-            return Err(format!(
-                "could not write {}: {e}{}",
-                path.display(),
-                unchanged()
-            ));
+            return Err((format!("could not write {}: {e}", path.display()), true));
         }
         temps.push(tmp);
     }
@@ -327,7 +358,7 @@ pub fn write_atomic_all(files: &[(&Path, &[u8])]) -> Res<()> {
                 .and_then(|mut f| f.write_all(bytes));
             if let Err(e) = written {
                 remove_temps(&temps);
-                return Err(format!("could not write {}: {e}", path.display()));
+                return Err((format!("could not write {}: {e}", path.display()), false));
             }
         }
     }
@@ -335,20 +366,42 @@ pub fn write_atomic_all(files: &[(&Path, &[u8])]) -> Res<()> {
     for (i, ((path, _), (dest, _))) in renamed.enumerate() {
         if let Err(e) = std::fs::rename(&temps[i], dest) {
             remove_temps(&temps[i..]);
-            return Err(format!("could not write {}: {e}", path.display()));
+            return Err((format!("could not write {}: {e}", path.display()), false));
         }
         // The rename is durable once the folder is synced (Unix; elsewhere best effort).
         if let Ok(d) = std::fs::File::open(folder_of(dest)) {
             let _ = d.sync_all();
         }
+        // Fault injection for tests/cli/checkpoints.rs: stop as a kill would right after this
+        // rename (no cleanup runs), leaving the files after it unwritten.
+        if std::env::var("ATTNLAB_FAULT_EXIT_AFTER_RENAME")
+            .is_ok_and(|v| dest.to_string_lossy().ends_with(&v))
+        {
+            std::process::exit(137);
+        }
     }
     Ok(())
+}
+
+/// The files that were there before are said to be unchanged; new ones were not written.
+fn unchanged(files: &[(&Path, &[u8])]) -> String {
+    let there: Vec<String> = files
+        .iter()
+        .filter(|(p, _)| p.exists())
+        .map(|(p, _)| p.display().to_string())
+        .collect();
+    match (files.len(), there.as_slice()) {
+        (1, _) => String::new(),
+        (_, []) => "; nothing was written".to_string(),
+        (_, [one]) => format!("; {one} is unchanged"),
+        _ => format!("; {} are unchanged", there.join(" and ")),
+    }
 }
 
 /// Where the bytes for `path` go, and whether they are written in place: through a symbolic link
 /// to the file it names (the link stays a link, as `open(path, 'w')` in run.py writes through it);
 /// a FIFO or a device such as `/dev/stdout` in place, since a rename would replace it.
-fn destination(path: &Path) -> (PathBuf, bool) {
+pub fn destination(path: &Path) -> (PathBuf, bool) {
     let dest = match std::fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(path).unwrap_or_else(|_| {
             // A link to a file not made yet: its target, read relative to the link's folder.
@@ -387,6 +440,24 @@ fn write_temp(tmp: &Path, bytes: &[u8]) -> std::io::Result<()> {
         ));
     }
     Ok(())
+}
+
+/// A checkpoint's identity as a state records it: "fnv1a64:<hash>:<length>" of its bytes (FNV-1a,
+/// 64 bits: enough to tell two checkpoints apart, which is all it is for).
+pub fn content_hash(mut r: impl std::io::Read) -> std::io::Result<String> {
+    let (mut h, mut len) = (0xcbf2_9ce4_8422_2325u64, 0u64);
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = r.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        for &b in &buf[..n] {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        len += n as u64;
+    }
+    Ok(format!("fnv1a64:{h:016x}:{len}"))
 }
 
 pub fn need<'a>(v: &'a Option<PathBuf>, flag: &str, function: &str) -> Res<&'a Path> {

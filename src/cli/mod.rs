@@ -5,6 +5,7 @@
 mod checks;
 mod files;
 mod finite;
+mod lock;
 mod model;
 mod probe;
 mod progress;
@@ -248,7 +249,8 @@ fn run_cli(cli: &Cli) -> Res<()> {
         return model::corpus(cli);
     }
     let spec = spec(cli, variant(cli)?);
-    checks::check_flags(cli, &spec)?;
+    // Held to the end of the run: dropping it removes the lock.
+    let _lock = checks::check_flags(cli, &spec)?;
     let inp = inputs(cli)?;
     if cli.pretrain_corpus_path.is_none() {
         tell!(

@@ -2,7 +2,7 @@
 //! --reading_params_path, or continued from --resume), run to its end behind a progress bar, with
 //! the resumable state kept beside the checkpoint.
 
-use super::files::{need, read, same_file, write_atomic, write_atomic_all, Input};
+use super::files::{content_hash, need, read, same_file, write_atomic, write_atomic_pair, Input};
 use super::model::{load, load_input};
 use super::progress;
 use super::{Cli, Res, WORDS};
@@ -43,6 +43,7 @@ impl Run<'_> {
             if let Some(p) = &cli.resume {
                 let input = read(p)?;
                 *lr_note.borrow_mut() = check_resume_matches(&input, self.spec.kind, batch, lr)?;
+                check_resume_pair(&input, cli.writing_params_path.as_deref())?;
                 let model = load_input(cli, dev, &input, cfg, vocab).map_err(|e| {
                     format!(
                         "--resume: {e}\n(a damaged state cannot be continued: the run can start \
@@ -147,6 +148,9 @@ impl RecallLog {
 const RUN_KEY: &str = "attnlab.run";
 const BATCH_KEY: &str = "attnlab.batch_size";
 const LR_KEY: &str = "attnlab.learning_rate";
+/// The checkpoint a state goes with (`files::content_hash`, or "none"): at the end of a run the
+/// checkpoint saved with it; during a run the one at --writing_params_path when the run began.
+const CHECKPOINT_KEY: &str = "attnlab.checkpoint";
 
 fn kind_name(kind: RunKind) -> &'static str {
     match kind {
@@ -190,6 +194,13 @@ fn check_resume_matches(
         }
     }
     if let Some(saved) = meta.get(BATCH_KEY) {
+        if !saved.parse::<usize>().is_ok_and(|b| b > 0) {
+            return Err(format!(
+                "--resume {name} is damaged: it records --batch_size {}, which no run has; it \
+                 cannot be continued: start again without --resume",
+                saved.escape_debug()
+            ));
+        }
         if *saved != batch.to_string() {
             return Err(format!(
                 "--resume {name} was saved by a run with --batch_size {}, and this one has \
@@ -209,6 +220,48 @@ fn check_resume_matches(
     }))
 }
 
+/// Refuse to resume a state when the checkpoint the run would replace at `out` is not the one the
+/// state goes with (`CHECKPOINT_KEY`): a checkpoint saved after it (a run stopped between writing
+/// its checkpoint and its state) or by another run would be lost. A state that records no
+/// checkpoint is taken as it is.
+fn check_resume_pair(input: &Input, out: Option<&Path>) -> Res<()> {
+    let (Some(out), Ok(meta)) = (
+        out,
+        attnlab::model::checkpoint::metadata_of(&input.bytes, &input.name),
+    ) else {
+        return Ok(());
+    };
+    let Some(want) = meta.get(CHECKPOINT_KEY) else {
+        return Ok(());
+    };
+    let have = checkpoint_hash(out)?;
+    if have == "none" || *want == have {
+        return Ok(());
+    }
+    Err(format!(
+        "--resume {} does not go with the checkpoint --writing_params_path {}: that checkpoint \
+         was saved after this state (a run stopped between saving its checkpoint and its state) \
+         or by another run, and resuming would replace it; to keep it, give another \
+         --writing_params_path or move {} away, then resume",
+        input.name,
+        out.display(),
+        out.display()
+    ))
+}
+
+/// The hash of the checkpoint at `path` (`files::content_hash`), or "none" when there is none.
+fn checkpoint_hash(path: &Path) -> Res<String> {
+    match std::fs::File::open(path) {
+        Ok(f) if path.is_file() => content_hash(f).map_err(|e| {
+            format!(
+                "cannot read {}: {e}; check that it is readable",
+                path.display()
+            )
+        }),
+        _ => Ok("none".into()),
+    }
+}
+
 /// Where a run keeps its resumable training state: `<checkpoint>.resume`.
 pub(super) fn state_path(checkpoint: &Path) -> PathBuf {
     let mut name = checkpoint.file_name().unwrap_or_default().to_os_string();
@@ -225,13 +278,8 @@ fn keep_earlier_state(cli: &Cli, state: &Path) -> Option<PathBuf> {
         return None;
     }
     // `.previous`, unless that is the state this run resumes from (then `.previous-2`).
-    let previous = ["previous", "previous-2"]
-        .iter()
-        .map(|tail| {
-            let mut name = state.file_name().unwrap_or_default().to_os_string();
-            name.push(format!(".{tail}"));
-            state.with_file_name(name)
-        })
+    let previous = kept_paths(state)
+        .into_iter()
         .find(|p| cli.resume.as_deref().is_none_or(|r| !same_file(r, p)))?;
     let step = std::fs::read(state)
         .ok()
@@ -250,6 +298,16 @@ fn keep_earlier_state(cli: &Cli, state: &Path) -> Option<PathBuf> {
         previous.display()
     );
     Some(previous)
+}
+
+/// Where an earlier run's state is kept: `<state>.previous`, or `<state>.previous-2` when the
+/// first is the state this run resumes from.
+pub(super) fn kept_paths(state: &Path) -> [PathBuf; 2] {
+    ["previous", "previous-2"].map(|tail| {
+        let mut name = state.file_name().unwrap_or_default().to_os_string();
+        name.push(format!(".{tail}"));
+        state.with_file_name(name)
+    })
 }
 
 /// Keep the earlier run's state (see `keep_earlier_state`) before this run writes its own: a
@@ -320,6 +378,13 @@ fn train_and_save(cli: &Cli, mut session: Session, probe: Option<RecallLog>) -> 
     let path = need(&cli.writing_params_path, "writing_params_path", "training")?;
     let state = state_path(path);
     let mut keep = keep_earlier_state(cli, &state);
+    // The states saved during the run go with the checkpoint there now (this run replaces it only
+    // at its end, with the state that goes with the new one).
+    let at_start = checkpoint_hash(path)?;
+    session
+        .trainer
+        .run_meta
+        .push((CHECKPOINT_KEY.into(), at_start));
     say!(
         "training state: {} (saved as the run goes; if it stops, the same command plus --resume {} \
          continues it)",
@@ -363,6 +428,8 @@ fn train_and_save(cli: &Cli, mut session: Session, probe: Option<RecallLog>) -> 
     };
     let result = pollster::block_on(session.run_to_end(&mut hooks));
     pb.finish();
+    // The state kept for the next epoch end is not needed past here: freed before the final save.
+    drop(pending);
     if let Err(e) = result {
         return Err(match saved {
             None => e.to_string(),
@@ -378,10 +445,29 @@ fn train_and_save(cli: &Cli, mut session: Session, probe: Option<RecallLog>) -> 
     let step = session.steps();
     let bytes = pollster::block_on(session.checkpoint_bytes()).map_err(|e| e.to_string())?;
     super::finite::check(&bytes, &[path, &state], step)?;
+    let hash = content_hash(&bytes[..]).map_err(|e| e.to_string())?;
+    for (k, v) in session.trainer.run_meta.iter_mut() {
+        if k == CHECKPOINT_KEY {
+            *v = hash.clone();
+        }
+    }
     let state_bytes = pollster::block_on(session.state_bytes()).map_err(|e| e.to_string())?;
     super::finite::check(&state_bytes, &[path, &state], step)?;
     keep_aside(&state, &mut keep)?;
-    write_atomic_all(&[(path, &bytes), (&state, &state_bytes)])?;
+    if let Err(e) = write_atomic_pair(&[(path, &bytes), (&state, &state_bytes)]) {
+        // The trained model is kept when only its state cannot be written (a full disk holds
+        // the smaller file); the state left there records another checkpoint, so --resume
+        // refuses it rather than replace this one.
+        drop(state_bytes);
+        write_atomic(path, &bytes).map_err(|e2| format!("{e}\n{e2}"))?;
+        return Err(format!(
+            "{e}\nsaved the checkpoint {} (the trained model) without its training state: {} is \
+             left as it was and does not go with it (--resume refuses it); free space and train \
+             again to have a state to continue from",
+            path.display(),
+            state.display()
+        ));
+    }
     say!("saved {}", path.display());
     Ok(())
 }

@@ -101,18 +101,16 @@ async fn serialize(
             encode(&tril, dtype),
         ));
     }
-    let n_model = blobs.len();
-    for (name, shape, vals) in extra {
-        blobs.push((name, shape, bytemuck::cast_slice(&vals).to_vec()));
-    }
-    let views = blobs
+    // The model's tensors (as `dtype`), then the trainer's extras (AdamW moments), which stay f32
+    // and are viewed in place: a copy of them would hold the moments twice while the file is built.
+    let model_views = blobs
         .iter()
-        .enumerate()
-        .map(|(i, (n, s, b))| {
-            // The trainer's extras (AdamW moments) always stay f32.
-            let d = if i < n_model { dtype } else { Dtype::F32 };
-            TensorView::new(d, s.clone(), b).map(|v| (n.clone(), v))
-        })
+        .map(|(n, s, b)| TensorView::new(dtype, s.clone(), b).map(|v| (n.clone(), v)));
+    let extra_views = extra.iter().map(|(n, s, vals)| {
+        TensorView::new(Dtype::F32, s.clone(), bytemuck::cast_slice(vals)).map(|v| (n.clone(), v))
+    });
+    let views = model_views
+        .chain(extra_views)
         .collect::<std::result::Result<Vec<_>, _>>()
         .map_err(|e| Error::Msg(format!("could not build the checkpoint: {e}")))?;
     let mut meta = metadata(&model.cfg, vocab);

@@ -220,7 +220,8 @@ pub fn read_state_dict(bytes: &[u8], what: &str) -> Result<Vec<(String, TorchTen
     // storages together fit in the file and the limit, and the tensors' views in twice that.
     let mut seen = HashSet::new();
     let mut storages: HashMap<&str, usize> = HashMap::new();
-    let mut views = 0usize;
+    // Byte counts in u64: in wasm32 a usize sum stops at 4 GiB and the message then says so.
+    let mut views = 0u64;
     let mut spans = Vec::with_capacity(tensors.len());
     for (name, t) in &tensors {
         if !seen.insert(name.as_str()) {
@@ -242,17 +243,17 @@ pub fn read_state_dict(bytes: &[u8], what: &str) -> Result<Vec<(String, TorchTen
             }
             _ => {}
         }
-        views = views.saturating_add(span.1 - span.0);
+        views = views.saturating_add((span.1 - span.0) as u64);
         spans.push(span);
     }
     let total = storages
         .values()
-        .try_fold(0usize, |a, &n| a.checked_add(n.checked_mul(4)?))
-        .unwrap_or(usize::MAX);
-    if total > bytes.len() || total > MAX_STORAGE_BYTES {
+        .try_fold(0u64, |a, &n| a.checked_add((n as u64).checked_mul(4)?))
+        .unwrap_or(u64::MAX);
+    if total > bytes.len() as u64 || total > MAX_STORAGE_BYTES as u64 {
         return Err(msg(format!(
             "{what}: its storages claim {total} bytes, more than {}; the file is corrupted",
-            if total > bytes.len() {
+            if total > bytes.len() as u64 {
                 format!("the whole file ({} bytes)", bytes.len())
             } else {
                 format!("the {} MiB this reader takes", MAX_STORAGE_BYTES >> 20)

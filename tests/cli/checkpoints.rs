@@ -106,10 +106,10 @@ fn damaged_checkpoints_and_impossible_sizes_are_refused() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A checkpoint and its training state are replaced together or not at all: a save that fails on
-/// the state (a full disk, injected after the checkpoint's temporary was written) leaves both old
-/// files as they were and says so; a folder where the state goes is refused before training; a
-/// probe file is an input that no output may overwrite.
+/// A save that cannot write the training state (a full disk, injected after the checkpoint's
+/// temporary was written) still writes the checkpoint and says which was kept; the state left
+/// there does not go with it, so --resume refuses it; a folder where the state goes is refused
+/// before training; a probe file is an input that no output may overwrite.
 #[test]
 fn a_failed_save_keeps_the_checkpoint_and_its_state_together() {
     let dir = corpus_dir("pair");
@@ -139,17 +139,29 @@ fn a_failed_save_keeps_the_checkpoint_and_its_state_together() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("could not write m.st.resume: injected fault")
-            && stderr(&o).contains("m.st and m.st.resume are unchanged"),
+            && stderr(&o).contains("saved the checkpoint m.st (the trained model) without its")
+            && stderr(&o).contains("m.st.resume is left as it was"),
         "{}",
         stderr(&o)
     );
-    assert_eq!(read("m.st"), ck, "the checkpoint was replaced");
+    assert_ne!(read("m.st"), ck, "the trained model was not kept");
     assert_eq!(
         read("m.st.resume"),
         state,
         "the training state was replaced"
     );
     no_tmp_left(&dir);
+    // The old state (seed 1's) does not go with the new checkpoint (seed 2's).
+    let kept = read("m.st");
+    let mut more = train("1", "m.st").to_vec();
+    more[5] = "2";
+    more.extend(["--resume", "m.st.resume"]);
+    refused(
+        &dir,
+        &more,
+        "--resume m.st.resume does not go with the checkpoint --writing_params_path m.st",
+    );
+    assert_eq!(read("m.st"), kept);
 
     std::fs::create_dir(dir.join("f.st.resume")).expect("mkdir");
     fails(&dir, &train("1", "f.st"), "f.st.resume is a folder", "f.st");
@@ -166,4 +178,69 @@ fn a_failed_save_keeps_the_checkpoint_and_its_state_together() {
     );
     assert_eq!(read("dev.tsv"), dev, "the probe file was overwritten");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A checkpoint and its state always go together: a run stopped between renaming its checkpoint
+/// and its state leaves the new checkpoint beside the state of an earlier epoch, and --resume of
+/// that state is refused with the fix instead of training again over the newer checkpoint; the
+/// pair a whole run leaves resumes.
+#[test]
+fn a_state_that_is_not_its_checkpoints_pair_is_refused() {
+    let dir = corpus_dir("mismatch");
+    let train = |epochs: &'static str| {
+        [
+            "pretrain",
+            "vanilla",
+            "wiki.txt",
+            "--tiny",
+            "--batch_size",
+            "64",
+            "--max_epochs",
+            epochs,
+            "--writing_params_path",
+            "k.st",
+        ]
+    };
+    let o = run_env(
+        &dir,
+        &train("2"),
+        &[("ATTNLAB_FAULT_EXIT_AFTER_RENAME", "k.st")],
+    );
+    assert_eq!(o.status.code(), Some(137), "{}", stderr(&o));
+    let read = |f: &str| std::fs::read(dir.join(f)).expect("read");
+    let newer = read("k.st");
+    // The state there is the first epoch's, saved beside no checkpoint.
+    let meta = checkpoint::metadata_of(&read("k.st.resume"), "k.st.resume").expect("state");
+    assert_eq!(
+        meta.get("attnlab.checkpoint").map(String::as_str),
+        Some("none"),
+        "{meta:?}"
+    );
+    let mut resume = train("2").to_vec();
+    resume.extend(["--resume", "k.st.resume"]);
+    let e = refused(
+        &dir,
+        &resume,
+        "--resume k.st.resume does not go with the checkpoint --writing_params_path k.st",
+    );
+    assert!(e.contains("give another --writing_params_path"), "{e}");
+    assert_eq!(read("k.st"), newer, "the newer checkpoint was replaced");
+    // Moved away as the message says, the state resumes; that run's pair resumes in turn.
+    std::fs::rename(dir.join("k.st"), dir.join("newer.st")).expect("move");
+    let o = run(&dir, &resume);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut again = train("3").to_vec();
+    again.extend(["--resume", "k.st.resume"]);
+    let o = run(&dir, &again);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// Exit 1 with `needle` in stderr and no panic; returns stderr.
+fn refused(dir: &std::path::Path, args: &[&str], needle: &str) -> String {
+    let o = run(dir, args);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{args:?}: {e}");
+    assert!(e.contains(needle), "stderr lacks {needle:?}: {e}");
+    assert!(!e.contains("panicked"), "{e}");
+    e
 }

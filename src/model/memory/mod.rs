@@ -29,7 +29,11 @@ pub struct MemoryEstimate {
     pub optimizer: u64,
     /// One step's forward values and their gradients.
     pub activations: u64,
-    /// The exact training state (weights and moments) written out when a run is saved.
+    /// The training state's bytes (weights and both AdamW moments, 12 per parameter).
+    pub state_bytes: u64,
+    /// Host memory that saving the run holds beside the live tensors: in wasm32 the state's bytes;
+    /// natively three times them (the last verified state the CLI keeps until the next one, that
+    /// one's tensors read back, and its serialized bytes).
     pub saved_state: u64,
     /// The largest single tensor, its name, and whether it grows with the batch (an activation).
     pub largest_tensor: u64,
@@ -128,7 +132,10 @@ pub fn estimate_training(cfg: &GptConfig, batch: usize, t: usize) -> MemoryEstim
         weights: p.saturating_mul(f),
         optimizer: p.saturating_mul(3 * f),
         activations,
-        saved_state: p.saturating_mul(3 * f),
+        state_bytes: p.saturating_mul(3 * f),
+        saved_state: p
+            .saturating_mul(3 * f)
+            .saturating_mul(if cfg!(target_arch = "wasm32") { 1 } else { 3 }),
         largest_tensor: largest.saturating_mul(f),
         largest_name: name,
         largest_per_batch: per_batch,
@@ -174,17 +181,16 @@ impl MemoryLimit {
         #[cfg(not(target_arch = "wasm32"))]
         if dev.is_cpu() {
             // Natively the CPU backend's tensors live in the machine's memory: what is available
-            // now (Linux; elsewhere there is no budget, only the per-tensor limit).
+            // now (Linux; elsewhere there is no budget, only the per-tensor limit). The save is
+            // counted with the step (`host_total` left unset: the device is the host).
             if let Some(avail) = available_ram() {
-                lim.device_total = Some((
-                    avail,
-                    format!(
-                        "the {} of memory this process may still use (the machine's free memory, its cgroup's and ulimit -v's limits)",
-                        fmt_bytes(avail)
-                    ),
-                ));
-                lim.host_total = Some((u64::MAX, String::new()));
+                lim.device_total = Some((avail, ram_words(avail)));
             }
+        }
+        // On a GPU the host still holds the save.
+        #[cfg(not(target_arch = "wasm32"))]
+        if !dev.is_cpu() {
+            lim.host_total = available_ram().map(|avail| (avail, ram_words(avail)));
         }
         if cfg!(target_arch = "wasm32") {
             if dev.is_cpu() {
@@ -216,13 +222,23 @@ impl MemoryLimit {
     }
 }
 
+/// "the 6 GiB of memory this process may still use (…)", for messages.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn ram_words(avail: u64) -> String {
+    format!(
+        "the {} of memory this process may still use (the machine's free memory, its cgroup's \
+         memory.max and ulimit -v)",
+        fmt_bytes(avail)
+    )
+}
+
 /// The memory this process may still take, in bytes (Linux only): the machine's `MemAvailable`,
 /// lowered to what the process's cgroup (v2) leaves under its `memory.max` (its usage less the page
 /// cache) and to what its address
 /// space limit (`ulimit -v`) leaves beyond its current size. Past any of them an allocation aborts
 /// the process, so a run refused here with the estimate is the better end.
 #[cfg(not(target_arch = "wasm32"))]
-fn available_ram() -> Option<u64> {
+pub fn available_ram() -> Option<u64> {
     let read = |p: &str| std::fs::read_to_string(p).ok();
     // The number after `key` on its line of `text`, e.g. "MemAvailable:  123 kB" → 123.
     let field = |text: &str, key: &str, nth: usize| -> Option<u64> {
@@ -310,10 +326,11 @@ pub fn check_fits(est: &MemoryEstimate, lim: &MemoryLimit) -> Result<()> {
         }
     }
     if let Some((max, name)) = &lim.host_total {
-        let need = est.saved_state.saturating_mul(2);
+        // At least the state's tensors read back and its bytes.
+        let need = est.saved_state.max(est.state_bytes.saturating_mul(2));
         if need > *max {
             return Err(Error::Msg(format!(
-                "{} does not fit: saving its training state (weights and AdamW moments, twice while it is written) needs about {}, more than {name}; lower the width or the number of layers",
+                "{} does not fit: saving its training state (weights and AdamW moments, read back and written) needs about {}, more than {name}; lower the width or the number of layers",
                 est.what,
                 fmt_bytes(need),
             )));

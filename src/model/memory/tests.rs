@@ -99,3 +99,30 @@ fn bytes_read_well() {
     assert_eq!(fmt_bytes(256 << 20), "256 MiB");
     assert_eq!(group_thousands(1234567), "1,234,567");
 }
+
+/// Natively the save is counted as the CLI makes it: the last verified state it keeps, the next
+/// state's tensors read back and its bytes, three times the state beside the step (it used to be
+/// left out natively, so a run passed the check, trained, and aborted while it serialized).
+#[cfg(not(target_arch = "wasm32"))]
+#[test]
+fn the_save_is_counted_natively() {
+    let cfg = GptConfig {
+        n_embd: 4096,
+        n_head: 4096,
+        n_layer: 1,
+        ..GptConfig::tiny(Variant::Vanilla, 70)
+    };
+    let est = estimate_training(&cfg, 1, 128);
+    assert_eq!(est.saved_state, 3 * est.state_bytes);
+    let lim = |total: u64| MemoryLimit {
+        max_tensor: u64::MAX,
+        tensor_limit: String::new(),
+        device_total: Some((total, "the test's budget".into())),
+        host_total: None,
+    };
+    let msg = check_fits(&est, &lim(est.step_total() + est.state_bytes))
+        .unwrap_err()
+        .to_string();
+    assert!(msg.contains("to save the run"), "{msg}");
+    check_fits(&est, &lim(est.step_total() + est.saved_state)).unwrap();
+}

@@ -77,6 +77,7 @@ impl Trainer {
             let n = p.var.value().numel();
             let m = extras.get(&format!("optim.m.{}", p.name), n)?;
             let v = extras.get(&format!("optim.v.{}", p.name), n)?;
+            check_moments(&p.name, &m, &v, what)?;
             st.restore(&m, &v, adam_step as u32)?;
         }
         tr.steps = steps as u64;
@@ -87,5 +88,33 @@ impl Trainer {
             tr.cfg.lr_at(tokens)
         };
         Ok(tr)
+    }
+}
+
+/// Refuse moments no run writes: a non-finite value, or a negative second moment (a running mean
+/// of squares). Such a state is damaged, not diverged: continuing it would turn every step's
+/// update into NaN, and a lower learning rate would not help.
+fn check_moments(name: &str, m: &[f32], v: &[f32], what: &str) -> Result<()> {
+    let bad_m = m
+        .iter()
+        .position(|x| !x.is_finite())
+        .map(|i| ("m", i, "not finite"));
+    let bad_v = || {
+        v.iter().position(|x| !x.is_finite() || *x < 0.0).map(|i| {
+            let why = if v[i] < 0.0 {
+                "negative (a mean of squares never is)"
+            } else {
+                "not finite"
+            };
+            ("v", i, why)
+        })
+    };
+    match bad_m.or_else(bad_v) {
+        None => Ok(()),
+        Some((which, i, why)) => Err(crate::Error::Msg(format!(
+            "{what} is damaged: its AdamW moment optim.{which}.{name}[{i}] is {why}, which no run \
+             saves; it cannot be continued: start again without --resume (or from its model \
+             with --reading_params_path)"
+        ))),
     }
 }
