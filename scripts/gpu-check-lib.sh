@@ -243,3 +243,62 @@ stage_e() {
   if [ -f "$dir/$v.pretrain.test.predictions" ]; then cp "$dir/$v.pretrain.test.predictions" "$GC_OUT/"; fi
   echo done >"$GC_OUT/.e"
 }
+
+# The Node.js for stage f: `node` here when it is 20 or later, else the kit's (node.xz, unpacked
+# outside the kit once). Prints its path, or nothing.
+dawn_node() {
+  local n v
+  if n=$(command -v node) && v=$("$n" -p 'process.versions.node.split(".")[0]' 2>/dev/null) && [ "$v" -ge 20 ]; then
+    echo "$n"; return
+  fi
+  [ -f "$GC_KIT/node.xz" ] || return 0
+  n="${TMPDIR:-/tmp}/attnlab-gpukit-node-$(cksum <"$GC_KIT/node.xz" | cut -d' ' -f1)"
+  if [ ! -x "$n" ]; then
+    if command -v xz >/dev/null; then xz -dc "$GC_KIT/node.xz" >"$n.part"
+    else python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$GC_KIT/node.xz" "$n.part"; fi
+    chmod +x "$n.part" && mv "$n.part" "$n"
+  fi
+  echo "$n"
+}
+
+# f: the page's engine on Dawn (web/test/dawn.mjs): the same wasm build and engine calls as the page,
+# with Dawn, the WebGPU inside Chrome, on this machine's GPU; the kit's web/pkg and Dawn (the npm
+# package webgpu) go into the repo's web/ where it has none (both are git-ignored there).
+stage_f() {
+  local node web="$GC_ROOT/web"
+  if [ ! -f "$web/pkg/attnlab_bg.wasm" ]; then
+    if [ -f "$GC_KIT/web/pkg/attnlab_bg.wasm" ] && [ "$GC_DRY" = 0 ]; then
+      mkdir -p "$web/pkg" && cp "$GC_KIT"/web/pkg/* "$web/pkg/"; log "web/pkg: the kit's build"
+    else
+      log "SKIP: no web/pkg here (build it with scripts/build-web.sh; the kit carries it as web/pkg)"
+      echo skip >"$GC_OUT/.f"; return 0
+    fi
+  fi
+  local dawn="$web/node_modules/webgpu/dist/linux-x64/dawn.node"
+  if [ ! -f "$dawn" ]; then
+    if [ -f "$GC_KIT/web/webgpu/dawn.node.xz" ] && [ "$GC_DRY" = 0 ]; then
+      mkdir -p "$(dirname "$dawn")"
+      cp "$GC_KIT"/web/webgpu/index.js "$GC_KIT"/web/webgpu/package.json "$web/node_modules/webgpu/"
+      if command -v xz >/dev/null; then xz -dc "$GC_KIT/web/webgpu/dawn.node.xz" >"$dawn"
+      else python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$GC_KIT/web/webgpu/dawn.node.xz" "$dawn"; fi
+      log "web/node_modules/webgpu: the kit's Dawn"
+    else
+      log "SKIP: no Dawn here (cd web && npm ci; the kit carries it as web/webgpu)"
+      echo skip >"$GC_OUT/.f"; return 0
+    fi
+  fi
+  node=$(dawn_node)
+  [ -n "$node" ] || { log "SKIP: no Node.js 20+ here and none in the kit (node.xz)"; echo skip >"$GC_OUT/.f"; return 0; }
+  log "Node.js: $node ($("$node" --version))"
+  local args
+  if [ -n "${GPUCHECK_DAWN_ARGS:-}" ]; then
+    # shellcheck disable=SC2206 # words of dawn.mjs's flags
+    args=($GPUCHECK_DAWN_ARGS)
+  elif [ "$GC_DRY" = 1 ]; then
+    args=(--quick --rows 1 --eval 1)
+  else
+    # The native bench's step sizes (stage c) and the course's data, so each row has its native twin.
+    args=(--rows 8,128 --repeats 5 --data "$GC_KIT/data" --epochs 2)
+  fi
+  run_until_deadline "$node" "$web/test/dawn.mjs" "${args[@]}"
+}

@@ -3,7 +3,7 @@
 # time our WGSL on a hardware GPU, everything written to $OUT (log.txt: all output; summary.md: one
 # line per stage, written as each ends, so a call cut short still says how far it got).
 #
-#   scripts/gpu-check.sh [--stages a,b,c,d,e] [--budget SECONDS] [--tests NAME,...] [--fresh]
+#   scripts/gpu-check.sh [--stages a,b,c,f,d,e] [--budget SECONDS] [--tests NAME,...] [--fresh]
 #   scripts/gpu-check.sh --dry-run          (here: lavapipe, tiny sizes, OUT a temp folder if unset)
 #   bash gpukit/scripts/gpu-check.sh ...    (the kit's own copy: the same, where the repo has none)
 #
@@ -18,6 +18,12 @@
 #   c  bench    `bench --device gpu`: matmul GFLOP/s at the GPT's shapes (M = 16256 and /16), the
 #               training step (tiny 8 rows; assignment 8, 32, 128; a per-kernel profile), and the
 #               step on the course's batches (--layouts 128 pretrain, 256 finetune)            (120)
+#   f  dawn     the page's engine on Dawn, the WebGPU inside Chrome (web/test/dawn.mjs: the page's
+#               wasm build and engine calls in Node; the kit carries web/pkg, Dawn and, where it
+#               fits, Node.js): self-checks, the step at stage c's sizes with GPU time from
+#               timestamp queries, the dev set, 2 epochs of the course's pretraining; run between
+#               c and d so the browser's path, native wgpu and PyTorch share one call; skipped
+#               where no Node.js or no wasm build is there (GPUCHECK_DAWN_ARGS: other flags)   (150)
 #   d  torch    PyTorch's same step and matmuls on CUDA (scripts/bench_peers.py --device cuda);
 #               skipped, and not a failure, when torch or CUDA is missing (each call starts
 #               torch and CUDA again: about 10 s)                                            (100)
@@ -26,7 +32,7 @@
 #               outside $OUT): stopped when the budget ends, continued by the next call on the same
 #               machine; once done, the course's finetune and the dev and test predictions. Its
 #               log, checkpoints and predictions are copied to $OUT                        (the rest)
-# With a hardware GPU required (not --dry-run) and stage a failing, b, c and e are skipped.
+# With a hardware GPU required (not --dry-run) and stage a failing, b, c, f and e are skipped.
 # --fresh starts the pretraining again from step 0. --tests runs only the named test binaries
 # (names as in gpukit/MANIFEST.txt); GPUCHECK_TEST_FILTER, words passed to each (a name filter, or
 # --exact NAME, --skip NAME). Exit status: 0 when no stage failed (skips are not failures).
@@ -62,7 +68,7 @@ here="$(cd "$(dirname "$0")/.." && pwd)"
 if [ -f "$here/kit.env" ]; then root="$(cd "$here/.." && pwd)" kit="$here"
 else root="$here" kit="$here/gpukit"; fi
 cd "$root"
-dry=0 stages="a,b,c,d,e" budget="" tests="" fresh=0
+dry=0 stages="a,b,c,f,d,e" budget="" tests="" fresh=0
 die() { printf '[gpu-check] error: %s\n' "$*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -77,8 +83,8 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-stages=$(echo "$stages" | sed 's/loader/a/g; s/tests/b/g; s/bench/c/g; s/torch/d/g; s/pretrain/e/g' | tr ',' ' ')
-[[ "$stages" =~ ^[a-e\ ]+$ ]] || die "--stages takes a to e (or loader, tests, bench, torch, pretrain), comma-separated, got '$stages'"
+stages=$(echo "$stages" | sed 's/loader/a/g; s/tests/b/g; s/bench/c/g; s/torch/d/g; s/pretrain/e/g; s/dawn/f/g' | tr ',' ' ')
+[[ "$stages" =~ ^[a-f\ ]+$ ]] || die "--stages takes a to f (or loader, tests, bench, torch, pretrain, dawn), comma-separated, got '$stages'"
 budget=${budget:-$([ "$dry" = 1 ] && echo 150 || echo 540)}
 [[ "$budget" =~ ^[0-9]+$ ]] || die "--budget takes whole seconds, got '$budget'"
 
@@ -96,7 +102,7 @@ OUT="$(cd "$OUT" && pwd)"
 start=$(date +%s)
 deadline=$((start + budget))
 summary="$OUT/summary.md"
-rm -f "$OUT"/.tests "$OUT"/.d "$OUT"/.e
+rm -f "$OUT"/.tests "$OUT"/.d "$OUT"/.e "$OUT"/.f
 
 main() {
   log "gpu-check: $([ "$dry" = 1 ] && echo 'DRY RUN (software adapter allowed, tiny sizes)' || echo 'hardware GPU required')"
@@ -191,9 +197,9 @@ main() {
   for s in $stages; do
     case "$s" in
       a) name=loader cap=60 ;; b) name=tests cap=210 ;; c) name=bench cap=120 ;;
-      d) name=torch cap=100 ;; e) name=pretrain cap=100000 ;;
+      d) name=torch cap=100 ;; e) name=pretrain cap=100000 ;; f) name=dawn cap=150 ;;
     esac
-    [ "$dry" = 1 ] && case "$s" in a) cap=30 ;; b) cap=60 ;; c) cap=40 ;; d) cap=50 ;; esac
+    [ "$dry" = 1 ] && case "$s" in a) cap=30 ;; b) cap=60 ;; c) cap=40 ;; d) cap=50 ;; f) cap=120 ;; esac
     t0=$(date +%s)
     local left=$((deadline - t0 - 5))
     [ "$left" -lt "$cap" ] && cap=$left
@@ -215,6 +221,8 @@ main() {
       b) detail=$(awk 'NR > 1 { printf " / " } { printf "%s", $0 }' "$OUT/.tests" 2>/dev/null || true) ;;
       c) detail="bench lines in log.txt" ;;
       d) [ -f "$OUT/.d" ] && [ "$st" = 0 ] && st=skip; detail="see log.txt" ;;
+      f) [ -f "$OUT/.f" ] && [ "$st" = 0 ] && st=skip
+         detail=$(grep -m1 -E '^\| kernel self-checks|SKIP: ' "$OUT/.stage" 2>/dev/null | cut -c1-200 || true) ;;
       e) detail="pretrain $(cat "$OUT/.e" 2>/dev/null || echo '?'): $(grep -E '^epoch .*left|ended with|continuing' "$OUT/pretrain.log" 2>/dev/null | tail -n 1 || true)" ;;
     esac
     local secs=$(($(date +%s) - t0)) result
@@ -224,7 +232,7 @@ main() {
     echo "| $s $name | $result | $secs | ${detail//|//} |" >>"$summary"
     log "stage $s ($name): $result in $secs s"
   done
-  rm -f "$OUT"/.tests "$OUT"/.d "$OUT"/.e "$OUT"/.stage
+  rm -f "$OUT"/.tests "$OUT"/.d "$OUT"/.e "$OUT"/.f "$OUT"/.stage
   echo >>"$summary"
   echo "total $(($(date +%s) - start)) s of a $budget s budget" >>"$summary"
   log "summary ($summary):"

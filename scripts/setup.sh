@@ -4,7 +4,7 @@
 #   apt:   Mesa's Vulkan drivers (lavapipe runs the native tests without a GPU), Chromium, a C linker
 #   rust:  rustup + stable toolchain, the wasm32-unknown-unknown target
 #   cargo: wasm-bindgen-cli at exactly the wasm-bindgen version in Cargo.lock
-#   node:  Node.js 20+ (official build when the distro's is older), playwright-core, axe-core and katex from web/package-lock.json
+#   node:  Node.js 20+ (official build when the distro's is older), playwright-core, axe-core, katex, yaml and webgpu (Dawn for Node) from web/package-lock.json
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
@@ -90,9 +90,10 @@ if [ "$node_major" -lt 20 ]; then
 fi
 # web/package-lock.json: playwright-core (the browser tests), axe-core (the accessibility test,
 # web/test/a11y.mjs) and katex (the page's formulas, served from web/node_modules/katex/dist by
-# scripts/serve.py); npm ci when any is missing or another version.
-want=$(node -p 'const p = require("./web/package-lock.json").packages; ["playwright-core", "axe-core", "katex"].map((n) => n + "@" + p["node_modules/" + n].version).join(" ")')
-have=$(node -p '["playwright-core", "axe-core", "katex"].map((n) => { try { return n + "@" + require("./web/node_modules/" + n + "/package.json").version } catch { return n + "@none" } }).join(" ")')
+# scripts/serve.py), yaml (web/test/workflows.mjs) and webgpu (Dawn for Node: web/test/dawn.mjs);
+# npm ci when any is missing or another version.
+want=$(node -p 'const p = require("./web/package-lock.json").packages; ["playwright-core", "axe-core", "katex", "yaml", "webgpu"].map((n) => n + "@" + p["node_modules/" + n].version).join(" ")')
+have=$(node -p '["playwright-core", "axe-core", "katex", "yaml", "webgpu"].map((n) => { try { return n + "@" + require("./web/node_modules/" + n + "/package.json").version } catch { return n + "@none" } }).join(" ")')
 if [ "$have" != "$want" ]; then
   say "npm ci ($want)"
   (cd web && npm ci --no-audit --no-fund)

@@ -265,3 +265,68 @@ fn gpu_check_dry_run_passes_every_stage_here() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Stage f, the page's engine on Dawn (web/test/dawn.mjs), in a dry run: where this checkout has the
+/// wasm build (scripts/build-web.sh), Dawn (`cd web && npm ci`) and Node.js 20+, it runs the quick
+/// table on whatever adapter Dawn finds (SwiftShader here, found by the script itself) and passes
+/// with every self-check; where one is missing the stage is skipped and says which.
+#[test]
+fn gpu_check_dry_run_runs_the_pages_engine_on_dawn() {
+    let dir = tmp("dawn");
+    let kit = small_kit(&dir);
+    let out = dir.join("out");
+    let o = check(
+        &[
+            "--dry-run",
+            "--kit",
+            kit.to_str().unwrap(),
+            "--stages",
+            "dawn",
+            "--budget",
+            "200",
+        ],
+        Some(&out),
+    );
+    let log = std::fs::read_to_string(out.join("log.txt")).unwrap_or_default();
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap_or_default();
+    assert!(o.status.success(), "{}\nlog.txt:\n{log}", text(&o));
+    let web = root().join("web");
+    let node20 = Command::new("node")
+        .args(["-p", "+process.versions.node.split('.')[0] >= 20"])
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "true");
+    let missing = [
+        ("web/pkg", web.join("pkg/attnlab_bg.wasm").is_file()),
+        (
+            "Dawn",
+            web.join("node_modules/webgpu/dist/linux-x64/dawn.node")
+                .is_file(),
+        ),
+        ("Node.js", node20),
+    ]
+    .into_iter()
+    .find(|(_, here)| !here);
+    if let Some((what, _)) = missing {
+        assert!(
+            summary.contains("| f dawn | skipped |") && log.contains(&format!("SKIP: no {what}")),
+            "{what} is missing here, so stage f is skipped and says so:\n{summary}\n{log}"
+        );
+        return;
+    }
+    assert!(summary.contains("| f dawn | ok |"), "{summary}\n{log}");
+    assert!(
+        summary.contains("kernel self-checks (run_checks) / ") && summary.contains(" passed in "),
+        "{summary}"
+    );
+    for want in [
+        "| adapter | ",
+        "| step tiny vanilla, 1 × 127 full rows (page_time_step) | ",
+        " dispatches, 1 submit, ",
+        "| greedy evaluation, built-in dev set (shipped vanilla model) | ",
+        "every prediction is the CLI's",
+        "all checks passed",
+    ] {
+        assert!(log.contains(want), "{want}:\n{log}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
