@@ -41,6 +41,10 @@ scripts/build-web.sh
 echo "   (the page's two wasm builds: $((SECONDS - t0)) s)"
 echo "== every engine call the page makes is an export (web/test/calls.mjs)"
 node web/test/calls.mjs
+echo "== the page's engine on Dawn in Node, SwiftShader without a GPU: self-checks, tiny steps, dev questions (web/test/dawn.mjs --quick)"
+t0=$SECONDS
+node web/test/dawn.mjs --quick
+echo "   (the engine on Dawn: $((SECONDS - t0)) s)"
 echo "== the static site (scripts/site.sh) under a sub-path, isolated by its service worker, offline (web/test/site.mjs)"
 t0=$SECONDS
 SITE_SKIP_SETUP=1 node web/test/site.mjs
@@ -74,7 +78,7 @@ t0=$SECONDS
 # The CPU backend's kernels in both wasm builds: relaxed SIMD (Chromium offers it) and SIMD128.
 both checks; page_test ATTNLAB_BACKEND=cpu ATTNLAB_QUERY=simd=128 checks; took 'kernel checks'
 both demos; took 'demos, WebGPU then the CPU backend'
-both section2; took 'section 2 demos, WebGPU then the CPU backend'
+both ATTNLAB_FIXTURE="$fixture" section2; took 'section 2 demos, WebGPU then the CPU backend'
 page_test ATTNLAB_FIXTURE="$fixture" page; took 'page'
 page_test engine; took 'the engine door'
 page_test bench; took 'benchmark card'
@@ -82,6 +86,7 @@ both matmul; took "the Device card's matmul kernel, both backends"
 both course; took 'the course model, loaded and asked, WebGPU then the CPU backend'
 both synth; took 'the shipped synthesizer, loaded from E9, asked and evaluated, WebGPU then the CPU backend'
 page_test nogpu; took 'without WebGPU, CPU backend'
+page_test ATTNLAB_BACKEND=cpu ask-view; took 'Ask where the eye is, first visit at 1280 and 390 px (CPU backend)'
 page_test ATTNLAB_BACKEND=cpu ATTNLAB_FIXTURE="$fixture" page; took 'the training page again, on the CPU backend'
 both student; took 'the page as a student meets it: presets, evaluations, two models; WebGPU then the CPU backend'
 page_test ATTNLAB_FIXTURE="$fixture" workers; took 'steps in parts and two engines on the CPU backend, isolated or not'

@@ -13,6 +13,7 @@ import { renderTex } from './page/math.js';
 import { placeLabels } from './demos/draw.js';
 import { drawLegend } from './page/heatmap.js';
 import { applyParams, parseHash, writeHash } from './demos/link.js';
+import { on } from './page/events.js';
 
 // E1–E10, then the section 2 demos (S2a–S2c).
 const ITEMS = [...E_ITEMS, ...S2_ITEMS];
@@ -120,10 +121,24 @@ function changed(d) {
   run(d);
 }
 
+// While a card recomputes its old picture and numbers stay, dimmed (.demo-recomputing), and its
+// status says "Computing…"; a quick recompute (a slider dragged over E1–E10, a few ms) shows
+// nothing, so the busy look comes after BUSY_MS, or at once for the cards that ask a model
+// (section 2: seconds to a minute).
+const BUSY_MS = 150;
+function showBusy(d) {
+  if (!d.busy) return;
+  d.el.classList.add('demo-recomputing');
+  if (!d.status.dataset.keep) d.status.textContent = 'Computing…';
+  // A card still waiting for its model draws "Computing…" now that it has one (section2.js).
+  if (d.res && d.res.waiting) redraw(d);
+}
+
 async function run(d) {
   if (d.busy) { d.dirty = true; return; }
   d.busy = true;
   d.el.setAttribute('aria-busy', 'true');
+  const timer = d.item.usesModels ? (showBusy(d), null) : setTimeout(() => showBusy(d), BUSY_MS);
   try {
     do {
       d.dirty = false;
@@ -145,8 +160,12 @@ async function run(d) {
       redraw(d);
     } while (d.dirty);
   } finally {
+    clearTimeout(timer);
     d.busy = false;
+    d.el.classList.remove('demo-recomputing');
     d.el.setAttribute('aria-busy', 'false');
+    if (d.status.textContent === 'Computing…') d.status.textContent = '';
+    if (d.res && d.res.waiting) redraw(d);
   }
 }
 
@@ -301,8 +320,11 @@ async function main() {
   }
   if (hash && demos.has(hash.id)) pinTo(demos.get(hash.id).el);
   await readModels().catch(() => {});
-  // First render of every demo, in page order (each is small; the shared queue keeps them serial).
-  await Promise.all([...demos.values()].map((d) => run(d)));
+  // First render of every demo, in page order (each is small; the shared queue keeps them serial),
+  // the one the address names first, so that it answers with the first model that is ready.
+  const first = hash && demos.get(hash.id);
+  const order = first ? [first, ...[...demos.values()].filter((d) => d !== first)] : [...demos.values()];
+  await Promise.all(order.map((d) => run(d)));
   state.ready = true;
   new ResizeObserver(() => { for (const d of demos.values()) redraw(d); }).observe(root);
 }
@@ -317,8 +339,18 @@ const rerunModels = () => {
   if (s2a) { delete s2a.status.dataset.keep; s2a.status.classList.remove('demo-error'); }
   readModels().catch(() => {});
   s2ModelsChanged();
-  for (const d of demos.values()) if (d.item.usesModels || ['e8', 'e9'].includes(d.item.id)) run(d);
+  // The card the reader looks at first (the address's, then the rest in page order).
+  const h = parseHash();
+  const all = [...demos.values()];
+  const order = h && demos.has(h.id) ? [demos.get(h.id), ...all.filter((d) => d.item.id !== h.id)] : all;
+  for (const d of order) if (d.item.usesModels || ['e8', 'e9'].includes(d.item.id)) run(d);
 };
+// The Data card's files changed (web/page/data.js): the section 2 demos ask about the people of the
+// text the vanilla model was trained on, which may now be the loaded one.
+on('data', () => {
+  s2ModelsChanged();
+  for (const d of demos.values()) if (d.item.usesModels) run(d);
+});
 
 // The hooks: the training page says when its models changed; a test (or any caller) can put a
 // checkpoint's bytes into the registry or take a variant's model out.

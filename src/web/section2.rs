@@ -1,10 +1,13 @@
-//! The handout's section 2 demos' entry points (wasm32 only; `s2_*`), over `train::section2`. The
-//! questions and documents are the built-in corpus's (generated here, as the page's own copy is).
+//! The handout's section 2 demos' entry points (wasm32 only; `s2_*`), over `train::section2`.
+//! The people asked about are those of the text the finetuned model was trained on: the page's
+//! loaded data (`s2_set_data`: the course files, served or picked) when the model's vocabulary is
+//! that pretraining text's, else the built-in corpus (generated here, as the page's own copy is).
 //! Three models take part: the page's current vanilla model (`models.rs`: the shipped model at
 //! first, pretrained and finetuned), a model finetuned without pretraining (the shipped
 //! `builtin-nopretrain` or a file) and a pretrained-only model for the probe (the last one the
-//! page's Pretrain produced, or a file); the last two live here, apart from the registry, which
-//! holds one model per variant. `s2_recall` probes the training run in progress.
+//! page's Pretrain produced, a shipped one, or a file); the last two live here, apart from the
+//! registry, which holds one model per variant, and take part only when they are models of the
+//! same text. `s2_recall` probes the training run in progress.
 
 use super::engine::{self, builtin_corpus as corpus, reads_builtin, Engine, Kept, RunGuard};
 use super::js::{err, to_js};
@@ -22,6 +25,102 @@ use std::rc::{Rc, Weak};
 use wasm_bindgen::prelude::*;
 
 mod unseen;
+
+/// The people the demos ask about: a pretraining text, its finetuning questions and its dev
+/// questions, with their file names. `id` tells two sources apart in the caches below.
+pub(crate) struct Source {
+    id: u32,
+    /// The built-in corpus (matched by `reads_builtin`); otherwise the page's data, matched by
+    /// `vocab`, the vocabulary of its pretraining text.
+    builtin: bool,
+    vocab: Option<Vocab>,
+    wiki_name: String,
+    wiki: String,
+    train_name: String,
+    train: String,
+    dev_name: String,
+    dev: String,
+}
+
+impl Source {
+    /// Whether a model with `vocab` was trained on this text.
+    fn fits(&self, vocab: &Vocab) -> bool {
+        match &self.vocab {
+            Some(v) => v.itos_string() == vocab.itos_string(),
+            None => self.builtin && reads_builtin(vocab),
+        }
+    }
+
+    fn dev_rows(&self) -> Result<Vec<Row>, JsError> {
+        rows(&self.dev, &self.dev_name)
+    }
+}
+
+thread_local! {
+    static BUILTIN: RefCell<Option<Rc<Source>>> = const { RefCell::new(None) };
+    /// The page's data (`s2_set_data`); None while it is the built-in corpus.
+    static PAGE_DATA: RefCell<Option<Rc<Source>>> = const { RefCell::new(None) };
+}
+
+fn builtin() -> Rc<Source> {
+    if let Some(s) = BUILTIN.with_borrow(|b| b.clone()) {
+        return s;
+    }
+    let c = corpus();
+    let s = Rc::new(Source {
+        id: 0,
+        builtin: true,
+        vocab: None,
+        wiki_name: "the built-in corpus".into(),
+        wiki: c.wiki.clone(),
+        train_name: "the built-in training set".into(),
+        train: c.train_tsv.clone(),
+        dev_name: "the built-in dev set".into(),
+        dev: c.dev_tsv.clone(),
+    });
+    BUILTIN.set(Some(s.clone()));
+    s
+}
+
+/// The page's data changed (the Data card: the course files served, picked or dropped): the demos
+/// ask about its people when the finetuned model was trained on its pretraining text. The built-in
+/// corpus's own text clears it.
+#[wasm_bindgen]
+pub fn s2_set_data(
+    wiki_name: String,
+    wiki: String,
+    train_name: String,
+    train: String,
+    dev_name: String,
+    dev: String,
+) -> Result<(), JsError> {
+    if wiki == corpus().wiki {
+        PAGE_DATA.set(None);
+        return Ok(());
+    }
+    let vocab = Vocab::from_text(&wiki, &wiki_name).map_err(err)?;
+    let id = PAGE_DATA.with_borrow(|d| d.as_ref().map_or(0, |d| d.id)) + 1;
+    PAGE_DATA.set(Some(Rc::new(Source {
+        id,
+        builtin: false,
+        vocab: Some(vocab),
+        wiki_name,
+        wiki,
+        train_name,
+        train,
+        dev_name,
+        dev,
+    })));
+    Ok(())
+}
+
+/// The text a model with `vocab` was trained on: the page's data, else the built-in corpus.
+fn source_for(vocab: &Vocab) -> Option<Rc<Source>> {
+    PAGE_DATA
+        .with_borrow(|d| d.clone())
+        .filter(|d| d.fits(vocab))
+        .or_else(|| Some(builtin()).filter(|b| b.fits(vocab)))
+}
 
 /// A pretraining run of the page finished: its model is the probe's until another comes.
 pub(crate) fn keep_pretrained(model: Rc<Gpt>, vocab: Vocab, label: String) {
@@ -46,15 +145,26 @@ fn first(mut dev: Vec<Row>, people: u32) -> Vec<Row> {
     dev
 }
 
-/// The finetuned model the demos ask: the registry's vanilla model, unless it is the very model
-/// a pretraining run produced (it was never asked questions).
-fn finetuned() -> Result<(Rc<Gpt>, Vocab), JsError> {
+/// The finetuned model the demos ask, and the text it was trained on: the registry's vanilla
+/// model, unless it is the very model a pretraining run produced (it was never asked questions).
+fn finetuned() -> Result<(Rc<Gpt>, Vocab, Rc<Source>), JsError> {
     let (m, v) = model_for("vanilla")?;
-    not_usable(&m, &v).map_or(Ok((m, v)), |why| Err(err(why)))
+    match not_usable(&m, &v) {
+        Some(why) => Err(err(why)),
+        None => {
+            let src = source_for(&v).ok_or_else(|| err("no text fits the current model"))?;
+            Ok((m, v, src))
+        }
+    }
+}
+
+/// A model the demos keep (`slot`), when it is a model of the same text as `src`.
+fn kept_for(src: &Source, slot: fn(&Engine) -> &Option<Kept>) -> Option<Kept> {
+    engine::with(|e| slot(e).clone()).filter(|k| src.fits(&k.vocab))
 }
 
 /// Why the current vanilla model cannot be the demos' finetuned model: only pretrained, or a model
-/// of another text (the course's) that cannot read the built-in people. None when it can.
+/// of a text that is neither the built-in corpus nor the loaded one. None when it can.
 fn not_usable(m: &Rc<Gpt>, v: &Vocab) -> Option<String> {
     let same = engine::with(|e| {
         e.pretrained
@@ -68,13 +178,20 @@ fn not_usable(m: &Rc<Gpt>, v: &Vocab) -> Option<String> {
                 .into(),
         );
     }
-    if !reads_builtin(v) {
+    if source_for(v).is_none() {
         let label = models::label_of("vanilla").unwrap_or_else(|| "the current model".into());
+        let loaded = PAGE_DATA
+            .with_borrow(|d| {
+                d.as_ref()
+                    .map(|d| format!(" or the loaded {}", d.wiki_name))
+            })
+            .unwrap_or_default();
         return Some(format!(
             "the current vanilla model ({label}) was trained on another text than the built-in \
-             corpus, so it cannot be asked about the built-in people these demos use: load the \
-             shipped model again (Models card), or pretrain and finetune one on the built-in \
-             corpus (Train card), then compare"
+             corpus{loaded}, so the demos have no people it read about: load the text it was \
+             trained on in the Data card (for the course model: the course's wiki.txt, \
+             birth_places_train.tsv and birth_dev.tsv), or load the shipped model again (Models \
+             card), then compare"
         ));
     }
     None
@@ -85,30 +202,69 @@ struct Roles {
     finetuned: Option<String>,
     /// Why the current vanilla model is not the finetuned one (only pretrained, or of another text).
     finetuned_why: Option<String>,
+    /// The models kept here that are of the finetuned model's text (others take no part).
     no_pretrain: Option<String>,
     pretrained: Option<String>,
+    /// A pretrained-only model kept here that is of another text (so no probe), or null.
+    pretrained_other: Option<String>,
+    /// The text the demos ask about: `{builtin, wiki, train, dev, people}`, or null.
+    data: Option<DataInfo>,
 }
 
-/// Which models the demos have: `{finetuned, no_pretrain, pretrained}`, each its label or null.
+#[derive(Serialize)]
+struct DataInfo {
+    builtin: bool,
+    wiki: String,
+    train: String,
+    dev: String,
+    /// How many dev questions.
+    people: usize,
+}
+
+/// Which models the demos have, each its label or null, and the text they ask about.
 #[wasm_bindgen]
 pub fn s2_models() -> Result<JsValue, JsError> {
-    let label = |k: &Option<Kept>| k.as_ref().map(|k| k.label.clone());
+    let label = |k: Option<Kept>| k.map(|k| k.label);
     let why = model_for("vanilla")
         .ok()
         .and_then(|(m, v)| not_usable(&m, &v));
-    let finetuned = finetuned().ok().and_then(|_| models::label_of("vanilla"));
-    let (no_pretrain, pretrained) = engine::with(|e| (label(&e.no_pretrain), label(&e.pretrained)));
+    let ft = finetuned().ok();
+    let src = ft.as_ref().map(|(_, _, s)| s.clone());
+    let finetuned = ft.and_then(|_| models::label_of("vanilla"));
+    let (no_pretrain, pretrained, pretrained_other) = match &src {
+        Some(s) => (
+            label(kept_for(s, |e| &e.no_pretrain)),
+            label(kept_for(s, |e| &e.pretrained)),
+            engine::with(|e| e.pretrained.clone())
+                .filter(|k| !s.fits(&k.vocab))
+                .map(|k| k.label),
+        ),
+        None => (None, None, None),
+    };
+    let data = match &src {
+        Some(s) => Some(DataInfo {
+            builtin: s.builtin,
+            wiki: s.wiki_name.clone(),
+            train: s.train_name.clone(),
+            dev: s.dev_name.clone(),
+            people: s.dev_rows()?.len(),
+        }),
+        None => None,
+    };
     to_js(&Roles {
         finetuned,
         finetuned_why: why,
         no_pretrain,
         pretrained,
+        pretrained_other,
+        data,
     })
 }
 
 /// Load a checkpoint as the demos' `role` model: "nopretrain" (finetuned without pretraining) or
-/// "pretrained" (only pretrained, for the probe). A course `.params` file takes the built-in
-/// corpus's vocabulary (and 8 heads). Returns its label.
+/// "pretrained" (only pretrained, for the probe). It must be a model of the built-in corpus or of
+/// the loaded pretraining text; a course `.params` file takes that text's vocabulary (and 8
+/// heads). Returns its label.
 #[wasm_bindgen]
 pub async fn s2_load(role: String, bytes: Vec<u8>, name: String) -> Result<String, JsError> {
     let slot: fn(&mut Engine) -> &mut Option<Kept> = match role.as_str() {
@@ -122,37 +278,51 @@ pub async fn s2_load(role: String, bytes: Vec<u8>, name: String) -> Result<Strin
     };
     let g = device().await?;
     check_checkpoint_size(&g, bytes.len(), &name)?;
-    // The demos ask about the built-in corpus's people: a model of another text (the course's
-    // wiki.txt) lacks its characters or orders them otherwise, and nothing in the page can change
-    // the corpus, so it is refused here with what to load instead.
+    let page = PAGE_DATA.with_borrow(|d| d.clone());
+    // The demos ask about the people of a text the page has: a model of any other text lacks its
+    // characters or orders them otherwise, so it is refused here with what to load instead.
     let other_text = || {
+        let loaded = page
+            .as_ref()
+            .map(|d| format!(" or the loaded {}", d.wiki_name))
+            .unwrap_or_default();
         err(format!(
-            "{name} was trained on another text than the built-in corpus (its vocabulary \
-             differs); the section 2 demos compare models of the built-in corpus: load one \
-             pretrained on it (this page's Pretrain on the built-in corpus, or “attnlab pretrain \
-             vanilla --writing_params_path …” without a corpus path)"
+            "{name} was trained on another text than the built-in corpus{loaded} (its vocabulary \
+             differs); the section 2 demos compare models of the text whose people they ask \
+             about: load its pretraining text in the Data card, or a model pretrained on the \
+             built-in corpus (this page's Pretrain on it, or “attnlab pretrain vanilla \
+             --writing_params_path …” without a corpus path)"
         ))
     };
-    let c = corpus();
-    let builtin = Vocab::from_text(&c.wiki, "the built-in corpus").map_err(err)?;
+    let builtin_vocab = Vocab::from_text(&corpus().wiki, "the built-in corpus").map_err(err)?;
     let (model, vocab) = if torch_params::is_torch_file(&bytes) {
-        let want = torch_params::Expected {
-            variant: None,
-            n_head: None,
-            vocab: Some((builtin.len(), "the built-in corpus")),
-        };
-        let model = torch_params::from_bytes(&g, &bytes, &want, &name).map_err(|e| {
-            if e.to_string().contains("was trained with a vocabulary of") {
-                other_text()
-            } else {
-                err(e)
+        // A `.params` file keeps no vocabulary: the loaded text's first, then the built-in one's.
+        let mut texts: Vec<(Vocab, String)> = page
+            .iter()
+            .filter_map(|d| d.vocab.clone().map(|v| (v, d.wiki_name.clone())))
+            .collect();
+        texts.push((builtin_vocab, "the built-in corpus".into()));
+        let mut found = None;
+        for (vocab, what) in texts {
+            let want = torch_params::Expected {
+                variant: None,
+                n_head: None,
+                vocab: Some((vocab.len(), &what)),
+            };
+            match torch_params::from_bytes(&g, &bytes, &want, &name) {
+                Ok(m) => {
+                    found = Some((m, vocab));
+                    break;
+                }
+                Err(e) if e.to_string().contains("was trained with a vocabulary of") => {}
+                Err(e) => return Err(err(e)),
             }
-        })?;
-        (model, builtin)
+        }
+        found.ok_or_else(other_text)?
     } else {
         let (m, header) = checkpoint::from_bytes(&g, &bytes, None, &name).map_err(err)?;
         let vocab = Vocab::from_itos(&header.vocab, &name).map_err(err)?;
-        if !reads_builtin(&vocab) {
+        if source_for(&vocab).is_none() {
             return Err(other_text());
         }
         (m, vocab)
@@ -166,26 +336,39 @@ pub async fn s2_load(role: String, bytes: Vec<u8>, name: String) -> Result<Strin
     Ok(name)
 }
 
-/// (a) The finetuned model and the one without pretraining on the built-in dev set (its first
-/// `people`, 0: all), side by side, with the probe and the stored × answered table when a
-/// pretrained model is there.
+/// `s2::Comparison`'s fields (serde's flatten would make a JS `Map` of it) and whether a model
+/// finetuned without pretraining on this text answered (else `without` is empty and
+/// `without_correct` 0).
+#[derive(Serialize)]
+struct Compare {
+    rows: Vec<s2::Compared>,
+    with_correct: usize,
+    without_correct: usize,
+    total: usize,
+    probe: Option<s2::ProbeSummary>,
+    without_model: bool,
+}
+
+/// (a) The finetuned model and the one without pretraining (when there is one of the same text)
+/// on its text's dev set (the first `people`, 0: all), side by side, with the probe and the
+/// stored × answered table when a pretrained model of that text is there.
 #[wasm_bindgen]
 pub async fn s2_compare(people: u32) -> Result<JsValue, JsError> {
-    let (with, with_vocab) = finetuned()?;
-    let without = engine::with(|e| e.no_pretrain.clone()).ok_or_else(|| {
-        err("there is no model finetuned without pretraining yet (the shipped one loads with the page)")
-    })?;
-    let c = corpus();
-    let dev = first(rows(&c.dev_tsv, "the built-in dev set")?, people);
-    let pre = engine::with(|e| e.pretrained.clone());
+    let (with, with_vocab, src) = finetuned()?;
+    let without = kept_for(&src, |e| &e.no_pretrain);
+    let dev = first(src.dev_rows()?, people);
+    let pre = kept_for(&src, |e| &e.pretrained);
     let docs = match &pre {
-        Some(k) => Some(
-            CharCorruptionDataset::new(&c.wiki, "the built-in corpus", &k.vocab, 0).map_err(err)?,
-        ),
+        Some(k) => {
+            Some(CharCorruptionDataset::new(&src.wiki, &src.wiki_name, &k.vocab, 0).map_err(err)?)
+        }
         None => None,
     };
-    let a = predicted(&with, &with_vocab, &dev).await?;
-    let b = predicted(&without.model, &without.vocab, &dev).await?;
+    let a = predicted(&with, &with_vocab, &src, &dev).await?;
+    let b = match &without {
+        Some(k) => predicted(&k.model, &k.vocab, &src, &dev).await?,
+        None => vec![String::new(); dev.len()],
+    };
     let report = match pre.as_ref().zip(docs.as_ref()) {
         Some((k, d)) => Some(
             probe::probe(&k.model, d.docs(), &k.vocab, &dev)
@@ -194,14 +377,23 @@ pub async fn s2_compare(people: u32) -> Result<JsValue, JsError> {
         ),
         None => None,
     };
-    to_js(&s2::comparison(&dev, &a, &b, report))
+    let c = s2::comparison(&dev, &a, &b, report);
+    to_js(&Compare {
+        rows: c.rows,
+        with_correct: c.with_correct,
+        without_correct: c.without_correct,
+        total: c.total,
+        probe: c.probe,
+        without_model: without.is_some(),
+    })
 }
 
-/// A model's predictions for the first `rows.len()` built-in dev people, kept so that S2a asked
+/// A model's predictions for the first `people` dev people of a text, kept so that S2a asked
 /// again (a pretrained-only model loaded for the probe) decodes nothing twice; a `Weak` to the
 /// model, so one since replaced or dropped never matches. The last four are kept.
 struct Predicted {
     model: Weak<Gpt>,
+    source: u32,
     people: usize,
     answers: Vec<String>,
 }
@@ -210,16 +402,23 @@ thread_local! {
     static PREDICTED: RefCell<Vec<Predicted>> = const { RefCell::new(Vec::new()) };
 }
 
-async fn predicted(model: &Rc<Gpt>, vocab: &Vocab, dev: &[Row]) -> Result<Vec<String>, JsError> {
+async fn predicted(
+    model: &Rc<Gpt>,
+    vocab: &Vocab,
+    src: &Source,
+    dev: &[Row],
+) -> Result<Vec<String>, JsError> {
     let same = |p: &Predicted| {
-        p.people == dev.len() && p.model.upgrade().is_some_and(|m| Rc::ptr_eq(&m, model))
+        p.people == dev.len()
+            && p.source == src.id
+            && p.model.upgrade().is_some_and(|m| Rc::ptr_eq(&m, model))
     };
     if let Some(a) =
         PREDICTED.with_borrow(|k| k.iter().find(|p| same(p)).map(|p| p.answers.clone()))
     {
         return Ok(a);
     }
-    let (answers, _) = predict_known(model, vocab, dev, "the dev set", &mut |_, _| {})
+    let (answers, _) = predict_known(model, vocab, dev, &src.dev_name, &mut |_, _| {})
         .await
         .map_err(|e| err(lost_or(e)))?;
     PREDICTED.with_borrow_mut(|k| {
@@ -229,6 +428,7 @@ async fn predicted(model: &Rc<Gpt>, vocab: &Vocab, dev: &[Row]) -> Result<Vec<St
         }
         k.push(Predicted {
             model: Rc::downgrade(model),
+            source: src.id,
             people: dev.len(),
             answers: answers.clone(),
         })
@@ -255,13 +455,12 @@ struct Confidence {
     skipped: usize,
 }
 
-/// (b) Every built-in dev answer (of the first `people`, 0: all) of the finetuned model with its
+/// (b) Every dev answer of the finetuned model's text (of the first `people`, 0: all) with its
 /// confidence, and the histogram of right vs wrong answers' confidences in `bins` bins.
 #[wasm_bindgen]
 pub async fn s2_confidence(bins: u32, people: u32) -> Result<JsValue, JsError> {
-    let (model, vocab) = finetuned()?;
-    let c = corpus();
-    let dev: Vec<Row> = first(rows(&c.dev_tsv, "the built-in dev set")?, people);
+    let (model, vocab, src) = finetuned()?;
+    let dev: Vec<Row> = first(src.dev_rows()?, people);
     let known: Vec<&Row> = dev
         .iter()
         .filter(|r| r.question.chars().all(|ch| vocab.id(ch).is_some()))
@@ -297,7 +496,7 @@ pub async fn s2_confidence(bins: u32, people: u32) -> Result<JsValue, JsError> {
 #[derive(Serialize)]
 struct Evidence {
     name: String,
-    /// The person's line of the built-in corpus (what pretraining read), or null.
+    /// The person's line of the pretraining text (what pretraining read), or null.
     document: Option<String>,
     /// Whether the pretrained model fills the masked birthplace: null without a pretrained model
     /// or when the place is not in the part pretraining shows.
@@ -309,18 +508,18 @@ struct Evidence {
 /// model, whether the probe recalls their birthplace.
 #[wasm_bindgen]
 pub async fn s2_evidence(question: String) -> Result<JsValue, JsError> {
-    let c = corpus();
-    let dev = rows(&c.dev_tsv, "the built-in dev set")?;
+    let (_, _, src) = finetuned()?;
+    let dev = src.dev_rows()?;
     let row = dev
         .iter()
         .find(|r| r.question == question)
-        .ok_or_else(|| err("that question is not in the built-in dev set"))?;
+        .ok_or_else(|| err(format!("that question is not in {}", src.dev_name)))?;
     let name = name_of(&row.question).unwrap_or("").to_string();
-    let pre = engine::with(|e| e.pretrained.clone());
+    let pre = kept_for(&src, |e| &e.pretrained);
     let recalled = match &pre {
         Some(k) => {
-            let docs = CharCorruptionDataset::new(&c.wiki, "the built-in corpus", &k.vocab, 0)
-                .map_err(err)?;
+            let docs =
+                CharCorruptionDataset::new(&src.wiki, &src.wiki_name, &k.vocab, 0).map_err(err)?;
             let r = probe::probe(&k.model, docs.docs(), &k.vocab, std::slice::from_ref(row))
                 .await
                 .map_err(|e| err(lost_or(e)))?;
@@ -329,7 +528,7 @@ pub async fn s2_evidence(question: String) -> Result<JsValue, JsError> {
         None => None,
     };
     to_js(&Evidence {
-        document: s2::document_of(&c.wiki, &name).map(String::from),
+        document: s2::document_of(&src.wiki, &name).map(String::from),
         name,
         recalled,
         pretrained: pre.map(|k| k.label),

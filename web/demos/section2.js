@@ -2,27 +2,54 @@
 // finetuned model, whether an answer was retrieved or made up, and what the model answers for names
 // it never saw. The numbers come from src/train/section2.rs through the s2_* exports
 // (src/web/section2.rs); the models are the page's: its current vanilla model (the shipped one at
-// first), the shipped model finetuned without pretraining, and a pretrained-only model when the page
-// has one (a Pretrain run here, or a file loaded in S2a).
+// first, or the course model), a model finetuned without pretraining (the shipped one, or a file),
+// and a pretrained-only model when the page has one (the shipped builtin-pretrained.* when present,
+// a Pretrain run here, or a file loaded in S2a). The people asked about are those of the text the
+// vanilla model was trained on: the Data card's files (the course's, served, picked or dropped)
+// when its vocabulary is theirs, else the built-in corpus's.
 import { C, OKABE, begin, bars, fitText, fmt, table, wrapLines } from './draw.js';
 import { esc } from '../page/ui.js';
+import { data } from '../page/core.js';
 
 // A table that scrolls inside its card: focusable and named, so the keyboard can scroll it and a
 // screen reader says what it holds (axe: scrollable-region-focusable).
 const scrollBox = (label, inner) => `<div class="s2-scroll" tabindex="0" role="region" aria-label="${esc(label)} (scrolls)">${inner}</div>`;
 const pct = (a, b) => (b ? `${((100 * a) / b).toFixed(1)}%` : '—');
 const nameOf = (q) => q.replace(/^Where was /, '').replace(/ born\?$/, '');
-const NO_PRETRAINED = `No pretrained-only model here yet, so there is no probe column. Get one by pressing
+const NO_PRETRAINED = `No pretrained-only model of this text here yet, so there is no probe column. Get one by pressing
   <b>Pretrain</b> in the Train card (its model is kept for this demo when the run ends), or load a pretrained
   checkpoint above (<code>attnlab pretrain … --writing_params_path</code>, or the course's <code>.params</code>).
   The finetuned model cannot stand in for it: finetuning changed what it answers.`;
+// The text's dev file, for the cards' lines ("the 500 dev questions of birth_dev.tsv").
+const devOf = (models) => (models.data && !models.data.builtin ? models.data.dev : 'the built-in dev set');
+const sourceLine = (models, n) => {
+  const all = models.data && models.data.people === n ? 'all ' : '';
+  const bios = models.data && !models.data.builtin ? `; their biographies from ${esc(models.data.wiki)}` : '';
+  return `<p class="num-line muted" data-s2="source">People: ${all}${n} dev question${n === 1 ? '' : 's'} ` +
+    `of ${esc(devOf(models))}${bios}.</p>`;
+};
 
 // How many dev people S2a and S2b ask: all of them (0), or on a software adapter (SwiftShader, many
 // times slower than a GPU or the CPU backend) the first SOFTWARE_PEOPLE, and the cards say so.
 const SOFTWARE_PEOPLE = 24;
 let people = 0;
 export function setSoftware(software) { people = software ? SOFTWARE_PEOPLE : 0; }
-const peopleNote = () => (people ? `<p class="muted small">On this software adapter the first ${people} dev people only (all of them would take minutes); the CPU backend or a GPU asks all 136.</p>` : '');
+const peopleNote = (models) => {
+  const all = models && models.data ? models.data.people : 136;
+  if (!people || all <= people) return '';
+  return `<p class="muted small">On this software adapter the first ${people} dev people only (all of them would ` +
+    `take minutes); the CPU backend or a GPU asks all ${all}.</p>`;
+};
+
+// The Data card's files (web/page/data.js) as the engine's candidate text: sent when they change.
+let sentData = null;
+async function syncData(wasm) {
+  const { wiki, train, dev } = data;
+  if (!wiki || !train || !dev) return;
+  if (sentData && sentData.wiki === wiki && sentData.train === train && sentData.dev === dev) return;
+  await wasm.s2_set_data(wiki.name, wiki.text, train.name, train.text, dev.name, dev.text);
+  sentData = { wiki, train, dev };
+}
 
 // The demos' models changed (a run finished, a file was loaded): cached results are stale.
 let generation = 0;
@@ -51,9 +78,11 @@ async function cached(d, key, f) {
 const waiting = (d) => {
   const { ctx, w } = begin(d.cv);
   ctx.fillStyle = '#5b6673'; ctx.textAlign = 'left';
-  // The reason itself is in the card's text (waitingNote), beside or below.
-  const text = d.res.loading ? 'Waiting for the shipped model, which loads with the page…'
-    : d.res.error ? 'Not computed: the note of this card says why.' : 'Computed when this card comes into view…';
+  // The reason itself is in the card's text (waitingNote), beside or below; a recompute that has
+  // its model says so (web/demos.js draws the card again when one starts).
+  const text = d.busy && d.seen && !d.res.loading && !d.res.error ? 'Computing…'
+    : d.res.loading ? 'Waiting for the page’s vanilla model, which loads with the page…'
+      : d.res.error ? 'Not computed: the note of this card says why.' : 'Computed when this card comes into view…';
   ctx.fillText(text, 8, 20, w - 16);
 };
 
@@ -63,6 +92,7 @@ const waitingNote = (d) => (d.res.error ? `<p class="num-line" data-s2="waiting"
 // The page's vanilla model may still be loading (the shipped one comes with the page), or be only
 // pretrained: then the card waits, saying why, and runs again when the models change.
 async function needFinetuned(wasm) {
+  await syncData(wasm);
   const m = await wasm.s2_models();
   if (m.finetuned) return null;
   // The engine says why the current vanilla model cannot be compared (only pretrained, or a model of
@@ -71,57 +101,96 @@ async function needFinetuned(wasm) {
   return { waiting: true, loading: true, error: 'Waiting for a vanilla model (the shipped one loads with the page)…' };
 }
 
-// The shipped model finetuned without pretraining, loaded into the demos' store once.
+// The shipped model finetuned without pretraining, loaded into the demos' store when the demos ask
+// about the built-in people and hold no such model of them.
 async function ensureNoPretrain(wasm) {
   const m = await wasm.s2_models();
-  if (m.no_pretrain) return;
+  if (m.no_pretrain || !m.data || !m.data.builtin) return;
   const r = await fetch(new URL('../models/builtin-nopretrain.safetensors', import.meta.url));
   if (!r.ok) throw new Error(`the shipped model without pretraining could not be fetched (HTTP ${r.status})`);
   await wasm.s2_load('nopretrain', new Uint8Array(await r.arrayBuffer()), 'shipped model without pretraining');
+}
+
+// The shipped pretrained-only model of the built-in corpus (web/models/builtin-pretrained.*, the
+// shipped model before finetuning), for S2a's probe on a first visit: loaded when the demos ask
+// about the built-in people and hold no pretrained-only model of them. Absent files (a 404) are
+// asked for once; a failed load is said in S2a's note.
+let shippedPretrained = 'unknown'; // 'unknown' | 'absent' | 'loaded' | an error message
+export const PRETRAINED_FILE = 'builtin-pretrained';
+async function ensurePretrained(wasm) {
+  const m = await wasm.s2_models();
+  if (m.pretrained || !m.data || !m.data.builtin || !['unknown', 'loaded'].includes(shippedPretrained)) return;
+  try {
+    const f = await fetch(new URL(`../models/${PRETRAINED_FILE}.json`, import.meta.url));
+    if (!f.ok) { shippedPretrained = 'absent'; return; }
+    const facts = await f.json();
+    const r = await fetch(new URL(`../models/${PRETRAINED_FILE}.safetensors`, import.meta.url));
+    if (!r.ok) throw new Error(`HTTP ${r.status}`);
+    const label = facts.label || 'shipped pretrained-only model';
+    await wasm.s2_load('pretrained', new Uint8Array(await r.arrayBuffer()), label);
+    shippedPretrained = 'loaded';
+  } catch (e) {
+    shippedPretrained = `the shipped pretrained-only model could not be loaded (${(e && e.message) || e})`;
+  }
+}
+
+// The CLI's count without pretraining for the course model (its facts file, read by the Models
+// card: window.__page.course), when it is the finetuned model and no such model is here to ask.
+function knownWithout(models) {
+  const f = window.__page && window.__page.course && window.__page.course.facts;
+  return f && f.label === models.finetuned && f.no_pretraining ? f.no_pretraining : null;
 }
 
 // ---------------------------------------------------------------------------------------------- S2a
 const S2A = {
   id: 's2a', num: 'S2a', short: 'pretrained or not', title: 'What does pretraining give the finetuned model?',
   usesModels: true,
-  explain: `Two models of the same size were finetuned on the same 545 questions; only one of them first read the
-    biographies (span-corruption pretraining). Here both answer the 136 dev questions. Look at how many each gets
+  explain: `Two models of the same size were finetuned on the same questions; only one of them first read the
+    biographies (span-corruption pretraining). Here both answer the dev questions of the text the page's vanilla model
+    was trained on (the built-in corpus, or the course files loaded in the Data card with the course model). Look at
+    how many each gets
     right, and at <i>which</i> people: the pretrained one can only know a birthplace it stored while reading. With a
     pretrained-only model on the page, the probe asks it to fill each person's masked birthplace in their own
     biography; the table then shows whether the right answers after finetuning are the people it had stored.`,
-  formula: 'accuracy = right / 136 · probe: fill the masked birthplace',
+  formula: 'accuracy = right / dev questions · probe: fill the masked birthplace',
   alt: 'Bars: dev accuracy with and without pretraining, and the probe recall when a pretrained model is loaded.',
   aspect: 2.2,
   defaults: {},
   controls: [],
   attach(d) {
     whenVisible(d);
-    const box = document.createElement('div');
-    box.className = 'ctl';
-    box.innerHTML = `<label>Pretrained-only model for the probe (one saved after Pretrain, before Finetune)<br><input type="file" accept=".safetensors,.params,.pt" id="s2a-file"></label>`;
-    d.el.querySelector('.demo-controls').appendChild(box);
-    box.querySelector('input').addEventListener('change', async (e) => {
-      const f = e.target.files[0];
-      if (!f) return;
-      delete d.status.dataset.keep;
-      d.status.textContent = `Loading ${f.name}…`;
-      d.status.classList.remove('demo-error');
-      try {
-        await window.attnlabDemos.s2Load('pretrained', new Uint8Array(await f.arrayBuffer()), f.name);
-      } catch (err) {
-        d.status.textContent = `Could not load ${f.name}: ${err.message || err}`;
-        d.status.classList.add('demo-error');
-        // Kept while the card recomputes (a recompute that ends after this would clear it).
-        d.status.dataset.keep = '1';
-      }
-      e.target.value = '';
-    });
+    const file = (role, id, label) => {
+      const box = document.createElement('div');
+      box.className = 'ctl';
+      box.innerHTML = `<label>${label}<br><input type="file" accept=".safetensors,.params,.pt" id="${id}"></label>`;
+      d.el.querySelector('.demo-controls').appendChild(box);
+      box.querySelector('input').addEventListener('change', async (e) => {
+        const f = e.target.files[0];
+        if (!f) return;
+        delete d.status.dataset.keep;
+        d.status.textContent = `Loading ${f.name}…`;
+        d.status.classList.remove('demo-error');
+        try {
+          await window.attnlabDemos.s2Load(role, new Uint8Array(await f.arrayBuffer()), f.name);
+        } catch (err) {
+          d.status.textContent = `Could not load ${f.name}: ${err.message || err}`;
+          d.status.classList.add('demo-error');
+          // Kept while the card recomputes (a recompute that ends after this would clear it).
+          d.status.dataset.keep = '1';
+        }
+        e.target.value = '';
+      });
+    };
+    file('pretrained', 's2a-file', 'Pretrained-only model for the probe (one saved after Pretrain, before Finetune)');
+    file('nopretrain', 's2a-nopretrain-file',
+      'Model finetuned without pretraining (optional: the shipped one answers for the built-in people)');
   },
   async compute(wasm, st, d) {
     if (!d.seen) return { waiting: true };
     const wait = await needFinetuned(wasm);
     if (wait) return wait;
     await ensureNoPretrain(wasm);
+    await ensurePretrained(wasm);
     const models = await wasm.s2_models();
     return cached(d, JSON.stringify(models), async () => ({ models, c: await wasm.s2_compare(people) }));
   },
@@ -129,9 +198,15 @@ const S2A = {
     if (d.res.waiting) return waiting(d);
     const { ctx, w, h } = begin(d.cv);
     const { c } = d.res;
-    const vals = [c.with_correct / c.total, c.without_correct / c.total];
-    const labels = ['with pretraining', 'without'];
-    const colors = [C.a, C.b];
+    const known = c.without_model ? null : knownWithout(d.res.models);
+    const vals = [c.with_correct / c.total];
+    const labels = ['with pretraining'];
+    const colors = [C.a];
+    if (c.without_model || known) {
+      vals.push(known ? known.correct / known.total : c.without_correct / c.total);
+      labels.push(known ? 'without (CLI)' : 'without');
+      colors.push(C.b);
+    }
     if (c.probe) { vals.push(c.probe.recalled / Math.max(1, c.probe.asked)); labels.push('probe recall'); colors.push(C.mid); }
     const hi = Math.max(0.25, ...vals) * 1.15;
     bars(ctx, { x: 8, y: 0, w: w - 16, h }, vals, { lo: 0, hi, colors, labels, title: 'share of the dev people' });
@@ -143,10 +218,22 @@ const S2A = {
   numbers(d) {
     if (d.res.waiting) return waitingNote(d);
     const { c, models } = d.res;
-    let html = peopleNote() + table(['model', 'right of ' + c.total], [
+    const known = c.without_model ? null : knownWithout(models);
+    const without = c.without_model
+      ? [`without <span class="muted">(${esc(models.no_pretrain || '')})</span>`,
+        `<span data-s2="without">${c.without_correct}</span> (${pct(c.without_correct, c.total)})`]
+      : [`without <span class="muted">(${known ? 'measured by the CLI; ' : ''}no such model of this text here)</span>`,
+        known ? `<span data-s2="without-known">${known.correct}</span> (${pct(known.correct, known.total)})` : '—'];
+    let html = sourceLine(models, c.total) + peopleNote(models) + table(['model', 'right of ' + c.total], [
       [`with pretraining <span class="muted">(${esc(models.finetuned || '')})</span>`, `<span data-s2="with">${c.with_correct}</span> (${pct(c.with_correct, c.total)})`],
-      [`without <span class="muted">(${esc(models.no_pretrain || '')})</span>`, `<span data-s2="without">${c.without_correct}</span> (${pct(c.without_correct, c.total)})`],
+      without,
     ]);
+    if (!c.without_model) {
+      const on = models.data && !models.data.builtin ? models.data.train : 'the built-in questions';
+      html += `<p class="num-line muted" data-s2="no-without">To compare person by person, load a model finetuned on ` +
+        `${esc(on)} without pretraining (<code>attnlab finetune vanilla … --writing_params_path</code> without ` +
+        '<code>--reading_params_path</code>) in the field above.</p>';
+    }
     if (c.probe) {
       const t = c.probe.table;
       html += `<p class="num-line">Probe of <i>${esc(models.pretrained)}</i>: ${esc(c.probe.line)}</p>` +
@@ -155,12 +242,17 @@ const S2A = {
           ['not stored', t[1][0], t[1][1]],
         ], 's2-table');
     } else {
-      html += `<p class="num-line s2-noprobe">${NO_PRETRAINED}</p>`;
+      const other = models.pretrained_other
+        ? ` (The pretrained-only model here, <i>${esc(models.pretrained_other)}</i>, read another text.)` : '';
+      const failed = ['unknown', 'absent', 'loaded'].includes(shippedPretrained) ? '' : ` (${esc(shippedPretrained)}.)`;
+      html += `<p class="num-line s2-noprobe">${NO_PRETRAINED}${other}${failed}</p>`;
     }
     const mark = (a, gold) => (a === gold ? `<b>${esc(a)}</b> ✓` : esc(a) || '<span class="muted">(empty)</span>');
-    const rows = c.rows.map((r) => [esc(nameOf(r.question)), esc(r.gold), mark(r.with_pretraining, r.gold), mark(r.without, r.gold)]
+    const rows = c.rows.map((r) => [esc(nameOf(r.question)), esc(r.gold), mark(r.with_pretraining, r.gold)]
+      .concat(c.without_model ? [mark(r.without, r.gold)] : [])
       .concat(c.probe ? [r.stored == null ? '—' : r.stored ? 'stored' : 'no'] : []));
-    html += scrollBox('the dev people’s answers with and without pretraining', table(['person', 'born in', 'with', 'without'].concat(c.probe ? ['probe'] : []), rows));
+    const heads = ['person', 'born in', 'with'].concat(c.without_model ? ['without'] : [], c.probe ? ['probe'] : []);
+    html += scrollBox('the dev people’s answers with and without pretraining', table(heads, rows));
     const look = c.probe
       ? 'Look for: the right answers with pretraining are people whose birthplace the pretrained model had stored (top-left cell); without pretraining a right answer is a lucky common place.'
       : 'Look for: who gets a ✓ with pretraining and who without; without pretraining a right answer is a lucky common place. A pretrained-only model adds a probe column: whether each was stored.';
@@ -209,12 +301,13 @@ const S2B = {
     if (!d.seen) return { waiting: true };
     const wait = await needFinetuned(wasm);
     if (wait) return wait;
+    await ensurePretrained(wasm);
     const models = await wasm.s2_models();
     const conf = await cached(d, JSON.stringify(models), () => wasm.s2_confidence(10, people));
     const order = conf.answers.map((_, i) => i).sort((a, b) => conf.answers[b].confidence - conf.answers[a].confidence);
     const pick = order[Math.min(st.pick, order.length - 1)];
     const evidence = pick === undefined ? null : await wasm.s2_evidence(conf.answers[pick].question);
-    return { conf, order, pick, evidence };
+    return { conf, order, pick, evidence, models };
   },
   draw(d) {
     if (d.res.waiting) return waiting(d);
@@ -231,18 +324,20 @@ const S2B = {
   },
   numbers(d) {
     if (d.res.waiting) return waitingNote(d);
-    const { conf, order, pick, evidence } = d.res;
+    const { conf, order, pick, evidence, models } = d.res;
     const a = conf.answers;
     const mean = (ok) => { const xs = a.filter((x) => x.right === ok).map((x) => x.confidence); return xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : NaN; };
     const sep = conf.histogram.separation;
-    let html = peopleNote() + table(['', 'value'], [
+    let html = sourceLine(models, a.length + conf.skipped) + peopleNote(models) + table(['', 'value'], [
       ['mean confidence, right answers', fmt(mean(true), 3)],
       ['mean confidence, wrong answers', fmt(mean(false), 3)],
       ['a right answer is more confident than a wrong one', `<span data-s2="separation">${sep == null ? '—' : (100 * sep).toFixed(0) + '%'}</span> of pairs`],
     ]) + `<p class="num-line muted">50% would mean confidence says nothing; 100% that a threshold separates them perfectly.${conf.skipped ? ` ${conf.skipped} questions use characters this model lacks and were not asked.` : ''}</p>`;
     if (evidence && pick !== undefined) {
       const x = a[pick];
-      const doc = evidence.document ? esc(evidence.document).replace(esc(x.gold), `<mark>${esc(x.gold)}</mark>`) : '<span class="muted">no biography of this person in the built-in corpus</span>';
+      const doc = evidence.document ? esc(evidence.document).replace(esc(x.gold), `<mark>${esc(x.gold)}</mark>`)
+        : `<span class="muted">no biography of this person in ${
+          esc(models.data && !models.data.builtin ? models.data.wiki : 'the built-in corpus')}</span>`;
       const probe = evidence.pretrained == null ? 'no pretrained-only model here (Pretrain in the Train card, or load one in S2a)'
         : evidence.recalled == null ? `not probed (the place is not in the part of the biography pretraining shows)` : evidence.recalled ? `recalled by ${esc(evidence.pretrained)}` : `not recalled by ${esc(evidence.pretrained)}`;
       html += `<div class="s2-evidence" data-s2="evidence"><p><b>${esc(evidence.name)}</b>: answered <b>${esc(x.scored.prediction)}</b> ${x.right ? '✓' : `✗ (born in ${esc(x.gold)})`}, confidence ${fmt(x.confidence, 3)};
@@ -258,18 +353,22 @@ const S2B = {
 };
 
 // ---------------------------------------------------------------------------------------------- S2c
+// Plain letters only: the shipped model's vocabulary (the built-in corpus's characters) has no
+// accented ones, and a default it refused would greet the student with an error.
+export const DEFAULT_TYPED = 'Ada Kowalski, Zoe Bronte';
 const S2C = {
   id: 's2c', num: 'S2c', short: 'unseen names', title: 'Names the model never saw',
   usesModels: true,
   explain: `Ask about people who do not exist: names made by the same generator as the built-in corpus's people
-    (none of them in it), and names you type. The model still answers, with a place. In our corpus a name says
-    nothing about the birthplace (they are drawn independently), so any strategy it shows is its own. The chart puts
+    (none of them in the model's text), and names you type. The model still answers, with a place. In the built-in
+    corpus a name says nothing about the birthplace (they are drawn independently), so any strategy it shows is its
+    own; in the course's real biographies a name can hint at a country. The chart puts
     its answers, grouped by the name's surname ending, beside the training file's answers for the same groups: look
     for one or two places taking most of the answers whatever the name, or an ending it ties to a place.`,
   formula: 'answers(name) grouped by surname ending &nbsp; vs &nbsp; training answers by the same ending',
   alt: 'For each surname ending, two stacked bars: the shares of places among the model’s answers and among the training answers.',
   aspect: 1.3,
-  defaults: { count: 60, seed: 1, typed: 'Ada Kowalski, Zoë Brontë' },
+  defaults: { count: 60, seed: 1, typed: DEFAULT_TYPED },
   controls: [
     { type: 'range', key: 'count', label: 'invented names', min: 20, max: 200, step: 20 },
     { type: 'button', label: 'new names', action: (st) => { st.seed += 1; } },
@@ -280,7 +379,7 @@ const S2C = {
     if (!d.seen) return { waiting: true };
     const wait = await needFinetuned(wasm);
     if (wait) return wait;
-    return { u: await wasm.s2_unseen(st.count, st.seed, st.typed) };
+    return { u: await wasm.s2_unseen(st.count, st.seed, st.typed), models: await wasm.s2_models() };
   },
   draw(d) {
     if (d.res.waiting) return waiting(d);
@@ -333,10 +432,14 @@ const S2C = {
   numbers(d) {
     if (d.res.waiting) return waitingNote(d);
     const { invented, typed, groups, train_groups: tg } = d.res.u;
+    const { models } = d.res;
     const count = (list) => { const m = new Map(); for (const g of list) for (const [p, n] of g.counts) m.set(p, (m.get(p) || 0) + n); return [...m.entries()].sort((a, b) => b[1] - a[1]); };
     const mine = count(groups), train = count(tg);
     const n = invented.length, nt = tg.reduce((s, g) => s + g.n, 0);
-    let html = table(['', 'model on invented names', 'training answers'], [
+    const trainName = models.data && !models.data.builtin ? models.data.train : 'the built-in training set';
+    let html = `<p class="num-line muted" data-s2="source">Model: ${esc(models.finetuned || '')}; ` +
+      `training answers from ${esc(trainName)}.</p>` +
+      table(['', 'model on invented names', 'training answers'], [
       ['most common answer', `<span data-s2="top">${esc(mine[0] ? mine[0][0] : '—')}</span> ${mine[0] ? pct(mine[0][1], n) : ''}`, `${esc(train[0][0])} ${pct(train[0][1], nt)}`],
       ['different places', `<span data-s2="distinct">${mine.length}</span> in ${n} answers`, `${train.length} in ${nt}`],
     ]);

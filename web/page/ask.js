@@ -1,9 +1,11 @@
 // The Ask card: one question to every model, the answers and their attention maps.
-import { $, P, S, job, setStatus } from './core.js';
-import { errText, esc, showBox, showPred } from './ui.js';
-import { cellAt, drawLegend, drawMap, drawThumb, markCell } from './heatmap.js';
-import { builtinPerson, goldFor } from './data.js';
+import { $, P, S, data, job, setStatus } from './core.js';
+import { errText, esc, pctOf, showBox, showPred } from './ui.js';
+import { MIN_CELL, cellAt, drawLegend, drawMap, drawThumb, markCell } from './heatmap.js';
+import { builtinDev, builtinPerson, goldFor } from './data.js';
 import { askable } from './models.js';
+import { loadOnDemand, offeredInAsk } from './ondemand.js';
+import { SHIPPED_LABEL, exampleNames } from './shipped.js';
 import { on } from './events.js';
 
 // Ask
@@ -36,9 +38,27 @@ export async function ask() {
     S.askError = msgs.join('\n');
     showBox('ask-error', msgs.map((m) => `<p>${esc(m)}</p>`).join(''));
   }
-  showAnswers(out);
+  await showAnswers(out);
   setStatus(S.status);
-  if (askAgain && !$('btn-ask').disabled) { askAgain = false; await ask(); }
+  if (askAgain && !$('btn-ask').disabled) { askAgain = false; await ask(); return; }
+  bringAnswer();
+}
+
+// The answer where the eye is: the page scrolls the least that shows the answers (their tops
+// first, where they are taller than the window), and focus moves to the first answer's heading, so
+// a screen reader reads it and the keyboard goes on from there. Without answers, the error box.
+export function bringAnswer() {
+  const target = $('ask-result').querySelector('.ask-col') ? $('ask-result') : $('ask-error');
+  if (target.hidden) return;
+  const r = target.getBoundingClientRect();
+  const margin = 8;
+  const top = r.top - margin;
+  const below = r.bottom + margin - window.innerHeight;
+  const dy = top < 0 ? top : below > 0 ? Math.min(below, top) : 0;
+  const smooth = !window.matchMedia('(prefers-reduced-motion: reduce)').matches;
+  if (dy) window.scrollBy({ top: dy, behavior: smooth ? 'smooth' : 'auto' });
+  const head = target.querySelector('.ask-col h3');
+  if (head) head.focus({ preventScroll: true });
 }
 
 // The library names a character the vocabulary lacks as `character 'é' (U+00E9) at column …`.
@@ -68,15 +88,50 @@ export function askErrors(errs) {
   return [...seen].map(([m, vs]) => `${vs.join(' and ')}: ${m}`);
 }
 
-// Why an answer is only a guess: the person is not among those the model read about (a model of
-// the built-in corpus asked about someone else, or a model of another text asked about a built-in
-// person); '' when nothing is known against it.
-function stranger(m, question) {
-  if (m.builtin_text === undefined || !P.embedded) return '';
-  const builtin = builtinPerson(question);
-  if (m.builtin_text && !builtin) return 'Not one of the built-in corpus’s people, whom this model learned: its answer is a guess.';
-  if (!m.builtin_text && builtin) return 'One of the built-in corpus’s made-up people, whom this model (of another text) never read about: its answer is a guess.';
-  return '';
+// The question's person: "Where was NAME born?" gives NAME; another question is taken whole.
+// The question's person ("Where was NAME born?" gives NAME), or null for a question of another form.
+const personOf = (question) => {
+  const m = /^Where was (.+) born\?$/.exec(question.trim());
+  return m ? m[1].trim() : null;
+};
+
+// Whether `text` mentions `name` as a whole (not inside a longer word).
+export function mentions(text, name) {
+  if (!name) return true;
+  const word = (c) => c !== undefined && /[\p{L}\p{N}]/u.test(c);
+  for (let i = text.indexOf(name); i >= 0; i = text.indexOf(name, i + 1)) {
+    if (!word(text[i - 1]) && !word(text[i + name.length])) return true;
+  }
+  return false;
+}
+
+// The pretraining text model m read, as far as the page can tell: the built-in wiki.txt for a
+// model of the built-in corpus; for another, the Data card's pretraining text when it is not the
+// built-in one and gives the model's vocabulary size (the vocabulary is that text's characters,
+// as run.py builds it); null when neither holds (then nothing is said against its answer).
+function pretrainingOf(m) {
+  if (!P.embedded || m.builtin_text === undefined) return null;
+  if (m.builtin_text) return { name: 'the built-in corpus', text: P.embedded.wiki };
+  const w = data.wiki;
+  const other = w && typeof w.text === 'string' && !/^built-in /.test(w.name);
+  return other && w.vocab === m.vocab_size ? { name: w.name, text: w.text } : null;
+  return null;
+}
+
+// Why an answer is only a guess: the pretraining text the model read never mentions the person
+// (for a model of another text, the built-in people are such ones); '' when nothing is known.
+export function stranger(m, question) {
+  const who = personOf(question);
+  if (!who) return '';
+  if (m.builtin_text === false && builtinPerson(question)) {
+    return `The model never read about ${who} (one of the built-in corpus’s made-up people; it was pretrained ` +
+      'on another text): this is a guess.';
+  }
+  const read = pretrainingOf(m);
+  if (!read || mentions(read.text, who)) return '';
+  const why = read.name === 'the built-in corpus' ? 'the built-in corpus does not mention them'
+    : `${read.name}, its pretraining text, does not mention them`;
+  return `The model never read about ${who} (${why}): this is a guess.`;
 }
 
 const HOW_TO_READ = 'Each row is the character the model is at (the query); each column a character it may look at (the key), ' +
@@ -84,16 +139,21 @@ const HOW_TO_READ = 'Each row is the character the model is at (the query); each
   'at a time after it, each read off the row before, and a second ⁇ ends it (the orange line marks the end of the question). ' +
   'Only the lower-left triangle is coloured because of the causal mask: a position sees itself and what came before, never what follows.';
 
+// Resolves once every map and thumbnail is drawn (the answer's final height, for bringAnswer).
 export function showAnswers(out) {
   const root = $('ask-result');
   root.innerHTML = '';
-  const how = $('ask-how');
-  how.textContent = HOW_TO_READ;
-  how.hidden = !Object.keys(out).length;
-  // Every column is in place before any is drawn: the maps and thumbnails are sized to their
-  // column's width, and a first column measured alone took the whole card's.
+  $('ask-how').textContent = HOW_TO_READ;
+  $('ask-how-box').hidden = !Object.keys(out).length;
   const entries = Object.entries(out);
   const longest = Math.max(0, ...entries.map(([, a]) => a.tokens.length));
+  // Answers side by side, unless the longest one's map would not fit a column at MIN_CELL px cells
+  // (their characters' size; 20 px for its labels and border): then one under the other, each the
+  // card's width, rather than smaller characters or a map that scrolls in a half-width column.
+  root.classList.remove('stacked');
+  if (entries.length > 1 && (root.clientWidth - 24) / 2 < 20 + MIN_CELL * longest) root.classList.add('stacked');
+  // Every column is in place before any is drawn: the maps and thumbnails are sized to their
+  // column's width, and a first column measured alone took the whole card's.
   const cols = entries.map(() => {
     const c = document.createElement('div');
     c.className = 'ask-col';
@@ -106,7 +166,7 @@ export function showAnswers(out) {
     const T = a.tokens.length;
     const answerRows = [Math.max(0, a.prompt_len - 1), T];
     const m = a.model || { variant, kept: false, label: '' };
-    col.innerHTML = `<h3>${esc(m.variant)}${m.kept ? ', kept for comparison' : ''}</h3>
+    col.innerHTML = `<h3 tabindex="-1">${esc(m.variant)}${m.kept ? ', kept for comparison' : ''}</h3>
       ${m.label ? `<p class="muted small model-from">${esc(m.label)}</p>` : ''}
       <p class="question">${esc(a.question)}</p>
       <p class="answer">→ <strong>${showPred(a.prediction)}</strong>${gold ? ` <span class="muted small">(${esc(gold.file)} says ${esc(gold.answer)}` +
@@ -220,6 +280,95 @@ export function showAnswers(out) {
     drawBig();
     scroller.scrollLeft = scroller.scrollWidth; // a map wider than its column opens at the answer
   }
+  // After the thumbnails' tasks (queued above, in order).
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+// ---------------------------------------------------------------------------------------------
+// What Ask answers with: one line naming the models and their dev scores (with a link to the
+// Models card to change them), a line of names to ask about, and the models the page offers to
+// load for Ask (each loaded by one click).
+
+// The facts the page has of model m (the shipped model's, the course model's, the shipped
+// synthesizer's), matched by label: {name, facts} or null.
+function factsOf(m) {
+  const sh = S.shipped;
+  if (sh && sh.facts && m.label === (sh.label || sh.facts.label || SHIPPED_LABEL)) {
+    return { name: 'shipped model', facts: sh.facts };
+  }
+  for (const [id, name] of [['course', 'course model'], ['synth', 'shipped synthesizer']]) {
+    const C = S[id];
+    if (C && C.facts && m.label === C.facts.label) return { name, facts: C.facts };
+  }
+  return null;
+}
+
+// "shipped model, 15.4% dev", "course model, 25.0% dev", "vanilla, kept: my-run.safetensors".
+function shortName(m) {
+  const known = factsOf(m);
+  const kept = m.kept ? ' (kept)' : '';
+  if (known) return `${esc(known.name)}${kept}, ${pctOf(known.facts.dev_accuracy)} dev`;
+  return `${esc(m.variant)}${kept}: ${esc(m.label)}`;
+}
+
+// The dev file whose people are offered as names: the Data card's own dev file where a model of
+// another text than the built-in corpus answers (the course model with the course files loaded);
+// the built-in dev set where every model is of the built-in corpus. null: neither fits.
+function namesSource(models) {
+  const own = data.dev && !/^built-in /.test(data.dev.name) ? data.dev : null;
+  if (models.some((m) => m.builtin_text === false)) return own ? { file: own.name, text: own.text } : null;
+  return P.embedded ? { file: 'the built-in dev set', text: P.embedded.dev } : null;
+}
+
+export function askNames(n) {
+  const src = namesSource(askable());
+  if (!src) return { file: null, names: [] };
+  const rows = src.file === 'the built-in dev set' ? builtinDev()
+    : src.text.split('\n').filter((l) => l.includes('\t')).map((l) => l.split('\t'));
+  const names = rows.map(([q]) => /^Where was (.+) born\?$/.exec(q.trim())).filter(Boolean).map((x) => x[1]);
+  return { file: src.file, names: names.slice(0, n) };
+}
+
+export function showAskWith() {
+  const box = $('ask-shipped');
+  const models = askable();
+  if (!models.length) { box.hidden = true; box.innerHTML = ''; return; }
+  const f = S.shipped && S.shipped.facts;
+  const standIn = f && f.stand_in === true && models.some((m) => factsOf(m) && factsOf(m).facts === f)
+    ? ' <strong class="stand-in">(a stand-in: placeholder numbers, not a measurement)</strong>' : '';
+  const { file, names } = askNames(3);
+  const chips = names.length
+    ? `Try people from ${esc(file)}: ${names.map((n) => `<button class="secondary small" data-ask="${esc(n)}">${esc(n)}</button>`)
+      .join(' ')}`
+    : 'Ask about a person from your copy of the course’s birth_dev.tsv, or give the course files in the ' +
+      '<a href="#data-card">Data card</a> for names here.';
+  const offers = [
+    `<span id="ask-course-hint"${offeredInAsk('course') ? '' : ' hidden'}>About the course’s people: ` +
+      '<button type="button" class="linkish" data-load="course">load the course model</button> ' +
+      '(trained on the course’s files).</span>',
+    `<span id="ask-synth-hint"${offeredInAsk('synth') ? '' : ' hidden'}>Synthesizer attention beside it: ` +
+      '<button type="button" class="linkish" data-load="synth">load the shipped synthesizer</button>.</span>',
+  ];
+  box.innerHTML = `<p class="ask-with">Answering with: ${models.map(shortName).join('; ')}${standIn} · ` +
+    '<a href="#models-card">change</a></p>' +
+    `<p class="ask-examples muted small" id="ask-examples">${chips}</p>` +
+    `<p class="ask-offers muted small">${offers.join(' ')}</p>`;
+  box.hidden = false;
+}
+
+// "load the course model" in Ask: loads it at once, says so while it loads, then focus goes back
+// to the question's box (the link is gone with the model in).
+async function loadFromAsk(id, button) {
+  button.disabled = true;
+  button.textContent = 'loading…';
+  const before = $('ask-text').value;
+  await loadOnDemand(id, true);
+  showAskWith();
+  // A built-in name in the box (the first visit's) gives way to one of the offered file's people.
+  const { file, names } = askNames(1);
+  const builtinName = builtinPerson(`Where was ${before} born?`);
+  if (names.length && file !== 'the built-in dev set' && builtinName) $('ask-text').value = names[0];
+  $('ask-text').focus({ preventScroll: true });
 }
 
 export function wireAsk() {
@@ -227,7 +376,12 @@ export function wireAsk() {
   $('ask-shipped').addEventListener('click', (e) => {
     const b = e.target.closest('button[data-ask]');
     if (b && !$('btn-ask').disabled) { $('ask-text').value = b.dataset.ask; ask(); }
+    const l = e.target.closest('button[data-load]');
+    if (l && !l.disabled) loadFromAsk(l.dataset.load, l);
   });
+  // Redrawn when the models change (one loaded, trained, kept) and when the data does (its names).
+  on('models', showAskWith);
+  on('data', showAskWith);
   $('ask-text').addEventListener('keydown', (e) => { if (e.key === 'Enter' && !$('btn-ask').disabled) ask(); });
   // A name in the evaluation's table: asked here at once, or right after the answer being made.
   on('ask', ({ question }) => {

@@ -52,7 +52,11 @@ export function showData() {
     const f = data[r];
     return `<tr><td>${ROLES[r]}</td><td>${f ? breakable(f.name) : '<span class="muted">none</span>'}</td><td>${f ? esc(f.info) : ''}</td></tr>`;
   }).join('');
-  const src = { embedded: 'The built-in generated corpus (made-up people with biographies and birthplaces, the course files’ format and sizes) is loaded.',
+  const n = (role) => (P.embeddedInfo && P.embeddedInfo[role] ? P.embeddedInfo[role].examples : 0);
+  const people = (n('train') + n('dev') + n('test')).toLocaleString('en');
+  const src = { embedded: `The built-in generated corpus is loaded: ${people} made-up people with biographies and ` +
+      `birthplaces, in the course files’ format but smaller (${n('train')} finetuning, ${n('dev')} dev and ${n('test')} ` +
+      'test questions, where the course’s files have 2,000, 500 and 437).',
     notes: 'The built-in people in two short notes each, “NAME. Born in PLACE .” and one other phrasing of it (the middle preset’s pretraining text: with no other facts to store ' +
       'and two phrasings of each birthplace, its run stores them in under half the epochs the whole biographies need); the questions are the built-in ones.',
     births: 'The built-in corpus with each biography cut to the person’s name and birth sentence (with the middle preset’s model and ' +

@@ -64,7 +64,7 @@ export function showEval(rep) {
   only.textContent = gold ? '' : `Predictions only: ${rep.file} has no answers (the course keeps the test answers), so there is nothing to score here. ` +
     'Download the predictions to hand them in or to score them where the answers are.';
   $('eval-table').querySelector('thead').innerHTML = gold
-    ? '<tr><th class="num">line</th><th>who (the question)</th><th>answer</th><th>prediction</th><th>right?</th></tr>'
+    ? '<tr><th class="num">line</th><th>who (the question)</th><th>answer</th><th>prediction</th><th><span class="long">right?</span><abbr class="short" title="right?">✓?</abbr></th></tr>'
     : '<tr><th class="num">line</th><th>who (the question)</th><th>prediction</th></tr>';
   filterEval();
 }

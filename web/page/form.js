@@ -153,6 +153,9 @@ export function restoreForm(saved) {
 }
 
 export function wireForm() {
+  // On a phone the hyperparameters start folded: open, they put Pretrain a screen and more below the
+  // preset it is sized by (a wider screen shows them beside each other).
+  if (window.matchMedia('(max-width: 640px)').matches) $('hyper').open = false;
   // The quick preset's steps depend on the corpus's size: size it again for new data.
   on('data', () => { if (S.sizing && P.presets) showSizing(); });
   $('preset').addEventListener('change', () => choosePreset($('preset').value));

@@ -67,16 +67,18 @@ export function drawLegend(canvas, width = 240, { linear = false } = {}) {
 }
 
 // A large map with the characters on both axes, `rows` = [first, last) query rows to show (the
-// answer's rows of a long question, say). Cells never shrink below 8 px, so the characters stay
-// legible (the readout names each cell in full); a wider map scrolls sideways in its column
-// (.map-scroll). Returns the geometry for cellAt.
+// answer's rows of a long question, say). Cells never shrink below MIN_CELL px, nor the characters
+// on the axes (drawn at the cell's size up to 13 px), so they stay legible (the readout names each
+// cell in full); a wider map scrolls sideways in its column (.map-scroll). Returns the geometry for
+// cellAt.
+export const MIN_CELL = 9;
 export function drawMap(canvas, map, tokens, promptLen, width, rows = [0, tokens.length]) {
   const T = tokens.length;
   const [r0, r1] = rows;
   const label = 16;
-  // The whole question across the width where 8 px cells allow: two maps side by side then show
-  // the same span at the same scale (at 12 px one scrolled and the other did not).
-  const cell = Math.max(8, Math.min(20, Math.floor((width - label - 4) / T)));
+  // The whole question across the width where MIN_CELL px cells allow: two maps side by side then
+  // show the same span at the same scale (at 12 px one scrolled and the other did not).
+  const cell = Math.max(MIN_CELL, Math.min(20, Math.floor((width - label - 4) / T)));
   const w = label + cell * T + 2, h = label + cell * (r1 - r0) + 2;
   const g = hidpi(canvas, w, h);
   g.fillStyle = '#fff';

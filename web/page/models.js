@@ -176,6 +176,9 @@ export function wireModels() {
     if (S.shipped.state === 'loading') return;
     showBox('model-note', '<p>Loading the shipped model…</p>');
     await loadShipped(true);
-    showBox('model-note', S.shipped.state === 'loaded' ? '<p>The shipped model is the vanilla model again: Ask and Evaluate use it.</p>' : null);
+    const ok = S.shipped.state === 'loaded';
+    showBox('model-note', ok ? '<p>The shipped model is the vanilla model again: Ask and Evaluate use it.</p>' : null);
+    // An error of an earlier upload is over once a model loads.
+    if (ok) { showBox('model-error', null); S.modelError = null; }
   });
 }

@@ -11,7 +11,7 @@
 // commands that made them. State for tests:
 // window.__page.course and window.__page.synth = {state, facts, label, info, note}.
 import { $, P, S, job } from './core.js';
-import { countOf, errText, esc, pctOf } from './ui.js';
+import { countOf, errText, esc, pctOf, showBox } from './ui.js';
 import { emit, on } from './events.js';
 import * as store from './store.js';
 
@@ -110,6 +110,9 @@ export async function loadOnDemand(id, remember = true) {
     C.info = await job('load_model', () => P.wasm.page_load_model(bytes, C.label));
     C.state = 'loaded';
     S.loaded = C.info;
+    // An error of an earlier upload is over: the card's error box says nothing beside this success.
+    showBox('model-error', null);
+    S.modelError = null;
     await emit('models');
     if (remember) await store.put(`model:${C.info.variant}`, { onDemand: id, label: C.label, savedAt: Date.now() }).catch(() => {});
   } catch (e) {

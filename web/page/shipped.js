@@ -3,7 +3,6 @@
 import * as store from './store.js';
 import { $, P, S, data, job } from './core.js';
 import { countOf, errText, esc, pctOf } from './ui.js';
-import { offeredInAsk } from './ondemand.js';
 import { builtinDev } from './data.js';
 import { emit } from './events.js';
 
@@ -77,41 +76,28 @@ export async function loadShipped(remember) {
 export function factsLine(f) {
   const place = (f.baseline && f.baseline.place) || 'London';
   const title = `dev questions right: ${countOf(f.dev_accuracy)}; ${place} every time: ${countOf(f.baseline)}; without pretraining: ${countOf(f.no_pretraining)}`;
-  // Two runs without pretraining were measured (1 and 4 of 136, guesses of common places): both are
-  // said, since S2a shows the second one's model.
-  const again = f.no_pretraining_again ? `; ${pctOf(f.no_pretraining_again)} in a second run, the model S2a compares` : '';
-  return `<span class="facts-line" title="${esc(title)}">dev accuracy <strong>${pctOf(f.dev_accuracy)}</strong> on the built-in corpus ` +
-    `(most-common-place baseline ${esc(place)} ${pctOf(f.baseline)}, same size without pretraining ${pctOf(f.no_pretraining)}${again})</span>`;
+  // Two runs without pretraining were measured (1 and 4 of 136, guesses of common places): each is
+  // said with what it is, since S2a shows the second one's model.
+  const a = f.no_pretraining_again;
+  const again = a ? ` (${countOf(f.no_pretraining)}) with the finetune command alone; ${pctOf(a)} (${countOf(a)}) in a second ` +
+    'run of it, the model S2a compares' : '';
+  return `<span class="facts-line" title="${esc(title)}">dev accuracy <strong>${pctOf(f.dev_accuracy)}</strong> ` +
+    `on the built-in corpus (most-common-place baseline ${esc(place)} ${pctOf(f.baseline)}, same size without ` +
+    `pretraining ${pctOf(f.no_pretraining)}${again})</span>`;
 }
 
 export function sizeOf(info) {
   return info ? `${info.n_layer} layers, ${info.n_head} heads, width ${info.n_embd}` : '';
 }
 
-// The shipped model's facts where the user meets them: the Ask card (while it answers) and the
-// Models card (with the command that made it and the button that loads it again).
+// The shipped model's facts in the Models card (with the commands that made it and the button that
+// loads it again); the Ask card names it with its dev score (web/page/ask.js showAskWith).
 export function showShipped() {
   const sh = S.shipped;
   const f = sh.facts;
-  const ask = $('ask-shipped');
   const box = $('shipped-box');
   const standIn = f && f.stand_in === true;
   const who = standIn ? '<strong class="stand-in">Stand-in model</strong> (placeholder numbers, not a measurement: the real shipped model replaces it)' : '';
-  if (sh.state === 'loaded') {
-    const what = `${esc(sh.info.variant)}, ${sizeOf(sh.info)}`;
-    ask.innerHTML = `<p>${standIn ? `${who}. Answering` : 'Answering'} with the <strong>shipped model</strong> (${what}, trained on the built-in corpus)` +
-      `${f ? `: ${factsLine(f)}` : ''}. Train or load your own model to ask it instead` +
-      `<span id="ask-course-hint"${offeredInAsk('course') ? '' : ' hidden'}>; about the course’s people (your copy of its birth_dev.tsv), ` +
-      'load the <a href="#course-box">course model</a>, trained here on the course’s files</span>' +
-      `<span id="ask-synth-hint"${offeredInAsk('synth') ? '' : ' hidden'}>; for synthesizer attention beside it, ` +
-      'load the <a href="#synth-box">shipped synthesizer</a></span>.</p>' +
-      `<p class="ask-examples muted small" id="ask-examples"></p>`;
-    ask.hidden = false;
-    showExamples();
-  } else {
-    ask.hidden = true;
-    ask.innerHTML = '';
-  }
   const lines = [];
   if (f) {
     const cmd = Array.isArray(f.command) ? f.command : f.command ? [f.command] : [];
@@ -140,13 +126,6 @@ export function exampleNames(n) {
   try {
     return builtinDev().slice(0, n).map(([q]) => q.replace(/^Where was /, '').replace(/ born\?$/, ''));
   } catch { return []; }
-}
-
-export function showExamples() {
-  const el = $('ask-examples');
-  if (!el) return;
-  const names = exampleNames(3);
-  el.innerHTML = names.length ? `Try people from the built-in dev set: ${names.map((n) => `<button class="secondary small" data-ask="${esc(n)}">${esc(n)}</button>`).join(' ')}` : '';
 }
 
 export function prefillAsk() {

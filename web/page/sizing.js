@@ -39,6 +39,19 @@ function devRange(m) {
 const VERSION = 4; // measurements kept by an earlier page (other models timed) are taken again
 
 let measuring = null;
+
+// What the Train card says while no run is open: "Ready" only once this device is measured (the
+// presets' sizes and times follow from it); until then, that it is being measured.
+export const READY = 'Ready: press Pretrain to start with the chosen preset.';
+export const MEASURING = 'Measuring this device (a few training steps of each preset’s model)…';
+export const measured = () => Boolean(S.sizing || saved(P.deviceKey));
+// The measurement ended (or failed: a run measures again when it starts): the card's "Measuring"
+// becomes "Ready", whatever follows it kept.
+function measureEnded() {
+  const el = $('train-status');
+  if (S.status !== 'idle' || !el || !el.textContent.startsWith(MEASURING)) return;
+  el.textContent = READY + el.textContent.slice(MEASURING.length);
+}
 const variantNow = () => document.querySelector('input[name=variant]:checked').value;
 
 // How many examples a role's file holds (run.py's examples of wiki.txt, questions of a TSV), from its check.
@@ -67,15 +80,15 @@ function saved(deviceKey) {
 // Measure once per device (kept in localStorage). Resolves to S.sizing = {small, large, full,
 // seconds, device}, each measurement {rows, first_ms, ms_per_step}.
 export function measure(deviceKey) {
-  if (S.sizing) return Promise.resolve(S.sizing);
+  if (S.sizing) { measureEnded(); return Promise.resolve(S.sizing); }
   const kept = saved(deviceKey);
-  if (kept) { S.sizing = kept; return Promise.resolve(kept); }
+  if (kept) { S.sizing = kept; measureEnded(); return Promise.resolve(kept); }
   if (!measuring) {
     measuring = (async () => {
       const p = P.presets;
       const variant = variantNow();
       const vocab = 100;
-      $('preset-note').textContent = 'Measuring this device (a few training steps of each preset’s model)…';
+      $('preset-note').textContent = MEASURING;
       const t0 = performance.now();
       const time = (cfg, rows, repeats) => job('measure', () => P.wasm.page_time_step(variant, cfg.n_layer, cfg.n_head, cfg.n_embd, vocab, rows, repeats));
       const small = await time(p.tiny, 4, 2);
@@ -88,9 +101,10 @@ export function measure(deviceKey) {
       const full = await time(p.assignment, 2, repeats);
       S.sizing = { small, large, mid, full, seconds: (performance.now() - t0) / 1000, device: deviceKey, version: VERSION };
       try { localStorage.setItem(KEY, JSON.stringify(S.sizing)); } catch { /* storage can be off */ }
+      measureEnded();
       return S.sizing;
     })();
-    measuring.catch(() => { measuring = null; });
+    measuring.catch(() => { measuring = null; measureEnded(); });
   }
   return measuring;
 }

@@ -6,7 +6,7 @@ import { $, P, S, SAVE_COST_RATIO, SAVE_EVERY_MS, SAVE_MIN_MS, data, job, setSta
 import { drawLoss } from './chart.js';
 import { counted, errText, esc, fmt, showBox } from './ui.js';
 import { formState, readSpec, restoreForm, showSizing, sizingSettled } from './form.js';
-import { measure } from './sizing.js';
+import { MEASURING, READY, measure, measured } from './sizing.js';
 import { restoreModels } from './models.js';
 import { emit, on } from './events.js';
 import { probeRecall } from './recall.js';
@@ -318,7 +318,8 @@ export async function offerSaved() {
 // What the Train card says while no run of this tab's is open.
 export function savedStatus(rec) {
   if (rec && rec.elsewhere) return 'A run is open in another tab of this page: it trains there. This tab asks, evaluates and runs the demos.';
-  return rec ? 'A saved run can be resumed: press Resume (or see the note at the top), or start a new one.' : 'Ready: press Pretrain to start with the chosen preset.';
+  if (rec) return 'A saved run can be resumed: press Resume (or see the note at the top), or start a new one.';
+  return measured() ? READY : MEASURING;
 }
 
 // Only a change of hands redraws the banner here (offerSaved shows the saved run's settings in the

@@ -22,4 +22,11 @@ mkdir -p "$dir"
 "$bin" evaluate vanilla "$dir/data/wiki.txt" --eval_corpus_path "$dir/data/birth_dev.tsv" --tiny \
   --reading_params_path "$dir/cli-vanilla.safetensors" --max_questions 8 \
   --outputs_path "$dir/cli-vanilla.predictions"
-echo "fixture ready in $dir: data/, cli-vanilla.safetensors, cli-vanilla.predictions"
+# Two steps of pretraining only, for the section 2 demos' probe: a model of these people's text
+# (FIXTURE_DIR/cli-pretrained.safetensors) and one of the built-in corpus, standing in for the
+# shipped web/models/builtin-pretrained.* (FIXTURE_DIR/builtin-pretrained.safetensors).
+"$bin" pretrain vanilla "$dir/data/wiki.txt" --tiny --max_steps 2 \
+  --writing_params_path "$dir/cli-pretrained.safetensors" >/dev/null
+"$bin" pretrain vanilla --tiny --max_steps 2 \
+  --writing_params_path "$dir/builtin-pretrained.safetensors" >/dev/null
+echo "fixture ready in $dir: data/, cli-vanilla.safetensors, cli-vanilla.predictions, cli-pretrained.safetensors, builtin-pretrained.safetensors"

@@ -105,13 +105,18 @@ async function run() {
         `baseline ${JSON.stringify(facts.baseline)}, the built-in dev set has ${dev.london} London of ${dev.n}`);
       for (const k of ['dev_accuracy', 'no_pretraining']) assert(facts[k].total === dev.n, `${k}: ${JSON.stringify(facts[k])} (dev has ${dev.n})`);
       // The facts line, in the Ask card and in the Models card.
-      const line = `dev accuracy ${pct(facts.dev_accuracy)} on the built-in corpus (most-common-place baseline London ${pct(facts.baseline)}, same size without pretraining ${pct(facts.no_pretraining)}${facts.no_pretraining_again ? `; ${pct(facts.no_pretraining_again)} in a second run, the model S2a compares` : ''})`;
-      for (const id of ['ask-shipped', 'shipped-facts']) {
+      // The two runs without pretraining, each said with what it is (the second is S2a's model).
+      const cnt = (o) => `${o.correct} of ${o.total}`;
+      const again = facts.no_pretraining_again;
+      const line = `dev accuracy ${pct(facts.dev_accuracy)} on the built-in corpus (most-common-place baseline London ${pct(facts.baseline)}, same size without pretraining ${pct(facts.no_pretraining)}` +
+        `${again ? ` (${cnt(facts.no_pretraining)}) with the finetune command alone; ${pct(again)} (${cnt(again)}) in a second run of it, the model S2a compares` : ''})`;
+      // Ask names it in one line with its dev score; the Models card gives the whole line.
+      for (const [id, want] of [['ask-shipped', `Answering with: shipped model, ${pct(facts.dev_accuracy)} dev`], ['shipped-facts', line]]) {
         assert(await page.isVisible(`#${id}`), `#${id} is hidden`);
         const text = (await page.innerText(`#${id}`)).replace(/\s+/g, ' ');
-        assert(text.includes(line), `#${id} says “${text}”, expected “${line}”`);
-        if (facts.stand_in) assert(/Stand-in model/.test(text) && /placeholder/.test(text), `#${id} does not say it is a stand-in: ${text}`);
-        else assert(!/Stand-in/.test(text), `#${id} calls the real model a stand-in`);
+        assert(text.includes(want), `#${id} says “${text}”, expected “${want}”`);
+        if (facts.stand_in) assert(/stand-in/i.test(text) && /placeholder/.test(text), `#${id} does not say it is a stand-in: ${text}`);
+        else assert(!/stand-in/i.test(text), `#${id} calls the real model a stand-in`);
       }
       const cmd = [].concat(facts.command)[0];
       assert(cmd && (await page.textContent('#shipped-facts')).includes(cmd), 'the command that made the model is not in the Models card');

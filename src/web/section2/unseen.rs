@@ -2,7 +2,7 @@
 //! names the student types, grouped by their look; the invented names' answers are kept so that a
 //! typed name is asked alone.
 
-use super::{corpus, finetuned, rows};
+use super::{finetuned, rows};
 use crate::data::corpus::invented_names;
 use crate::model::Gpt;
 use crate::train::probe::name_of;
@@ -35,11 +35,12 @@ struct UnseenOut {
 }
 
 /// The invented names' answers of the last `s2_unseen` call, so that a typed name is asked alone:
-/// valid for the same model (a `Weak` to it: a model since replaced or dropped never matches) and
-/// the same (seed, count).
+/// valid for the same model (a `Weak` to it: a model since replaced or dropped never matches), the
+/// same (seed, count) and the same text.
 struct InventedAnswers {
     model: Weak<Gpt>,
-    key: (u32, u32),
+    /// (seed, count, the text's id).
+    key: (u32, u32, u32),
     answers: Vec<Scored>,
 }
 
@@ -47,20 +48,26 @@ thread_local! {
     static INVENTED: RefCell<Option<InventedAnswers>> = const { RefCell::new(None) };
 }
 
-/// (c) The finetuned model's answers for `count` names made by the corpus's generator from `seed`
-/// (none of them a person of the corpus) and for the names in `typed` (one per line or separated
+/// (c) The finetuned model's answers for `count` names made by the built-in corpus's generator
+/// from `seed` (none of them a person of the model's text) and for the names in `typed` (one per line or separated
 /// by commas; at most 20), grouped by the look of the name beside the training answers.
 #[wasm_bindgen]
 pub async fn s2_unseen(count: u32, seed: u32, typed: String) -> Result<JsValue, JsError> {
-    let (model, vocab) = finetuned()?;
-    let c = corpus();
-    let train = rows(&c.train_tsv, "the built-in training set")?;
-    let taken: HashSet<String> = c
+    let (model, vocab, src) = finetuned()?;
+    let train = rows(&src.train, &src.train_name)?;
+    let taken: HashSet<String> = src
         .wiki
         .lines()
         .filter_map(|l| l.split('.').next().map(String::from))
         .collect();
-    let invented = invented_names(seed as u64 ^ 0x5EC2, count.min(400) as usize, &taken);
+    // The generator's names are plain letters, but a small text may lack one: the first `count`
+    // names the model can read (the same first names as without the check when it reads all).
+    let count = count.min(400) as usize;
+    let invented: Vec<String> = invented_names(seed as u64 ^ 0x5EC2, 2 * count, &taken)
+        .into_iter()
+        .filter(|n| s2::check_name(n, &vocab).is_ok())
+        .take(count)
+        .collect();
     let typed_names: Vec<&str> = typed
         .split([',', '\n'])
         .filter(|s| !s.trim().is_empty())
@@ -75,7 +82,7 @@ pub async fn s2_unseen(count: u32, seed: u32, typed: String) -> Result<JsValue, 
         .iter()
         .map(|n| s2::check_name(n, &vocab))
         .collect();
-    let key = (seed, count);
+    let key = (seed, count as u32, src.id);
     let kept = INVENTED.with_borrow(|k| {
         k.as_ref()
             .filter(|k| k.key == key && k.model.upgrade().is_some_and(|m| Rc::ptr_eq(&m, &model)))
