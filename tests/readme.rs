@@ -369,7 +369,17 @@ fn numbered_period(line: &str) -> Option<String> {
             } else {
                 (1..=3).contains(&n)
             };
-            if enough && ends_word(i + 2 + n) {
+            // A path component ends at `/`, a space, a quote or the line's end; `/s2-…` is not
+            // one (the section 2 demos' files are named so).
+            let ends_component = |k: usize| {
+                k >= c.len() || matches!(c[k], '/' | ' ' | '`' | '\'' | '"' | ')' | ',' | ':')
+            };
+            let ends = if c[i] == '-' {
+                ends_word(i + 2 + n)
+            } else {
+                ends_component(i + 2 + n)
+            };
+            if enough && ends {
                 return Some(piece(i, i + 2 + n));
             }
         }
@@ -423,6 +433,7 @@ fn the_numbered_period_check_finds_what_it_should() {
         ["results/x/ends-", "s38/"].concat(),
         ["page-run-", "s40.log"].concat(),
         ["cd /work/runs/", "s33"].concat(),
+        ["runs/", "s5/log"].concat(),
     ] {
         assert!(numbered_period(&hit).is_some(), "missed: {hit}");
     }
@@ -433,6 +444,7 @@ fn the_numbered_period_check_finds_what_it_should() {
         "data-s2=\"with\"".to_string(),
         "S2a's table, s2b".to_string(),
         "tests/fixtures/x.rs".to_string(),
+        "runs web/test/s2-course-shot.mjs".to_string(),
     ] {
         assert!(numbered_period(&fine).is_none(), "false hit: {fine}");
     }
