@@ -28,7 +28,7 @@ stage_a() {
   log "VK_DRIVER_FILES=${VK_DRIVER_FILES:-(unset)}"
   # A dry run skips the tune: on lavapipe timing the four kernels outran the stage even at one
   # repeat (over 25 s on a quiet EPYC-AVX2, 2 cores), and its path is tested by
-  # tests/runtime.rs (`the_matmul_kernel_is_timed_and_the_fastest_kept`).
+  # tests/it/runtime.rs (`the_matmul_kernel_is_timed_and_the_fastest_kept`).
   local tune=(--tune)
   [ "$GC_DRY" = 1 ] && tune=()
   run_until_deadline "$GC_KIT/bin/bench" --device gpu "${tune[@]}" --info
@@ -61,8 +61,8 @@ stage_b() {
   if [ -n "$GC_TESTS" ]; then
     IFS=, read -r -a names <<<"$GC_TESTS"
   else
-    # ops first (the WGSL kernels one by one), then the rest by name; not gpu_kit (it tests this
-    # script's dry run, not the GPU).
+    # ops first (the WGSL kernels one by one), then the rest (`it`, every other integration test)
+    # by name; not gpu_kit, a binary of its own only in tests/it/gpu_kit.rs's small kit.
     names=(ops)
     while IFS= read -r name; do
       case "$name" in ops|gpu_kit) ;; *) names+=("$name") ;; esac
@@ -76,10 +76,13 @@ stage_b() {
     [ -x "$GC_TESTBIN/$name" ] || { log "no test binary $name in $GC_TESTBIN"; echo "$name: missing" >>"$GC_OUT/.tests"; failed=1; continue; }
     t0=$(date +%s)
     st=0
+    # `it`'s gpu_kit tests check this script's dry run, not the GPU: skipped here.
+    local skip=()
+    [ "$name" = it ] && skip=(--skip gpu_kit::)
     # cwd: the repo root, as under cargo test.
     # Each binary gets at most GC_BIN_CAP seconds (a hang must not eat the stage: on the H100,
     # 2026-11-26, the runtime binary hung past two stage deadlines, naming no test).
-    run_capped "$GC_BIN_CAP" "$GC_TESTBIN/$name" "${filter[@]}" 2>&1 | tee "$GC_OUT/.test-out" || st=$?
+    run_capped "$GC_BIN_CAP" "$GC_TESTBIN/$name" "${filter[@]}" "${skip[@]}" 2>&1 | tee "$GC_OUT/.test-out" || st=$?
     res=$(grep -E '^test result:' "$GC_OUT/.test-out" | tail -n 1 | sed 's/^test result: [A-Za-z]*\. //; s/; finished in.*//; s/  */ /g' || true)
     case "$st" in
       0) echo "$name: ok, ${res:-?} ($(($(date +%s) - t0)) s)" >>"$GC_OUT/.tests" ;;

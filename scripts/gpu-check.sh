@@ -13,7 +13,7 @@
 #               (`bench --device gpu --tune --info`; a dry run skips the tune)               (60)
 #   b  tests    every test binary of the kit, with ATTNLAB_REQUIRE_HARDWARE_GPU=1: a software
 #               adapter fails them, so "passed" means the WGSL ran on the hardware GPU; a binary
-#               that runs past GPUCHECK_BIN_CAP (60 s) is stopped and its tests are run one by one
+#               that runs past GPUCHECK_BIN_CAP (150 s) is stopped and its tests are run one by one
 #               (GPUCHECK_TEST_CAP, 20 s, each) to name the one that hangs                     (210)
 #   c  bench    `bench --device gpu`: matmul GFLOP/s at the GPT's shapes (M = 16256 and /16), the
 #               training step (tiny 8 rows; assignment 8, 32, 128; a per-kernel profile), and the
@@ -154,7 +154,7 @@ main() {
   fi
 
   # The test binaries travel packed (gpu-kit.sh): unpacked outside the kit (which must stay small
-  # enough to carry), once per kit. A kit with a plain tests/ folder (tests/gpu_kit.rs's) is used as is.
+  # enough to carry), once per kit. A kit with a plain tests/ folder (tests/it/gpu_kit.rs's) is used as is.
   testbin="$kit/tests"
   if [ ! -d "$testbin" ] && [ -f "$kit/tests.tar.xz" ]; then
     testbin="${TMPDIR:-/tmp}/attnlab-gpukit-tests-$KIT_COMMIT-$(cksum <"$kit/tests.tar.xz" | cut -d' ' -f1)/tests"
@@ -184,10 +184,10 @@ main() {
 
   export GC_TESTBIN="$testbin" GC_ROOT="$root" GC_KIT="$kit" GC_OUT="$OUT" GC_DRY="$dry" GC_TESTS="$tests" GC_FRESH="$fresh"
   export GC_RUNS="${GPUCHECK_RUNS:-/var/tmp/attnlab-gpu-runs}" GC_TEST_FILTER="${GPUCHECK_TEST_FILTER-}"
-  export GC_BIN_CAP="${GPUCHECK_BIN_CAP:-60}" GC_TEST_CAP="${GPUCHECK_TEST_CAP:-20}"
+  export GC_BIN_CAP="${GPUCHECK_BIN_CAP:-150}" GC_TEST_CAP="${GPUCHECK_TEST_CAP:-20}"
   if [ "$dry" = 1 ]; then
     # A few binaries, a few tests each: the mechanics, not the coverage.
-    GC_TESTS="${tests:-ops,pool}"
+    GC_TESTS="${tests:-ops,it}"
     GC_TEST_FILTER="${GPUCHECK_TEST_FILTER-matmul}"
     GC_RUNS="${GPUCHECK_RUNS:-$OUT/.runs}"
   fi

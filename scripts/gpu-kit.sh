@@ -3,7 +3,7 @@
 # scripts/gpu-check.sh, built here into the git-ignored folder gpukit/ (or $GPUKIT):
 #
 #   bin/      attnlab and bench, release, stripped
-#   tests.tar.xz  every test binary of `cargo test --release --no-run` (lib, bins, tests/*.rs),
+#   tests.tar.xz  every test binary of `cargo test --release --no-run` (lib, bins, tests/it, tests/ops),
 #             stripped, as tests/NAME; one xz stream (they share most of their code)
 #   gl/       the Vulkan loader's and libglvnd's .deb files (amd64), unpacked there with `dpkg -x`
 #   data/     the course's files from ../shared/data/cs224n-a5 (never committed: gpukit/ is ignored)
@@ -88,8 +88,9 @@ PY
 n_tests=$(find "$kit.new/tests" -type f | wc -l)
 [ "$n_tests" -gt 0 ] || die "cargo listed no test binaries"
 strip --strip-all "$kit.new"/bin/* "$kit.new"/tests/*
-# Some 30 test binaries of 1-7 MiB each, mostly the same code (the library, wgpu, naga): one xz
-# stream with a dictionary larger than them all stores each shared part once (about 10x smaller).
+# The test binaries (the library's, the programs', it, ops) are mostly the same code (the
+# library, wgpu, naga): one xz stream with a dictionary larger than them all stores each shared
+# part once.
 # gpu-check.sh unpacks it (with xz, or Python's lzma where xz is missing).
 # Packing takes minutes on a busy 2-core machine: the last kit's archive is kept when the stripped
 # binaries are the same (tests.sha256).

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fixtures for tests/torch_params/: `.params` files written by PyTorch itself, as the course's code
+"""Fixtures for tests/it/torch_params/: `.params` files written by PyTorch itself, as the course's code
 writes them (`torch.save(model.state_dict(), path)`), plus the logits and greedy answers PyTorch
 computes with them, and a set of broken files for the error messages.
 

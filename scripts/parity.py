@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Parity fixtures for tests/parity.rs: run a checkpoint written by attnlab through a PyTorch GPT of
+"""Parity fixtures for tests/it/parity.rs: run a checkpoint written by attnlab through a PyTorch GPT of
 the same definition and record logits, loss and every parameter gradient on a fixed batch.
 
 Run by hand where PyTorch is installed (pip install torch safetensors numpy):
 
-    cargo test --test parity -- --ignored write_parity_inputs   # checkpoints + batch.json
+    cargo test --test it -- --ignored parity::write_parity_inputs   # checkpoints + batch.json
     python3 scripts/parity.py                                     # <variant>_torch.json
 
 It also loads any checkpoint the CLI writes and decodes greedily, to compare with `attnlab evaluate`:
@@ -152,7 +152,7 @@ def rms(v):
 
 
 def rel(a, b, scale=0.0):
-    """Largest |a - b| / max(|b|, rms(b), scale): the measure tests/parity.rs uses."""
+    """Largest |a - b| / max(|b|, rms(b), scale): the measure tests/it/parity.rs uses."""
     floor = max(rms(b), scale, np.finfo(np.float64).tiny)
     return float(np.max(np.abs(a - b) / np.maximum(np.abs(b), floor)))
 
@@ -206,7 +206,7 @@ def main():
     for variant in args.variants:
         sizes, logits, loss, grads = run(variant, torch.float64)
         _, logits32, loss32, grads32 = run(variant, torch.float32)
-        # As in tests/parity.rs: exactly-zero gradients (vanilla key.bias) are judged against 1e-2 of
+        # As in tests/it/parity.rs: exactly-zero gradients (vanilla key.bias) are judged against 1e-2 of
         # the model's gradient RMS, since their f32 value is pure rounding noise.
         scale = 1e-2 * rms(np.concatenate(list(grads.values())))
         worst = max(rel(grads32[n], grads[n], scale) for n in grads)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Trajectory fixtures for tests/trajectory.rs (like llm.c's test_gpt2): 20 training steps of the tiny
+"""Trajectory fixtures for tests/it/trajectory.rs (like llm.c's test_gpt2): 20 training steps of the tiny
 parity checkpoints in PyTorch, exactly as the reference trainer (CS224N A5 trainer.py) runs them.
 
     python3 scripts/trajectory.py      # needs torch, safetensors, numpy; writes tests/fixtures/trajectory/
@@ -23,7 +23,7 @@ rate that step used and the gradient norm before clipping; the weights after the
 
 The fixture is computed in float32, as our trainer computes. The same run in float64 is in the JSON
 too (`float64`), with how far float32 alone moves PyTorch from it (`f32_vs_f64`, measured as
-tests/trajectory.rs measures us): that is the noise floor our float32 run cannot beat either.
+tests/it/trajectory.rs measures us): that is the noise floor our float32 run cannot beat either.
 """
 
 import json
@@ -120,7 +120,7 @@ def train(variant, dtype, data, warmup, final):
 
 
 def weight_err(ours, ref):
-    """tests/trajectory.rs's measure: max |a - b| / max(|b|, rms(b)) over one tensor."""
+    """tests/it/trajectory.rs's measure: max |a - b| / max(|b|, rms(b)) over one tensor."""
     a, b = ours.double().reshape(-1).numpy(), ref.double().reshape(-1).numpy()
     floor = max(float(np.sqrt(np.mean(b * b))), np.finfo(np.float64).tiny)
     return float(np.max(np.abs(a - b) / np.maximum(np.abs(b), floor)))

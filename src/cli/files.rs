@@ -372,7 +372,7 @@ fn write_files(files: &[(&Path, &[u8])]) -> Result<(), (String, bool)> {
         if let Ok(d) = std::fs::File::open(folder_of(dest)) {
             let _ = d.sync_all();
         }
-        // Fault injection for tests/cli/checkpoints.rs: stop as a kill would right after this
+        // Fault injection for tests/it/cli/checkpoints.rs: stop as a kill would right after this
         // rename (no cleanup runs), leaving the files after it unwritten.
         if std::env::var("ATTNLAB_FAULT_EXIT_AFTER_RENAME")
             .is_ok_and(|v| dest.to_string_lossy().ends_with(&v))
@@ -422,7 +422,7 @@ fn write_temp(tmp: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .open(tmp)?;
     f.write_all(bytes)?;
     f.sync_all()?;
-    // Fault injection for tests/faults.rs: hold the finished temp file for a while so a
+    // Fault injection for tests/it/faults.rs: hold the finished temp file for a while so a
     // test can kill the process between the write and the rename.
     if let Some(ms) = std::env::var("ATTNLAB_FAULT_PAUSE_BEFORE_RENAME_MS")
         .ok()
@@ -430,7 +430,7 @@ fn write_temp(tmp: &Path, bytes: &[u8]) -> std::io::Result<()> {
     {
         std::thread::sleep(std::time::Duration::from_millis(ms));
     }
-    // Fault injection for tests/vit_cli.rs and tests/cli/errors.rs: fail as a full disk would,
+    // Fault injection for tests/it/vit_cli.rs and tests/it/cli/errors.rs: fail as a full disk would,
     // after the write: every file for "1", else a file whose name ends with the value.
     if std::env::var("ATTNLAB_FAULT_FAIL_BEFORE_RENAME")
         .is_ok_and(|v| v == "1" || tmp.to_string_lossy().contains(&format!("{v}.")))

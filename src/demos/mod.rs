@@ -1,5 +1,5 @@
 //! The attention exercises E1–E10 (docs/attention-exercises.md) as numbers for the page's demos and
-//! for tests/demos.rs: `c = Σᵢ αᵢ vᵢ`, `α = softmax(β·Kq)` computed with the crate's own kernels (the
+//! for tests/it/demos.rs: `c = Σᵢ αᵢ vᵢ`, `α = softmax(β·Kq)` computed with the crate's own kernels (the
 //! strided matmul and the softmax, causal or unmasked), each result carrying an f64 CPU reference
 //! beside it.
 

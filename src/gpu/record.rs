@@ -158,7 +158,7 @@ impl Gpu {
 
         // Each pooled buffer is bound whole (its bucket, within the binding limit): the kernels
         // take their sizes from the params, so a bind group depends on the buffers alone and
-        // packed steps, whose token counts change every step, reuse theirs (tests/pool.rs).
+        // packed steps, whose token counts change every step, reuse theirs (tests/it/pool.rs).
         let max_bind = self.limits.max_storage_buffer_binding_size;
         let mut key = Vec::with_capacity(2 + 2 * bufs.len());
         key.push(p.id);

@@ -1,6 +1,6 @@
 //! What the families' self-checks share (`<family>/check.rs`: each family's kernels on the user's
 //! device against its f64 reference on seeded inputs): the result row and the seeded inputs.
-//! `ops::run_checks` runs them all; the page shows them as a table and `tests/checks.rs` runs them.
+//! `ops::run_checks` runs them all; the page shows them as a table and `tests/it/checks.rs` runs them.
 
 /// One comparison: which op and case, the worst error seen, the tolerance and the verdict.
 #[derive(Clone, Debug, serde::Serialize)]

@@ -8,7 +8,7 @@
 //!   weights), and their gradients are added here in row order, so the sum has one fixed order;
 //!   one AdamW update here, whose weights the helpers get with the next step.
 //!
-//! The update equals the whole step's up to float summation order (`tests/parts.rs`).
+//! The update equals the whole step's up to float summation order (`tests/it/parts.rs`).
 
 use super::engine::RunGuard;
 use super::engine::{self, Busy, PartStep};

@@ -270,7 +270,7 @@ pub fn vit_sample(seed: u32, index: u32) -> Result<JsValue, JsError> {
 }
 
 /// The generator's checksum of images 0..n of `set`, as hex (the browser test compares it with
-/// the native one pinned in tests/data/digits.rs).
+/// the native one pinned in tests/it/data/digits.rs).
 #[wasm_bindgen]
 pub fn vit_digits_checksum(set: u32, n: u32) -> String {
     let (p, l) = digits::batch(set as u64, 0, n as usize);

@@ -56,8 +56,10 @@ export async function afterFirstRunSteps({ page, step, P, waitPage, setField, fi
     assert(thumbs === 8, `${thumbs} heatmap thumbnails`);
     // The map explains itself: a colour scale, ⁇ and the causal mask in words, the weight on hover.
     assert(await page.locator('#ask-result canvas.legend').count() === 1, 'no colour scale beside the map');
-    const how = await page.locator('#ask-how').innerText();
+    // The explanation is folded below the answers ("How to read the maps"): its text, and the fold shown.
+    const how = await page.locator('#ask-how').textContent();
     assert(how.includes('⁇') && how.includes('causal mask'), `no line explaining ⁇ and the triangle: “${how}”`);
+    assert(await page.isVisible('#ask-how-box > summary'), 'the fold "How to read the maps" is not shown');
     const big = page.locator('#ask-result canvas.big-map').first();
     await big.scrollIntoViewIfNeeded();
     const bb = await big.boundingBox();

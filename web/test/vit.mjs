@@ -1,5 +1,5 @@
 // Browser test of the ViT card (<section id="vit">, web/vit/vit.js): the generator gives the same
-// digits in wasm32 as natively (checksum pinned in tests/data/digits.rs) → the shipped model loads on
+// digits in wasm32 as natively (checksum pinned in tests/it/data/digits.rs) → the shipped model loads on
 // the first visit and scores well on held-out digits (all 1000, or those 5 s allow, said so) →
 // Evaluate asks all 1000 → drawing a "1" and a "7" with the mouse gives
 // those predictions with probabilities summing to 1 → the attention picture follows a clicked patch →

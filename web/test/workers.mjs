@@ -128,7 +128,7 @@ function compare(a, b, what, tol) {
     if (tol === 0) assert(a.losses.get(k) === b.losses.get(k), `${what}: step ${k} loss ${b.losses.get(k)} vs ${a.losses.get(k)}`);
   }
   assert(worst <= tol, `${what}: losses differ by ${worst.toExponential(2)} (relative)`);
-  // Relative to the model's largest weight, as tests/parts.rs measures: AdamW divides each
+  // Relative to the model's largest weight, as tests/it/parts.rs measures: AdamW divides each
   // gradient by its own running size, so a weight whose gradient is rounding noise (near 0) moves
   // by about the learning rate either way, and a per-tensor measure of a tensor of such weights
   // would say nothing about the step.
