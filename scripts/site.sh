@@ -37,6 +37,10 @@ trap 'rm -rf "$tmp"' EXIT
 put() { mkdir -p "$tmp/$(dirname "$2")"; cp "$1" "$tmp/$2"; }
 
 put index.html index.html
+# The page learns it is a site build (and registers its service worker) from this tag; served by
+# scripts/serve.py it has none and asks for nothing.
+sed -i 's|<meta charset="utf-8">|<meta charset="utf-8">\n  <meta name="attnlab-site" content="static">|' "$tmp/index.html"
+grep -q 'name="attnlab-site"' "$tmp/index.html" || { echo "site.sh: index.html has lost its charset tag" >&2; exit 1; }
 for f in web/*.js web/*.css web/page/*.js web/demos/*.js web/vit/*.js web/models/*; do
   case "$f" in web/sw.js) continue ;; esac
   put "$f" "$f"

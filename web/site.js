@@ -1,7 +1,8 @@
 // The page as a static site (scripts/site.sh): registers the site's service worker (web/sw.js), which
 // makes the page cross-origin isolated without server headers and keeps the site for offline use,
-// and says in the Device card what it gives. A page served by scripts/serve.py has no web/site.json
-// and no worker: that server sends the isolation headers itself.
+// and says in the Device card what it gives. scripts/site.sh marks the site's index.html with a
+// <meta name="attnlab-site"> tag; a page served by scripts/serve.py has none and registers no
+// worker: that server sends the isolation headers itself.
 const note = () => document.getElementById('site-status');
 const RELOADED = 'attnlab-site-reloaded';
 
@@ -27,10 +28,11 @@ function askStatus(worker) {
 }
 
 async function start() {
+  if (!document.querySelector('meta[name="attnlab-site"]')) return;
   let site;
   try {
     const r = await fetch('web/site.json', { cache: 'no-store' });
-    if (!r.ok) return; // not a site build (scripts/serve.py): nothing to do
+    if (!r.ok) return; // a site without its web/site.json: the page goes on as it is
     site = await r.json();
   } catch {
     // Offline with no worker in control, or no site.json: the page goes on as it is.

@@ -9,7 +9,7 @@
 // when its vocabulary is theirs, else the built-in corpus's.
 import { C, OKABE, begin, bars, fitText, fmt, table, wrapLines } from './draw.js';
 import { esc } from '../page/ui.js';
-import { data } from '../page/core.js';
+import { S, data } from '../page/core.js';
 
 // A table that scrolls inside its card: focusable and named, so the keyboard can scroll it and a
 // screen reader says what it holds (axe: scrollable-region-focusable).
@@ -111,20 +111,24 @@ async function ensureNoPretrain(wasm) {
   await wasm.s2_load('nopretrain', new Uint8Array(await r.arrayBuffer()), 'shipped model without pretraining');
 }
 
-// The shipped pretrained-only model of the built-in corpus (web/models/builtin-pretrained.*, the
-// shipped model before finetuning), for S2a's probe on a first visit: loaded when the demos ask
-// about the built-in people and hold no pretrained-only model of them. Absent files (a 404) are
-// asked for once; a failed load is said in S2a's note.
+// The shipped pretrained-only model of the built-in corpus (the shipped model before finetuning),
+// for S2a's probe on a first visit: loaded when the demos ask about the built-in people and hold
+// no pretrained-only model of them. The shipped model's facts name it (`pretrained_only`: a file
+// name in web/models/, without extension), so a page that ships none asks for nothing; a failed
+// load is said in S2a's note.
 let shippedPretrained = 'unknown'; // 'unknown' | 'absent' | 'loaded' | an error message
-export const PRETRAINED_FILE = 'builtin-pretrained';
 async function ensurePretrained(wasm) {
   const m = await wasm.s2_models();
   if (m.pretrained || !m.data || !m.data.builtin || !['unknown', 'loaded'].includes(shippedPretrained)) return;
+  const shipped = S.shipped && S.shipped.facts;
+  if (!shipped) return; // not read yet: asked again at the next compute
+  const name = shipped.pretrained_only;
+  if (typeof name !== 'string' || !/^[a-z0-9-]+$/.test(name)) { shippedPretrained = 'absent'; return; }
   try {
-    const f = await fetch(new URL(`../models/${PRETRAINED_FILE}.json`, import.meta.url));
-    if (!f.ok) { shippedPretrained = 'absent'; return; }
+    const f = await fetch(new URL(`../models/${name}.json`, import.meta.url));
+    if (!f.ok) throw new Error(`${name}.json: HTTP ${f.status}`);
     const facts = await f.json();
-    const r = await fetch(new URL(`../models/${PRETRAINED_FILE}.safetensors`, import.meta.url));
+    const r = await fetch(new URL(`../models/${name}.safetensors`, import.meta.url));
     if (!r.ok) throw new Error(`HTTP ${r.status}`);
     const label = facts.label || 'shipped pretrained-only model';
     await wasm.s2_load('pretrained', new Uint8Array(await r.arrayBuffer()), label);

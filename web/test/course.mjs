@@ -47,7 +47,13 @@ try {
   // By keyboard: the button goes once the model is in, and focus stays in the Models card.
   await page.focus('#load-course');
   await page.keyboard.press('Enter');
-  await page.waitForFunction(() => ['loaded', 'failed'].includes(window.__page.course.state), null, { timeout: TIMEOUT });
+  // Loaded, and the Models card's list and the shipped model's state brought up to date (the list is
+  // refreshed after the load, behind the engine calls already queued, e.g. the section 2 demos').
+  await page.waitForFunction(() => {
+    const p = window.__page;
+    return p.course.state === 'failed' || (p.course.state === 'loaded' && p.shipped.state !== 'loaded' &&
+      p.models.some((m) => m.slot === 'vanilla' && /course model/.test(m.label)));
+  }, null, { timeout: TIMEOUT });
   const c = await page.evaluate(() => ({ state: window.__page.course.state, note: window.__page.course.note, info: window.__page.course.info, models: window.__page.models, shipped: window.__page.shipped.state }));
   check(c.state === 'loaded' && c.info.n_embd === 256 && c.info.vocab_size === 256 && c.models.some((m) => m.slot === 'vanilla' && /course model/.test(m.label)),
     `loaded as the vanilla model: ${c.state}${c.note ? ` (${c.note})` : ''}, width ${c.info && c.info.n_embd}, vocabulary ${c.info && c.info.vocab_size}`);

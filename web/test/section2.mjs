@@ -211,7 +211,11 @@ async function onServedData() {
   try {
     const page = ctx.pages()[0] || (await ctx.newPage());
     page.on('pageerror', (e) => { console.log(`[page error] ${e.message}`); failures.push(`page error: ${e.message}`); });
-    // The fixture's tiny pretrained-only model of the built-in corpus as web/models/builtin-pretrained.*.
+    // The fixture's tiny pretrained-only model of the built-in corpus as web/models/builtin-pretrained.*,
+    // named by the shipped model's facts as a build that ships one names it.
+    const shippedFacts = JSON.parse(fs.readFileSync(path.join(repo, 'web', 'models', 'builtin-vanilla.json'), 'utf8'));
+    await page.route('**/web/models/builtin-vanilla.json', (r) => r.fulfill({ contentType: 'application/json',
+      body: JSON.stringify({ ...shippedFacts, pretrained_only: 'builtin-pretrained' }) }));
     await page.route('**/web/models/builtin-pretrained.json', (r) => r.fulfill({ contentType: 'application/json', body: JSON.stringify({ label: 'shipped pretrained-only model (test)' }) }));
     await page.route('**/web/models/builtin-pretrained.safetensors', (r) => r.fulfill({ contentType: 'application/octet-stream', body: fs.readFileSync(path.join(fx, 'builtin-pretrained.safetensors')) }));
     await page.goto(`${pageUrl(base)}#s2a`);

@@ -48,7 +48,13 @@ try {
   await page.locator('#e9').scrollIntoViewIfNeeded();
   await cardShot(page, '#e9', path.join(outDir, 'synth-e9-before.png'));
   await e9Button.click();
-  await page.waitForFunction(() => ['loaded', 'failed'].includes(window.__page.synth.state), null, { timeout: TIMEOUT });
+  // Loaded, and the Models card's list brought up to date (refreshed after the load, behind the
+  // engine calls already queued).
+  await page.waitForFunction((label) => {
+    const p = window.__page;
+    return p.synth.state === 'failed' ||
+      (p.synth.state === 'loaded' && p.models.some((m) => m.slot === 'synthesizer' && m.label === label));
+  }, facts.label, { timeout: TIMEOUT });
   const s = await page.evaluate(() => ({ state: window.__page.synth.state, note: window.__page.synth.note, models: window.__page.models.map((m) => `${m.slot}: ${m.label}`) }));
   check(s.state === 'loaded' && s.models.includes(`synthesizer: ${facts.label}`) && s.models.some((m) => /^vanilla: shipped model/.test(m)),
     `E9's button loaded it as the synthesizer model beside the shipped vanilla one: ${s.state}${s.note ? ` (${s.note})` : ''}; ${s.models.join(', ')}`);
