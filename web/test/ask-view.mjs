@@ -141,6 +141,16 @@ async function firstVisit(viewport) {
     check(!history && /course model/i.test(models) && /EPYC-AVX2, 2 cores/.test(models),
       `${tag}: the Models card's facts carry no process history (found “${history && history[0]}”)`);
     await page.locator('#models-card').screenshot({ path: path.join(outDir, `ask-view-${viewport.width}-models.png`) });
+    // The whole page, every fold open (each card's details, the demos'), with those facts read.
+    const folds = await page.evaluate(() => [...document.querySelectorAll('details')].filter((d) => !d.open)
+      .map((d) => { d.open = true; d.dataset.openedByTest = '1'; return d; }).length);
+    const whole = await page.evaluate(() => document.body.innerText);
+    const anywhere = whole.match(HISTORY);
+    check(!anywhere, `${tag}: the page's whole text (${folds} more folds opened) carries no process history` +
+      ` (found “${anywhere && anywhere[0]}”)`);
+    await page.evaluate(() => {
+      for (const d of document.querySelectorAll('details[data-opened-by-test]')) { d.open = false; delete d.dataset.openedByTest; }
+    });
     // The served files again, where the server has them (the course model's names come from them).
     if (await page.isVisible('#use-served')) await page.click('#use-served');
     check(errors.length === 0, `${tag}: no page errors${errors.length ? `: ${errors.join('; ')}` : ''}`);
