@@ -1,11 +1,10 @@
-//! The op families, one folder each (`<family>/`):
+//! The op families, one folder each (`<family>/`), their tests in `tests/ops/<family>.rs`:
 //! - `mod.rs`: the shape checks, the forward and backward on the tensors' device (a dispatch of
 //!   `shaders/<family>.wgsl` on the GPU, the kernel of the same name in `cpu.rs` on the CPU), the
 //!   f64 reference and the autograd glue;
 //! - `cpu.rs`: the CPU backend's f32 kernels over slices (`crate::cpu` holds only the pool and the
 //!   thread helpers they use);
 //! - `check.rs`: the self-check on the user's device (the page's kernel-check table);
-//! - `tests.rs`: the integration tests, compiled by `tests/ops/main.rs` (not part of the library).
 
 /// The line a row kernel's subgroup build starts with (`gpu::RowKernel`): browsers compile its
 /// subgroup operations only after `enable subgroups;`, while naga (native, wgpu 30) refuses that

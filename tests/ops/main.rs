@@ -4,29 +4,17 @@
 //! gives the two devices; the few tests that are about WGSL kernels alone use `common::gpu()` and
 //! say why.
 
-#[path = "../../src/ops/adamw/tests.rs"]
 mod adamw;
 mod common;
-#[path = "../../src/ops/cross_entropy/tests.rs"]
 mod cross_entropy;
-#[path = "../../src/ops/dropout/tests.rs"]
 mod dropout;
-#[path = "../../src/ops/elementwise/tests.rs"]
 mod elementwise;
-#[path = "../../src/ops/embedding/tests.rs"]
 mod embedding;
-#[path = "../../src/ops/gather/tests.rs"]
 mod gather;
-#[path = "../../src/ops/layernorm/tests.rs"]
 mod layernorm;
-#[path = "../../src/ops/matmul/tests.rs"]
 mod matmul;
-#[path = "../../src/ops/matmul/kernel_tests.rs"]
 mod matmul_kernels;
-#[path = "../../src/ops/reduce/tests.rs"]
 mod reduce;
-#[path = "../../src/ops/softmax/tests.rs"]
 mod softmax;
 mod subgroups;
-#[path = "../../src/ops/synth/tests.rs"]
 mod synth;
