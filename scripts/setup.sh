@@ -90,10 +90,11 @@ if [ "$node_major" -lt 20 ]; then
 fi
 # web/package-lock.json: playwright-core (the browser tests), axe-core (the accessibility test,
 # web/test/a11y.mjs) and katex (the page's formulas, served from web/node_modules/katex/dist by
-# scripts/serve.py), yaml (web/test/workflows.mjs) and webgpu (Dawn for Node: web/test/dawn.mjs);
+# scripts/serve.py), yaml (web/test/workflows.mjs) webgpu (Dawn for Node: web/test/dawn.mjs),
+# prettier (web/'s format check) and typescript (the engine client's type check);
 # npm ci when any is missing or another version.
-want=$(node -p 'const p = require("./web/package-lock.json").packages; ["playwright-core", "axe-core", "katex", "yaml", "webgpu"].map((n) => n + "@" + p["node_modules/" + n].version).join(" ")')
-have=$(node -p '["playwright-core", "axe-core", "katex", "yaml", "webgpu"].map((n) => { try { return n + "@" + require("./web/node_modules/" + n + "/package.json").version } catch { return n + "@none" } }).join(" ")')
+want=$(node -p 'const p = require("./web/package-lock.json").packages; ["playwright-core", "axe-core", "katex", "yaml", "webgpu", "prettier", "typescript"].map((n) => n + "@" + p["node_modules/" + n].version).join(" ")')
+have=$(node -p '["playwright-core", "axe-core", "katex", "yaml", "webgpu", "prettier", "typescript"].map((n) => { try { return n + "@" + require("./web/node_modules/" + n + "/package.json").version } catch { return n + "@none" } }).join(" ")')
 if [ "$have" != "$want" ]; then
   say "npm ci ($want)"
   (cd web && npm ci --no-audit --no-fund)

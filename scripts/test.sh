@@ -13,6 +13,10 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 source scripts/env.sh
 
+echo "== format: cargo fmt --check (rustfmt.toml), prettier --check on web/ (web/.prettierrc.json)"
+cargo fmt --check
+(cd web && npx prettier --check --log-level warn '**/*.{js,mjs}')
+
 # cargo-nextest where it is installed (it comes with this project's machines): each test in its own
 # process, two at a time across the test binaries, where `cargo test` runs one binary after another
 # (their run 397 s against 435-470 s with `cargo test` on 2 cores, TESTING.md); `cargo test` otherwise.

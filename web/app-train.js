@@ -15,7 +15,14 @@ import { $, P, S, job, setStatus } from './page/core.js';
 import { errText, esc, showBox } from './page/ui.js';
 import { applyPreset, showSizing, wireForm } from './page/form.js';
 import { measure } from './page/sizing.js';
-import { fetchServed, prepareData, restoreFiles, useEmbedded, useServed, wireData } from './page/data.js';
+import {
+  fetchServed,
+  prepareData,
+  restoreFiles,
+  useEmbedded,
+  useServed,
+  wireData,
+} from './page/data.js';
 import { loadShipped, readShippedFacts, showShipped } from './page/shipped.js';
 import { offerSaved, redrawChart, savedStatus, wireTraining } from './page/train.js';
 import { restoreModels, wireModels } from './page/models.js';
@@ -29,22 +36,29 @@ import { keepFocus } from './page/focus.js';
 
 // The CPU backend as it runs: its description, and how many engines train each step when more
 // than one (the Device card's line, web/app.js, and the Train card's below).
-export const cpuEngines = (d, engines) => `${d.describe}${engines > 1 ? ` in each of ${engines} engines` : ''}`;
+export const cpuEngines = (d, engines) =>
+  `${d.describe}${engines > 1 ? ` in each of ${engines} engines` : ''}`;
 
 // `engines`: how many CPU engines train each step (the Device card's count).
 export function deviceLine(d, browserInfo, engines = 1) {
   const mib = (n) => `${Math.round(n / 1048576)} MiB`;
   const size = (n) => (n >= 2 ** 30 ? `${+(n / 2 ** 30).toFixed(1)} GiB` : mib(n));
   if (d.kind === 'cpu') {
-    return `Device: ${cpuEngines(d, engines)} · largest tensor ${size(d.max_tensor_bytes)}` +
-      `${d.budget_bytes ? `, ${size(d.budget_bytes)} for a whole run` : ''} · ${d.reason}`;
+    return (
+      `Device: ${cpuEngines(d, engines)} · largest tensor ${size(d.max_tensor_bytes)}` +
+      `${d.budget_bytes ? `, ${size(d.budget_bytes)} for a whole run` : ''} · ${d.reason}`
+    );
   }
   const a = d.adapter;
   const L = a.limits;
-  const b = browserInfo ? [browserInfo.vendor, browserInfo.architecture].filter(Boolean).join(' / ') : '';
-  return `GPU: ${a.name}${b ? ` (${b}${browserInfo.isFallbackAdapter ? ', software fallback' : ''})` : ''}${a.backend === 'BrowserWebGpu' ? '' : ` · ${a.backend}`} · ` +
+  const b = browserInfo
+    ? [browserInfo.vendor, browserInfo.architecture].filter(Boolean).join(' / ')
+    : '';
+  return (
+    `GPU: ${a.name}${b ? ` (${b}${browserInfo.isFallbackAdapter ? ', software fallback' : ''})` : ''}${a.backend === 'BrowserWebGpu' ? '' : ` · ${a.backend}`} · ` +
     `limits: storage binding ${mib(L.max_storage_buffer_binding_size)}, buffer ${mib(L.max_buffer_size)}, ` +
-    `${L.max_compute_invocations_per_workgroup} invocations/workgroup, ${L.max_storage_buffers_per_shader_stage} storage buffers/stage`;
+    `${L.max_compute_invocations_per_workgroup} invocations/workgroup, ${L.max_storage_buffers_per_shader_stage} storage buffers/stage`
+  );
 }
 
 // Called by app.js when there is no usable WebGPU: say so where the controls are.
@@ -68,29 +82,43 @@ export async function startPage(w, device, browserInfo, workers) {
   if (device.kind === 'cpu') {
     P.chunkMs = 100;
   }
-  const showLine = () => { $('gpu-line').textContent = deviceLine(device, browserInfo, P.workers ? P.workers.n : 1); };
+  const showLine = () => {
+    $('gpu-line').textContent = deviceLine(device, browserInfo, P.workers ? P.workers.n : 1);
+  };
   showLine();
   on('engines', showLine); // fewer engines than asked: the line says how many run
   P.presets = await P.wasm.page_presets();
   // The presets' forms, read once (the form switches between them without waiting for the engine).
   P.presetForms = {};
   for (const name of ['quick', 'middle', 'full']) {
-    for (const scratch of [true, false]) P.presetForms[`${name}:${scratch}`] = await P.wasm.page_preset_form(name, scratch);
+    for (const scratch of [true, false])
+      P.presetForms[`${name}:${scratch}`] = await P.wasm.page_preset_form(name, scratch);
   }
   P.deviceKey = `${device.kind}:${device.kind === 'cpu' ? device.describe : device.adapter.name}:${browserInfo ? [browserInfo.vendor, browserInfo.architecture].join('/') : ''}`;
   applyPreset('quick');
-  wireData(); wireForm(); wireTraining(); wireModels(); wireEval(); wireAsk(); keepFocus();
+  wireData();
+  wireForm();
+  wireTraining();
+  wireModels();
+  wireEval();
+  wireAsk();
+  keepFocus();
   wireOnDemand();
   // The demos' E8/E9 read the same registry (src/web/models.rs): they only redraw, nothing is
   // copied or uploaded again.
-  on('models', () => { if (window.attnlabDemos) window.attnlabDemos.modelsChanged(); });
-  window.addEventListener('unhandledrejection', (e) => { S.error = errText(e.reason); });
+  on('models', () => {
+    if (window.attnlabDemos) window.attnlabDemos.modelsChanged();
+  });
+  window.addEventListener('unhandledrejection', (e) => {
+    S.error = errText(e.reason);
+  });
   // Test hook: destroy the GPU device between two GPU calls (as a driver reset would take it away).
   S.destroyDevice = () => job('destroy', () => P.wasm.page_debug_destroy_device());
   try {
     P.served = await fetchServed();
     await prepareData();
-    if (P.served) useServed(); else useEmbedded();
+    if (P.served) useServed();
+    else useEmbedded();
     await restoreFiles(); // the student's own files of a last visit, over those
   } catch (e) {
     showBox('data-error', `<p>${esc(errText(e))}</p>`);
@@ -103,10 +131,17 @@ export async function startPage(w, device, browserInfo, workers) {
     await loadShipped(false);
   } else if (S.shipped.state === 'none') {
     S.shipped.state = 'skipped';
-    try { S.shipped.facts = await readShippedFacts(); } catch (e) { S.shipped.factsError = errText(e); }
+    try {
+      S.shipped.facts = await readShippedFacts();
+    } catch (e) {
+      S.shipped.factsError = errText(e);
+    }
     showShipped();
   }
-  const asks = S.shipped.state === 'loaded' ? ' The shipped model answers in Ask above; a run’s model replaces it (“Keep for comparison” in the Models card keeps it beside).' : '';
+  const asks =
+    S.shipped.state === 'loaded'
+      ? ' The shipped model answers in Ask above; a run’s model replaces it (“Keep for comparison” in the Models card keeps it beside).'
+      : '';
   setStatus('idle', `${savedStatus(rec)}${asks}`);
   redrawChart();
   // The device's step times, measured the first time the Train card comes into view (or a run

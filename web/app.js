@@ -20,11 +20,22 @@ let checking = false;
 let training = false;
 // The training card's states in which a run holds the device (web/page/core.js setStatus).
 const TRAINING = ['starting', 'running', 'pausing', 'stopping'];
-const checksButton = () => { $('run').disabled = !wasm || checking || training; };
+const checksButton = () => {
+  $('run').disabled = !wasm || checking || training;
+};
 
 const $ = (id) => document.getElementById(id);
 const state = (window.__checks = { done: false, passed: 0, failed: 0, rows: [], error: null });
-const dev = (window.__device = { ready: false, kind: null, choice: null, describe: null, reason: null, webgpu: null, workers: null, error: null });
+const dev = (window.__device = {
+  ready: false,
+  kind: null,
+  choice: null,
+  describe: null,
+  reason: null,
+  webgpu: null,
+  workers: null,
+  error: null,
+});
 
 const HELP = `
   <details><summary>Where WebGPU works</summary>
@@ -51,11 +62,13 @@ function fail(message) {
   $('summary').className = 'summary bad';
 }
 
-
 function bytes(n) {
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
   let i = 0;
-  while (n >= 1024 && i < units.length - 1 && n % 1024 === 0) { n /= 1024; i++; }
+  while (n >= 1024 && i < units.length - 1 && n % 1024 === 0) {
+    n /= 1024;
+    i++;
+  }
   return `${n} ${units[i]}`;
 }
 
@@ -69,8 +82,14 @@ function showAdapter(a, browserInfo) {
     ['driver', a.driver || '—'],
   ];
   if (browserInfo) {
-    const parts = [browserInfo.vendor, browserInfo.architecture, browserInfo.description].filter(Boolean);
-    if (parts.length) rows.push(['browser says', parts.join(' / ') + (browserInfo.isFallbackAdapter ? ' (fallback adapter)' : '')]);
+    const parts = [browserInfo.vendor, browserInfo.architecture, browserInfo.description].filter(
+      Boolean,
+    );
+    if (parts.length)
+      rows.push([
+        'browser says',
+        parts.join(' / ') + (browserInfo.isFallbackAdapter ? ' (fallback adapter)' : ''),
+      ]);
   }
   rows.push(
     ['max storage buffer binding', bytes(L.max_storage_buffer_binding_size)],
@@ -90,7 +109,12 @@ function showWorkers(d, w) {
   const sel = $('workers');
   const most = Math.max(MAX_WORKERS, w.n);
   // More engines than cores are offered (a browser may report fewer than there are), marked.
-  const note = (i) => (i === w.cores ? ' (the cores reported)' : i > w.cores ? ' (more than the cores reported: slower)' : '');
+  const note = (i) =>
+    i === w.cores
+      ? ' (the cores reported)'
+      : i > w.cores
+        ? ' (more than the cores reported: slower)'
+        : '';
   for (let i = 1; i <= most; i++) sel.add(new Option(`${i}${note(i)}`, String(i)));
   sel.value = String(w.choice);
   sel.disabled = d.kind !== 'cpu';
@@ -103,10 +127,14 @@ function showWorkers(d, w) {
 function showEngines(d, w) {
   if (d.kind === 'cpu') $('device-line').textContent = `Running on the ${cpuEngines(d, w.n)}`;
   const el = $('device-workers');
-  el.textContent = d.kind !== 'cpu' ? `Workers: 1 (${w.why}).`
-    : w.asked > w.n ? `Workers: ${w.asked} engines asked, ${w.n} running: ${w.error} (${w.why}).`
-      : w.n === 1 ? `Workers: 1 engine trains each step (${w.why}).`
-        : `Workers: ${w.n} engines train each step and share each evaluation's questions (${w.why}).`;
+  el.textContent =
+    d.kind !== 'cpu'
+      ? `Workers: 1 (${w.why}).`
+      : w.asked > w.n
+        ? `Workers: ${w.asked} engines asked, ${w.n} running: ${w.error} (${w.why}).`
+        : w.n === 1
+          ? `Workers: 1 engine trains each step (${w.why}).`
+          : `Workers: ${w.n} engines train each step and share each evaluation's questions (${w.why}).`;
   el.hidden = false;
 }
 
@@ -121,7 +149,8 @@ function showDevice(d, probe) {
     gpuOpt.textContent = 'WebGPU (a software fallback: slower than the CPU)';
   }
   // The CPU option names the build this browser runs (relaxed SIMD or SIMD128), as the status does.
-  if (d.kind === 'cpu') sel.querySelector('option[value=cpu]').textContent = `CPU (${simdOf(d.describe)})`;
+  if (d.kind === 'cpu')
+    sel.querySelector('option[value=cpu]').textContent = `CPU (${simdOf(d.describe)})`;
   sel.value = d.choice;
   sel.disabled = false;
   if (d.kind === 'cpu') {
@@ -129,22 +158,30 @@ function showDevice(d, probe) {
   } else {
     // Browsers often give the adapter no name ("WebGPU adapter"); their vendor/architecture then says more.
     const i = probe.info;
-    const named = d.adapter.name !== 'WebGPU adapter' ? d.adapter.name : (i && [i.vendor, i.architecture].filter(Boolean).join(' / ')) || d.adapter.name;
-    $('device-line').textContent = `Running on WebGPU: ${named}${d.adapter.software ? ' (software fallback adapter)' : ''}`;
+    const named =
+      d.adapter.name !== 'WebGPU adapter'
+        ? d.adapter.name
+        : (i && [i.vendor, i.architecture].filter(Boolean).join(' / ')) || d.adapter.name;
+    $('device-line').textContent =
+      `Running on WebGPU: ${named}${d.adapter.software ? ' (software fallback adapter)' : ''}`;
   }
   $('device-reason').textContent = `Why: ${d.reason}.`;
   if (d.kind === 'cpu') {
-    const budget = d.budget_bytes ? ` A training run may use up to ${bytes(d.budget_bytes)} of the module's memory; a larger model or batch is refused before it starts, with the estimate.` : '';
-    $('device-note').textContent = `Each engine is a Web Worker with one thread of ${simdOf(d.describe)} and its own copy of the model, so the page answers during training; with more than one (Workers), each takes part of every step's batch and the gradients are added in one fixed order (the same numbers for the same count), and each answers a share of an evaluation's questions (the same predictions as one engine). A large step is taken in parts of a few tenths of a second, so Pause, Stop and a demo's update wait for one part, not a whole step.${budget}`;
+    const budget = d.budget_bytes
+      ? ` A training run may use up to ${bytes(d.budget_bytes)} of the module's memory; a larger model or batch is refused before it starts, with the estimate.`
+      : '';
+    $('device-note').textContent =
+      `Each engine is a Web Worker with one thread of ${simdOf(d.describe)} and its own copy of the model, so the page answers during training; with more than one (Workers), each takes part of every step's batch and the gradients are added in one fixed order (the same numbers for the same count), and each answers a share of an evaluation's questions (the same predictions as one engine). A large step is taken in parts of a few tenths of a second, so Pause, Stop and a demo's update wait for one part, not a whole step.${budget}`;
     $('device-note').hidden = false;
     $('gpu-details').hidden = true;
   } else {
     $('device-note').hidden = true;
     showAdapter(d.adapter, probe.info);
   }
-  $('checks-what').textContent = d.kind === 'cpu'
-    ? `Each op's CPU-backend kernels (f32, ${simdOf(d.describe)}) against a plain f64 reference on seeded inputs. Error is max |kernel − reference| / (1 + |reference|).`
-    : "Each op's WebGPU kernels against a plain f64 CPU reference on seeded inputs. Error is max |gpu − cpu| / (1 + |cpu|).";
+  $('checks-what').textContent =
+    d.kind === 'cpu'
+      ? `Each op's CPU-backend kernels (f32, ${simdOf(d.describe)}) against a plain f64 reference on seeded inputs. Error is max |kernel − reference| / (1 + |reference|).`
+      : "Each op's WebGPU kernels against a plain f64 CPU reference on seeded inputs. Error is max |gpu − cpu| / (1 + |cpu|).";
 }
 
 // The Device card's Apply button: a choice in Backend or Workers takes effect only when applied,
@@ -168,7 +205,7 @@ function wireApply(d, w) {
     apply.disabled = training;
     note.textContent = training
       ? 'Pause or stop the training run first: applying reloads the page, which would cut the run off at its last save.'
-      : 'Applying reloads the page. Your data files, each variant\'s current model and a paused run come back; the models kept for comparison, the evaluations and the answers shown do not.';
+      : "Applying reloads the page. Your data files, each variant's current model and a paused run come back; the models kept for comparison, the evaluations and the answers shown do not.";
   };
   for (const sel of [backend, workers]) sel.addEventListener('change', show);
   window.addEventListener('attnlab-status', show);
@@ -183,12 +220,16 @@ function wireApply(d, w) {
 
 function showRows(rows) {
   const body = $('checks').querySelector('tbody');
-  body.innerHTML = rows.map((r) => `
+  body.innerHTML = rows
+    .map(
+      (r) => `
     <tr class="${r.passed ? '' : 'failed'}">
       <td>${escapeHtml(r.op)}</td><td>${escapeHtml(r.case)}</td>
       <td class="num">${r.max_err.toExponential(2)}</td><td class="num">${r.tol.toExponential(0)}</td>
       <td class="${r.passed ? 'ok' : 'bad'}">${r.passed ? '✓ pass' : '✗ FAIL'}</td>
-    </tr>`).join('');
+    </tr>`,
+    )
+    .join('');
   $('checks').hidden = false;
 }
 
@@ -211,7 +252,10 @@ async function runChecks() {
     summary.className = rows.length > 0 && passed === rows.length ? 'summary ok' : 'summary bad';
     state.done = true;
   } catch (e) {
-    showNotice(`<p><strong>The checks stopped with an error:</strong> ${escapeHtml(e.message || e)}</p>`, true);
+    showNotice(
+      `<p><strong>The checks stopped with an error:</strong> ${escapeHtml(e.message || e)}</p>`,
+      true,
+    );
     fail(String(e.message || e));
   } finally {
     checking = false;
@@ -225,7 +269,10 @@ async function main() {
     got = await loadDevice();
   } catch (e) {
     const msg = String((e && e.message) || e);
-    showNotice(`<p><strong>Could not load web/pkg/attnlab.js:</strong> ${escapeHtml(msg)}. Build it with <code>scripts/build-web.sh</code> (or run <code>scripts/serve.sh</code>).</p>`, true);
+    showNotice(
+      `<p><strong>Could not load web/pkg/attnlab.js:</strong> ${escapeHtml(msg)}. Build it with <code>scripts/build-web.sh</code> (or run <code>scripts/serve.sh</code>).</p>`,
+      true,
+    );
     pageUnavailable('The wasm module did not load; see the note at the top.');
     benchUnavailable('The wasm module did not load; see the note at the top.');
     $('device-line').textContent = 'No device: the wasm module did not load.';
@@ -235,13 +282,27 @@ async function main() {
   }
   wasm = got.wasm;
   const d = got.device;
-  Object.assign(dev, { ready: true, kind: d.kind, choice: d.choice, describe: d.describe, reason: d.reason, webgpu: got.probe, workers: got.workers });
+  Object.assign(dev, {
+    ready: true,
+    kind: d.kind,
+    choice: d.choice,
+    describe: d.describe,
+    reason: d.reason,
+    webgpu: got.probe,
+    workers: got.workers,
+  });
   showDevice(d, got.probe);
   showWorkers(d, got.workers);
   if (d.kind === 'cpu' && !got.probe.adapter) {
-    showNotice(`<p>No WebGPU here (${escapeHtml(got.probe.why)}): running on the ${escapeHtml(d.describe)}. Everything works; training is slower than on a GPU.</p>${HELP}`, false);
+    showNotice(
+      `<p>No WebGPU here (${escapeHtml(got.probe.why)}): running on the ${escapeHtml(d.describe)}. Everything works; training is slower than on a GPU.</p>${HELP}`,
+      false,
+    );
   }
-  window.addEventListener('attnlab-status', (e) => { training = TRAINING.includes(e.detail); checksButton(); });
+  window.addEventListener('attnlab-status', (e) => {
+    training = TRAINING.includes(e.detail);
+    checksButton();
+  });
   wireApply(d, got.workers);
   checksButton();
   $('run').addEventListener('click', runChecks);

@@ -28,7 +28,11 @@ export function currentChoice() {
   const q = new URLSearchParams(location.search).get('backend');
   if (CHOICES.includes(q)) return { choice: q, from: 'address' };
   let saved = null;
-  try { saved = localStorage.getItem(KEY); } catch { /* storage can be off */ }
+  try {
+    saved = localStorage.getItem(KEY);
+  } catch {
+    /* storage can be off */
+  }
   if (CHOICES.includes(saved)) return { choice: saved, from: 'saved' };
   return { choice: 'auto', from: 'default' };
 }
@@ -48,31 +52,72 @@ export function workerPlan(kind) {
   let from = 'default';
   const q = new URLSearchParams(location.search).get('workers');
   let saved = null;
-  try { saved = localStorage.getItem(WORKERS_KEY); } catch { /* storage can be off */ }
-  if (valid(q)) { choice = +q; from = 'address'; } else if (valid(saved)) { choice = +saved; from = 'saved'; }
+  try {
+    saved = localStorage.getItem(WORKERS_KEY);
+  } catch {
+    /* storage can be off */
+  }
+  if (valid(q)) {
+    choice = +q;
+    from = 'address';
+  } else if (valid(saved)) {
+    choice = +saved;
+    from = 'saved';
+  }
   const auto = Math.max(1, Math.min(MAX_WORKERS, cores - 1));
   const base = { choice, from, cores, isolated };
-  if (kind !== 'cpu') return { ...base, n: 1, why: 'WebGPU trains on its one device, in one engine' };
+  if (kind !== 'cpu')
+    return { ...base, n: 1, why: 'WebGPU trains on its one device, in one engine' };
   const n = choice === 'auto' ? auto : choice;
-  const how = choice === 'auto'
-    ? `auto: the browser reports ${cores} core${cores === 1 ? '' : 's'}${cores > 1 ? ', one left to the page' : ''}${cores === 2 ? '; 2 under Workers uses both, faster only when both are free, and the page then answers more slowly' : ''}`
-    : `you chose ${n} ${from === 'address' ? 'with ?workers= in the address' : 'in the Workers selector'}`;
-  const share = n === 1 ? '' : isolated
-    ? '; the page is cross-origin isolated, so the engines pass weights and gradients through shared memory'
-    : '; the page is not cross-origin isolated (its server sends no COOP/COEP headers), so weights and gradients are copied between the engines (slower)';
+  const how =
+    choice === 'auto'
+      ? `auto: the browser reports ${cores} core${cores === 1 ? '' : 's'}${cores > 1 ? ', one left to the page' : ''}${cores === 2 ? '; 2 under Workers uses both, faster only when both are free, and the page then answers more slowly' : ''}`
+      : `you chose ${n} ${from === 'address' ? 'with ?workers= in the address' : 'in the Workers selector'}`;
+  const share =
+    n === 1
+      ? ''
+      : isolated
+        ? '; the page is cross-origin isolated, so the engines pass weights and gradients through shared memory'
+        : '; the page is not cross-origin isolated (its server sends no COOP/COEP headers), so weights and gradients are copied between the engines (slower)';
   return { ...base, n, why: `${how}${share}` };
 }
 
 // What the browser itself says about WebGPU: {api, adapter, info, fallback, why}.
 async function probeWebGPU() {
-  if (!navigator.gpu) return { api: false, adapter: false, info: null, fallback: false, why: 'navigator.gpu is missing' };
+  if (!navigator.gpu)
+    return {
+      api: false,
+      adapter: false,
+      info: null,
+      fallback: false,
+      why: 'navigator.gpu is missing',
+    };
   try {
     const a = await navigator.gpu.requestAdapter();
-    if (!a) return { api: true, adapter: false, info: null, fallback: false, why: 'requestAdapter() returned no adapter' };
+    if (!a)
+      return {
+        api: true,
+        adapter: false,
+        info: null,
+        fallback: false,
+        why: 'requestAdapter() returned no adapter',
+      };
     const info = a.info || null;
-    return { api: true, adapter: true, info, fallback: !!(info && info.isFallbackAdapter), why: '' };
+    return {
+      api: true,
+      adapter: true,
+      info,
+      fallback: !!(info && info.isFallbackAdapter),
+      why: '',
+    };
   } catch (e) {
-    return { api: true, adapter: false, info: null, fallback: false, why: `requestAdapter() failed: ${(e && e.message) || e}` };
+    return {
+      api: true,
+      adapter: false,
+      info: null,
+      fallback: false,
+      why: `requestAdapter() failed: ${(e && e.message) || e}`,
+    };
   }
 }
 
@@ -95,16 +140,21 @@ export const simdOf = (describe) => ((describe || '').match(/wasm [^,)]+/) || ['
 export function startEngine() {
   // ?simd=128 on the page's address loads the SIMD128 build even where relaxed SIMD is offered.
   const simd = new URLSearchParams(self.location.search).get('simd') === '128' ? '?simd=128' : '';
-  const worker = new Worker(new URL(`./engine-worker.js${simd}`, import.meta.url), { type: 'module' });
+  const worker = new Worker(new URL(`./engine-worker.js${simd}`, import.meta.url), {
+    type: 'module',
+  });
   const calls = new Map();
   let next = 1;
-  const call = (fn, args, { into, transfer } = {}) => new Promise((resolve, reject) => {
-    const id = next++;
-    const callbacks = [];
-    const sent = args.map((a) => (typeof a === 'function' ? { progress: callbacks.push(a) - 1 } : a));
-    calls.set(id, { resolve, reject, callbacks });
-    worker.postMessage({ type: 'call', id, fn, args: sent, into }, transfer || []);
-  });
+  const call = (fn, args, { into, transfer } = {}) =>
+    new Promise((resolve, reject) => {
+      const id = next++;
+      const callbacks = [];
+      const sent = args.map((a) =>
+        typeof a === 'function' ? { progress: callbacks.push(a) - 1 } : a,
+      );
+      calls.set(id, { resolve, reject, callbacks });
+      worker.postMessage({ type: 'call', id, fn, args: sent, into }, transfer || []);
+    });
   return new Promise((resolve, reject) => {
     const stop = (why) => {
       reject(new Error(why));
@@ -118,17 +168,26 @@ export function startEngine() {
     };
     worker.onmessage = ({ data: m }) => {
       if (m.type === 'ready') {
-        const engine = Object.freeze(Object.fromEntries(m.exports.map((fn) => [fn, (...args) => call(fn, args)])));
+        const engine = Object.freeze(
+          Object.fromEntries(m.exports.map((fn) => [fn, (...args) => call(fn, args)])),
+        );
         raw.set(engine, call);
         resolve(engine);
         return;
       }
-      if (m.type === 'failed') { stop(m.error); return; }
+      if (m.type === 'failed') {
+        stop(m.error);
+        return;
+      }
       const c = calls.get(m.id);
       if (!c) return;
-      if (m.type === 'progress') { c.callbacks[m.k](...m.args); return; }
+      if (m.type === 'progress') {
+        c.callbacks[m.k](...m.args);
+        return;
+      }
       calls.delete(m.id);
-      if (m.type === 'result') c.resolve(m.value); else c.reject(new Error(m.error));
+      if (m.type === 'result') c.resolve(m.value);
+      else c.reject(new Error(m.error));
     };
   });
 }
@@ -161,13 +220,25 @@ let current = '';
 // which would all but stop a run left training in another tab; channel messages are not held back.
 const channel = new MessageChannel();
 const waiting = [];
-channel.port1.onmessage = () => { const r = waiting.shift(); if (r) r(); };
-export const nextTask = () => new Promise((r) => { waiting.push(r); channel.port2.postMessage(0); });
+channel.port1.onmessage = () => {
+  const r = waiting.shift();
+  if (r) r();
+};
+export const nextTask = () =>
+  new Promise((r) => {
+    waiting.push(r);
+    channel.port2.postMessage(0);
+  });
 
 // The last calls, newest last ({what, at, ms}: ms null while it runs): what held the engine when
 // the page stopped answering (a browser test prints them when a step fails).
 const recent = [];
-export const recentJobs = () => recent.map((j) => ({ ...j, running: j.ms === null, ms: j.ms ?? Math.round(performance.now() - j.at) }));
+export const recentJobs = () =>
+  recent.map((j) => ({
+    ...j,
+    running: j.ms === null,
+    ms: j.ms ?? Math.round(performance.now() - j.at),
+  }));
 
 export function job(what, f) {
   const g = async () => {
@@ -179,7 +250,12 @@ export function job(what, f) {
     const j = { what, at: Math.round(performance.now()), ms: null };
     recent.push(j);
     if (recent.length > 40) recent.shift();
-    try { return await f(); } finally { current = ''; j.ms = Math.round(performance.now() - j.at); }
+    try {
+      return await f();
+    } finally {
+      current = '';
+      j.ms = Math.round(performance.now() - j.at);
+    }
   };
   const p = queue.then(g, g);
   queue = p.catch(() => {});
@@ -198,12 +274,15 @@ export function applyDevice({ backend, workers }) {
   try {
     if (CHOICES.includes(backend)) localStorage.setItem(KEY, backend);
     if (workers !== undefined) localStorage.setItem(WORKERS_KEY, String(workers));
-  } catch { /* without storage only the address can choose */ }
+  } catch {
+    /* without storage only the address can choose */
+  }
   if (CHOICES.includes(backend) && url.searchParams.has('backend')) {
     url.searchParams.delete('backend');
     if (backend !== 'auto') url.searchParams.set('backend', backend);
   }
   if (workers !== undefined) url.searchParams.delete('workers');
   // Same address (a #demo fragment included): reload; a changed query string navigates anyway.
-  if (url.href === location.href) location.reload(); else location.replace(url.href);
+  if (url.href === location.href) location.reload();
+  else location.replace(url.href);
 }

@@ -25,7 +25,16 @@ if (!document.querySelector('link[href$="web/demos.css"]')) {
   css.href = new URL('./demos.css', import.meta.url).href;
   document.head.appendChild(css);
 }
-const state = (window.__demos = { ready: false, error: null, backend: null, runs: {}, results: {}, labels: {}, errors: [], tex: { rendered: [], failed: [] } });
+const state = (window.__demos = {
+  ready: false,
+  error: null,
+  backend: null,
+  runs: {},
+  results: {},
+  labels: {},
+  errors: [],
+  tex: { rendered: [], failed: [] },
+});
 const demos = new Map();
 let wasm = null;
 let wasmReady = null;
@@ -42,10 +51,19 @@ async function loadWasm() {
   setSoftware(Boolean(device.adapter && device.adapter.software));
   state.backend = device.kind;
   const k = document.getElementById('demos-kernels');
-  if (k) k.textContent = device.kind === 'cpu' ? `the same CPU-backend kernels (f32, ${simdOf(device.describe)}) that train the GPT on this page` : 'the same WGSL kernels that train the GPT';
+  if (k)
+    k.textContent =
+      device.kind === 'cpu'
+        ? `the same CPU-backend kernels (f32, ${simdOf(device.describe)}) that train the GPT on this page`
+        : 'the same WGSL kernels that train the GPT';
   for (const d of demos.values()) {
-    d.el.querySelector('.demo-cpu-text').textContent = device.kind === 'cpu' ? ' show the f64 reference beside the f32 kernels’ numbers' : ' show the CPU reference (f64) beside the GPU numbers';
-    if (d.status.textContent === 'Computing…') d.status.textContent = device.kind === 'cpu' ? 'Computing on the CPU backend…' : 'Computing on the GPU…';
+    d.el.querySelector('.demo-cpu-text').textContent =
+      device.kind === 'cpu'
+        ? ' show the f64 reference beside the f32 kernels’ numbers'
+        : ' show the CPU reference (f64) beside the GPU numbers';
+    if (d.status.textContent === 'Computing…')
+      d.status.textContent =
+        device.kind === 'cpu' ? 'Computing on the CPU backend…' : 'Computing on the GPU…';
   }
   wasm = m;
   return m;
@@ -59,9 +77,17 @@ function control(d, c) {
   if (c.type === 'range') {
     wrap.innerHTML = `<label for="${id}">${c.label} <output id="${id}-out"></output></label>
       <input type="range" id="${id}" min="${c.min}" max="${c.max}" step="${c.step}">`;
-    const input = wrap.querySelector('input'), out = wrap.querySelector('output');
-    const show = () => { input.value = st[c.key]; out.textContent = c.show ? c.show(st[c.key], st) : st[c.key]; };
-    input.addEventListener('input', () => { st[c.key] = Number(input.value); show(); changed(d); });
+    const input = wrap.querySelector('input'),
+      out = wrap.querySelector('output');
+    const show = () => {
+      input.value = st[c.key];
+      out.textContent = c.show ? c.show(st[c.key], st) : st[c.key];
+    };
+    input.addEventListener('input', () => {
+      st[c.key] = Number(input.value);
+      show();
+      changed(d);
+    });
     d.sync.push(show);
     // A range that follows the result (E8's layer slider: as many layers as the loaded model has).
     if (c.maxFrom) {
@@ -76,18 +102,33 @@ function control(d, c) {
     wrap.innerHTML = `<label for="${id}">${c.label}</label> <select id="${id}">${c.options.map(([v, t]) => `<option value="${esc(v)}">${esc(t)}</option>`).join('')}</select>`;
     const sel = wrap.querySelector('select');
     const num = typeof d.item.defaults[c.key] === 'number';
-    sel.addEventListener('change', () => { st[c.key] = num ? Number(sel.value) : sel.value; changed(d); });
-    d.sync.push(() => { sel.value = String(st[c.key]); });
+    sel.addEventListener('change', () => {
+      st[c.key] = num ? Number(sel.value) : sel.value;
+      changed(d);
+    });
+    d.sync.push(() => {
+      sel.value = String(st[c.key]);
+    });
   } else if (c.type === 'checkbox') {
     wrap.innerHTML = `<label><input type="checkbox" id="${id}"> ${c.label}</label>`;
     const box = wrap.querySelector('input');
-    box.addEventListener('change', () => { st[c.key] = box.checked; changed(d); });
-    d.sync.push(() => { box.checked = !!st[c.key]; });
+    box.addEventListener('change', () => {
+      st[c.key] = box.checked;
+      changed(d);
+    });
+    d.sync.push(() => {
+      box.checked = !!st[c.key];
+    });
   } else if (c.type === 'text') {
     wrap.innerHTML = `<label for="${id}">${c.label}</label> <input type="text" id="${id}" maxlength="120" spellcheck="false">`;
     const inp = wrap.querySelector('input');
-    inp.addEventListener('change', () => { st[c.key] = inp.value; changed(d); });
-    d.sync.push(() => { inp.value = st[c.key]; });
+    inp.addEventListener('change', () => {
+      st[c.key] = inp.value;
+      changed(d);
+    });
+    d.sync.push(() => {
+      inp.value = st[c.key];
+    });
   } else if (c.type === 'button') {
     wrap.innerHTML = `<button type="button" id="${id}">${c.label}</button>`;
     wrap.querySelector('button').addEventListener('click', () => {
@@ -97,7 +138,10 @@ function control(d, c) {
     });
     // A button with nothing to do once the result has what it asks for (E9's "load the shipped
     // synthesizer" once a synthesizer model is loaded) is hidden then.
-    if (c.hideFrom) d.limits.push(() => { wrap.hidden = !!(d.res && c.hideFrom(d.res)); });
+    if (c.hideFrom)
+      d.limits.push(() => {
+        wrap.hidden = !!(d.res && c.hideFrom(d.res));
+      });
   }
   // A control with nothing to do in the other settings (E10's kernel width when it imitates the
   // identity) is disabled then, its reason in its title.
@@ -135,7 +179,10 @@ function showBusy(d) {
 }
 
 async function run(d) {
-  if (d.busy) { d.dirty = true; return; }
+  if (d.busy) {
+    d.dirty = true;
+    return;
+  }
   d.busy = true;
   d.el.setAttribute('aria-busy', 'true');
   const timer = d.item.usesModels ? (showBusy(d), null) : setTimeout(() => showBusy(d), BUSY_MS);
@@ -174,10 +221,14 @@ async function run(d) {
 const FOCUSABLE = 'button, input, select, a[href], [tabindex]';
 function replaceNumbers(d, html) {
   const box = d.numbers;
-  const focused = box.contains(document.activeElement) ? [...box.querySelectorAll(FOCUSABLE)].indexOf(document.activeElement) : -1;
+  const focused = box.contains(document.activeElement)
+    ? [...box.querySelectorAll(FOCUSABLE)].indexOf(document.activeElement)
+    : -1;
   const scrolls = [...box.querySelectorAll('.s2-scroll')].map((e) => e.scrollTop);
   box.innerHTML = html;
-  box.querySelectorAll('.s2-scroll').forEach((e, i) => { if (scrolls[i]) e.scrollTop = scrolls[i]; });
+  box.querySelectorAll('.s2-scroll').forEach((e, i) => {
+    if (scrolls[i]) e.scrollTop = scrolls[i];
+  });
   if (focused >= 0) {
     const el = box.querySelectorAll(FOCUSABLE)[focused];
     if (el) el.focus({ preventScroll: true });
@@ -216,7 +267,18 @@ function build(item, hash) {
         <div class="demo-numbers"></div>
       </div>
     </div>`;
-  const d = { item, st, el, sync: [], limits: [], inactive: [], res: null, busy: false, dirty: false, cpu: false };
+  const d = {
+    item,
+    st,
+    el,
+    sync: [],
+    limits: [],
+    inactive: [],
+    res: null,
+    busy: false,
+    dirty: false,
+    cpu: false,
+  };
   d.figure = el.querySelector('.demo-figure');
   d.numbers = el.querySelector('.demo-numbers');
   d.status = el.querySelector('.demo-status');
@@ -237,8 +299,16 @@ function build(item, hash) {
   const ctl = el.querySelector('.demo-controls');
   for (const c of item.controls) ctl.appendChild(control(d, c));
   const cpu = el.querySelector('.demo-cpu input');
-  cpu.addEventListener('change', () => { d.cpu = cpu.checked; redraw(d); });
-  if (item.attach) item.attach(d, () => changed(d), () => redraw(d));
+  cpu.addEventListener('change', () => {
+    d.cpu = cpu.checked;
+    redraw(d);
+  });
+  if (item.attach)
+    item.attach(
+      d,
+      () => changed(d),
+      () => redraw(d),
+    );
   d.sync.forEach((f) => f());
   d.status.textContent = 'Computing…';
   // The formula as mathematics (KaTeX, from this origin); its plain-text version stays otherwise.
@@ -253,7 +323,8 @@ function build(item, hash) {
   const formula = el.querySelector('.demo-formula');
   const fits = () => {
     const more = formula.scrollWidth > formula.clientWidth + 1;
-    if (more) formula.tabIndex = 0; else formula.removeAttribute('tabindex');
+    if (more) formula.tabIndex = 0;
+    else formula.removeAttribute('tabindex');
     formula.classList.toggle('cut', more);
   };
   new ResizeObserver(fits).observe(formula);
@@ -271,7 +342,9 @@ function pinTo(el) {
   unpin();
   const at = () => el.getBoundingClientRect().top;
   let want = 0;
-  const pin = () => { if (Math.abs(at() - want) > 2) el.scrollIntoView(); };
+  const pin = () => {
+    if (Math.abs(at() - want) > 2) el.scrollIntoView();
+  };
   const ro = new ResizeObserver(pin);
   const stop = () => {
     ro.disconnect();
@@ -307,7 +380,8 @@ async function main() {
   });
   // The same links on the first screen (index.html's #start-demos), so every demo is one click away.
   const start = document.getElementById('start-demos');
-  if (start) start.innerHTML = `Demos: ${ITEMS.map((i) => `<a href="#${i.id}">${i.num} ${i.short}</a>`).join(' · ')}`;
+  if (start)
+    start.innerHTML = `Demos: ${ITEMS.map((i) => `<a href="#${i.id}">${i.num} ${i.short}</a>`).join(' · ')}`;
   for (const item of ITEMS) root.appendChild(build(item, hash));
   wasmReady = loadWasm();
   try {
@@ -315,7 +389,8 @@ async function main() {
   } catch (e) {
     state.error = String(e.message || e);
     state.ready = true;
-    for (const d of demos.values()) d.status.textContent = `The demos need the wasm module (web/pkg, built by scripts/build-web.sh): ${state.error}`;
+    for (const d of demos.values())
+      d.status.textContent = `The demos need the wasm module (web/pkg, built by scripts/build-web.sh): ${state.error}`;
     return;
   }
   if (hash && demos.has(hash.id)) pinTo(demos.get(hash.id).el);
@@ -323,26 +398,36 @@ async function main() {
   // First render of every demo, in page order (each is small; the shared queue keeps them serial),
   // the one the address names first, so that it answers with the first model that is ready.
   const first = hash && demos.get(hash.id);
-  const order = first ? [first, ...[...demos.values()].filter((d) => d !== first)] : [...demos.values()];
+  const order = first
+    ? [first, ...[...demos.values()].filter((d) => d !== first)]
+    : [...demos.values()];
   await Promise.all(order.map((d) => run(d)));
   state.ready = true;
-  new ResizeObserver(() => { for (const d of demos.values()) redraw(d); }).observe(root);
+  new ResizeObserver(() => {
+    for (const d of demos.values()) redraw(d);
+  }).observe(root);
 }
 
 // E8/E9 draw the page's models (one registry in src/web/models.rs, shared with training and Ask).
 // The registry's variants, as last read from the engine (the models() hook answers at once).
 let modelList = [];
-const readModels = async () => { if (wasm) modelList = await gpuJob(() => wasm.demo_models()); };
+const readModels = async () => {
+  if (wasm) modelList = await gpuJob(() => wasm.demo_models());
+};
 const rerunModels = () => {
   // A model loaded or trained: S2a's kept message of an earlier refused file goes with the recompute.
   const s2a = demos.get('s2a');
-  if (s2a) { delete s2a.status.dataset.keep; s2a.status.classList.remove('demo-error'); }
+  if (s2a) {
+    delete s2a.status.dataset.keep;
+    s2a.status.classList.remove('demo-error');
+  }
   readModels().catch(() => {});
   s2ModelsChanged();
   // The card the reader looks at first (the address's, then the rest in page order).
   const h = parseHash();
   const all = [...demos.values()];
-  const order = h && demos.has(h.id) ? [demos.get(h.id), ...all.filter((d) => d.item.id !== h.id)] : all;
+  const order =
+    h && demos.has(h.id) ? [demos.get(h.id), ...all.filter((d) => d.item.id !== h.id)] : all;
   for (const d of order) if (d.item.usesModels || ['e8', 'e9'].includes(d.item.id)) run(d);
 };
 // The Data card's files changed (web/page/data.js): the section 2 demos ask about the people of the
@@ -358,7 +443,9 @@ window.attnlabDemos = {
   modelsChanged: rerunModels,
   async setModel(bytes) {
     await wasmReady;
-    const name = await gpuJob(() => wasm.demo_set_model(bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes)));
+    const name = await gpuJob(() =>
+      wasm.demo_set_model(bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes)),
+    );
     await readModels();
     rerunModels();
     return name;
@@ -372,7 +459,9 @@ window.attnlabDemos = {
   // Section 2's own models (src/web/section2.rs): "nopretrain" or "pretrained".
   async s2Load(role, bytes, name) {
     await wasmReady;
-    const label = await gpuJob(() => wasm.s2_load(role, bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes), name));
+    const label = await gpuJob(() =>
+      wasm.s2_load(role, bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes), name),
+    );
     rerunModels();
     return label;
   },

@@ -20,13 +20,21 @@
 // a relaxed-SIMD instruction (Chrome 114+, Firefox 146+; not Safari), unless the page's address
 // asks for ?simd=128 (web/backend.js passes it on), or it is missing.
 // The probe: a function of three v128 that returns f32x4.relaxed_madd of them.
-const RELAXED_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 8, 1, 96, 3, 123, 123, 123, 1, 123,
-  3, 2, 1, 0, 10, 13, 1, 11, 0, 32, 0, 32, 1, 32, 2, 253, 133, 2, 11]);
-const relaxed = new URL(self.location.href).searchParams.get('simd') !== '128' && WebAssembly.validate(RELAXED_PROBE);
+const RELAXED_PROBE = new Uint8Array([
+  0, 97, 115, 109, 1, 0, 0, 0, 1, 8, 1, 96, 3, 123, 123, 123, 1, 123, 3, 2, 1, 0, 10, 13, 1, 11, 0,
+  32, 0, 32, 1, 32, 2, 253, 133, 2, 11,
+]);
+const relaxed =
+  new URL(self.location.href).searchParams.get('simd') !== '128' &&
+  WebAssembly.validate(RELAXED_PROBE);
 
 async function load() {
   if (relaxed) {
-    try { return await import('./pkg-relaxed/attnlab.js'); } catch { /* not built: the SIMD128 one */ }
+    try {
+      return await import('./pkg-relaxed/attnlab.js');
+    } catch {
+      /* not built: the SIMD128 one */
+    }
   }
   return import('./pkg/attnlab.js');
 }
@@ -41,7 +49,8 @@ if (self.GPUAdapter) {
   const requestDevice = GPUAdapter.prototype.requestDevice;
   GPUAdapter.prototype.requestDevice = async function (desc = {}) {
     const features = [...(desc.requiredFeatures || [])];
-    if (this.features.has('subgroups') && !features.includes('subgroups')) features.push('subgroups');
+    if (this.features.has('subgroups') && !features.includes('subgroups'))
+      features.push('subgroups');
     const device = await requestDevice.call(this, { ...desc, requiredFeatures: features });
     self.__attnlabSubgroups = device.features.has('subgroups');
     return device;
@@ -51,18 +60,30 @@ if (self.GPUAdapter) {
 let memory = null;
 // Byte results (fresh copies out of the module's memory) move instead of being copied again: a
 // checkpoint can be megabytes; so do the typed arrays of a result object (a step's gradients).
-const movable = (v) => ArrayBuffer.isView(v) && v.buffer instanceof ArrayBuffer && v.buffer !== memory.buffer;
-const transfers = (v) => (movable(v) ? [v.buffer]
-  : v && typeof v === 'object' ? Object.values(v).filter(movable).map((a) => a.buffer) : []);
+const movable = (v) =>
+  ArrayBuffer.isView(v) && v.buffer instanceof ArrayBuffer && v.buffer !== memory.buffer;
+const transfers = (v) =>
+  movable(v)
+    ? [v.buffer]
+    : v && typeof v === 'object'
+      ? Object.values(v)
+          .filter(movable)
+          .map((a) => a.buffer)
+      : [];
 
 // With `into` (the page is cross-origin isolated: web/helpers.js), the result's Float32Array (the
 // result itself or one of its fields) is copied into that shared buffer and replaced by a view of
 // it, which the page hands to another engine without a copy.
 function share(v, into) {
-  const put = (a) => { const view = new Float32Array(into, 0, a.length); view.set(a); return view; };
+  const put = (a) => {
+    const view = new Float32Array(into, 0, a.length);
+    view.set(a);
+    return view;
+  };
   if (v instanceof Float32Array) return put(v);
   if (v && typeof v === 'object') {
-    for (const [k, a] of Object.entries(v)) if (a instanceof Float32Array) return { ...v, [k]: put(a) };
+    for (const [k, a] of Object.entries(v))
+      if (a instanceof Float32Array) return { ...v, [k]: put(a) };
   }
   return v;
 }
@@ -73,9 +94,11 @@ async function serve({ id, fn, args, into }) {
   try {
     const f = NOT_CALLABLE.has(fn) ? null : wasm[fn];
     if (typeof f !== 'function') throw new Error(`the engine has no function ${fn}`);
-    const call = args.map((a) => (a && typeof a === 'object' && 'progress' in a && Object.keys(a).length === 1
-      ? (...p) => self.postMessage({ type: 'progress', id, k: a.progress, args: p })
-      : a));
+    const call = args.map((a) =>
+      a && typeof a === 'object' && 'progress' in a && Object.keys(a).length === 1
+        ? (...p) => self.postMessage({ type: 'progress', id, k: a.progress, args: p })
+        : a,
+    );
     let value = await f(...call);
     if (into) value = share(value, into);
     self.postMessage({ type: 'result', id, value }, transfers(value));
@@ -101,9 +124,15 @@ try {
   ({ memory } = await build.default());
   wasm = build;
   self.onmessage = ({ data: m }) => {
-    if (m && m.type === 'call') { waiting.push(m); drain(); }
+    if (m && m.type === 'call') {
+      waiting.push(m);
+      drain();
+    }
   };
-  self.postMessage({ type: 'ready', exports: Object.keys(wasm).filter((k) => !NOT_CALLABLE.has(k) && typeof wasm[k] === 'function') });
+  self.postMessage({
+    type: 'ready',
+    exports: Object.keys(wasm).filter((k) => !NOT_CALLABLE.has(k) && typeof wasm[k] === 'function'),
+  });
 } catch (err) {
   self.postMessage({ type: 'failed', error: message(err) });
 }

@@ -21,7 +21,8 @@ const buffers = new Map();
 // step waits for them, so no two calls' buffers overlap.
 let inflight = Promise.resolve();
 
-export const isolated = () => self.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function';
+export const isolated = () =>
+  self.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function';
 
 // A shared buffer of at least `floats` f32 for `name` (isolated pages only), else undefined.
 export function shared(name, floats) {
@@ -42,21 +43,25 @@ export let failure = '';
 // start (`failure` says why). Calls are chained, so two callers never start the same helper twice.
 let starting = Promise.resolve();
 export function helpers(n) {
-  starting = starting.catch(() => {}).then(async () => {
-    const more = [];
-    for (let i = engines.length; i < n && !failure; i++) {
-      more.push((async () => {
-        const helper = await startEngine();
-        await helper.open_device('cpu');
-        return helper;
-      })());
-    }
-    for (const got of await Promise.allSettled(more)) {
-      if (got.status === 'fulfilled') engines.push(got.value);
-      else failure ||= (got.reason && got.reason.message) || String(got.reason);
-    }
-    return engines.slice(0, n);
-  });
+  starting = starting
+    .catch(() => {})
+    .then(async () => {
+      const more = [];
+      for (let i = engines.length; i < n && !failure; i++) {
+        more.push(
+          (async () => {
+            const helper = await startEngine();
+            await helper.open_device('cpu');
+            return helper;
+          })(),
+        );
+      }
+      for (const got of await Promise.allSettled(more)) {
+        if (got.status === 'fulfilled') engines.push(got.value);
+        else failure ||= (got.reason && got.reason.message) || String(got.reason);
+      }
+      return engines.slice(0, n);
+    });
   return starting;
 }
 
@@ -66,13 +71,17 @@ export function helpers(n) {
 export async function startRuns(n, r, state) {
   await inflight;
   const hs = await helpers(n);
-  await Promise.all(hs.map((helper) => helper.page_start(r.spec, r.wikiName, r.wiki, r.tsvName, r.tsv, state)));
+  await Promise.all(
+    hs.map((helper) => helper.page_start(r.spec, r.wikiName, r.wiki, r.tsvName, r.tsv, state)),
+  );
 }
 
 // Helper i's part of a step: its gradients for rows [first, end) with the page's engine's weights.
 // Resolves to {grads: Float32Array, loss}.
 export function part(i, weights, steps, first, end) {
-  const call = callWith(engines[i], 'page_step_part', [weights, steps, first, end], { into: shared(`grads${i}`, weights.length) });
+  const call = callWith(engines[i], 'page_step_part', [weights, steps, first, end], {
+    into: shared(`grads${i}`, weights.length),
+  });
   return call;
 }
 
@@ -90,11 +99,13 @@ export const settled = () => inflight;
 // the evaluation runs on fewer engines)}. Evaluations touch none of a step's buffers, so they
 // neither wait for a step's calls nor hold the next step back.
 export async function evalBegin(hs, bytes, name, text, max) {
-  const got = await Promise.allSettled(hs.map(async (helper) => {
-    const m = await helper.page_load_model(bytes, 'a copy of the page engine’s model');
-    await helper.page_eval_begin(m.slot, name, text, max);
-    return helper;
-  }));
+  const got = await Promise.allSettled(
+    hs.map(async (helper) => {
+      const m = await helper.page_load_model(bytes, 'a copy of the page engine’s model');
+      await helper.page_eval_begin(m.slot, name, text, max);
+      return helper;
+    }),
+  );
   const ready = got.filter((g) => g.status === 'fulfilled').map((g) => g.value);
   const no = got.find((g) => g.status === 'rejected');
   return { ready, why: no ? (no.reason && no.reason.message) || String(no.reason) : '' };

@@ -41,21 +41,31 @@ async function start() {
   window.__site = { version: site.version, state: 'registering' };
   if (!('serviceWorker' in navigator)) {
     window.__site.state = 'unsupported';
-    say('Offline use and shared memory need service workers, which this browser does not offer here: ' +
-      'the page works, and its CPU engines copy data between them.');
+    say(
+      'Offline use and shared memory need service workers, which this browser does not offer here: ' +
+        'the page works, and its CPU engines copy data between them.',
+    );
     return;
   }
   // A registration that neither succeeds nor fails (a browser or an extension that blocks it
   // quietly) counts as failed after a while; the page itself never waits for it.
-  const late = (what) => new Promise((_, reject) => setTimeout(() => reject(new Error(`${what} did not finish in 20 s`)), 20000));
+  const late = (what) =>
+    new Promise((_, reject) =>
+      setTimeout(() => reject(new Error(`${what} did not finish in 20 s`)), 20000),
+    );
   let ready;
   try {
-    await Promise.race([navigator.serviceWorker.register('sw.js', { scope: './' }), late('the registration')]);
-    ready = await Promise.race([navigator.serviceWorker.ready, late('the worker\'s start')]);
+    await Promise.race([
+      navigator.serviceWorker.register('sw.js', { scope: './' }),
+      late('the registration'),
+    ]);
+    ready = await Promise.race([navigator.serviceWorker.ready, late("the worker's start")]);
   } catch (e) {
     window.__site.state = 'failed';
-    say(`The site's service worker could not start (${(e && e.message) || e}): the page works, but not ` +
-      'offline, and its CPU engines copy data between them.');
+    say(
+      `The site's service worker could not start (${(e && e.message) || e}): the page works, but not ` +
+        'offline, and its CPU engines copy data between them.',
+    );
     return;
   }
   // The first visit: the page was loaded before its worker could add the isolation headers. Reload
@@ -75,11 +85,18 @@ async function start() {
   }
   sessionStorage.removeItem(RELOADED);
   const status = await askStatus(navigator.serviceWorker.controller || ready.active);
-  const iso = self.crossOriginIsolated ? 'cross-origin isolated through its service worker' :
-    'not cross-origin isolated (the CPU engines copy data between them)';
+  const iso = self.crossOriginIsolated
+    ? 'cross-origin isolated through its service worker'
+    : 'not cross-origin isolated (the CPU engines copy data between them)';
   if (status && status.missing === 0) {
-    window.__site = { version: status.version, state: 'offline-ready', isolated: self.crossOriginIsolated };
-    say(`Offline-ready: this page (build ${status.version}) is kept in this browser and works without a network; ${iso}.`);
+    window.__site = {
+      version: status.version,
+      state: 'offline-ready',
+      isolated: self.crossOriginIsolated,
+    };
+    say(
+      `Offline-ready: this page (build ${status.version}) is kept in this browser and works without a network; ${iso}.`,
+    );
   } else {
     window.__site = { version: site.version, state: 'caching', isolated: self.crossOriginIsolated };
     say(`This page is ${iso}; it is not yet kept for offline use.`);

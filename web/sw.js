@@ -68,21 +68,25 @@ async function verified(cache, path) {
 }
 
 self.addEventListener('install', (event) => {
-  event.waitUntil((async () => {
-    const cache = await caches.open(CACHE);
-    const needed = Object.keys(SITE.files).filter((p) => !SITE.optional.includes(p));
-    for (const path of needed) await verified(cache, path);
-    await self.skipWaiting();
-  })());
+  event.waitUntil(
+    (async () => {
+      const cache = await caches.open(CACHE);
+      const needed = Object.keys(SITE.files).filter((p) => !SITE.optional.includes(p));
+      for (const path of needed) await verified(cache, path);
+      await self.skipWaiting();
+    })(),
+  );
 });
 
 self.addEventListener('activate', (event) => {
-  event.waitUntil((async () => {
-    for (const name of await caches.keys()) {
-      if (name.startsWith(PREFIX) && name !== CACHE) await caches.delete(name);
-    }
-    await self.clients.claim();
-  })());
+  event.waitUntil(
+    (async () => {
+      for (const name of await caches.keys()) {
+        if (name.startsWith(PREFIX) && name !== CACHE) await caches.delete(name);
+      }
+      await self.clients.claim();
+    })(),
+  );
 });
 
 self.addEventListener('fetch', (event) => {
@@ -90,31 +94,46 @@ self.addEventListener('fetch', (event) => {
   if (request.method !== 'GET') return;
   const path = sitePath(request.url);
   if (path === null) return; // another origin: the page asks none; the browser's own rules apply
-  event.respondWith((async () => {
-    if (path in SITE.files) {
-      try {
-        return await isolated(await verified(await caches.open(CACHE), path));
-      } catch (e) {
-        return new Response(`attnlab could not load ${path}: ${e.message}`, { status: 503, headers: { ...ISOLATION, 'Content-Type': 'text/plain' } });
+  event.respondWith(
+    (async () => {
+      if (path in SITE.files) {
+        try {
+          return await isolated(await verified(await caches.open(CACHE), path));
+        } catch (e) {
+          return new Response(`attnlab could not load ${path}: ${e.message}`, {
+            status: 503,
+            headers: { ...ISOLATION, 'Content-Type': 'text/plain' },
+          });
+        }
       }
-    }
-    // Not part of the build (e.g. data/ from a server started with --data): the network, isolated.
-    try {
-      return await isolated(await fetch(request));
-    } catch (e) {
-      return new Response(`offline: ${path} is not part of the cached site`, { status: 503, headers: { ...ISOLATION, 'Content-Type': 'text/plain' } });
-    }
-  })());
+      // Not part of the build (e.g. data/ from a server started with --data): the network, isolated.
+      try {
+        return await isolated(await fetch(request));
+      } catch (e) {
+        return new Response(`offline: ${path} is not part of the cached site`, {
+          status: 503,
+          headers: { ...ISOLATION, 'Content-Type': 'text/plain' },
+        });
+      }
+    })(),
+  );
 });
 
 // The page asks which version this worker serves and whether its cache is complete.
 self.addEventListener('message', (event) => {
   if (!event.data || event.data.type !== 'status') return;
-  event.waitUntil((async () => {
-    const cache = await caches.open(CACHE);
-    const needed = Object.keys(SITE.files).filter((p) => !SITE.optional.includes(p));
-    let missing = 0;
-    for (const p of needed) if (!(await cache.match(ROOT + p))) missing += 1;
-    event.source.postMessage({ type: 'status', version: SITE.version, files: needed.length, missing });
-  })());
+  event.waitUntil(
+    (async () => {
+      const cache = await caches.open(CACHE);
+      const needed = Object.keys(SITE.files).filter((p) => !SITE.optional.includes(p));
+      let missing = 0;
+      for (const p of needed) if (!(await cache.match(ROOT + p))) missing += 1;
+      event.source.postMessage({
+        type: 'status',
+        version: SITE.version,
+        files: needed.length,
+        missing,
+      });
+    })(),
+  );
 });

@@ -4,6 +4,14 @@
 export const L = { k: 'GPU', ref: 'CPU', kf: 'GPU (f32)', reff: 'CPU (f64)', on: 'the GPU' };
 
 export function setBackend(kind) {
-  if (kind === 'cpu') Object.assign(L, { k: 'f32', ref: 'f64', kf: 'kernels (f32)', reff: 'reference (f64)', on: 'the CPU backend' });
-  else Object.assign(L, { k: 'GPU', ref: 'CPU', kf: 'GPU (f32)', reff: 'CPU (f64)', on: 'the GPU' });
+  if (kind === 'cpu')
+    Object.assign(L, {
+      k: 'f32',
+      ref: 'f64',
+      kf: 'kernels (f32)',
+      reff: 'reference (f64)',
+      on: 'the CPU backend',
+    });
+  else
+    Object.assign(L, { k: 'GPU', ref: 'CPU', kf: 'GPU (f32)', reff: 'CPU (f64)', on: 'the GPU' });
 }

@@ -19,7 +19,8 @@ export function applyParams(item, st, params) {
     if (c && c.type === 'range') {
       const x = Number(v);
       if (!Number.isFinite(x)) continue;
-      const snapped = c.min + Math.round((Math.min(c.max, Math.max(c.min, x)) - c.min) / c.step) * c.step;
+      const snapped =
+        c.min + Math.round((Math.min(c.max, Math.max(c.min, x)) - c.min) / c.step) * c.step;
       st[k] = Math.min(c.max, Math.max(c.min, +snapped.toFixed(6)));
     } else if (c && c.type === 'select') {
       const hit = c.options.find(([val]) => String(val) === v);
@@ -33,10 +34,14 @@ export function applyParams(item, st, params) {
       if (Number.isInteger(x) && x >= 0 && x < 2 ** 31) st[k] = x;
     } else if (typeof d === 'string') {
       // Point lists "x,y;x,y": at most 16 points with coordinates in [-10, 10].
-      const ok = v === '' || (v.length <= 400 && v.split(';').length <= 16 && v.split(';').every((p) => {
-        const xs = p.split(',');
-        return xs.length === 2 && xs.every((x) => NUMS.test(x) && Math.abs(Number(x)) <= 10);
-      }));
+      const ok =
+        v === '' ||
+        (v.length <= 400 &&
+          v.split(';').length <= 16 &&
+          v.split(';').every((p) => {
+            const xs = p.split(',');
+            return xs.length === 2 && xs.every((x) => NUMS.test(x) && Math.abs(Number(x)) <= 10);
+          }));
       if (ok) st[k] = v;
     }
   }
@@ -46,7 +51,10 @@ export function writeHash(d) {
   const p = new URLSearchParams();
   for (const k of Object.keys(d.item.defaults)) {
     const v = d.st[k];
-    p.set(k, typeof v === 'boolean' ? (v ? '1' : '0') : typeof v === 'number' ? String(+v.toFixed(4)) : v);
+    p.set(
+      k,
+      typeof v === 'boolean' ? (v ? '1' : '0') : typeof v === 'number' ? String(+v.toFixed(4)) : v,
+    );
   }
   history.replaceState(null, '', `#${d.item.id}?${p}`);
 }

@@ -21,18 +21,25 @@ export async function ask() {
   // Every model: each variant's current one and the one kept beside it for comparison (by slot:
   // "vanilla", "vanilla:kept"), each answer headed by its variant and where it came from.
   const models = askable();
-  if (!models.length) { showBox('ask-error', '<p>There is no model yet; train one or load a checkpoint.</p>'); return; }
+  if (!models.length) {
+    showBox('ask-error', '<p>There is no model yet; train one or load a checkpoint.</p>');
+    return;
+  }
   $('btn-ask').disabled = true;
   const out = {};
   const errs = [];
   for (const m of models) {
     try {
       out[m.slot] = { ...(await job('ask', () => P.wasm.page_ask(m.slot, text))), model: m };
-    } catch (e) { errs.push([m.slot.replace(':kept', ', kept'), errText(e)]); }
+    } catch (e) {
+      errs.push([m.slot.replace(':kept', ', kept'), errText(e)]);
+    }
   }
   S.ask = out;
   // Said to a screen reader in one line (the maps below are read cell by cell from the keyboard).
-  $('ask-live').textContent = Object.values(out).map((a) => `${a.model.variant}${a.model.kept ? ', kept' : ''}: ${a.prediction || 'no answer'}`).join('; ');
+  $('ask-live').textContent = Object.values(out)
+    .map((a) => `${a.model.variant}${a.model.kept ? ', kept' : ''}: ${a.prediction || 'no answer'}`)
+    .join('; ');
   if (errs.length) {
     const msgs = askErrors(errs);
     S.askError = msgs.join('\n');
@@ -40,7 +47,11 @@ export async function ask() {
   }
   await showAnswers(out);
   setStatus(S.status);
-  if (askAgain && !$('btn-ask').disabled) { askAgain = false; await ask(); return; }
+  if (askAgain && !$('btn-ask').disabled) {
+    askAgain = false;
+    await ask();
+    return;
+  }
   bringAnswer();
 }
 
@@ -73,17 +84,29 @@ export function askErrors(errs) {
     const ch = String.fromCodePoint(parseInt(chars[0], 16));
     // "vanilla, kept" reads as "the kept vanilla model".
     const named = errs.map(([v]) => v.replace(/^(\w+), kept$/, 'kept $1'));
-    const who = errs.length === askable().length ? (errs.length > 1 ? 'the models' : 'the model') : `the ${named.join(' and ')} model`;
-    return [`“${ch}” (U+${chars[0]}) is not a character ${who} know${who.endsWith('s') ? '' : 's'}: its vocabulary comes from the text it was pretrained on. Type the name without it (e.g. with a plain letter instead).`];
+    const who =
+      errs.length === askable().length
+        ? errs.length > 1
+          ? 'the models'
+          : 'the model'
+        : `the ${named.join(' and ')} model`;
+    return [
+      `“${ch}” (U+${chars[0]}) is not a character ${who} know${who.endsWith('s') ? '' : 's'}: its vocabulary comes from the text it was pretrained on. Type the name without it (e.g. with a plain letter instead).`,
+    ];
   }
   // Per model, a character it lacks is said the same plain way (the library's column counts the
   // whole built question, not what was typed, and its advice is for a vocabulary being built).
   const plain = (m) => {
     const o = m.match(OOV);
-    return o ? `“${String.fromCodePoint(parseInt(o[2], 16))}” (U+${o[2]}) is not a character it knows (its vocabulary comes from the text it was pretrained on): type the name without it` : m;
+    return o
+      ? `“${String.fromCodePoint(parseInt(o[2], 16))}” (U+${o[2]}) is not a character it knows (its vocabulary comes from the text it was pretrained on): type the name without it`
+      : m;
   };
   const seen = new Map();
-  for (const [v, m] of errs) { const p = plain(m); seen.set(p, [...(seen.get(p) || []), v]); }
+  for (const [v, m] of errs) {
+    const p = plain(m);
+    seen.set(p, [...(seen.get(p) || []), v]);
+  }
   if (seen.size === 1) return [[...seen.keys()][0]];
   return [...seen].map(([m, vs]) => `${vs.join(' and ')}: ${m}`);
 }
@@ -124,17 +147,22 @@ export function stranger(m, question) {
   const who = personOf(question);
   if (!who) return '';
   if (m.builtin_text === false && builtinPerson(question)) {
-    return `The model never read about ${who} (one of the built-in corpus’s made-up people; it was pretrained ` +
-      'on another text): this is a guess.';
+    return (
+      `The model never read about ${who} (one of the built-in corpus’s made-up people; it was pretrained ` +
+      'on another text): this is a guess.'
+    );
   }
   const read = pretrainingOf(m);
   if (!read || mentions(read.text, who)) return '';
-  const why = read.name === 'the built-in corpus' ? 'the built-in corpus does not mention them'
-    : `${read.name}, its pretraining text, does not mention them`;
+  const why =
+    read.name === 'the built-in corpus'
+      ? 'the built-in corpus does not mention them'
+      : `${read.name}, its pretraining text, does not mention them`;
   return `The model never read about ${who} (${why}): this is a guess.`;
 }
 
-const HOW_TO_READ = 'Each row is the character the model is at (the query); each column a character it may look at (the key), ' +
+const HOW_TO_READ =
+  'Each row is the character the model is at (the query); each column a character it may look at (the key), ' +
   'and the colour how much weight it gives it. The question ends with ⁇, the mask character: the answer is written one character ' +
   'at a time after it, each read off the row before, and a second ⁇ ends it (the orange line marks the end of the question). ' +
   'Only the lower-left triangle is coloured because of the causal mask: a position sees itself and what came before, never what follows.';
@@ -151,7 +179,8 @@ export function showAnswers(out) {
   // (their characters' size; 20 px for its labels and border): then one under the other, each the
   // card's width, rather than smaller characters or a map that scrolls in a half-width column.
   root.classList.remove('stacked');
-  if (entries.length > 1 && (root.clientWidth - 24) / 2 < 20 + MIN_CELL * longest) root.classList.add('stacked');
+  if (entries.length > 1 && (root.clientWidth - 24) / 2 < 20 + MIN_CELL * longest)
+    root.classList.add('stacked');
   // Every column is in place before any is drawn: the maps and thumbnails are sized to their
   // column's width, and a first column measured alone took the whole card's.
   const cols = entries.map(() => {
@@ -169,8 +198,12 @@ export function showAnswers(out) {
     col.innerHTML = `<h3 tabindex="-1">${esc(m.variant)}${m.kept ? ', kept for comparison' : ''}</h3>
       ${m.label ? `<p class="muted small model-from">${esc(m.label)}</p>` : ''}
       <p class="question">${esc(a.question)}</p>
-      <p class="answer">→ <strong>${showPred(a.prediction)}</strong>${gold ? ` <span class="muted small">(${esc(gold.file)} says ${esc(gold.answer)}` +
-        ` <span class="${gold.answer.trim() === a.prediction ? 'ok' : 'bad'}">${gold.answer.trim() === a.prediction ? '✓' : '✗'}</span>)</span>` : ''}</p>
+      <p class="answer">→ <strong>${showPred(a.prediction)}</strong>${
+        gold
+          ? ` <span class="muted small">(${esc(gold.file)} says ${esc(gold.answer)}` +
+            ` <span class="${gold.answer.trim() === a.prediction ? 'ok' : 'bad'}">${gold.answer.trim() === a.prediction ? '✓' : '✗'}</span>)</span>`
+          : ''
+      }</p>
       ${stranger(m, a.question) ? `<p class="muted small stranger">${esc(stranger(m, a.question))}</p>` : ''}
       <p class="map-pick small"><label>layer <select class="pick-layer">${a.maps.map((_, i) => `<option value="${i}">${i + 1} of ${a.maps.length}</option>`).join('')}</select></label>
         <label>head <select class="pick-head">${Array.from({ length: a.n_head }, (_, i) => `<option value="${i}">${i + 1} of ${a.n_head}</option>`).join('')}</select></label>
@@ -183,14 +216,26 @@ export function showAnswers(out) {
     const big = col.querySelector('.big-map');
     const readout = col.querySelector('.map-readout');
     const scroller = col.querySelector('.map-scroll');
-    const selL = col.querySelector('.pick-layer'), selH = col.querySelector('.pick-head'), selR = col.querySelector('.pick-rows');
-    const mapOf = (l, h) => a.maps[l].subarray ? a.maps[l].subarray(h * T * T, (h + 1) * T * T) : a.maps[l].slice(h * T * T, (h + 1) * T * T);
+    const selL = col.querySelector('.pick-layer'),
+      selH = col.querySelector('.pick-head'),
+      selR = col.querySelector('.pick-rows');
+    const mapOf = (l, h) =>
+      a.maps[l].subarray
+        ? a.maps[l].subarray(h * T * T, (h + 1) * T * T)
+        : a.maps[l].slice(h * T * T, (h + 1) * T * T);
     let geom = null;
     // The keyboard's cell: arrows move it (Home/End: the row's ends), the readout follows.
     let cursor = null;
     const drawBig = () => {
       const rows = selR.value === 'all' ? [0, T] : answerRows;
-      geom = drawMap(big, mapOf(+selL.value, +selH.value), a.tokens, a.prompt_len, Math.min(900, col.clientWidth || 620), rows);
+      geom = drawMap(
+        big,
+        mapOf(+selL.value, +selH.value),
+        a.tokens,
+        a.prompt_len,
+        Math.min(900, col.clientWidth || 620),
+        rows,
+      );
       if (cursor) {
         cursor.i = Math.min(geom.r1 - 1, Math.max(geom.r0, cursor.i));
         markCell(big, geom, cursor);
@@ -201,13 +246,16 @@ export function showAnswers(out) {
     const keepInView = ({ j }) => {
       const x = geom.label + j * geom.cell;
       if (x - geom.label < scroller.scrollLeft) scroller.scrollLeft = Math.max(0, x - geom.label);
-      else if (x + geom.cell > scroller.scrollLeft + scroller.clientWidth) scroller.scrollLeft = x + geom.cell - scroller.clientWidth;
+      else if (x + geom.cell > scroller.scrollLeft + scroller.clientWidth)
+        scroller.scrollLeft = x + geom.cell - scroller.clientWidth;
     };
     const name = (c) => (c === ' ' ? 'a space' : c === '⁇' ? '⁇ (the mask character)' : `“${c}”`);
     const read = (c) => {
       const w = c.j <= c.i ? mapOf(+selL.value, +selH.value)[c.i * T + c.j] : null;
-      const text = w === null ? `${name(a.tokens[c.i])} (position ${c.i + 1}) cannot see ${name(a.tokens[c.j])} (position ${c.j + 1}): it comes later (masked)`
-        : `${name(a.tokens[c.i])} (position ${c.i + 1}) gives ${name(a.tokens[c.j])} (position ${c.j + 1}) weight ${w.toFixed(3)}`;
+      const text =
+        w === null
+          ? `${name(a.tokens[c.i])} (position ${c.i + 1}) cannot see ${name(a.tokens[c.j])} (position ${c.j + 1}): it comes later (masked)`
+          : `${name(a.tokens[c.i])} (position ${c.i + 1}) gives ${name(a.tokens[c.j])} (position ${c.j + 1}) weight ${w.toFixed(3)}`;
       readout.textContent = text;
       big.title = text;
       S.askHover = { variant, i: c.i, j: c.j, weight: w, text };
@@ -225,9 +273,17 @@ export function showAnswers(out) {
       const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
       const c = cursor || { i: geom.r0, j: 0 };
       let { i, j } = c;
-      if (moves[ev.key]) { i += moves[ev.key][0]; j += moves[ev.key][1]; } else if (ev.key === 'Home') j = 0; else if (ev.key === 'End') j = i; else return;
+      if (moves[ev.key]) {
+        i += moves[ev.key][0];
+        j += moves[ev.key][1];
+      } else if (ev.key === 'Home') j = 0;
+      else if (ev.key === 'End') j = i;
+      else return;
       ev.preventDefault();
-      cursor = { i: Math.min(geom.r1 - 1, Math.max(geom.r0, i)), j: Math.min(geom.T - 1, Math.max(0, j)) };
+      cursor = {
+        i: Math.min(geom.r1 - 1, Math.max(geom.r0, i)),
+        j: Math.min(geom.T - 1, Math.max(0, j)),
+      };
       drawBig();
       keepInView(cursor);
       read(cursor);
@@ -240,7 +296,10 @@ export function showAnswers(out) {
     const thumbs = col.querySelector('.thumbs');
     // A layer's heads on one row beside its label where the column allows (8 heads of 48 px wrapped
     // as 6 + 2 in each of two columns side by side), never below 28 px.
-    const thumbPx = Math.max(28, Math.min(48, Math.floor(((col.clientWidth || 620) - 60) / a.n_head) - 7));
+    const thumbPx = Math.max(
+      28,
+      Math.min(48, Math.floor(((col.clientWidth || 620) - 60) / a.n_head) - 7),
+    );
     a.maps.forEach((_, l) => {
       const row = document.createElement('div');
       row.className = 'thumb-row';
@@ -258,14 +317,25 @@ export function showAnswers(out) {
         c.setAttribute('aria-label', `show layer ${l + 1}, head ${h + 1} large`);
         // One task per thumbnail: many heads of a long answer would otherwise be one long task.
         setTimeout(() => drawThumb(c, mapOf(l, h), T, thumbPx), 0);
-        const pick = () => { selL.value = String(l); selH.value = String(h); drawBig(); };
+        const pick = () => {
+          selL.value = String(l);
+          selH.value = String(h);
+          drawBig();
+        };
         c.addEventListener('click', pick);
         c.addEventListener('keydown', (ev) => {
-          if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); pick(); return; }
-          const d = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] }[ev.key];
+          if (ev.key === 'Enter' || ev.key === ' ') {
+            ev.preventDefault();
+            pick();
+            return;
+          }
+          const d = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] }[
+            ev.key
+          ];
           if (!d) return;
           ev.preventDefault();
-          const nl = Math.min(a.maps.length - 1, Math.max(0, l + d[0])), nh = Math.min(a.n_head - 1, Math.max(0, h + d[1]));
+          const nl = Math.min(a.maps.length - 1, Math.max(0, l + d[0])),
+            nh = Math.min(a.n_head - 1, Math.max(0, h + d[1]));
           const next = thumbs.querySelector(`canvas.thumb[data-layer="${nl}"][data-head="${nh}"]`);
           if (!next) return;
           for (const t of thumbs.querySelectorAll('canvas.thumb')) t.tabIndex = -1;
@@ -296,7 +366,10 @@ function factsOf(m) {
   if (sh && sh.facts && m.label === (sh.label || sh.facts.label || SHIPPED_LABEL)) {
     return { name: 'shipped model', facts: sh.facts };
   }
-  for (const [id, name] of [['course', 'course model'], ['synth', 'shipped synthesizer']]) {
+  for (const [id, name] of [
+    ['course', 'course model'],
+    ['synth', 'shipped synthesizer'],
+  ]) {
     const C = S[id];
     if (C && C.facts && m.label === C.facts.label) return { name, facts: C.facts };
   }
@@ -316,30 +389,46 @@ function shortName(m) {
 // the built-in dev set where every model is of the built-in corpus. null: neither fits.
 function namesSource(models) {
   const own = data.dev && !/^built-in /.test(data.dev.name) ? data.dev : null;
-  if (models.some((m) => m.builtin_text === false)) return own ? { file: own.name, text: own.text } : null;
+  if (models.some((m) => m.builtin_text === false))
+    return own ? { file: own.name, text: own.text } : null;
   return P.embedded ? { file: 'the built-in dev set', text: P.embedded.dev } : null;
 }
 
 export function askNames(n) {
   const src = namesSource(askable());
   if (!src) return { file: null, names: [] };
-  const rows = src.file === 'the built-in dev set' ? builtinDev()
-    : src.text.split('\n').filter((l) => l.includes('\t')).map((l) => l.split('\t'));
-  const names = rows.map(([q]) => /^Where was (.+) born\?$/.exec(q.trim())).filter(Boolean).map((x) => x[1]);
+  const rows =
+    src.file === 'the built-in dev set'
+      ? builtinDev()
+      : src.text
+          .split('\n')
+          .filter((l) => l.includes('\t'))
+          .map((l) => l.split('\t'));
+  const names = rows
+    .map(([q]) => /^Where was (.+) born\?$/.exec(q.trim()))
+    .filter(Boolean)
+    .map((x) => x[1]);
   return { file: src.file, names: names.slice(0, n) };
 }
 
 export function showAskWith() {
   const box = $('ask-shipped');
   const models = askable();
-  if (!models.length) { box.hidden = true; box.innerHTML = ''; return; }
+  if (!models.length) {
+    box.hidden = true;
+    box.innerHTML = '';
+    return;
+  }
   const f = S.shipped && S.shipped.facts;
-  const standIn = f && f.stand_in === true && models.some((m) => factsOf(m) && factsOf(m).facts === f)
-    ? ' <strong class="stand-in">(a stand-in: placeholder numbers, not a measurement)</strong>' : '';
+  const standIn =
+    f && f.stand_in === true && models.some((m) => factsOf(m) && factsOf(m).facts === f)
+      ? ' <strong class="stand-in">(a stand-in: placeholder numbers, not a measurement)</strong>'
+      : '';
   const { file, names } = askNames(3);
   const chips = names.length
-    ? `Try people from ${esc(file)}: ${names.map((n) => `<button class="secondary small" data-ask="${esc(n)}">${esc(n)}</button>`)
-      .join(' ')}`
+    ? `Try people from ${esc(file)}: ${names
+        .map((n) => `<button class="secondary small" data-ask="${esc(n)}">${esc(n)}</button>`)
+        .join(' ')}`
     : 'Ask about a person from your copy of the course’s birth_dev.tsv, or give the course files in the ' +
       '<a href="#data-card">Data card</a> for names here.';
   const offers = [
@@ -349,7 +438,8 @@ export function showAskWith() {
     `<span id="ask-synth-hint"${offeredInAsk('synth') ? '' : ' hidden'}>Synthesizer attention beside it: ` +
       '<button type="button" class="linkish" data-load="synth">load the shipped synthesizer</button>.</span>',
   ];
-  box.innerHTML = `<p class="ask-with">Answering with: ${models.map(shortName).join('; ')}${standIn} · ` +
+  box.innerHTML =
+    `<p class="ask-with">Answering with: ${models.map(shortName).join('; ')}${standIn} · ` +
     '<a href="#models-card">change</a></p>' +
     `<p class="ask-examples muted small" id="ask-examples">${chips}</p>` +
     `<p class="ask-offers muted small">${offers.join(' ')}</p>`;
@@ -367,7 +457,8 @@ async function loadFromAsk(id, button) {
   // A built-in name in the box (the first visit's) gives way to one of the offered file's people.
   const { file, names } = askNames(1);
   const builtinName = builtinPerson(`Where was ${before} born?`);
-  if (names.length && file !== 'the built-in dev set' && builtinName) $('ask-text').value = names[0];
+  if (names.length && file !== 'the built-in dev set' && builtinName)
+    $('ask-text').value = names[0];
   $('ask-text').focus({ preventScroll: true });
 }
 
@@ -375,20 +466,26 @@ export function wireAsk() {
   $('btn-ask').addEventListener('click', ask);
   $('ask-shipped').addEventListener('click', (e) => {
     const b = e.target.closest('button[data-ask]');
-    if (b && !$('btn-ask').disabled) { $('ask-text').value = b.dataset.ask; ask(); }
+    if (b && !$('btn-ask').disabled) {
+      $('ask-text').value = b.dataset.ask;
+      ask();
+    }
     const l = e.target.closest('button[data-load]');
     if (l && !l.disabled) loadFromAsk(l.dataset.load, l);
   });
   // Redrawn when the models change (one loaded, trained, kept) and when the data does (its names).
   on('models', showAskWith);
   on('data', showAskWith);
-  $('ask-text').addEventListener('keydown', (e) => { if (e.key === 'Enter' && !$('btn-ask').disabled) ask(); });
+  $('ask-text').addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && !$('btn-ask').disabled) ask();
+  });
   // A name in the evaluation's table: asked here at once, or right after the answer being made.
   on('ask', ({ question }) => {
     $('ask-text').value = question;
     $('ask-card').scrollIntoView({ behavior: 'smooth' });
     $('ask-text').focus({ preventScroll: true });
-    if (!$('btn-ask').disabled) ask(); else if (S.models.length) askAgain = true;
+    if (!$('btn-ask').disabled) ask();
+    else if (S.models.length) askAgain = true;
   });
 }
 

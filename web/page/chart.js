@@ -8,7 +8,12 @@ import { canvas2d, niceTicks } from './ui.js';
 
 const COLOURS = ['#0072B2', '#D55E00', '#009E73'];
 
-const tickText = (v) => (Math.abs(v) >= 1e4 ? v.toExponential(0) : Math.abs(v) >= 1000 ? v.toLocaleString() : String(+v.toPrecision(4)));
+const tickText = (v) =>
+  Math.abs(v) >= 1e4
+    ? v.toExponential(0)
+    : Math.abs(v) >= 1000
+      ? v.toLocaleString()
+      : String(+v.toPrecision(4));
 
 // The legend's labels: runs of the same kind ("pretrain vanilla" twice) numbered in order, so that
 // no two curves read the same ("pretrain vanilla 1 (stopped)", "pretrain vanilla 2").
@@ -25,30 +30,51 @@ export function legendLabels(series) {
 
 // series: [{label, points: [[step, loss]...], total, recall?: [[step, %]...]}], the last one the run going on.
 export function drawLoss(canvas, series) {
-  const w = canvas.clientWidth || 800, h = canvas.clientHeight || 220;
+  const w = canvas.clientWidth || 800,
+    h = canvas.clientHeight || 220;
   const g = canvas2d(canvas, w, h);
   const css = getComputedStyle(canvas);
   const fg = css.getPropertyValue('--fg').trim() || '#1d232b';
   const muted = css.getPropertyValue('--muted').trim() || '#5b6673';
   const line = css.getPropertyValue('--line').trim() || '#d8dde3';
   const withRecall = series.some((s) => s.recall && s.recall.length);
-  const R = withRecall ? 44 : 16, T = 22, B = 36;
+  const R = withRecall ? 44 : 16,
+    T = 22,
+    B = 36;
   g.font = '11px system-ui, sans-serif';
   g.fillStyle = muted;
   // A diverging run can report a NaN or an infinite loss: it is left out of the scale and the curve.
   const labels = legendLabels(series);
-  const curves = series.map((s, k) => ({ ...s, label: labels[k], colour: COLOURS[k % COLOURS.length], points: s.points.filter(([, l]) => Number.isFinite(l)) }));
+  const curves = series.map((s, k) => ({
+    ...s,
+    label: labels[k],
+    colour: COLOURS[k % COLOURS.length],
+    points: s.points.filter(([, l]) => Number.isFinite(l)),
+  }));
   const all = curves.flatMap((c) => c.points);
   if (!all.length) {
     g.fillText('The loss appears here while training.', 52, h / 2);
     return;
   }
-  const maxStep = Math.max(1, ...curves.map((c) => Math.max(c.total || 0, c.points.length ? c.points[c.points.length - 1][0] : 0)));
-  let lo = Infinity, hi = -Infinity;
-  for (const [, l] of all) { lo = Math.min(lo, l); hi = Math.max(hi, l); }
-  if (hi - lo < 1e-6) { hi += 0.5; lo = Math.max(0, lo - 0.5); }
+  const maxStep = Math.max(
+    1,
+    ...curves.map((c) =>
+      Math.max(c.total || 0, c.points.length ? c.points[c.points.length - 1][0] : 0),
+    ),
+  );
+  let lo = Infinity,
+    hi = -Infinity;
+  for (const [, l] of all) {
+    lo = Math.min(lo, l);
+    hi = Math.max(hi, l);
+  }
+  if (hi - lo < 1e-6) {
+    hi += 0.5;
+    lo = Math.max(0, lo - 0.5);
+  }
   const yt = niceTicks(Math.max(0, lo - (hi - lo) * 0.05), hi + (hi - lo) * 0.05, 4);
-  lo = Math.min(lo, yt[0]); hi = Math.max(hi, yt[yt.length - 1]);
+  lo = Math.min(lo, yt[0]);
+  hi = Math.max(hi, yt[yt.length - 1]);
   const xt = niceTicks(0, maxStep, Math.max(2, Math.floor((w - 80) / 90)));
   const xMax = Math.max(maxStep, xt[xt.length - 1]);
   const L = Math.max(44, 28 + Math.max(...yt.map((v) => g.measureText(tickText(v)).width)));
@@ -59,7 +85,10 @@ export function drawLoss(canvas, series) {
   g.textAlign = 'right';
   g.textBaseline = 'middle';
   for (const v of yt) {
-    g.beginPath(); g.moveTo(L, y(v)); g.lineTo(w - R, y(v)); g.stroke();
+    g.beginPath();
+    g.moveTo(L, y(v));
+    g.lineTo(w - R, y(v));
+    g.stroke();
     g.fillText(tickText(v), L - 6, y(v));
   }
   g.textAlign = 'center';
@@ -92,12 +121,15 @@ export function drawLoss(canvas, series) {
     g.beginPath();
     c.points.forEach(([s, l], i) => {
       if (i % every && i !== c.points.length - 1) return;
-      if (i === 0) g.moveTo(x(s), y(l)); else g.lineTo(x(s), y(l));
+      if (i === 0) g.moveTo(x(s), y(l));
+      else g.lineTo(x(s), y(l));
     });
     g.stroke();
     const [ls, ll] = c.points[c.points.length - 1];
     g.fillStyle = c.colour;
-    g.beginPath(); g.arc(x(ls), y(ll), 3, 0, 2 * Math.PI); g.fill();
+    g.beginPath();
+    g.arc(x(ls), y(ll), 3, 0, 2 * Math.PI);
+    g.fill();
   }
   if (withRecall) drawRecall(g, curves, series, { x, L, R, T, B, w, h, muted, fg });
 }
@@ -130,4 +162,3 @@ function drawRecall(g, curves, series, { x, R, T, B, w, h, muted, fg }) {
   });
   g.fillStyle = fg;
 }
-

@@ -19,13 +19,46 @@ export const SAVE_COST_RATIO = 10;
 // The page's shared mutable state: the engine (the wasm module's exports, web/backend.js), the
 // presets and their forms, the run in progress, the served data folder and the built-in corpus
 // (read once), the training chunk length.
-export const P = { wasm: null, presets: null, presetForms: null, run: null, served: null, embedded: null, embeddedInfo: null, chunkMs: 400, workers: null };
+export const P = {
+  wasm: null,
+  presets: null,
+  presetForms: null,
+  run: null,
+  served: null,
+  embedded: null,
+  embeddedInfo: null,
+  chunkMs: 400,
+  workers: null,
+};
 
 export const S = (window.__page = {
-  ready: false, status: 'starting', kind: null, variant: null, steps: 0, total: 0, losses: [],
-  chunks: 0, saves: 0, saveMs: null, savedStep: null, resumedFrom: null, finished: 0, error: null, deviceLost: null,
-  dataSource: null, dataError: null, modelError: null, models: [], evalReport: null, evalError: null,
-  ask: null, askError: null, longTasks: [], msPerStep: null, backend: null, workers: null,
+  ready: false,
+  status: 'starting',
+  kind: null,
+  variant: null,
+  steps: 0,
+  total: 0,
+  losses: [],
+  chunks: 0,
+  saves: 0,
+  saveMs: null,
+  savedStep: null,
+  resumedFrom: null,
+  finished: 0,
+  error: null,
+  deviceLost: null,
+  dataSource: null,
+  dataError: null,
+  modelError: null,
+  models: [],
+  evalReport: null,
+  evalError: null,
+  ask: null,
+  askError: null,
+  longTasks: [],
+  msPerStep: null,
+  backend: null,
+  workers: null,
   parts: 0, // engine calls of steps taken in parts (web/page/steps.js)
   engines: 1, // engines that shared the last step
   stepMs: [], // the last training chunks' times per step, ms
@@ -33,7 +66,9 @@ export const S = (window.__page = {
   // 'replaced' (a model trained or loaded here took its place) | 'skipped' (this browser has its own
   // model or a saved run) | 'unavailable' (its files are missing or broken; note says why).
   shipped: { state: 'none', facts: null, note: null, label: null },
-  history: [], chartSeries: [], sizing: null,
+  history: [],
+  chartSeries: [],
+  sizing: null,
   started: null, // what page_start returned for the latest run
 });
 
@@ -49,12 +84,17 @@ export const tick = nextTask;
 if ('PerformanceObserver' in window) {
   try {
     new PerformanceObserver((list) => {
-      for (const e of list.getEntries()) S.longTasks.push({ start: Math.round(e.startTime), ms: Math.round(e.duration), during: running() ? `${running()} (${S.kind || ''} step ${S.steps})` : '' });
+      for (const e of list.getEntries())
+        S.longTasks.push({
+          start: Math.round(e.startTime),
+          ms: Math.round(e.duration),
+          during: running() ? `${running()} (${S.kind || ''} step ${S.steps})` : '',
+        });
     }).observe({ type: 'longtask', buffered: true });
-  } catch { /* longtask is not supported everywhere */ }
+  } catch {
+    /* longtask is not supported everywhere */
+  }
 }
-
-
 
 export function setStatus(status, text) {
   S.status = status;
@@ -68,7 +108,10 @@ export function setStatus(status, text) {
   $('btn-pause').disabled = !running;
   // Resume also continues a run saved in this browser (the banner at the top offers it too: a
   // reload that restores the scroll position can leave the banner out of sight).
-  $('btn-resume').disabled = !(status === 'paused' || (status === 'idle' && !$('resume-banner').hidden && !$('resume-saved').hidden));
+  $('btn-resume').disabled = !(
+    status === 'paused' ||
+    (status === 'idle' && !$('resume-banner').hidden && !$('resume-saved').hidden)
+  );
   $('btn-stop').disabled = !(running || status === 'paused');
   for (const b of ['btn-eval', 'btn-ask']) $(b).disabled = !P.wasm || S.models.length === 0;
 }

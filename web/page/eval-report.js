@@ -12,7 +12,13 @@ const HISTORY_MAX = 8;
 export function remember(rep) {
   if (!rep.score) return;
   const h = (S.evalHistory = S.evalHistory || []);
-  h.push({ model: rep.model, file: rep.file, asked: rep.rows.length, total: rep.inFile, score: rep.score });
+  h.push({
+    model: rep.model,
+    file: rep.file,
+    asked: rep.rows.length,
+    total: rep.inFile,
+    score: rep.score,
+  });
   if (h.length > HISTORY_MAX) h.shift();
   showHistory();
 }
@@ -23,8 +29,11 @@ function showHistory() {
   box.hidden = h.length < 2;
   if (h.length < 2) return;
   const rows = h.map((e) => ({
-    cells: [e.model, e.asked < e.total ? `${e.file} (first ${num(e.asked)} of ${num(e.total)})` : e.file,
-      { cls: 'num', text: score(e.score[0], e.score[1]) }],
+    cells: [
+      e.model,
+      e.asked < e.total ? `${e.file} (first ${num(e.asked)} of ${num(e.total)})` : e.file,
+      { cls: 'num', text: score(e.score[0], e.score[1]) },
+    ],
   }));
   box.querySelector('tbody').innerHTML = rowsHtml(rows.reverse());
 }
@@ -37,8 +46,10 @@ export function showEval(rep) {
   if (!gold) $('eval-filter').value = 'all';
   if (gold) {
     const [c, t] = rep.score;
-    $('eval-acc-label').textContent = rep.rows.length < rep.inFile
-      ? `accuracy on the first ${num(rep.rows.length)} of ${num(rep.inFile)} questions of ${rep.file} (the rest not asked)` : `accuracy on ${rep.file}`;
+    $('eval-acc-label').textContent =
+      rep.rows.length < rep.inFile
+        ? `accuracy on the first ${num(rep.rows.length)} of ${num(rep.inFile)} questions of ${rep.file} (the rest not asked)`
+        : `accuracy on ${rep.file}`;
     $('eval-acc').textContent = score(c, t);
     $('eval-line').textContent = rep.line;
     $('eval-london').textContent = rep.london ? score(rep.london[0], rep.london[1]) : '—';
@@ -53,7 +64,7 @@ export function showEval(rep) {
   note.hidden = !strangers;
   note.textContent = strangers
     ? `The ${rep.model.split(' · ').pop()} learned the made-up people of the built-in corpus; the people of ${rep.file} are new to it, ` +
-      'so it guesses (expect about London\'s score or less). The course model (Models card) was trained on the course\'s files.'
+      "so it guesses (expect about London's score or less). The course model (Models card) was trained on the course's files."
     : '';
   const skipped = $('eval-skipped');
   const notes = [rep.skipped, rep.cropped].filter(Boolean);
@@ -61,8 +72,10 @@ export function showEval(rep) {
   skipped.textContent = notes.map((n) => `${n}.`).join(' ');
   const only = $('eval-predictions-only');
   only.hidden = gold;
-  only.textContent = gold ? '' : `Predictions only: ${rep.file} has no answers (the course keeps the test answers), so there is nothing to score here. ` +
-    'Download the predictions to hand them in or to score them where the answers are.';
+  only.textContent = gold
+    ? ''
+    : `Predictions only: ${rep.file} has no answers (the course keeps the test answers), so there is nothing to score here. ` +
+      'Download the predictions to hand them in or to score them where the answers are.';
   $('eval-table').querySelector('thead').innerHTML = gold
     ? '<tr><th class="num">line</th><th>who (the question)</th><th>answer</th><th>prediction</th><th><span class="long">right?</span><abbr class="short" title="right?">✓?</abbr></th></tr>'
     : '<tr><th class="num">line</th><th>who (the question)</th><th>prediction</th></tr>';
@@ -75,17 +88,31 @@ export function filterEval() {
   const gold = !!rep.score;
   const mode = $('eval-filter').value;
   const q = $('eval-search').value.trim().toLowerCase();
-  const rows = rep.rows.filter((r) => (mode === 'all' || (mode === 'right' ? r.correct === true : r.correct === false))
-    && (!q || `${r.question} ${r.gold || ''} ${r.prediction}${r.lacks ? ' skipped' : ''}`.toLowerCase().includes(q)));
+  const rows = rep.rows.filter(
+    (r) =>
+      (mode === 'all' || (mode === 'right' ? r.correct === true : r.correct === false)) &&
+      (!q ||
+        `${r.question} ${r.gold || ''} ${r.prediction}${r.lacks ? ' skipped' : ''}`
+          .toLowerCase()
+          .includes(q)),
+  );
   const shown = rows.slice(0, 1000);
-  $('eval-table').querySelector('tbody').innerHTML = rowsHtml(shown.map((r) => ({
-    cls: r.correct === false ? 'wrong' : '',
-    cells: gold
-      ? [{ cls: 'num', text: r.line }, { html: askButton(r.question) }, r.gold ?? '', { html: predicted(r) },
-        { cls: r.correct ? 'ok' : 'bad', text: r.correct ? '✓' : '✗' }]
-      : [{ cls: 'num', text: r.line }, { html: askButton(r.question) }, { html: predicted(r) }],
-  })));
-  $('eval-count').textContent = `${num(rows.length)} of ${num(rep.rows.length)} shown${rows.length > shown.length ? ' (first 1000)' : ''}`;
+  $('eval-table').querySelector('tbody').innerHTML = rowsHtml(
+    shown.map((r) => ({
+      cls: r.correct === false ? 'wrong' : '',
+      cells: gold
+        ? [
+            { cls: 'num', text: r.line },
+            { html: askButton(r.question) },
+            r.gold ?? '',
+            { html: predicted(r) },
+            { cls: r.correct ? 'ok' : 'bad', text: r.correct ? '✓' : '✗' },
+          ]
+        : [{ cls: 'num', text: r.line }, { html: askButton(r.question) }, { html: predicted(r) }],
+    })),
+  );
+  $('eval-count').textContent =
+    `${num(rows.length)} of ${num(rep.rows.length)} shown${rows.length > shown.length ? ' (first 1000)' : ''}`;
 }
 
 export const num = (n) => n.toLocaleString('en');
@@ -99,7 +126,9 @@ function askButton(q) {
 
 // A row's prediction; a question skipped for a character the model lacks says so.
 function predicted(r) {
-  return r.lacks ? `<span class="muted">(skipped: no “${esc(r.lacks)}” in its vocabulary)</span>` : showPred(r.prediction);
+  return r.lacks
+    ? `<span class="muted">(skipped: no “${esc(r.lacks)}” in its vocabulary)</span>`
+    : showPred(r.prediction);
 }
 
 // The predictions as the command line writes them with --outputs_path: each followed by a newline.
@@ -110,7 +139,9 @@ export function predictionsText(rep) {
 export function downloadPredictions() {
   const rep = S.evalReport;
   if (!rep) return;
-  const url = URL.createObjectURL(new Blob([predictionsText(rep)], { type: 'text/plain;charset=utf-8' }));
+  const url = URL.createObjectURL(
+    new Blob([predictionsText(rep)], { type: 'text/plain;charset=utf-8' }),
+  );
   const a = document.createElement('a');
   a.href = url;
   a.download = `${rep.stem}.${rep.file.replace(/\.[^.]*$/, '').replace(/[^\w.-]+/g, '_')}.predictions`;
@@ -119,4 +150,3 @@ export function downloadPredictions() {
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 10000);
 }
-

@@ -28,7 +28,8 @@ const ASK_ABOVE_S = 20;
 // calls of an evaluation can take a few times longer, once) and the call of 3 × SAMPLE; per model
 // label (a model replaced under the same variant has another label) and count of engines.
 const costs = new Map();
-const costKey = (slot) => `${slot}\n${(S.models.find((m) => m.slot === slot) || {}).label || ''}\n${engines()}`;
+const costKey = (slot) =>
+  `${slot}\n${(S.models.find((m) => m.slot === slot) || {}).label || ''}\n${engines()}`;
 
 // What the next evaluation would cover: {variant, which, file, max, count} or throws the user's words.
 function planned() {
@@ -40,10 +41,19 @@ function planned() {
   const raw = $('eval-max').value.trim();
   const max = raw === '' ? undefined : Number(raw);
   if (max !== undefined && !(Number.isInteger(max) && max >= 1)) {
-    throw new Error(`“at most” is “${raw}”; give a whole number of questions, or leave it empty for all.`);
+    throw new Error(
+      `“at most” is “${raw}”; give a whole number of questions, or leave it empty for all.`,
+    );
   }
   const rows = f.examples || 0;
-  return { variant, name: m ? modelName(m) : variant, which, f, max, count: max ? Math.min(max, rows || max) : rows };
+  return {
+    variant,
+    name: m ? modelName(m) : variant,
+    which,
+    f,
+    max,
+    count: max ? Math.min(max, rows || max) : rows,
+  };
 }
 
 // Questions asked for in one engine call: as many as take about PART_MS here, at most MAX_PART
@@ -69,10 +79,14 @@ export function showEstimate() {
   try {
     const p = planned();
     const cost = costs.get(costKey(p.variant));
-    line = `${p.count.toLocaleString()} question${p.count === 1 ? '' : 's'} of ${p.f.name}` +
-      (cost ? `: about ${duration(secondsFor(cost, p.count))} with ${p.name} on this device (measured here).`
+    line =
+      `${p.count.toLocaleString()} question${p.count === 1 ? '' : 's'} of ${p.f.name}` +
+      (cost
+        ? `: about ${duration(secondsFor(cost, p.count))} with ${p.name} on this device (measured here).`
         : `. Before a long evaluation the first ${TIMED} questions are timed and you see the estimate for the rest.`);
-  } catch { /* no file or a bad "at most": the button says why */ }
+  } catch {
+    /* no file or a bad "at most": the button says why */
+  }
   $('eval-estimate').textContent = line;
 }
 
@@ -99,7 +113,8 @@ async function join(ev) {
     if (!hs.length) return;
     const bytes = await copy;
     const { ready, why } = await helpers.evalBegin(hs, bytes, ev.p.f.name, ev.p.f.text, ev.p.max);
-    if (why) ev.why = `${ready.length + 1} of ${hs.length + 1} engines: a helper could not take the model (${why})`;
+    if (why)
+      ev.why = `${ready.length + 1} of ${hs.length + 1} engines: a helper could not take the model (${why})`;
     ev.helpers = ready;
     ev.joined = (performance.now() - t0) / 1000;
   } catch (e) {
@@ -152,8 +167,11 @@ async function oneRound(ev, count, label) {
   ev.seconds += seconds;
   const rest = st.total - st.done;
   const cost = costs.get(costKey(ev.p.variant));
-  const left = rest ? ` · about ${duration(cost ? secondsFor(cost, rest) : (ev.seconds / st.done) * rest)} left` : '';
-  $('eval-status').textContent = `${label} ${ev.p.name} on ${ev.p.f.name}${n > 1 ? ` on ${n} engines` : ''}: ${num(st.done)} of ${num(st.total)} questions${left}…`;
+  const left = rest
+    ? ` · about ${duration(cost ? secondsFor(cost, rest) : (ev.seconds / st.done) * rest)} left`
+    : '';
+  $('eval-status').textContent =
+    `${label} ${ev.p.name} on ${ev.p.f.name}${n > 1 ? ` on ${n} engines` : ''}: ${num(st.done)} of ${num(st.total)} questions${left}…`;
   return { seconds, mine };
 }
 
@@ -182,8 +200,15 @@ async function runParts(ev, until, label) {
   let part = cost ? least : SAMPLE;
   while (ev.st.done < Math.min(until, ev.st.total) && !ev.stop) {
     const n = 1 + ev.helpers.length;
-    const { seconds, mine } = await oneRound(ev, Math.min(part * n, Math.min(until, ev.st.total) - ev.st.done), label);
-    part = Math.max(least, Math.min(MAX_PART, Math.round(PART_MS / ((1000 * seconds) / Math.max(1, mine)))));
+    const { seconds, mine } = await oneRound(
+      ev,
+      Math.min(part * n, Math.min(until, ev.st.total) - ev.st.done),
+      label,
+    );
+    part = Math.max(
+      least,
+      Math.min(MAX_PART, Math.round(PART_MS / ((1000 * seconds) / Math.max(1, mine)))),
+    );
   }
   return ev.st;
 }
@@ -193,14 +218,27 @@ async function finish(ev, failed = false) {
   const rep = await job('evaluate', () => P.wasm.page_eval_report());
   const n = ev.engines;
   // inFile: the file's questions, more than total when "at most" or "only the first N" cut the run.
-  Object.assign(rep, { variant: ev.p.variant, model: ev.p.name, file: ev.p.f.name, inFile: Math.max(rep.total, ev.p.f.examples || 0),
-    stem: downloadName(ev.p.variant).replace(/\.safetensors$/, ''), seconds: ev.seconds, engines: n, byHelpers: ev.byHelpers, joined: ev.joined, fewer: ev.why });
+  Object.assign(rep, {
+    variant: ev.p.variant,
+    model: ev.p.name,
+    file: ev.p.f.name,
+    inFile: Math.max(rep.total, ev.p.f.examples || 0),
+    stem: downloadName(ev.p.variant).replace(/\.safetensors$/, ''),
+    seconds: ev.seconds,
+    engines: n,
+    byHelpers: ev.byHelpers,
+    joined: ev.joined,
+    fewer: ev.why,
+  });
   current = null;
   S.evalReport = rep;
   remember(rep);
   showEval(rep);
   const part = rep.rows.length < rep.total;
-  const first = rep.rows.length < rep.inFile ? `the first ${num(rep.rows.length)} of the ${num(rep.inFile)} ` : '';
+  const first =
+    rep.rows.length < rep.inFile
+      ? `the first ${num(rep.rows.length)} of the ${num(rep.inFile)} `
+      : '';
   $('eval-status').textContent = part
     ? `${failed ? 'Failed' : 'Stopped'} after ${num(rep.rows.length)} of ${num(rep.total)} questions of ${ev.p.f.name} (${duration(ev.seconds)}, ${ev.p.name}): the results below are those ${num(rep.rows.length)}.`
     : `${first ? `Asked ${first}questions` : counted(rep.rows.length, 'question')} of ${ev.p.f.name} in ${duration(ev.seconds)} with ${ev.p.name}${n > 1 ? ` on ${n} engines` : ''}.`;
@@ -230,40 +268,74 @@ export async function evaluate(choice) {
       if (!ev) return;
       if (choice === 0) {
         current = null;
-        $('eval-status').textContent = `Cancelled: nothing more of ${ev.p.f.name} is asked${S.evalReport ? '; the report below is the one before' : ''}.`;
+        $('eval-status').textContent =
+          `Cancelled: nothing more of ${ev.p.f.name} is asked${S.evalReport ? '; the report below is the one before' : ''}.`;
         return;
       }
       ev.st = await job('evaluate', () => P.wasm.page_eval_limit(choice));
     } else {
       S.evalEstimate = null;
       let p;
-      try { p = planned(); } catch (e) { showBox('eval-error', `<p>${esc(errText(e))}</p>`); return; }
-      const st = await job('evaluate', () => P.wasm.page_eval_begin(p.variant, p.f.name, p.f.text, p.max));
-      ev = current = { p, st, seconds: 0, helpers: [], joined: null, engines: 1, byHelpers: 0, why: '', stop: false };
+      try {
+        p = planned();
+      } catch (e) {
+        showBox('eval-error', `<p>${esc(errText(e))}</p>`);
+        return;
+      }
+      const st = await job('evaluate', () =>
+        P.wasm.page_eval_begin(p.variant, p.f.name, p.f.text, p.max),
+      );
+      ev = current = {
+        p,
+        st,
+        seconds: 0,
+        helpers: [],
+        joined: null,
+        engines: 1,
+        byHelpers: 0,
+        why: '',
+        stop: false,
+      };
       join(ev);
       // A long evaluation: time the first questions (they count toward it) and ask before going on.
       if (st.total > SAMPLE_ABOVE) {
         const key = costKey(p.variant);
         if (!costs.has(key)) await timeCost(ev);
-        if (ev.stop) { await finish(ev); return; }
+        if (ev.stop) {
+          await finish(ev);
+          return;
+        }
         const cost = costs.get(key);
         const rest = st.total - ev.st.done;
         const est = cost ? secondsFor(cost, rest) : (ev.seconds / Math.max(1, ev.st.done)) * rest;
         const rate = est / Math.max(1, rest);
         showEstimate();
-        S.evalEstimate = { questions: st.total, seconds: est, perQuestion: rate, asked: est > ASK_ABOVE_S, timed: ev.st.done };
+        S.evalEstimate = {
+          questions: st.total,
+          seconds: est,
+          perQuestion: rate,
+          asked: est > ASK_ABOVE_S,
+          timed: ev.st.done,
+        };
         if (est > ASK_ABOVE_S) {
           const count = st.total;
           const few = Math.max(TIMED, Math.min(count, Math.floor(ASK_ABOVE_S / rate)));
-          const timed = ev.st.done ? ` (the first ${ev.st.done} took ${duration(ev.seconds)}; they count toward it)` : '';
+          const timed = ev.st.done
+            ? ` (the first ${ev.st.done} took ${duration(ev.seconds)}; they count toward it)`
+            : '';
           $('eval-status').textContent = '';
-          showBox('eval-confirm', `<p>${count.toLocaleString()} questions would take about <strong>${duration(est + ev.seconds)}</strong> with ${esc(p.name)} on this device${timed}. ` +
-            'The page stays usable meanwhile; the demos and a training run take their turns between its parts, and Stop keeps what is answered.</p>' +
-            `<p><button type="button" data-eval="${count}">Evaluate all ${count.toLocaleString()}</button> ` +
-            // A shorter run is offered only where it saves most of the time.
-            // (The timed questions are answered already: only what is left of the first `few` costs time.)
-            (few <= count / 2 ? `<button type="button" class="secondary" data-eval="${few}">Only the first ${few.toLocaleString()} ${few > ev.st.done ? `(about ${duration(rate * (few - ev.st.done))} more)` : '(answered already)'}</button> ` : '') +
-            '<button type="button" class="secondary" data-eval="0">Cancel</button></p>');
+          showBox(
+            'eval-confirm',
+            `<p>${count.toLocaleString()} questions would take about <strong>${duration(est + ev.seconds)}</strong> with ${esc(p.name)} on this device${timed}. ` +
+              'The page stays usable meanwhile; the demos and a training run take their turns between its parts, and Stop keeps what is answered.</p>' +
+              `<p><button type="button" data-eval="${count}">Evaluate all ${count.toLocaleString()}</button> ` +
+              // A shorter run is offered only where it saves most of the time.
+              // (The timed questions are answered already: only what is left of the first `few` costs time.)
+              (few <= count / 2
+                ? `<button type="button" class="secondary" data-eval="${few}">Only the first ${few.toLocaleString()} ${few > ev.st.done ? `(about ${duration(rate * (few - ev.st.done))} more)` : '(answered already)'}</button> `
+                : '') +
+              '<button type="button" class="secondary" data-eval="0">Cancel</button></p>',
+          );
           return;
         }
       }
@@ -275,14 +347,19 @@ export async function evaluate(choice) {
     // What was answered before the failure is kept and shown; the error is published after it
     // (window.__page.evalError then finds the partial report in place).
     if (ev && ev.st && ev.st.done) {
-      try { await finish(ev, true); } catch { /* the report is gone with the device */ }
+      try {
+        await finish(ev, true);
+      } catch {
+        /* the report is gone with the device */
+      }
     } else {
       $('eval-status').textContent = '';
     }
     S.evalError = error;
     current = null;
     showBox('eval-error', `<p>${esc(S.evalError)}</p>`);
-    if (await P.wasm.page_device_lost()) await emit('failed', { error: e, what: 'evaluation stopped' });
+    if (await P.wasm.page_device_lost())
+      await emit('failed', { error: e, what: 'evaluation stopped' });
   } finally {
     running(false);
   }
@@ -293,7 +370,9 @@ export function wireEval() {
   on('data', showEstimate);
   $('btn-eval').addEventListener('click', () => evaluate());
   // Enter in "at most" evaluates, as Enter in Ask's box asks.
-  $('eval-max').addEventListener('keydown', (e) => { if (e.key === 'Enter' && !$('btn-eval').disabled) evaluate(); });
+  $('eval-max').addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && !$('btn-eval').disabled) evaluate();
+  });
   $('eval-confirm').addEventListener('click', (e) => {
     const b = e.target.closest('button[data-eval]');
     if (!b) return;
@@ -305,8 +384,11 @@ export function wireEval() {
     (n && !$('eval-stop').hidden ? $('eval-stop') : $('btn-eval')).focus();
   });
   // Stop after the part going on; what is answered is shown.
-  $('eval-stop').addEventListener('click', () => { if (current) current.stop = true; });
-  for (const id of ['eval-variant', 'eval-file', 'eval-max']) $(id).addEventListener('input', showEstimate);
+  $('eval-stop').addEventListener('click', () => {
+    if (current) current.stop = true;
+  });
+  for (const id of ['eval-variant', 'eval-file', 'eval-max'])
+    $(id).addEventListener('input', showEstimate);
   $('eval-filter').addEventListener('change', filterEval);
   $('eval-search').addEventListener('input', filterEval);
   $('eval-download').addEventListener('click', downloadPredictions);

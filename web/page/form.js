@@ -8,7 +8,21 @@ import { useNotes, useEmbedded } from './data.js';
 // ---------------------------------------------------------------------------------------------
 // Form
 
-export const FIELDS = ['n_layer', 'n_head', 'n_embd', 'dropout', 'seed', 'pre_epochs', 'pre_batch', 'pre_lr', 'pre_decay', 'max_steps', 'ft_epochs', 'ft_batch', 'ft_lr'];
+export const FIELDS = [
+  'n_layer',
+  'n_head',
+  'n_embd',
+  'dropout',
+  'seed',
+  'pre_epochs',
+  'pre_batch',
+  'pre_lr',
+  'pre_decay',
+  'max_steps',
+  'ft_epochs',
+  'ft_batch',
+  'ft_lr',
+];
 
 // The library's presets (page_preset_form in src/web/spec.rs, read once by app-train.js); the quick one's epochs, batch and max
 // steps sized to this device once it is measured (web/page/sizing.js), before that 40 epochs; the
@@ -26,7 +40,8 @@ export function presetValues(name) {
     return v;
   }
   const q = S.sizing ? quickFor(S.sizing) : { pre_epochs: 40, max_steps: '', ft_epochs: 20 };
-  for (const f of ['pre_epochs', 'pre_batch', 'max_steps', 'ft_epochs', 'ft_batch']) if (f in q) v[f] = q[f];
+  for (const f of ['pre_epochs', 'pre_batch', 'max_steps', 'ft_epochs', 'ft_batch'])
+    if (f in q) v[f] = q[f];
   return v;
 }
 
@@ -68,10 +83,16 @@ async function sizeForm() {
   S.presetShort = { quick: d.quickShort, middle: d.middleShort, full: d.fullShort };
   showLabels();
   // Custom settings stay as they are; only the note's “Measuring this device…” goes.
-  if ($('preset').value === 'custom') { showNote('custom'); return; }
+  if ($('preset').value === 'custom') {
+    showNote('custom');
+    return;
+  }
   // While a saved run waits to be resumed the form shows that run's settings (restoreForm): a new
   // measurement updates the note, not the fields.
-  if (!$('resume-banner').hidden) { showNote($('preset').value); return; }
+  if (!$('resume-banner').hidden) {
+    showNote($('preset').value);
+    return;
+  }
   applyPreset($('preset').value);
 }
 
@@ -98,8 +119,10 @@ export function showNote(name) {
 }
 
 export const NOTES = {
-  quick: 'Tiny model (2 layers, 4 heads, width 64). Its size is set to about two minutes on this device by a short measurement, taken when you first reach this card or press Pretrain.',
-  middle: 'Half the shipped model’s depth (2 layers, 8 heads, width 128) on the built-in people’s birth notes; its time here is measured when you first reach this card.',
+  quick:
+    'Tiny model (2 layers, 4 heads, width 64). Its size is set to about two minutes on this device by a short measurement, taken when you first reach this card or press Pretrain.',
+  middle:
+    'Half the shipped model’s depth (2 layers, 8 heads, width 128) on the built-in people’s birth notes; its time here is measured when you first reach this card.',
   full: 'The assignment’s run.py settings: pretraining is 650 epochs (the handout planned about two hours on the course’s cloud GPU; this engine’s CLI kept the pace of about 10 min for them on an NVIDIA H100; the time here is measured with the quick preset’s).',
   custom: 'Your own settings.',
 };
@@ -110,7 +133,8 @@ export const NOTES = {
 // the user's choice switches: a data change re-applies the preset's values, not its text.
 function choosePreset(name) {
   if (name === 'middle' && S.dataSource === 'embedded') useNotes();
-  if ((name === 'quick' || name === 'full') && ['notes', 'births'].includes(S.dataSource)) useEmbedded();
+  if ((name === 'quick' || name === 'full') && ['notes', 'births'].includes(S.dataSource))
+    useEmbedded();
   applyPreset(name);
 }
 
@@ -127,9 +151,18 @@ export function applyPreset(name) {
 export function readSpec(kind) {
   const text = (f) => $(`h-${f}`).value;
   const pre = kind === 'pretrain';
-  const form = { n_layer: text('n_layer'), n_head: text('n_head'), n_embd: text('n_embd'), dropout: text('dropout'), seed: text('seed'),
-    epochs: text(pre ? 'pre_epochs' : 'ft_epochs'), batch: text(pre ? 'pre_batch' : 'ft_batch'), lr: text(pre ? 'pre_lr' : 'ft_lr'), max_steps: text('max_steps'),
-    decay: pre ? text('pre_decay') : '' };
+  const form = {
+    n_layer: text('n_layer'),
+    n_head: text('n_head'),
+    n_embd: text('n_embd'),
+    dropout: text('dropout'),
+    seed: text('seed'),
+    epochs: text(pre ? 'pre_epochs' : 'ft_epochs'),
+    batch: text(pre ? 'pre_batch' : 'ft_batch'),
+    lr: text(pre ? 'pre_lr' : 'ft_lr'),
+    max_steps: text('max_steps'),
+    decay: pre ? text('pre_decay') : '',
+  };
   const variant = document.querySelector('input[name=variant]:checked').value;
   return P.wasm.page_read_form(kind, variant, !pre && $('h-from').value === 'model', form);
 }
@@ -139,12 +172,17 @@ export function readSpec(kind) {
 // the same finetuning settings the user had (the reloaded page showed the quick preset's
 // unsized defaults until Finetune was pressed).
 export function formState() {
-  return { preset: $('preset').value, from: $('h-from').value, values: Object.fromEntries(FIELDS.map((f) => [f, $(`h-${f}`).value])) };
+  return {
+    preset: $('preset').value,
+    from: $('h-from').value,
+    values: Object.fromEntries(FIELDS.map((f) => [f, $(`h-${f}`).value])),
+  };
 }
 
 export function restoreForm(saved) {
   if (!saved || !saved.values) return;
-  for (const f of FIELDS) if (typeof saved.values[f] === 'string') $(`h-${f}`).value = saved.values[f];
+  for (const f of FIELDS)
+    if (typeof saved.values[f] === 'string') $(`h-${f}`).value = saved.values[f];
   if (saved.from) $('h-from').value = saved.from;
   if (saved.preset && NOTES[saved.preset]) {
     $('preset').value = saved.preset;
@@ -157,17 +195,27 @@ export function wireForm() {
   // preset it is sized by (a wider screen shows them beside each other).
   if (window.matchMedia('(max-width: 640px)').matches) $('hyper').open = false;
   // The quick preset's steps depend on the corpus's size: size it again for new data.
-  on('data', () => { if (S.sizing && P.presets) showSizing(); });
+  on('data', () => {
+    if (S.sizing && P.presets) showSizing();
+  });
   $('preset').addEventListener('change', () => choosePreset($('preset').value));
   // The variant changes what fits, the quick run's timed steps, the middle preset's measured
   // accuracy and the CLI's commands: the presets are sized and described again.
   for (const r of document.querySelectorAll('input[name=variant]')) {
-    r.addEventListener('change', () => { if (S.sizing && P.presets) showSizing(); });
+    r.addEventListener('change', () => {
+      if (S.sizing && P.presets) showSizing();
+    });
   }
   for (const f of FIELDS) {
-    $(`h-${f}`).addEventListener('input', () => { $('preset').value = 'custom'; showNote('custom'); });
+    $(`h-${f}`).addEventListener('input', () => {
+      $('preset').value = 'custom';
+      showNote('custom');
+    });
   }
   $('h-from').addEventListener('change', () => {
-    if (['full', 'middle'].includes($('preset').value)) { applyPreset($('preset').value); showSizing(); }
+    if (['full', 'middle'].includes($('preset').value)) {
+      applyPreset($('preset').value);
+      showSizing();
+    }
   });
 }

@@ -24,7 +24,11 @@ function loadKatex() {
 export async function renderTex(el, tex) {
   try {
     const k = await loadKatex();
-    k.render(`\\displaystyle ${tex}`, el, { throwOnError: true, displayMode: false, output: 'htmlAndMathml' });
+    k.render(`\\displaystyle ${tex}`, el, {
+      throwOnError: true,
+      displayMode: false,
+      output: 'htmlAndMathml',
+    });
     el.classList.add('tex');
     return true;
   } catch (e) {

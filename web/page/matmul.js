@@ -10,7 +10,15 @@
 import { job } from '../backend.js';
 
 const $ = (id) => document.getElementById(id);
-const M = (window.__matmul = { kernel: null, how: null, kernels: [], ms: [], at: null, busy: false, error: null });
+const M = (window.__matmul = {
+  kernel: null,
+  how: null,
+  kernels: [],
+  ms: [],
+  at: null,
+  busy: false,
+  error: null,
+});
 let wasm = null; // the engine's exports (web/backend.js)
 
 const keyOf = (a) => `attnlab-matmul:${a.backend}|${a.name}|${a.driver}`;
@@ -18,22 +26,33 @@ const keyOf = (a) => `attnlab-matmul:${a.backend}|${a.name}|${a.driver}`;
 function read(key) {
   try {
     const v = JSON.parse(localStorage.getItem(key));
-    return v && typeof v.kernel === 'string' && Array.isArray(v.ms) && Array.isArray(v.kernels) ? v : null;
-  } catch { return null; }
+    return v && typeof v.kernel === 'string' && Array.isArray(v.ms) && Array.isArray(v.kernels)
+      ? v
+      : null;
+  } catch {
+    return null;
+  }
 }
 
 function write(key, v) {
-  try { localStorage.setItem(key, JSON.stringify(v)); } catch { /* storage can be off */ }
+  try {
+    localStorage.setItem(key, JSON.stringify(v));
+  } catch {
+    /* storage can be off */
+  }
 }
 
 function show() {
-  const times = M.ms.length && M.ms.length === M.kernels.length
-    ? `: ${M.kernels.map((k, i) => `${k} ${M.ms[i].toFixed(1)} ms`).join(', ')} for the GPT's products` : '';
-  const how = {
-    timed: `timed on this device just now${times}`,
-    kept: `kept in this browser, timed on this device on ${M.at ? new Date(M.at).toLocaleString() : 'an earlier visit'}${times}`,
-    default: 'the rule for this adapter type, not timed here',
-  }[M.how] || M.how;
+  const times =
+    M.ms.length && M.ms.length === M.kernels.length
+      ? `: ${M.kernels.map((k, i) => `${k} ${M.ms[i].toFixed(1)} ms`).join(', ')} for the GPT's products`
+      : '';
+  const how =
+    {
+      timed: `timed on this device just now${times}`,
+      kept: `kept in this browser, timed on this device on ${M.at ? new Date(M.at).toLocaleString() : 'an earlier visit'}${times}`,
+      default: 'the rule for this adapter type, not timed here',
+    }[M.how] || M.how;
   $('matmul-line').textContent = M.busy
     ? 'Matmul kernel: timing the kernels…'
     : `Matmul kernel: ${M.kernel} — ${how}.${M.error ? ` Timing failed: ${M.error}` : ''}`;
@@ -47,7 +66,13 @@ async function tune(key) {
   show();
   try {
     const c = await job('tune matmul', () => wasm.page_tune_matmul());
-    Object.assign(M, { kernel: c.kernel, how: 'timed', kernels: c.kernels, ms: c.ms, at: Date.now() });
+    Object.assign(M, {
+      kernel: c.kernel,
+      how: 'timed',
+      kernels: c.kernels,
+      ms: c.ms,
+      at: Date.now(),
+    });
     write(key, { kernel: c.kernel, kernels: c.kernels, ms: c.ms, at: M.at });
   } catch (e) {
     M.error = String((e && e.message) || e);
@@ -73,8 +98,12 @@ export async function startMatmul(engine, device) {
       if (!c) kept = null;
     }
     if (!c) c = await job('matmul choice', () => wasm.page_matmul_choice());
-    Object.assign(M, kept ? { kernel: c.kernel, how: 'kept', kernels: kept.kernels, ms: kept.ms, at: kept.at }
-      : { kernel: c.kernel, how: c.how, kernels: c.kernels, ms: [] });
+    Object.assign(
+      M,
+      kept
+        ? { kernel: c.kernel, how: 'kept', kernels: kept.kernels, ms: kept.ms, at: kept.at }
+        : { kernel: c.kernel, how: c.how, kernels: c.kernels, ms: [] },
+    );
   } catch (e) {
     M.error = String((e && e.message) || e);
   }

@@ -14,7 +14,11 @@ import { loadOnDemand, onDemandOf } from './ondemand.js';
 // the state a test or another card waits on (a model's label must be there when the run is shown
 // as finished), then show them (showModels).
 export async function readModels() {
-  try { S.models = await P.wasm.page_models(); } catch { S.models = []; }
+  try {
+    S.models = await P.wasm.page_models();
+  } catch {
+    S.models = [];
+  }
 }
 
 export async function refreshModels() {
@@ -30,17 +34,27 @@ export const askable = () => S.models.filter((m) => !m.same_as_current);
 
 export function showModels() {
   const body = $('models').querySelector('tbody');
-  body.innerHTML = S.models.length ? S.models.map((m) => `<tr>
+  body.innerHTML = S.models.length
+    ? S.models
+        .map(
+          (m) => `<tr>
       <td>${esc(m.variant)}${m.kept ? ', <strong>kept</strong>' : ''}</td>
       <td>${m.n_layer} layers × ${m.n_head} heads × width ${m.n_embd} (${fmt.int(m.params)} parameters, vocabulary ${m.vocab_size})</td>
       <td>${esc(m.label)}${m.same_as_current ? ' <span class="muted small">(the same as the current model until a new one replaces it)</span>' : ''}</td>
       <td><button class="secondary small" data-download="${esc(m.slot)}">Download</button>
-        ${m.kept ? `<button class="secondary small" data-forget="${esc(m.variant)}">Remove</button>`
-    : `<button class="secondary small" data-keep="${esc(m.variant)}" title="Keep this model beside the next ${esc(m.variant)} model you train or load, to ask and evaluate both">Keep for comparison</button>`}</td></tr>`).join('')
+        ${
+          m.kept
+            ? `<button class="secondary small" data-forget="${esc(m.variant)}">Remove</button>`
+            : `<button class="secondary small" data-keep="${esc(m.variant)}" title="Keep this model beside the next ${esc(m.variant)} model you train or load, to ask and evaluate both">Keep for comparison</button>`
+        }</td></tr>`,
+        )
+        .join('')
     : '<tr><td colspan="4" class="muted">None yet: train one or load a checkpoint.</td></tr>';
   const sel = $('eval-variant');
   const keep = sel.value;
-  sel.innerHTML = askable().map((m) => `<option value="${esc(m.slot)}">${esc(modelName(m))}</option>`).join('');
+  sel.innerHTML = askable()
+    .map((m) => `<option value="${esc(m.slot)}">${esc(modelName(m))}</option>`)
+    .join('');
   if (askable().some((m) => m.slot === keep)) sel.value = keep;
   $('h-from').value = S.models.length ? $('h-from').value : 'scratch';
   // The shipped model is current while the vanilla model is the one loaded under its label.
@@ -60,7 +74,13 @@ export function showModels() {
 export function downloadName(slot) {
   const variant = slot.replace(/:kept$/, '');
   const m = S.models.find((x) => x.slot === slot);
-  const stem = m ? m.label.replace(/\.(safetensors|params|txt|tsv)\b/gi, '').replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[-.]+|-+$/g, '').slice(0, 60) : '';
+  const stem = m
+    ? m.label
+        .replace(/\.(safetensors|params|txt|tsv)\b/gi, '')
+        .replace(/[^A-Za-z0-9._-]+/g, '-')
+        .replace(/^[-.]+|-+$/g, '')
+        .slice(0, 60)
+    : '';
   const kept = slot.endsWith(':kept') ? '.kept' : '';
   // "vanilla.params" downloads as vanilla.safetensors, not vanilla-vanilla.safetensors.
   return `${stem && stem.startsWith(variant) ? stem.replace(variant, `${variant}${kept}`) : `${variant}${kept}${stem ? `-${stem}` : ''}`}.safetensors`;
@@ -85,7 +105,10 @@ export async function download(slot) {
 // A torch.save file is a zip (PK\x03\x04) or the pre-1.6 pickle (0x80 0x02); anything else goes
 // to the safetensors reader, which names what is wrong.
 export function isSafetensors(bytes) {
-  return !(bytes.length >= 2 && ((bytes[0] === 0x50 && bytes[1] === 0x4b) || (bytes[0] === 0x80 && bytes[1] === 0x02)));
+  return !(
+    bytes.length >= 2 &&
+    ((bytes[0] === 0x50 && bytes[1] === 0x4b) || (bytes[0] === 0x80 && bytes[1] === 0x02))
+  );
 }
 
 export async function uploadModel(file) {
@@ -98,18 +121,33 @@ export async function uploadModel(file) {
     // above, as run.py builds it) and, for vanilla, no head count: run.py's 8 unless the card's
     // "heads of a vanilla .params" says otherwise (a synthesizer's is read from its weights).
     // A number input holds "" for what it cannot read ("2e"): refused as the others are.
-    const typed = $('params-heads').validity.badInput ? '(not a number)' : $('params-heads').value.trim();
+    const typed = $('params-heads').validity.badInput
+      ? '(not a number)'
+      : $('params-heads').value.trim();
     const heads = typed === '' ? undefined : Number(typed);
     if (heads !== undefined && !(Number.isInteger(heads) && heads >= 1 && heads <= 64)) {
-      throw new Error(`heads of a vanilla .params is “${typed}”: give a whole number from 1 to 64, or leave it empty for run.py's 8`);
+      throw new Error(
+        `heads of a vanilla .params is “${typed}”: give a whole number from 1 to 64, or leave it empty for run.py's 8`,
+      );
     }
     const corpus = data.wiki;
     // Said at once: the engine may be busy (a device measurement, a training chunk) before it reads the file.
     const busy = running();
-    showBox('model-note', `<p role="status">Loading ${esc(file.name)}…${busy ? ` (next: the engine is busy ${busy === 'measure' ? 'timing a few training steps of this device, once' : `with ${esc(busy)}`})` : ''}</p>`);
-    const info = await job('load_model', () => P.wasm.page_load_model(bytes, file.name,
-      corpus ? corpus.name : undefined, corpus ? corpus.text : undefined, heads));
-    const loaded = `<p role="status">Loaded ${esc(file.name)} as the ${esc(info.variant)} model: ${info.n_layer} layers, ${info.n_head} heads, width ${info.n_embd} ` +
+    showBox(
+      'model-note',
+      `<p role="status">Loading ${esc(file.name)}…${busy ? ` (next: the engine is busy ${busy === 'measure' ? 'timing a few training steps of this device, once' : `with ${esc(busy)}`})` : ''}</p>`,
+    );
+    const info = await job('load_model', () =>
+      P.wasm.page_load_model(
+        bytes,
+        file.name,
+        corpus ? corpus.name : undefined,
+        corpus ? corpus.text : undefined,
+        heads,
+      ),
+    );
+    const loaded =
+      `<p role="status">Loaded ${esc(file.name)} as the ${esc(info.variant)} model: ${info.n_layer} layers, ${info.n_head} heads, width ${info.n_embd} ` +
       `(${info.params.toLocaleString('en')} parameters). Ask and Evaluate use it now; this browser stores it, so a reload loads it again.</p>`;
     showBox('model-note', loaded);
     // Kept as our safetensors, which carries its vocabulary.
@@ -118,17 +156,25 @@ export async function uploadModel(file) {
     // A vanilla .params file does not say its head count: a wrong one loads without an error and
     // answers wrongly, so the count used is said where the student looks.
     if (params && info.variant === 'vanilla') {
-      showBox('model-note', `${loaded}<p>${esc(file.name)} does not record its head count: it was read with <strong>${info.n_head} heads</strong> (${heads === undefined ? 'run.py’s' : 'the count typed beside the file'}) ` +
-        `and the vocabulary of ${esc(corpus ? corpus.name : 'the built-in corpus')}. If it was trained with another head count, type it in “heads of a vanilla .params” and load the file again: with the wrong one it answers wrongly, without an error.</p>`);
+      showBox(
+        'model-note',
+        `${loaded}<p>${esc(file.name)} does not record its head count: it was read with <strong>${info.n_head} heads</strong> (${heads === undefined ? 'run.py’s' : 'the count typed beside the file'}) ` +
+          `and the vocabulary of ${esc(corpus ? corpus.name : 'the built-in corpus')}. If it was trained with another head count, type it in “heads of a vanilla .params” and load the file again: with the wrong one it answers wrongly, without an error.</p>`,
+      );
     }
-    await store.put(`model:${info.variant}`, { bytes, label: file.name, savedAt: Date.now() }).catch(() => {});
+    await store
+      .put(`model:${info.variant}`, { bytes, label: file.name, savedAt: Date.now() })
+      .catch(() => {});
     S.loaded = info;
     await emit('models');
     $('eval-variant').value = info.variant;
   } catch (e) {
     showBox('model-note', null);
     S.modelError = errText(e);
-    showBox('model-error', `<p>${esc(S.modelError)}</p><p>Load a <code>.safetensors</code> checkpoint from <code>attnlab</code> (the command line or this page) or a <code>.params</code> file saved by the course’s <code>run.py</code> (with the pretraining corpus it was trained with selected above, and for vanilla a head count other than run.py’s 8 typed beside the file).</p>`);
+    showBox(
+      'model-error',
+      `<p>${esc(S.modelError)}</p><p>Load a <code>.safetensors</code> checkpoint from <code>attnlab</code> (the command line or this page) or a <code>.params</code> file saved by the course’s <code>run.py</code> (with the pretraining corpus it was trained with selected above, and for vanilla a head count other than run.py’s 8 typed beside the file).</p>`,
+    );
   }
 }
 
@@ -152,13 +198,15 @@ export async function restoreModels() {
     try {
       await job('load_model', () => P.wasm.page_load_model(rec.bytes, rec.label));
     } catch (e) {
-      showBox('model-error', `<p>The saved ${v} model could not be restored: ${esc(errText(e))}</p>`);
+      showBox(
+        'model-error',
+        `<p>The saved ${v} model could not be restored: ${esc(errText(e))}</p>`,
+      );
     }
   }
   await emit('models');
   return had;
 }
-
 
 export function wireModels() {
   on('models', refreshModels);
@@ -167,18 +215,33 @@ export function wireModels() {
     if (!b) return;
     if (b.dataset.download) download(b.dataset.download);
     // Kept models live as long as the page (the browser keeps each variant's current model).
-    if (b.dataset.keep) { await P.wasm.page_keep_model(b.dataset.keep); await emit('models'); }
-    if (b.dataset.forget) { await P.wasm.page_forget_kept(b.dataset.forget); await emit('models'); }
+    if (b.dataset.keep) {
+      await P.wasm.page_keep_model(b.dataset.keep);
+      await emit('models');
+    }
+    if (b.dataset.forget) {
+      await P.wasm.page_forget_kept(b.dataset.forget);
+      await emit('models');
+    }
   });
   const input = $('file-model');
-  input.addEventListener('change', () => { if (input.files.length) uploadModel(input.files[0]); input.value = ''; });
+  input.addEventListener('change', () => {
+    if (input.files.length) uploadModel(input.files[0]);
+    input.value = '';
+  });
   $('load-shipped').addEventListener('click', async () => {
     if (S.shipped.state === 'loading') return;
     showBox('model-note', '<p>Loading the shipped model…</p>');
     await loadShipped(true);
     const ok = S.shipped.state === 'loaded';
-    showBox('model-note', ok ? '<p>The shipped model is the vanilla model again: Ask and Evaluate use it.</p>' : null);
+    showBox(
+      'model-note',
+      ok ? '<p>The shipped model is the vanilla model again: Ask and Evaluate use it.</p>' : null,
+    );
     // An error of an earlier upload is over once a model loads.
-    if (ok) { showBox('model-error', null); S.modelError = null; }
+    if (ok) {
+      showBox('model-error', null);
+      S.modelError = null;
+    }
   });
 }

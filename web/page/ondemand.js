@@ -20,23 +20,30 @@ import * as store from './store.js';
 // the Models card is `${id}-box` with `${id}-facts` and the button `load-${id}`.
 const MODELS = {
   course: {
-    facts: 'web/models/course-vanilla.json', model: 'web/models/course-vanilla.safetensors', name: 'course model',
+    facts: 'web/models/course-vanilla.json',
+    model: 'web/models/course-vanilla.safetensors',
+    name: 'course model',
     what: 'the assignment’s vanilla model pretrained and finetuned on the course’s own files by this engine',
     where: (f) => `the course's ${esc(f.dev_file || 'birth_dev.tsv')}`,
-    loaded: 'ask it about a person from your copy of the course\'s birth_dev.tsv (the page ships none of the course\'s text)',
+    loaded:
+      "ask it about a person from your copy of the course's birth_dev.tsv (the page ships none of the course's text)",
     offer: () => !current('course'),
   },
   synth: {
-    facts: 'web/models/builtin-synthesizer.json', model: 'web/models/builtin-synthesizer.safetensors', name: 'shipped synthesizer',
+    facts: 'web/models/builtin-synthesizer.json',
+    model: 'web/models/builtin-synthesizer.safetensors',
+    name: 'shipped synthesizer',
     what: 'the shipped model’s size and training with synthesizer attention (each row of scores computed from its own position alone)',
     where: () => 'the built-in corpus',
-    loaded: 'Ask answers with it beside the vanilla model, and <a href="#e9">E9</a> draws its maps beside the vanilla model’s',
+    loaded:
+      'Ask answers with it beside the vanilla model, and <a href="#e9">E9</a> draws its maps beside the vanilla model’s',
     // Not over a synthesizer the student trained or loaded.
     offer: () => !S.models.some((x) => x.slot === 'synthesizer'),
   },
 };
 
-const state = (id) => (S[id] ||= { state: 'none', facts: null, label: null, info: null, note: null });
+const state = (id) =>
+  (S[id] ||= { state: 'none', facts: null, label: null, info: null, note: null });
 state('course');
 state('synth');
 const title = (m) => m.name[0].toUpperCase() + m.name.slice(1);
@@ -46,7 +53,13 @@ async function readFacts(m) {
   const r = await fetch(m.facts, { cache: 'no-cache' });
   if (!r.ok) throw new Error(`${m.facts} is not on the server (HTTP ${r.status})`);
   const f = await r.json();
-  if (!f || typeof f.label !== 'string' || typeof f.variant !== 'string' || !f.dev_accuracy || !Number.isFinite(f.dev_accuracy.total)) {
+  if (
+    !f ||
+    typeof f.label !== 'string' ||
+    typeof f.variant !== 'string' ||
+    !f.dev_accuracy ||
+    !Number.isFinite(f.dev_accuracy.total)
+  ) {
     throw new Error(`${m.facts} lacks a label, a variant or dev_accuracy`);
   }
   return f;
@@ -55,7 +68,11 @@ async function readFacts(m) {
 // Whether the model is the current one of its variant (loaded, and not replaced since).
 const current = (id) => {
   const C = state(id);
-  return C.state === 'loaded' && !!C.facts && S.models.some((x) => x.slot === C.facts.variant && x.label === C.label);
+  return (
+    C.state === 'loaded' &&
+    !!C.facts &&
+    S.models.some((x) => x.slot === C.facts.variant && x.label === C.label)
+  );
 };
 
 // Whether the Ask card points to the model (`ask-${id}-hint`): its facts are read and it is offered.
@@ -69,15 +86,24 @@ function show(id) {
   // The Ask card's pointer to it (web/page/shipped.js writes it with the same rule).
   const hint = document.getElementById(`ask-${id}-hint`);
   if (hint) hint.hidden = !offeredInAsk(id);
-  if (!f) { box.hidden = true; return; }
+  if (!f) {
+    box.hidden = true;
+    return;
+  }
   const mb = Number.isFinite(f.bytes) ? ` (${(f.bytes / 1e6).toFixed(1)} MB)` : '';
-  const score = `dev accuracy <strong>${pctOf(f.dev_accuracy)}</strong> (${countOf(f.dev_accuracy)}) on ${m.where(f)}` +
+  const score =
+    `dev accuracy <strong>${pctOf(f.dev_accuracy)}</strong> (${countOf(f.dev_accuracy)}) on ${m.where(f)}` +
     ` (London every time ${pctOf(f.baseline)}, the same model without pretraining ${pctOf(f.no_pretraining)})`;
   const cmd = Array.isArray(f.command) ? f.command : [];
   const now = current(id);
-  const note = now ? ` It is the ${esc(f.variant)} model now: ${m.loaded}.` : C.state === 'loading' ? ' Loading…' : '';
+  const note = now
+    ? ` It is the ${esc(f.variant)} model now: ${m.loaded}.`
+    : C.state === 'loading'
+      ? ' Loading…'
+      : '';
   const finding = typeof f.finding === 'string' ? ` ${esc(f.finding)}` : '';
-  $(`${id}-facts`).innerHTML = `<p><strong>${title(m)}</strong>${f.size ? ` (${esc(f.size)})` : ''}: ${m.what}; ${score}.${finding}${note}</p>` +
+  $(`${id}-facts`).innerHTML =
+    `<p><strong>${title(m)}</strong>${f.size ? ` (${esc(f.size)})` : ''}: ${m.what}; ${score}.${finding}${note}</p>` +
     `<details class="shipped-how"><summary>How the ${m.name} was made</summary>${cmd.map((c) => `<pre><code>${esc(c)}</code></pre>`).join('')}` +
     `${f.trained ? `<p class="muted small">${esc(f.trained)}</p>` : ''}${f.note ? `<p class="muted small">${esc(f.note)}</p>` : ''}${f.reproduce ? `<p class="muted small">${esc(f.reproduce)}</p>` : ''}</details>` +
     `${C.note ? `<p class="muted small" id="${id}-note">${esc(C.note)}</p>` : ''}`;
@@ -96,14 +122,24 @@ export async function loadOnDemand(id, remember = true) {
   const C = state(id);
   if (!m || C.state === 'loading') return;
   if (!C.facts) {
-    try { C.facts = await readFacts(m); } catch (e) { C.note = `The ${m.name} could not be loaded: ${errText(e)}.`; show(id); return; }
+    try {
+      C.facts = await readFacts(m);
+    } catch (e) {
+      C.note = `The ${m.name} could not be loaded: ${errText(e)}.`;
+      show(id);
+      return;
+    }
   }
   C.state = 'loading';
   C.note = null;
   show(id);
   try {
     let r;
-    try { r = await fetch(m.model, { cache: 'no-cache' }); } catch (e) { throw new Error(`${m.model} could not be fetched (${errText(e)})`); }
+    try {
+      r = await fetch(m.model, { cache: 'no-cache' });
+    } catch (e) {
+      throw new Error(`${m.model} could not be fetched (${errText(e)})`);
+    }
     if (!r.ok) throw new Error(`${m.model} is not on the server (HTTP ${r.status})`);
     const bytes = new Uint8Array(await r.arrayBuffer());
     C.label = C.facts.label;
@@ -114,7 +150,10 @@ export async function loadOnDemand(id, remember = true) {
     showBox('model-error', null);
     S.modelError = null;
     await emit('models');
-    if (remember) await store.put(`model:${C.info.variant}`, { onDemand: id, label: C.label, savedAt: Date.now() }).catch(() => {});
+    if (remember)
+      await store
+        .put(`model:${C.info.variant}`, { onDemand: id, label: C.label, savedAt: Date.now() })
+        .catch(() => {});
   } catch (e) {
     C.state = 'failed';
     C.note = `The ${m.name} could not be loaded: ${errText(e)}.`;
@@ -124,21 +163,32 @@ export async function loadOnDemand(id, remember = true) {
 
 // Which on-demand model a browser's kept record names ({onDemand: id}; {course: true} as kept by
 // earlier pages), or null.
-export const onDemandOf = (rec) => (rec && MODELS[rec.onDemand] ? rec.onDemand : rec && rec.course ? 'course' : null);
+export const onDemandOf = (rec) =>
+  rec && MODELS[rec.onDemand] ? rec.onDemand : rec && rec.course ? 'course' : null;
 
 export async function wireOnDemand() {
   for (const id of Object.keys(MODELS)) {
     $(`load-${id}`).addEventListener('click', () => loadOnDemand(id, true));
   }
   // E9 asks for the shipped synthesizer with an event (the demos do not import the page).
-  window.addEventListener('attnlab-load-model', (e) => { if (MODELS[e.detail]) loadOnDemand(e.detail, true); });
+  window.addEventListener('attnlab-load-model', (e) => {
+    if (MODELS[e.detail]) loadOnDemand(e.detail, true);
+  });
   // After the Models card has read the models (its listener was registered first).
-  on('models', () => { for (const id of Object.keys(MODELS)) if (state(id).facts) show(id); });
-  await Promise.all(Object.keys(MODELS).map(async (id) => {
-    const C = state(id);
-    if (!C.facts) {
-      try { C.facts = await readFacts(MODELS[id]); } catch (e) { C.note = errText(e); }
-    }
-    show(id);
-  }));
+  on('models', () => {
+    for (const id of Object.keys(MODELS)) if (state(id).facts) show(id);
+  });
+  await Promise.all(
+    Object.keys(MODELS).map(async (id) => {
+      const C = state(id);
+      if (!C.facts) {
+        try {
+          C.facts = await readFacts(MODELS[id]);
+        } catch (e) {
+          C.note = errText(e);
+        }
+      }
+      show(id);
+    }),
+  );
 }

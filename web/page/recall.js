@@ -27,10 +27,13 @@ export async function probeRecall(chunk) {
   p.next = completed + p.every;
   const t = performance.now();
   try {
-    const got = await job('recall', () => P.wasm.s2_recall(data.train.name, data.train.text, SAMPLE));
+    const got = await job('recall', () =>
+      P.wasm.s2_recall(data.train.name, data.train.text, SAMPLE),
+    );
     if (!got) return;
     r.recall.push([chunk.steps, got.percent]);
-    $('s-recall').textContent = `${got.percent.toFixed(0)}% (${got.recalled} of ${got.asked}, epoch ${completed})`;
+    $('s-recall').textContent =
+      `${got.percent.toFixed(0)}% (${got.recalled} of ${got.asked}, epoch ${completed})`;
   } catch (e) {
     $('s-recall').textContent = `not measured: ${String((e && e.message) || e)}`;
   } finally {

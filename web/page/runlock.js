@@ -15,9 +15,14 @@ export function holdRun() {
   if (release || !l) return Promise.resolve(true);
   return new Promise((resolve) => {
     l.request(NAME, { ifAvailable: true }, (lock) => {
-      if (!lock) { resolve(false); return undefined; }
+      if (!lock) {
+        resolve(false);
+        return undefined;
+      }
       resolve(true);
-      return new Promise((done) => { release = done; });
+      return new Promise((done) => {
+        release = done;
+      });
     }).catch(() => resolve(true));
   });
 }

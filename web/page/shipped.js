@@ -17,13 +17,33 @@ export const SHIPPED_LABEL = 'shipped model (built-in corpus)';
 // baseline, no_pretraining, size, trained, stand_in, ...}; throws a message naming the file.
 export async function readShippedFacts() {
   let r;
-  try { r = await fetch(SHIPPED_FACTS, { cache: 'no-cache' }); } catch (e) { throw new Error(`${SHIPPED_FACTS} could not be fetched (${errText(e)})`); }
+  try {
+    r = await fetch(SHIPPED_FACTS, { cache: 'no-cache' });
+  } catch (e) {
+    throw new Error(`${SHIPPED_FACTS} could not be fetched (${errText(e)})`);
+  }
   if (!r.ok) throw new Error(`${SHIPPED_FACTS} is not on the server (HTTP ${r.status})`);
   let f;
-  try { f = await r.json(); } catch { throw new Error(`${SHIPPED_FACTS} is not valid JSON`); }
-  const count = (o) => o && typeof o === 'object' && (o.correct === null || Number.isFinite(o.correct)) && Number.isFinite(o.total);
-  if (!f || typeof f !== 'object' || !count(f.dev_accuracy) || !count(f.baseline) || !count(f.no_pretraining)) {
-    throw new Error(`${SHIPPED_FACTS} lacks dev_accuracy, baseline or no_pretraining as {"correct": c, "total": t}`);
+  try {
+    f = await r.json();
+  } catch {
+    throw new Error(`${SHIPPED_FACTS} is not valid JSON`);
+  }
+  const count = (o) =>
+    o &&
+    typeof o === 'object' &&
+    (o.correct === null || Number.isFinite(o.correct)) &&
+    Number.isFinite(o.total);
+  if (
+    !f ||
+    typeof f !== 'object' ||
+    !count(f.dev_accuracy) ||
+    !count(f.baseline) ||
+    !count(f.no_pretraining)
+  ) {
+    throw new Error(
+      `${SHIPPED_FACTS} lacks dev_accuracy, baseline or no_pretraining as {"correct": c, "total": t}`,
+    );
   }
   return f;
 }
@@ -38,18 +58,30 @@ export async function loadShipped(remember) {
   showShipped();
   try {
     if (!sh.facts) {
-      try { sh.facts = await readShippedFacts(); } catch (e) { sh.factsError = errText(e); }
+      try {
+        sh.facts = await readShippedFacts();
+      } catch (e) {
+        sh.factsError = errText(e);
+      }
     }
-    const label = (sh.facts && typeof sh.facts.label === 'string' && sh.facts.label) || SHIPPED_LABEL;
+    const label =
+      (sh.facts && typeof sh.facts.label === 'string' && sh.facts.label) || SHIPPED_LABEL;
     let r;
-    try { r = await fetch(SHIPPED_MODEL, { cache: 'no-cache' }); } catch (e) { throw new Error(`${SHIPPED_MODEL} could not be fetched (${errText(e)})`); }
+    try {
+      r = await fetch(SHIPPED_MODEL, { cache: 'no-cache' });
+    } catch (e) {
+      throw new Error(`${SHIPPED_MODEL} could not be fetched (${errText(e)})`);
+    }
     if (!r.ok) throw new Error(`${SHIPPED_MODEL} is not on the server (HTTP ${r.status})`);
     const bytes = new Uint8Array(await r.arrayBuffer());
     // Loaded by the page on its own (remember false), it never replaces a vanilla model the student
     // loaded meanwhile (the course model asked for during a first visit's start): checked in the
     // same engine call as the load, which the page's one queue keeps apart from other loads.
-    const info = await job('load_model', async () => (!remember && (await P.wasm.page_models()).some((m) => m.slot === 'vanilla')
-      ? null : P.wasm.page_load_model(bytes, label)));
+    const info = await job('load_model', async () =>
+      !remember && (await P.wasm.page_models()).some((m) => m.slot === 'vanilla')
+        ? null
+        : P.wasm.page_load_model(bytes, label),
+    );
     if (!info) {
       sh.state = 'skipped';
       await emit('models');
@@ -62,14 +94,16 @@ export async function loadShipped(remember) {
     // the user pretrains first (which sets "the current model" again).
     $('h-from').value = 'scratch';
     prefillAsk();
-    if (remember) await store.put(`model:${info.variant}`, { shipped: true, label, savedAt: Date.now() }).catch(() => {});
+    if (remember)
+      await store
+        .put(`model:${info.variant}`, { shipped: true, label, savedAt: Date.now() })
+        .catch(() => {});
   } catch (e) {
     sh.state = 'unavailable';
     sh.note = `The shipped model could not be loaded: ${errText(e)}. Train a model or load a checkpoint instead.`;
     await emit('models');
   }
 }
-
 
 // "dev accuracy X% on the built-in corpus (most-common-place baseline London Y%, same size without
 // pretraining Z%)", with the counts in a tooltip.
@@ -79,11 +113,15 @@ export function factsLine(f) {
   // Two runs without pretraining were measured (1 and 4 of 136, guesses of common places): each is
   // said with what it is, since S2a shows the second one's model.
   const a = f.no_pretraining_again;
-  const again = a ? ` (${countOf(f.no_pretraining)}) with the finetune command alone; ${pctOf(a)} (${countOf(a)}) in a second ` +
-    'run of it, the model S2a compares' : '';
-  return `<span class="facts-line" title="${esc(title)}">dev accuracy <strong>${pctOf(f.dev_accuracy)}</strong> ` +
+  const again = a
+    ? ` (${countOf(f.no_pretraining)}) with the finetune command alone; ${pctOf(a)} (${countOf(a)}) in a second ` +
+      'run of it, the model S2a compares'
+    : '';
+  return (
+    `<span class="facts-line" title="${esc(title)}">dev accuracy <strong>${pctOf(f.dev_accuracy)}</strong> ` +
     `on the built-in corpus (most-common-place baseline ${esc(place)} ${pctOf(f.baseline)}, same size without ` +
-    `pretraining ${pctOf(f.no_pretraining)}${again})</span>`;
+    `pretraining ${pctOf(f.no_pretraining)}${again})</span>`
+  );
 }
 
 export function sizeOf(info) {
@@ -97,23 +135,37 @@ export function showShipped() {
   const f = sh.facts;
   const box = $('shipped-box');
   const standIn = f && f.stand_in === true;
-  const who = standIn ? '<strong class="stand-in">Stand-in model</strong> (placeholder numbers, not a measurement: the real shipped model replaces it)' : '';
+  const who = standIn
+    ? '<strong class="stand-in">Stand-in model</strong> (placeholder numbers, not a measurement: the real shipped model replaces it)'
+    : '';
   const lines = [];
   if (f) {
     const cmd = Array.isArray(f.command) ? f.command : f.command ? [f.command] : [];
-    const mismatch = sh.info && f.size && f.size !== sizeOf(sh.info) ? ` (its facts file says ${esc(f.size)}, but the checkpoint is ${sizeOf(sh.info)})` : '';
-    lines.push(`<p>${standIn ? `${who}. ` : ''}<strong>Shipped model</strong>${f.size ? ` (${esc(f.size)})` : ''}${mismatch}: ${factsLine(f)}.` +
-      `${sh.state === 'loaded' ? ' It is the vanilla model now.' : ''}</p>`);
+    const mismatch =
+      sh.info && f.size && f.size !== sizeOf(sh.info)
+        ? ` (its facts file says ${esc(f.size)}, but the checkpoint is ${sizeOf(sh.info)})`
+        : '';
+    lines.push(
+      `<p>${standIn ? `${who}. ` : ''}<strong>Shipped model</strong>${f.size ? ` (${esc(f.size)})` : ''}${mismatch}: ${factsLine(f)}.` +
+        `${sh.state === 'loaded' ? ' It is the vanilla model now.' : ''}</p>`,
+    );
     if (cmd.length || f.trained) {
-      lines.push(`<details class="shipped-how"><summary>How the shipped model was made</summary>${cmd.map((c) => `<pre><code>${esc(c)}</code></pre>`).join('')}` +
-        `${f.trained ? `<p class="muted small">${esc(f.trained)}</p>` : ''}${f.note ? `<p class="muted small">${esc(f.note)}</p>` : ''}</details>`);
+      lines.push(
+        `<details class="shipped-how"><summary>How the shipped model was made</summary>${cmd.map((c) => `<pre><code>${esc(c)}</code></pre>`).join('')}` +
+          `${f.trained ? `<p class="muted small">${esc(f.trained)}</p>` : ''}${f.note ? `<p class="muted small">${esc(f.note)}</p>` : ''}</details>`,
+      );
     }
   } else if (sh.state === 'loaded') {
-    lines.push(`<p><strong>Shipped model</strong> (${sizeOf(sh.info)}). ${sh.factsError ? `Its facts could not be read: ${esc(sh.factsError)}.` : ''}</p>`);
+    lines.push(
+      `<p><strong>Shipped model</strong> (${sizeOf(sh.info)}). ${sh.factsError ? `Its facts could not be read: ${esc(sh.factsError)}.` : ''}</p>`,
+    );
   }
   if (sh.note) lines.push(`<p class="muted small" id="shipped-note">${esc(sh.note)}</p>`);
   const offered = f && ['replaced', 'skipped'].includes(sh.state);
-  if (offered && sh.kept) lines.push('<p class="muted small" id="shipped-kept">It is kept for comparison: Ask and Evaluate offer it as “vanilla, kept”.</p>');
+  if (offered && sh.kept)
+    lines.push(
+      '<p class="muted small" id="shipped-kept">It is kept for comparison: Ask and Evaluate offer it as “vanilla, kept”.</p>',
+    );
   $('shipped-facts').innerHTML = lines.join('');
   // Offered whenever the files are there and the shipped model is neither the current one nor kept.
   $('load-shipped').hidden = !(offered && !sh.kept);
@@ -121,11 +173,14 @@ export function showShipped() {
   box.hidden = lines.length === 0 && $('load-shipped').hidden;
 }
 
-
 export function exampleNames(n) {
   try {
-    return builtinDev().slice(0, n).map(([q]) => q.replace(/^Where was /, '').replace(/ born\?$/, ''));
-  } catch { return []; }
+    return builtinDev()
+      .slice(0, n)
+      .map(([q]) => q.replace(/^Where was /, '').replace(/ born\?$/, ''));
+  } catch {
+    return [];
+  }
 }
 
 export function prefillAsk() {

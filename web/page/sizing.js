@@ -27,12 +27,21 @@ const QUICK_EPOCHS = 40; // the quick preset's epochs when the device is fast en
 // The middle preset's dev accuracy on the built-in corpus (pretrained on its birth notes), per
 // attention variant, measured in the runs `how` says (results/middle-preset/README.md has the table).
 export const MIDDLE_DEV = {
-  vanilla: { runs: [34, 46, 55, 44, 48, 48, 49, 66], total: 136, how: 'in eight runs of these settings: seven with the CLI, seeds 2, 1 and 0 finetuned at batch 226, the page’s, and seeds 1 and 0 at 256 and 128, right answers spread over 20–23 places; one whole in the page, seed 0, 26.8 min on two engines (Xeon-AVX512, 2 cores; about 40 min on EPYC-AVX2, 2 cores, and 21.7 min on EPYC-AVX512, 2 cores; the same answers)' },
-  synthesizer: { runs: [8, 11, 7, 10], total: 136, how: 'in four CLI runs of these settings, seeds 0 and 1, each finetuned at batch 256 and at the page’s 226, answering mostly London and Berlin: the pretraining stored none of the dev people’s birthplaces (the probe recalled 0 of 136; the vanilla model’s pretraining, 15–23 of 136)' },
+  vanilla: {
+    runs: [34, 46, 55, 44, 48, 48, 49, 66],
+    total: 136,
+    how: 'in eight runs of these settings: seven with the CLI, seeds 2, 1 and 0 finetuned at batch 226, the page’s, and seeds 1 and 0 at 256 and 128, right answers spread over 20–23 places; one whole in the page, seed 0, 26.8 min on two engines (Xeon-AVX512, 2 cores; about 40 min on EPYC-AVX2, 2 cores, and 21.7 min on EPYC-AVX512, 2 cores; the same answers)',
+  },
+  synthesizer: {
+    runs: [8, 11, 7, 10],
+    total: 136,
+    how: 'in four CLI runs of these settings, seeds 0 and 1, each finetuned at batch 256 and at the page’s 226, answering mostly London and Berlin: the pretraining stored none of the dev people’s birthplaces (the probe recalled 0 of 136; the vanilla model’s pretraining, 15–23 of 136)',
+  },
 };
 // A variant's measured dev accuracies as one range ("25.0%–48.5%"), or one value.
 function devRange(m) {
-  const lo = Math.min(...m.runs), hi = Math.max(...m.runs);
+  const lo = Math.min(...m.runs),
+    hi = Math.max(...m.runs);
   const at = (c) => pct({ correct: c, total: m.total });
   return lo === hi ? at(lo) : `${at(lo)}–${at(hi)}`;
 }
@@ -61,7 +70,10 @@ export function examples(role) {
 
 // Milliseconds a step of `rows` rows takes: a + b·rows, fitted to two measured batch sizes.
 function stepModel(small, large) {
-  const b = large.rows > small.rows ? (large.ms_per_step - small.ms_per_step) / (large.rows - small.rows) : 0;
+  const b =
+    large.rows > small.rows
+      ? (large.ms_per_step - small.ms_per_step) / (large.rows - small.rows)
+      : 0;
   const slope = b > 0 ? b : large.ms_per_step / large.rows;
   const a = Math.max(0, small.ms_per_step - slope * small.rows);
   return (rows) => a + slope * rows;
@@ -73,16 +85,33 @@ const KEY = 'attnlab-sizing';
 function saved(deviceKey) {
   try {
     const z = JSON.parse(localStorage.getItem(KEY) || 'null');
-    return z && z.version === VERSION && z.device === deviceKey && z.small && z.large && z.mid && z.full ? z : null;
-  } catch { return null; }
+    return z &&
+      z.version === VERSION &&
+      z.device === deviceKey &&
+      z.small &&
+      z.large &&
+      z.mid &&
+      z.full
+      ? z
+      : null;
+  } catch {
+    return null;
+  }
 }
 
 // Measure once per device (kept in localStorage). Resolves to S.sizing = {small, large, full,
 // seconds, device}, each measurement {rows, first_ms, ms_per_step}.
 export function measure(deviceKey) {
-  if (S.sizing) { measureEnded(); return Promise.resolve(S.sizing); }
+  if (S.sizing) {
+    measureEnded();
+    return Promise.resolve(S.sizing);
+  }
   const kept = saved(deviceKey);
-  if (kept) { S.sizing = kept; measureEnded(); return Promise.resolve(kept); }
+  if (kept) {
+    S.sizing = kept;
+    measureEnded();
+    return Promise.resolve(kept);
+  }
   if (!measuring) {
     measuring = (async () => {
       const p = P.presets;
@@ -90,7 +119,10 @@ export function measure(deviceKey) {
       const vocab = 100;
       $('preset-note').textContent = MEASURING;
       const t0 = performance.now();
-      const time = (cfg, rows, repeats) => job('measure', () => P.wasm.page_time_step(variant, cfg.n_layer, cfg.n_head, cfg.n_embd, vocab, rows, repeats));
+      const time = (cfg, rows, repeats) =>
+        job('measure', () =>
+          P.wasm.page_time_step(variant, cfg.n_layer, cfg.n_head, cfg.n_embd, vocab, rows, repeats),
+        );
       const small = await time(p.tiny, 4, 2);
       const large = await time(p.tiny, 16, 1);
       // Where the tiny model's step takes over a second (a software adapter), the larger models'
@@ -99,12 +131,27 @@ export function measure(deviceKey) {
       const repeats = small.ms_per_step > 1000 ? 1 : 3;
       const mid = await time(p.middle, 8, repeats);
       const full = await time(p.assignment, 2, repeats);
-      S.sizing = { small, large, mid, full, seconds: (performance.now() - t0) / 1000, device: deviceKey, version: VERSION };
-      try { localStorage.setItem(KEY, JSON.stringify(S.sizing)); } catch { /* storage can be off */ }
+      S.sizing = {
+        small,
+        large,
+        mid,
+        full,
+        seconds: (performance.now() - t0) / 1000,
+        device: deviceKey,
+        version: VERSION,
+      };
+      try {
+        localStorage.setItem(KEY, JSON.stringify(S.sizing));
+      } catch {
+        /* storage can be off */
+      }
       measureEnded();
       return S.sizing;
     })();
-    measuring.catch(() => { measuring = null; measureEnded(); });
+    measuring.catch(() => {
+      measuring = null;
+      measureEnded();
+    });
   }
   return measuring;
 }
@@ -118,20 +165,46 @@ export async function fills() {
   // The middle preset's pretraining text when the built-in corpus is in use, and the whole
   // biographies the other presets switch back to (each measured once).
   if (notesFill === null && P.embedded) {
-    try { notesFill = await job('measure', () => P.wasm.page_packed_fill('pretrain', 'built-in birth notes', P.embedded.notes, '', '')); } catch { notesFill = 1; }
+    try {
+      notesFill = await job('measure', () =>
+        P.wasm.page_packed_fill('pretrain', 'built-in birth notes', P.embedded.notes, '', ''),
+      );
+    } catch {
+      notesFill = 1;
+    }
   }
   if (biographiesFill === null && P.embedded) {
-    try { biographiesFill = await job('measure', () => P.wasm.page_packed_fill('pretrain', 'built-in wiki.txt', P.embedded.wiki, '', '')); } catch { biographiesFill = 1; }
+    try {
+      biographiesFill = await job('measure', () =>
+        P.wasm.page_packed_fill('pretrain', 'built-in wiki.txt', P.embedded.wiki, '', ''),
+      );
+    } catch {
+      biographiesFill = 1;
+    }
   }
   const w = data.wiki;
   const t = data.train;
   const key = `${w ? w.name : ''}:${w ? w.text.length : 0}:${t ? t.name : ''}:${t ? t.text.length : 0}`;
   if (fillFor.key === key) return fillFor;
-  const f = { key, pretrain: 1, finetune: 1, notes: notesFill ?? 1, biographies: biographiesFill ?? 1 };
+  const f = {
+    key,
+    pretrain: 1,
+    finetune: 1,
+    notes: notesFill ?? 1,
+    biographies: biographiesFill ?? 1,
+  };
   try {
-    if (w) f.pretrain = await job('measure', () => P.wasm.page_packed_fill('pretrain', w.name, w.text, '', ''));
-    if (w && t) f.finetune = await job('measure', () => P.wasm.page_packed_fill('finetune', w.name, w.text, t.name, t.text));
-  } catch { /* the data's own check says what is wrong with it */ }
+    if (w)
+      f.pretrain = await job('measure', () =>
+        P.wasm.page_packed_fill('pretrain', w.name, w.text, '', ''),
+      );
+    if (w && t)
+      f.finetune = await job('measure', () =>
+        P.wasm.page_packed_fill('finetune', w.name, w.text, t.name, t.text),
+      );
+  } catch {
+    /* the data's own check says what is wrong with it */
+  }
   fillFor = f;
   return f;
 }
@@ -179,8 +252,21 @@ export function quickFor(z) {
   const ft_epochs = Math.max(1, Math.min(20, Math.floor(steps(FT_BUDGET_S, ftMs) / ftPerEpoch)));
   const max_steps = preSteps < pre_epochs * perEpoch ? preSteps : '';
   const ftSteps = Math.min(ft_epochs * ftPerEpoch, max_steps || Infinity);
-  return { pre_batch: batch, ft_batch: batch, pre_epochs, ft_epochs, max_steps, preSteps, ftSteps, perEpoch,
-    preS: (preSteps * preMs) / 1000, ftS: (ftSteps * ftMs) / 1000, msPerStep: preMs, ftMsPerStep: ftMs, timed };
+  return {
+    pre_batch: batch,
+    ft_batch: batch,
+    pre_epochs,
+    ft_epochs,
+    max_steps,
+    preSteps,
+    ftSteps,
+    perEpoch,
+    preS: (preSteps * preMs) / 1000,
+    ftS: (ftSteps * ftMs) / 1000,
+    msPerStep: preMs,
+    ftMsPerStep: ftMs,
+    timed,
+  };
 }
 
 // The quick preset's own steps, timed before it runs (page_time_run, src/web/measure.rs): its
@@ -191,7 +277,8 @@ export function quickFor(z) {
 // runs it"). Kept with the device's measurement, per data, variant and batch: a reload shows the
 // same label.
 function quickText() {
-  if (['notes', 'births'].includes(S.dataSource) && P.embedded) return { name: 'built-in wiki.txt', text: P.embedded.wiki };
+  if (['notes', 'births'].includes(S.dataSource) && P.embedded)
+    return { name: 'built-in wiki.txt', text: P.embedded.wiki };
   return data.wiki;
 }
 function quickKey(batch) {
@@ -216,14 +303,38 @@ export function timeQuick(z) {
     const d = P.presets.tiny;
     // A few rows a step: steps differ by their batch's longest row, so more of them are timed.
     const repeats = batch < 32 ? 5 : 2;
-    const time = (kind) => job('measure', () => P.wasm.page_time_run(kind, variantNow(), d.n_layer, d.n_head, d.n_embd,
-      w.name, w.text, t ? t.name : '', t ? t.text : '', batch, repeats));
-    timing.set(key, (async () => {
-      // A question file the run could not read leaves the finetuning to the device model's estimate.
-      const got = { pre: await time('pretrain'), ft: t ? await time('finetune').catch(() => null) : null };
-      z.runs = { ...(z.runs || {}), [key]: got };
-      try { localStorage.setItem(KEY, JSON.stringify(z)); } catch { /* storage can be off */ }
-    })().finally(() => timing.delete(key)));
+    const time = (kind) =>
+      job('measure', () =>
+        P.wasm.page_time_run(
+          kind,
+          variantNow(),
+          d.n_layer,
+          d.n_head,
+          d.n_embd,
+          w.name,
+          w.text,
+          t ? t.name : '',
+          t ? t.text : '',
+          batch,
+          repeats,
+        ),
+      );
+    timing.set(
+      key,
+      (async () => {
+        // A question file the run could not read leaves the finetuning to the device model's estimate.
+        const got = {
+          pre: await time('pretrain'),
+          ft: t ? await time('finetune').catch(() => null) : null,
+        };
+        z.runs = { ...(z.runs || {}), [key]: got };
+        try {
+          localStorage.setItem(KEY, JSON.stringify(z));
+        } catch {
+          /* storage can be off */
+        }
+      })().finally(() => timing.delete(key)),
+    );
   }
   return timing.get(key);
 }
@@ -234,10 +345,19 @@ export async function fits() {
   const p = P.presets;
   const vocab = (data.wiki && data.wiki.vocab) || 100;
   const variant = document.querySelector('input[name=variant]:checked').value;
-  const fit = (dims, batch) => job('measure', () => P.wasm.page_fit(variant, dims.n_layer, dims.n_head, dims.n_embd, vocab, batch));
+  const fit = (dims, batch) =>
+    job('measure', () =>
+      P.wasm.page_fit(variant, dims.n_layer, dims.n_head, dims.n_embd, vocab, batch),
+    );
   const out = {};
-  for (const [name, dims] of [['middle', p.middle], ['full', p.assignment]]) {
-    out[name] = { pre: await fit(dims, p.pretrain.batch), ft: await fit(dims, Math.max(p.finetune_scratch.batch, p.finetune_pretrained.batch)) };
+  for (const [name, dims] of [
+    ['middle', p.middle],
+    ['full', p.assignment],
+  ]) {
+    out[name] = {
+      pre: await fit(dims, p.pretrain.batch),
+      ft: await fit(dims, Math.max(p.finetune_scratch.batch, p.finetune_pretrained.batch)),
+    };
   }
   return out;
 }
@@ -251,14 +371,18 @@ export function cliCommands(name, v = variantNow()) {
     const m = P.presets.middle;
     const f = P.presetForms['middle:false'];
     const size = `--n_layer ${m.n_layer} --n_head ${m.n_head} --n_embd ${m.n_embd}`;
-    return 'attnlab corpus --birth_notes --out_dir notes; ' +
+    return (
+      'attnlab corpus --birth_notes --out_dir notes; ' +
       `attnlab pretrain ${v} notes/wiki.txt ${size} --max_epochs ${f.pre_epochs} --lr_decay_epochs ${f.pre_decay} --writing_params_path ${v}.middle.pretrain.params; ` +
       `attnlab finetune ${v} notes/wiki.txt ${size} --reading_params_path ${v}.middle.pretrain.params --max_epochs ${f.ft_epochs} --finetune_corpus_path notes/birth_places_train.tsv --writing_params_path ${v}.middle.finetune.params; ` +
-      `attnlab evaluate ${v} notes/wiki.txt ${size} --reading_params_path ${v}.middle.finetune.params --eval_corpus_path notes/birth_dev.tsv --outputs_path ${v}.middle.dev.predictions`;
+      `attnlab evaluate ${v} notes/wiki.txt ${size} --reading_params_path ${v}.middle.finetune.params --eval_corpus_path notes/birth_dev.tsv --outputs_path ${v}.middle.dev.predictions`
+    );
   }
-  return `attnlab pretrain ${v} wiki.txt --writing_params_path ${v}.pretrain.params; ` +
+  return (
+    `attnlab pretrain ${v} wiki.txt --writing_params_path ${v}.pretrain.params; ` +
     `attnlab finetune ${v} wiki.txt --reading_params_path ${v}.pretrain.params --writing_params_path ${v}.finetune.params --finetune_corpus_path birth_places_train.tsv; ` +
-    `attnlab evaluate ${v} wiki.txt --reading_params_path ${v}.finetune.params --eval_corpus_path birth_dev.tsv --outputs_path ${v}.pretrain.dev.predictions`;
+    `attnlab evaluate ${v} wiki.txt --reading_params_path ${v}.finetune.params --eval_corpus_path birth_dev.tsv --outputs_path ${v}.pretrain.dev.predictions`
+  );
 }
 
 // The measurement times one engine. Two engines on two free cores ran the assignment's step
@@ -280,8 +404,10 @@ export const onNotes = () => ['embedded', 'notes'].includes(S.dataSource);
 // is the time of the run its choice gives, the same before and after it is chosen.
 function textFor(name) {
   const info = P.embeddedInfo || {};
-  if (name === 'middle' && onNotes() && info.notes) return { docs: info.notes.examples, fill: fillFor.notes };
-  if (name !== 'middle' && ['notes', 'births'].includes(S.dataSource) && info.wiki) return { docs: info.wiki.examples, fill: fillFor.biographies };
+  if (name === 'middle' && onNotes() && info.notes)
+    return { docs: info.notes.examples, fill: fillFor.notes };
+  if (name !== 'middle' && ['notes', 'births'].includes(S.dataSource) && info.wiki)
+    return { docs: info.wiki.examples, fill: fillFor.biographies };
   return { docs: examples('wiki'), fill: fillFor.pretrain };
 }
 
@@ -301,9 +427,23 @@ export function sizeRun(z, name, v, fit) {
   const preS = (preSteps * t(pre_batch, preFill)) / 1000 / pace(name);
   const ftS = (ftSteps * t(ft_batch, fillFor.finetune)) / 1000 / pace(name);
   const tooLarge = pre_batch < 1 || ft_batch < 1;
-  const changed = [pre_batch < v.pre_batch ? `pretraining batch ${pre_batch} instead of ${v.pre_batch}` : '',
-    ft_batch < v.ft_batch ? `finetuning batch ${ft_batch} instead of ${v.ft_batch}` : ''].filter(Boolean);
-  return { pre_batch, ft_batch, preSteps, ftSteps, preS, ftS, seconds: preS + ftS, tooLarge, changed, msPerStep: t(pre_batch, preFill) / pace(name), twoEngines: TWO_ENGINES[name] };
+  const changed = [
+    pre_batch < v.pre_batch ? `pretraining batch ${pre_batch} instead of ${v.pre_batch}` : '',
+    ft_batch < v.ft_batch ? `finetuning batch ${ft_batch} instead of ${v.ft_batch}` : '',
+  ].filter(Boolean);
+  return {
+    pre_batch,
+    ft_batch,
+    preSteps,
+    ftSteps,
+    preS,
+    ftS,
+    seconds: preS + ftS,
+    tooLarge,
+    changed,
+    msPerStep: t(pre_batch, preFill) / pace(name),
+    twoEngines: TWO_ENGINES[name],
+  };
 }
 
 const pct = (o) => `${((100 * o.correct) / o.total).toFixed(1)}%`;
@@ -311,23 +451,42 @@ const pct = (o) => `${((100 * o.correct) / o.total).toFixed(1)}%`;
 // The presets' notes and option labels with this device's times.
 export function describe(z, quick, mid, full) {
   const p = P.presets;
-  const warm = `The first step of each measurement took ${duration(z.small.first_ms / 1000)} against ${duration(z.small.ms_per_step / 1000)} for the next ones: ` +
+  const warm =
+    `The first step of each measurement took ${duration(z.small.first_ms / 1000)} against ${duration(z.small.ms_per_step / 1000)} for the next ones: ` +
     'it builds the kernels and buffers once, so a run’s first step is slower too.';
-  const packed = (fp = fillFor.pretrain) => `Times are the measured steps of full 127-character rows scaled by the share of real characters a packed step runs in this data (pretraining ${Math.round(100 * fp)}%, finetuning ${Math.round(100 * fillFor.finetune)}%), timed in about a second when this browser first measured the device and kept since: other work at that moment, or a machine whose speed comes and goes, moves every estimate alike (by up to a third from one first visit to the next on a 2-core computer).`;
-  const timedRun = (q) => `Times are this run’s own steps, timed on this data before it starts (${q.timed.pre.calls > 1 ? `each cut into ${q.timed.pre.calls} engine calls as the run is; ` : ''}pretraining ${duration(q.timed.pre.ms_per_step / 1000)} a step, finetuning ${q.timed.ft ? duration(q.timed.ft.ms_per_step / 1000) : 'not timed'}), with the run’s saves (about ${Math.round(100 * saveShare(q.timed.pre))}% more).`;
-  const adjusted = (r) => (r.changed.length ? ` Sized to fit this device: ${r.changed.join(', ')} (the largest that fits).` : '');
-  const cli = (name) => `Too large for this device: use the CLI (natively, on all cores or a GPU): ${cliCommands(name)}`;
+  const packed = (fp = fillFor.pretrain) =>
+    `Times are the measured steps of full 127-character rows scaled by the share of real characters a packed step runs in this data (pretraining ${Math.round(100 * fp)}%, finetuning ${Math.round(100 * fillFor.finetune)}%), timed in about a second when this browser first measured the device and kept since: other work at that moment, or a machine whose speed comes and goes, moves every estimate alike (by up to a third from one first visit to the next on a 2-core computer).`;
+  const timedRun = (q) =>
+    `Times are this run’s own steps, timed on this data before it starts (${q.timed.pre.calls > 1 ? `each cut into ${q.timed.pre.calls} engine calls as the run is; ` : ''}pretraining ${duration(q.timed.pre.ms_per_step / 1000)} a step, finetuning ${q.timed.ft ? duration(q.timed.ft.ms_per_step / 1000) : 'not timed'}), with the run’s saves (about ${Math.round(100 * saveShare(q.timed.pre))}% more).`;
+  const adjusted = (r) =>
+    r.changed.length
+      ? ` Sized to fit this device: ${r.changed.join(', ')} (the largest that fits).`
+      : '';
+  const cli = (name) =>
+    `Too large for this device: use the CLI (natively, on all cores or a GPU): ${cliCommands(name)}`;
   // A run of hours in a browser tab: the same run natively is the better way (the commands go in
   // the details).
   // On a software WebGPU adapter the CPU backend is the faster choice in the page (on one 2-core
   // VM the middle preset's label read 12 h 41 min on SwiftShader, about 45 min on the CPU backend).
-  const software = S.softwareAdapter ? ' This WebGPU adapter is a software one (no GPU): the CPU backend (Device card, Backend) trains faster here.' : '';
-  const long = (r, say) => (r.seconds > 3 * 3600 ? (say ? ` That is long for a page: the CLI runs the same natively, on all cores or a GPU (its commands are in the details).${software}` : true) : '');
+  const software = S.softwareAdapter
+    ? ' This WebGPU adapter is a software one (no GPU): the CPU backend (Device card, Backend) trains faster here.'
+    : '';
+  const long = (r, say) =>
+    r.seconds > 3 * 3600
+      ? say
+        ? ` That is long for a page: the CLI runs the same natively, on all cores or a GPU (its commands are in the details).${software}`
+        : true
+      : '';
   // On the CPU backend: how many engines the times assume, or how to use the idle cores.
   const cores = (P.workers && P.workers.cores) || 1;
-  const engines = (r) => (S.backend !== 'cpu' ? '' : engineCount() > 1
-    ? ` Times for ${engineCount()} engines: one engine’s measured step ÷ ${r.twoEngines} (two engines’ measured pace on two free cores).`
-    : cores > 1 ? ` Times for one engine; choose ${Math.min(cores, MAX_ENGINES)} under Workers (Device card) to train on every core: about ${duration(r.seconds / r.twoEngines)} (two engines ran ${r.twoEngines}× one’s pace on two free cores).` : '');
+  const engines = (r) =>
+    S.backend !== 'cpu'
+      ? ''
+      : engineCount() > 1
+        ? ` Times for ${engineCount()} engines: one engine’s measured step ÷ ${r.twoEngines} (two engines’ measured pace on two free cores).`
+        : cores > 1
+          ? ` Times for one engine; choose ${Math.min(cores, MAX_ENGINES)} under Workers (Device card) to train on every core: about ${duration(r.seconds / r.twoEngines)} (two engines ran ${r.twoEngines}× one’s pace on two free cores).`
+          : '';
   const m = p.middle;
   const mf = P.presetForms['middle:false'];
   const synth = variantNow() === 'synthesizer';
@@ -340,26 +499,39 @@ export function describe(z, quick, mid, full) {
     quickShort: `Quick, about ${duration(quick.preS + quick.ftS)}`,
     middleShort: mid.tooLarge ? 'Middle: too large here' : `Middle, about ${duration(mid.seconds)}`,
     fullShort: full.tooLarge ? 'Full: too large here' : `Full, about ${duration(full.seconds)}`,
-    middleLabel: mid.tooLarge ? 'Middle: too large for this device (use the CLI)' : `Middle, about ${duration(mid.seconds)} here: 2 layers on ${onNotes() ? 'the birth notes' : 'your pretraining text'}`,
-    fullLabel: full.tooLarge ? 'Full assignment: too large for this device (use the CLI)' : `Full assignment, about ${duration(full.seconds)} here${full.changed.length ? ' (smaller batch)' : ''}`,
+    middleLabel: mid.tooLarge
+      ? 'Middle: too large for this device (use the CLI)'
+      : `Middle, about ${duration(mid.seconds)} here: 2 layers on ${onNotes() ? 'the birth notes' : 'your pretraining text'}`,
+    fullLabel: full.tooLarge
+      ? 'Full assignment: too large for this device (use the CLI)'
+      : `Full assignment, about ${duration(full.seconds)} here${full.changed.length ? ' (smaller batch)' : ''}`,
     // Each note: what a student needs to choose (size, time here, what to expect) in a line or
     // two, and the rest (why these settings, how the time is estimated) under "details".
-    quick: `Tiny model (2 layers, 4 heads, width 64) at batch ${quick.pre_batch}: pretraining ${quick.preSteps.toLocaleString()} steps ` +
+    quick:
+      `Tiny model (2 layers, 4 heads, width 64) at batch ${quick.pre_batch}: pretraining ${quick.preSteps.toLocaleString()} steps ` +
       `(${epochsOf(quick)}) ≈ ${duration(quick.preS)}, finetuning ${quick.ftSteps.toLocaleString()} steps ≈ ${duration(quick.ftS)} on this device. ` +
       'It shows the flow and the falling loss, not knowledge: expect the tiny model to answer one or two common places to every question.',
     quickMore: `A step of ${quick.pre_batch} rows takes about ${duration(quick.msPerStep / 1000)} here${quick.timed ? ', its share of the saves included' : ''}. ${quick.timed ? timedRun(quick) : packed(textFor('quick').fill)} ${warm}`,
-    middle: mid.tooLarge ? cli('middle') : `Half the shipped model’s depth (${m.n_layer} layers, ${m.n_head} heads, width ${m.n_embd}): ${mf.pre_epochs} pretraining epochs ` +
-      `${onNotes() ? 'on the built-in people’s birth notes (the Data card switches to them; the other presets switch back)' : 'on your pretraining text (measured on the built-in corpus’s birth notes: use them to run it as measured)'}, ` +
-      `then ${mf.ft_epochs} finetuning epochs from that model (the Finetune fields take them when the pretraining ends). ` +
-      `Pretraining ${mid.preSteps.toLocaleString()} steps of batch ${mid.pre_batch} ≈ ${duration(mid.preS)}, finetuning ${mid.ftSteps.toLocaleString()} steps ≈ ${duration(mid.ftS)} on this device.${adjusted(mid)}${engines(mid)} ` +
-      `${synth ? `With synthesizer attention expect about ${devRange(md)} dev accuracy on the built-in corpus (vanilla attention: ${devRange(MIDDLE_DEV.vanilla)}; always answering London: 9.6%)` : `Expect about ${devRange(md)} dev accuracy on the built-in corpus (always answering London: 9.6%)`}.${long(mid, true)}`,
-    middleMore: mid.tooLarge ? '' : `Measured${synth ? ' with synthesizer attention' : ''}: ${md.runs.length > 1 ? `${md.runs.slice(0, -1).join(', ')} and ${md.runs.at(-1)}` : md.runs[0]} right answers of ${md.total} ${md.how}. ` +
-      `Two settings differ from run.py’s, both for a short run: the pretraining rate reaches its floor at epoch ${mf.pre_decay}, the run’s end (run.py’s rate reaches its floor after 200 epochs and then rises again), and the finetuning takes ${mf.ft_epochs} epochs, not 10 (the built-in question file has 545 rows to the course’s 2,000; after 10 epochs these models answered Berlin to most questions). ` +
-      'The notes state each birthplace twice, in two short phrasings, and no other facts. ' +
-      `A step of ${mid.pre_batch} rows takes about ${duration(mid.msPerStep / 1000)} here. ${packed(textFor('middle').fill)}${long(mid) ? ` The CLI’s commands: ${cliCommands('middle')}` : ''}`,
-    full: full.tooLarge ? cli('full') : `The assignment’s run.py settings (${a.n_layer} layers, ${a.n_head} heads, width ${a.n_embd}): pretraining ${full.preSteps.toLocaleString()} steps (${p.pretrain.epochs} epochs of batch ${full.pre_batch}), then ` +
-      `finetuning ${full.ftSteps.toLocaleString()} steps (10 epochs from that model; the Finetune fields take them when the pretraining ends): about ${duration(full.seconds)} on this device.${adjusted(full)}${engines(full)}${long(full, true)}`,
-    fullMore: full.tooLarge ? '' : `A step of ${full.pre_batch} rows takes about ${duration(full.msPerStep / 1000)} here. ${packed(textFor('full').fill)}${long(full) ? ` The CLI’s commands: ${cliCommands('full')}` : ''}`,
+    middle: mid.tooLarge
+      ? cli('middle')
+      : `Half the shipped model’s depth (${m.n_layer} layers, ${m.n_head} heads, width ${m.n_embd}): ${mf.pre_epochs} pretraining epochs ` +
+        `${onNotes() ? 'on the built-in people’s birth notes (the Data card switches to them; the other presets switch back)' : 'on your pretraining text (measured on the built-in corpus’s birth notes: use them to run it as measured)'}, ` +
+        `then ${mf.ft_epochs} finetuning epochs from that model (the Finetune fields take them when the pretraining ends). ` +
+        `Pretraining ${mid.preSteps.toLocaleString()} steps of batch ${mid.pre_batch} ≈ ${duration(mid.preS)}, finetuning ${mid.ftSteps.toLocaleString()} steps ≈ ${duration(mid.ftS)} on this device.${adjusted(mid)}${engines(mid)} ` +
+        `${synth ? `With synthesizer attention expect about ${devRange(md)} dev accuracy on the built-in corpus (vanilla attention: ${devRange(MIDDLE_DEV.vanilla)}; always answering London: 9.6%)` : `Expect about ${devRange(md)} dev accuracy on the built-in corpus (always answering London: 9.6%)`}.${long(mid, true)}`,
+    middleMore: mid.tooLarge
+      ? ''
+      : `Measured${synth ? ' with synthesizer attention' : ''}: ${md.runs.length > 1 ? `${md.runs.slice(0, -1).join(', ')} and ${md.runs.at(-1)}` : md.runs[0]} right answers of ${md.total} ${md.how}. ` +
+        `Two settings differ from run.py’s, both for a short run: the pretraining rate reaches its floor at epoch ${mf.pre_decay}, the run’s end (run.py’s rate reaches its floor after 200 epochs and then rises again), and the finetuning takes ${mf.ft_epochs} epochs, not 10 (the built-in question file has 545 rows to the course’s 2,000; after 10 epochs these models answered Berlin to most questions). ` +
+        'The notes state each birthplace twice, in two short phrasings, and no other facts. ' +
+        `A step of ${mid.pre_batch} rows takes about ${duration(mid.msPerStep / 1000)} here. ${packed(textFor('middle').fill)}${long(mid) ? ` The CLI’s commands: ${cliCommands('middle')}` : ''}`,
+    full: full.tooLarge
+      ? cli('full')
+      : `The assignment’s run.py settings (${a.n_layer} layers, ${a.n_head} heads, width ${a.n_embd}): pretraining ${full.preSteps.toLocaleString()} steps (${p.pretrain.epochs} epochs of batch ${full.pre_batch}), then ` +
+        `finetuning ${full.ftSteps.toLocaleString()} steps (10 epochs from that model; the Finetune fields take them when the pretraining ends): about ${duration(full.seconds)} on this device.${adjusted(full)}${engines(full)}${long(full, true)}`,
+    fullMore: full.tooLarge
+      ? ''
+      : `A step of ${full.pre_batch} rows takes about ${duration(full.msPerStep / 1000)} here. ${packed(textFor('full').fill)}${long(full) ? ` The CLI’s commands: ${cliCommands('full')}` : ''}`,
     fullS: full.seconds,
   };
 }

@@ -40,7 +40,8 @@ export async function fewer(running, why) {
 // the page goes on with fewer (above). Resolves to the helpers running, at most n − 1.
 export async function started(n) {
   const hs = await helpers.helpers(n - 1);
-  if (hs.length < n - 1) await fewer(hs.length + 1, `a helper engine did not start: ${helpers.failure}`);
+  if (hs.length < n - 1)
+    await fewer(hs.length + 1, `a helper engine did not start: ${helpers.failure}`);
   return hs;
 }
 
@@ -54,7 +55,10 @@ export async function startHelpers(r) {
     const state = await job('run_state', () => P.wasm.page_run_state());
     await helpers.startRuns(stepEngines() - 1, r, state);
   } catch (e) {
-    await fewer(1, `the helper engines could not start the run (${(e && e.message) || e}); training on one engine`);
+    await fewer(
+      1,
+      `the helper engines could not start the run (${(e && e.message) || e}); training on one engine`,
+    );
   }
 }
 
@@ -68,9 +72,14 @@ export async function step(halt) {
   await helpers.settled();
   const b = await job('train', () => callWith(P.wasm, 'page_step_begin', [n], { into: W }));
   if (!b) return null;
-  const calls = b.parts.slice(1).map(([first, end], i) => helpers.part(i, b.weights, b.steps, first, end));
+  const calls = b.parts
+    .slice(1)
+    .map(([first, end], i) => helpers.part(i, b.weights, b.steps, first, end));
   helpers.track(calls);
-  const drop = async () => { await job('train', () => P.wasm.page_step_drop()); return null; };
+  const drop = async () => {
+    await job('train', () => P.wasm.page_step_drop());
+    return null;
+  };
   const [, end0] = b.parts[0];
   let done = b.parts[0][0];
   while (done < end0) {
@@ -86,7 +95,9 @@ export async function step(halt) {
     const g = got[i].grads;
     // Moved, not copied, when it is a plain ArrayBuffer (a view of a shared buffer needs neither).
     const transfer = g.buffer instanceof ArrayBuffer ? [g.buffer] : [];
-    await job('train', () => callWith(P.wasm, 'page_step_add', [g, got[i].loss, first, end], { transfer }));
+    await job('train', () =>
+      callWith(P.wasm, 'page_step_add', [g, got[i].loss, first, end], { transfer }),
+    );
   }
   return job('train', () => P.wasm.page_step_end());
 }

@@ -2,7 +2,18 @@
 // save the exact state to IndexedDB, pause, stop, finish, and report errors (a lost device included).
 import * as store from './store.js';
 import { holdRun, otherTabHoldsRun, releaseRun } from './runlock.js';
-import { $, P, S, SAVE_COST_RATIO, SAVE_EVERY_MS, SAVE_MIN_MS, data, job, setStatus, tick } from './core.js';
+import {
+  $,
+  P,
+  S,
+  SAVE_COST_RATIO,
+  SAVE_EVERY_MS,
+  SAVE_MIN_MS,
+  data,
+  job,
+  setStatus,
+  tick,
+} from './core.js';
 import { drawLoss } from './chart.js';
 import { counted, errText, esc, fmt, showBox } from './ui.js';
 import { formState, readSpec, restoreForm, showSizing, sizingSettled } from './form.js';
@@ -30,13 +41,19 @@ const saveDue = () => {
 // ---------------------------------------------------------------------------------------------
 // Training
 
-
 export function redrawChart() {
   // The finished runs of this page (pretraining and then finetuning, say) stay on the chart beside
   // the one going on: the last three, each its own curve.
   const series = S.history.slice(P.run ? -2 : -3);
-  if (P.run) series.push({ label: `${P.run.kind} ${P.run.variant}`, points: P.run.losses, total: P.run.total, recall: P.run.recall });
-  else if (!series.length && S.losses.length) series.push({ label: 'saved run', points: S.losses, total: S.total });
+  if (P.run)
+    series.push({
+      label: `${P.run.kind} ${P.run.variant}`,
+      points: P.run.losses,
+      total: P.run.total,
+      recall: P.run.recall,
+    });
+  else if (!series.length && S.losses.length)
+    series.push({ label: 'saved run', points: S.losses, total: S.total });
   S.chartSeries = series.map((c) => c.label);
   drawLoss($('chart'), series);
 }
@@ -47,7 +64,8 @@ export function showProgress(last, chunkTps) {
   $('train-progress').value = S.steps;
   const eta = S.msPerStep ? ((total - S.steps) * S.msPerStep) / 1000 : NaN;
   const ep = last ? `epoch ${last.epoch} of ${last.epochs} · ` : '';
-  $('progress-text').textContent = `${P.run.kind} ${P.run.variant}: ${ep}step ${S.steps.toLocaleString()} of ${total.toLocaleString()} · ETA ${fmt.time(eta)}`;
+  $('progress-text').textContent =
+    `${P.run.kind} ${P.run.variant}: ${ep}step ${S.steps.toLocaleString()} of ${total.toLocaleString()} · ETA ${fmt.time(eta)}`;
   if (last) {
     $('s-loss').textContent = fmt.loss(last.loss);
     $('s-lr').textContent = fmt.lr(last.lr);
@@ -61,7 +79,8 @@ export function showProgress(last, chunkTps) {
 let reading = false;
 
 export async function startRun(kind, record) {
-  if (!P.wasm || reading || ['running', 'pausing', 'stopping', 'starting'].includes(S.status)) return;
+  if (!P.wasm || reading || ['running', 'pausing', 'stopping', 'starting'].includes(S.status))
+    return;
   showBox('train-error', null);
   S.error = null;
   let r;
@@ -74,17 +93,36 @@ export async function startRun(kind, record) {
       // Size the run to this device first (once; web/page/sizing.js).
       if (!S.sizing) {
         setStatus('starting', 'Measuring this device first (a few training steps; once)…');
-        try { await measure(P.deviceKey); await showSizing(); } catch { /* the run goes on unmeasured */ }
+        try {
+          await measure(P.deviceKey);
+          await showSizing();
+        } catch {
+          /* the run goes on unmeasured */
+        }
         setStatus('idle');
       }
       await sizingSettled();
       const spec = await readSpec(kind);
-      if (!data.wiki) throw new Error('there is no pretraining text; load wiki.txt or use the built-in corpus');
-      if (kind === 'finetune' && !data.train) throw new Error('there is no finetuning TSV; load birth_places_train.tsv or use the built-in corpus');
-      const from = kind === 'finetune' ? (spec.from_model ? 'from the current model' : 'from scratch') : '';
-      r = { kind, variant: spec.variant, spec, wikiName: data.wiki.name, wiki: data.wiki.text,
-        tsvName: data.train ? data.train.name : '', tsv: data.train ? data.train.text : '', losses: [], form: formState(),
-        label: `${kind === 'pretrain' ? 'pretrained' : 'finetuned'} here${from ? ` ${from}` : ''}` };
+      if (!data.wiki)
+        throw new Error('there is no pretraining text; load wiki.txt or use the built-in corpus');
+      if (kind === 'finetune' && !data.train)
+        throw new Error(
+          'there is no finetuning TSV; load birth_places_train.tsv or use the built-in corpus',
+        );
+      const from =
+        kind === 'finetune' ? (spec.from_model ? 'from the current model' : 'from scratch') : '';
+      r = {
+        kind,
+        variant: spec.variant,
+        spec,
+        wikiName: data.wiki.name,
+        wiki: data.wiki.text,
+        tsvName: data.train ? data.train.name : '',
+        tsv: data.train ? data.train.text : '',
+        losses: [],
+        form: formState(),
+        label: `${kind === 'pretrain' ? 'pretrained' : 'finetuned'} here${from ? ` ${from}` : ''}`,
+      };
     }
     // Last in this block: nothing below throws before the run holds the lock or lets it go.
     if (!(await holdRun())) {
@@ -100,10 +138,26 @@ export async function startRun(kind, record) {
   }
   setStatus('starting', record ? `Restoring the saved ${r.kind} run…` : `Preparing to ${r.kind}…`);
   try {
-    const st = await job('start', () => P.wasm.page_start(r.spec, r.wikiName, r.wiki, r.tsvName, r.tsv, record ? record.state : undefined));
+    const st = await job('start', () =>
+      P.wasm.page_start(
+        r.spec,
+        r.wikiName,
+        r.wiki,
+        r.tsvName,
+        r.tsv,
+        record ? record.state : undefined,
+      ),
+    );
     r.total = st.total_steps;
     P.run = r;
-    Object.assign(S, { kind: r.kind, variant: r.variant, steps: st.steps, total: st.total_steps, losses: r.losses, msPerStep: null });
+    Object.assign(S, {
+      kind: r.kind,
+      variant: r.variant,
+      steps: st.steps,
+      total: st.total_steps,
+      losses: r.losses,
+      msPerStep: null,
+    });
     S.resumedFrom = record ? st.steps : null;
     // The step this run last saved (an earlier run's would say a save happened that did not).
     S.savedStep = record ? record.steps : null;
@@ -117,9 +171,19 @@ export async function startRun(kind, record) {
     if (r.kind === 'finetune') $('s-recall').textContent = 'pretraining only';
     else if (!record) $('s-recall').textContent = '—';
     const what = `${r.variant} model, ${fmt.int(st.params)} parameters, vocabulary ${st.vocab_size}, ${counted(st.per_epoch, 'step')} per epoch`;
-    setStatus('running', record ? `Resumed ${r.kind} at step ${st.steps} (${what}).` : `${r.kind === 'pretrain' ? 'Pretraining' : 'Finetuning'} the ${what}.`);
+    setStatus(
+      'running',
+      record
+        ? `Resumed ${r.kind} at step ${st.steps} (${what}).`
+        : `${r.kind === 'pretrain' ? 'Pretraining' : 'Finetuning'} the ${what}.`,
+    );
     $('resume-banner').hidden = true;
-    if (!record) { lastSave = 0; await saveRun(); } else { lastSave = performance.now(); }
+    if (!record) {
+      lastSave = 0;
+      await saveRun();
+    } else {
+      lastSave = performance.now();
+    }
     await steps.startHelpers(r);
     showProgress(null);
     loop();
@@ -141,7 +205,10 @@ export async function loop() {
       // step a turn, and Pause or Stop in its middle drops it.
       if (steps.inParts(S.started)) {
         chunk = await steps.step(() => S.status !== 'running');
-        if (!chunk && S.status === 'running') { await finishRun('finished'); return; }
+        if (!chunk && S.status === 'running') {
+          await finishRun('finished');
+          return;
+        }
         if (!chunk) break;
       } else {
         // The loss is read back every 2 steps: between two readbacks the engine records steps
@@ -169,7 +236,10 @@ export async function loop() {
     await probeRecall(chunk);
     const last = chunk.reports[chunk.reports.length - 1];
     showProgress(last, last ? last.tokens_per_s : 0);
-    if (chunk.done) { await finishRun('finished'); return; }
+    if (chunk.done) {
+      await finishRun('finished');
+      return;
+    }
     // A pause or stop asked for during the chunk saves right below: no second save first.
     if (S.status === 'running' && saveDue()) await saveRun();
     await tick();
@@ -177,9 +247,13 @@ export async function loop() {
   if (!P.run) return;
   if (S.status === 'pausing') {
     await saveRun();
-    setStatus('paused', `Paused at step ${S.steps} of ${P.run.total}; the run is saved in this browser. Resume continues it exactly.`);
+    setStatus(
+      'paused',
+      `Paused at step ${S.steps} of ${P.run.total}; the run is saved in this browser. Resume continues it exactly.`,
+    );
     // No ETA while nothing runs (it stayed frozen at the pause's value).
-    $('progress-text').textContent = `${P.run.kind} ${P.run.variant}: paused at step ${S.steps.toLocaleString()} of ${P.run.total.toLocaleString()}`;
+    $('progress-text').textContent =
+      `${P.run.kind} ${P.run.variant}: paused at step ${S.steps.toLocaleString()} of ${P.run.total.toLocaleString()}`;
   } else if (S.status === 'stopping') {
     await finishRun('stopped');
   }
@@ -187,7 +261,10 @@ export async function loop() {
 
 // Keep the run's exact state in IndexedDB (errors here are shown but do not stop training).
 export function saveRun() {
-  if (!saving) saving = save().finally(() => { saving = null; });
+  if (!saving)
+    saving = save().finally(() => {
+      saving = null;
+    });
   return saving;
 }
 
@@ -218,27 +295,52 @@ export async function finishRun(how) {
     const label = `${r.label}, ${S.steps} steps${how === 'stopped' ? ' (stopped early)' : ''}`;
     const bytes = await job('finish', () => P.wasm.page_finish(label));
     P.run = null;
-    const kept = await store.put(`model:${r.variant}`, { bytes, label, savedAt: Date.now() }).then(() => true, () => false);
+    const kept = await store.put(`model:${r.variant}`, { bytes, label, savedAt: Date.now() }).then(
+      () => true,
+      () => false,
+    );
     await store.del('run').catch(() => {});
     releaseRun();
     // The run's last save said an earlier step: the finished model is what this browser keeps now.
-    if (kept) $('s-saved').textContent = `the model, step ${S.steps.toLocaleString()} at ${fmt.clock(Date.now())}`;
+    if (kept)
+      $('s-saved').textContent =
+        `the model, step ${S.steps.toLocaleString()} at ${fmt.clock(Date.now())}`;
     await emit('models'); // before the run shows as finished: its model is in S.models then
     S.finished += 1;
     const lastLoss = r.losses.length ? r.losses[r.losses.length - 1][1] : NaN;
     S.losses = r.losses;
     S.total = r.total;
-    S.history.push({ label: `${r.kind} ${r.variant}${how === 'stopped' ? ' (stopped)' : ''}`, points: r.losses, total: r.total, recall: r.recall });
+    S.history.push({
+      label: `${r.kind} ${r.variant}${how === 'stopped' ? ' (stopped)' : ''}`,
+      points: r.losses,
+      total: r.total,
+      recall: r.recall,
+    });
     // A run that ran to its end while focus was on its Pause (or Stop) button: focus goes to the
     // status line, which says it ended and what is next, not to Pretrain, where one more Enter
     // meant for Pause would start a new run.
-    if (how === 'finished' && ['btn-pause', 'btn-resume', 'btn-stop'].includes(document.activeElement && document.activeElement.id)) $('train-status').focus();
+    if (
+      how === 'finished' &&
+      ['btn-pause', 'btn-resume', 'btn-stop'].includes(
+        document.activeElement && document.activeElement.id,
+      )
+    )
+      $('train-status').focus();
     // No ETA once the run is over.
-    $('progress-text').textContent = `${r.kind} ${r.variant}: ${how} at step ${S.steps.toLocaleString()} of ${r.total.toLocaleString()}`;
-    setStatus('idle', `${r.kind === 'pretrain' ? 'Pretraining' : 'Finetuning'} ${how}: ${S.steps} steps, last loss ${fmt.loss(lastLoss)}. ` +
-      (r.kind === 'pretrain' ? 'Next: Finetune (it starts from this model).' : 'Next: Evaluate below, or Ask at the top of the page.'));
+    $('progress-text').textContent =
+      `${r.kind} ${r.variant}: ${how} at step ${S.steps.toLocaleString()} of ${r.total.toLocaleString()}`;
+    setStatus(
+      'idle',
+      `${r.kind === 'pretrain' ? 'Pretraining' : 'Finetuning'} ${how}: ${S.steps} steps, last loss ${fmt.loss(lastLoss)}. ` +
+        (r.kind === 'pretrain'
+          ? 'Next: Finetune (it starts from this model).'
+          : 'Next: Evaluate below, or Ask at the top of the page.'),
+    );
     // Finetune next starts from this model; a middle or full preset takes its pretrained finetune settings.
-    if (r.kind === 'pretrain') { $('h-from').value = 'model'; $('h-from').dispatchEvent(new Event('change')); }
+    if (r.kind === 'pretrain') {
+      $('h-from').value = 'model';
+      $('h-from').dispatchEvent(new Event('change'));
+    }
   } catch (e) {
     await failed(e, 'could not keep the model');
   }
@@ -255,7 +357,10 @@ async function dropRun(r) {
   await store.del('run').catch(() => {});
   releaseRun();
   $('progress-text').textContent = `${r.kind} ${r.variant}: stopped before the first step`;
-  setStatus('idle', `${r.kind === 'pretrain' ? 'Pretraining' : 'Finetuning'} stopped before the first step: nothing to keep, your models are unchanged.`);
+  setStatus(
+    'idle',
+    `${r.kind === 'pretrain' ? 'Pretraining' : 'Finetuning'} stopped before the first step: nothing to keep, your models are unchanged.`,
+  );
 }
 
 // A run error: a lost device, a non-finite loss, or anything else. The saved state stays offered.
@@ -264,7 +369,9 @@ export async function failed(e, what) {
   const lost = await P.wasm.page_device_lost();
   // The progress line says where the run ended, with no ETA (it kept the last one after a
   // non-finite loss stopped the run).
-  if (P.run) $('progress-text').textContent = `${P.run.kind} ${P.run.variant}: stopped by an error at step ${S.steps.toLocaleString()} of ${(P.run.total || 0).toLocaleString()}`;
+  if (P.run)
+    $('progress-text').textContent =
+      `${P.run.kind} ${P.run.variant}: stopped by an error at step ${S.steps.toLocaleString()} of ${(P.run.total || 0).toLocaleString()}`;
   P.run = null;
   releaseRun(); // the saved state stays offered, here and in the page's other tabs
   if (lost) {
@@ -274,9 +381,14 @@ export async function failed(e, what) {
   }
   S.error = lost ? `device lost: ${lost}` : msg;
   const saved = await store.get('run').catch(() => null);
-  const keep = saved ? ` The last checkpoint (step ${saved.steps} of ${saved.total}, saved ${fmt.clock(saved.savedAt)}) is kept: “Resume training” above continues from it.` : '';
-  const head = lost ? `The GPU device was lost (${lost}); ${what}.`
-    : msg.toLowerCase().startsWith(what) ? `${msg[0].toUpperCase()}${msg.slice(1)}.` : `${what[0].toUpperCase()}${what.slice(1)}: ${msg}`;
+  const keep = saved
+    ? ` The last checkpoint (step ${saved.steps} of ${saved.total}, saved ${fmt.clock(saved.savedAt)}) is kept: “Resume training” above continues from it.`
+    : '';
+  const head = lost
+    ? `The GPU device was lost (${lost}); ${what}.`
+    : msg.toLowerCase().startsWith(what)
+      ? `${msg[0].toUpperCase()}${msg.slice(1)}.`
+      : `${what[0].toUpperCase()}${what.slice(1)}: ${msg}`;
   showBox('train-error', `<p>${esc(head)}${esc(keep)}</p>`);
   // The saved run is offered before the page says it is idle (reading it can wait ~150 ms for a
   // save's IndexedDB write), so whoever sees "idle" sees the Resume button too.
@@ -285,7 +397,8 @@ export async function failed(e, what) {
 }
 
 // Why a start is refused while another tab has a run open.
-const ELSEWHERE = 'another tab of this page has a training run open (running or paused); a browser trains one run ' +
+const ELSEWHERE =
+  'another tab of this page has a training run open (running or paused); a browser trains one run ' +
   'at a time, since its tabs share the saved state. Stop that run in its tab, or close the tab, then start here';
 
 // The saved run in the banner (with Resume and Discard, or, while another tab has it open, what
@@ -299,8 +412,14 @@ export async function offerSaved() {
   wasElsewhere = elsewhere;
   const watch = !P.run && (rec || elsewhere);
   if (watch && !watching) watching = setInterval(followOtherTab, 2000);
-  if (!watch && watching) { clearInterval(watching); watching = null; }
-  if (!rec || P.run) { $('resume-banner').hidden = true; return elsewhere ? { elsewhere } : rec; }
+  if (!watch && watching) {
+    clearInterval(watching);
+    watching = null;
+  }
+  if (!rec || P.run) {
+    $('resume-banner').hidden = true;
+    return elsewhere ? { elsewhere } : rec;
+  }
   const at = `step ${rec.steps} of ${rec.total}, saved ${new Date(rec.savedAt).toLocaleString()}`;
   $('resume-text').textContent = elsewhere
     ? `A ${rec.kind} run of the ${rec.variant} model is open in another tab of this page (${at}): that tab trains and saves it. Here Ask, Evaluate and the demos work as usual; to train here, stop that run in its tab or close the tab.`
@@ -311,14 +430,20 @@ export async function offerSaved() {
   // The form shows the saved run's settings while it waits (they were the preset's defaults until
   // Resume was pressed).
   restoreForm(rec.form);
-  if (!S.losses.length) { S.losses = rec.losses || []; S.total = rec.total; redrawChart(); }
+  if (!S.losses.length) {
+    S.losses = rec.losses || [];
+    S.total = rec.total;
+    redrawChart();
+  }
   return rec;
 }
 
 // What the Train card says while no run of this tab's is open.
 export function savedStatus(rec) {
-  if (rec && rec.elsewhere) return 'A run is open in another tab of this page: it trains there. This tab asks, evaluates and runs the demos.';
-  if (rec) return 'A saved run can be resumed: press Resume (or see the note at the top), or start a new one.';
+  if (rec && rec.elsewhere)
+    return 'A run is open in another tab of this page: it trains there. This tab asks, evaluates and runs the demos.';
+  if (rec)
+    return 'A saved run can be resumed: press Resume (or see the note at the top), or start a new one.';
   return measured() ? READY : MEASURING;
 }
 
@@ -330,13 +455,21 @@ async function followOtherTab() {
   if (!before && !(await otherTabHoldsRun())) return;
   const rec = await offerSaved();
   if (wasElsewhere !== before && S.status === 'idle' && !P.run) {
-    setStatus('idle', before && !wasElsewhere ? `The other tab let go of its run. ${savedStatus(rec)}` : savedStatus(rec));
+    setStatus(
+      'idle',
+      before && !wasElsewhere
+        ? `The other tab let go of its run. ${savedStatus(rec)}`
+        : savedStatus(rec),
+    );
   }
 }
 
 export async function resumeSaved() {
   const rec = await store.get('run').catch(() => null);
-  if (!rec) { $('resume-banner').hidden = true; return; }
+  if (!rec) {
+    $('resume-banner').hidden = true;
+    return;
+  }
   if (S.deviceLost) await restoreModels(); // the models lived on the lost device
   S.deviceLost = null;
   await startRun(rec.kind, rec);
@@ -346,30 +479,49 @@ export function wireTraining() {
   on('failed', ({ error, what }) => failed(error, what));
   $('btn-pretrain').addEventListener('click', () => startRun('pretrain'));
   $('btn-finetune').addEventListener('click', () => startRun('finetune'));
-  $('btn-pause').addEventListener('click', () => { if (S.status === 'running') setStatus('pausing', 'Pausing…'); });
+  $('btn-pause').addEventListener('click', () => {
+    if (S.status === 'running') setStatus('pausing', 'Pausing…');
+  });
   $('btn-resume').addEventListener('click', () => {
-    if (S.status === 'idle' && !P.run) { resumeSaved(); return; }
+    if (S.status === 'idle' && !P.run) {
+      resumeSaved();
+      return;
+    }
     if (S.status !== 'paused' || !P.run) return;
     setStatus('running', `Continuing ${P.run.kind} from step ${S.steps}.`);
     loop();
   });
   $('btn-stop').addEventListener('click', () => {
     if (S.status === 'running') setStatus('stopping', 'Stopping…');
-    else if (S.status === 'paused') { setStatus('stopping', 'Stopping…'); finishRun('stopped'); }
+    else if (S.status === 'paused') {
+      setStatus('stopping', 'Stopping…');
+      finishRun('stopped');
+    }
   });
   $('resume-saved').addEventListener('click', resumeSaved);
   $('discard-saved').addEventListener('click', async () => {
     await store.del('run').catch(() => {});
     $('resume-banner').hidden = true;
     // Its curve goes with it (the chart showed it as "saved run" while it waited).
-    if (!S.history.length) { S.losses = []; S.total = 0; redrawChart(); }
+    if (!S.history.length) {
+      S.losses = [];
+      S.total = 0;
+      redrawChart();
+    }
     $('s-saved').textContent = '—';
-    setStatus('idle', 'The saved run was discarded. Press Pretrain to start one with the chosen preset.');
+    setStatus(
+      'idle',
+      'The saved run was discarded. Press Pretrain to start one with the chosen preset.',
+    );
   });
   new ResizeObserver(() => redrawChart()).observe($('chart'));
   // Leaving or hiding the page saves the run at once (best effort on a reload or close: the write
   // may not finish before the page goes, which is why chunks save often too).
-  const saveNow = () => { if (P.run && ['running', 'pausing', 'stopping'].includes(S.status)) saveRun(); };
+  const saveNow = () => {
+    if (P.run && ['running', 'pausing', 'stopping'].includes(S.status)) saveRun();
+  };
   window.addEventListener('pagehide', saveNow);
-  document.addEventListener('visibilitychange', () => { if (document.visibilityState === 'hidden') saveNow(); });
+  document.addEventListener('visibilitychange', () => {
+    if (document.visibilityState === 'hidden') saveNow();
+  });
 }

@@ -2,29 +2,43 @@
 // HTML escaping, error text, message boxes, table rows, and numbers, times and scores as people
 // read them. Nothing here touches the wasm module, so the demos can import it without waiting.
 
-export const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
+export const esc = (s) =>
+  String(s).replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c],
+  );
 export const errText = (e) => String((e && e.message) || e);
 
 // Fill (html) or hide (null) a message box such as #train-error.
 export function showBox(id, html) {
   const el = document.getElementById(id);
-  if (html) { el.innerHTML = html; el.hidden = false; } else { el.hidden = true; el.innerHTML = ''; }
+  if (html) {
+    el.innerHTML = html;
+    el.hidden = false;
+  } else {
+    el.hidden = true;
+    el.innerHTML = '';
+  }
 }
 
 // Table rows from plain values: cells are escaped unless given as {html}; {num: true} aligns right.
 export function rowsHtml(rows) {
   const cell = (c) => {
-    if (c && typeof c === 'object') return `<td${c.cls ? ` class="${c.cls}"` : ''}>${c.html !== undefined ? c.html : esc(c.text)}</td>`;
+    if (c && typeof c === 'object')
+      return `<td${c.cls ? ` class="${c.cls}"` : ''}>${c.html !== undefined ? c.html : esc(c.text)}</td>`;
     return `<td>${esc(c ?? '')}</td>`;
   };
-  return rows.map((r) => `<tr${r.cls ? ` class="${r.cls}"` : ''}>${r.cells.map(cell).join('')}</tr>`).join('');
+  return rows
+    .map((r) => `<tr${r.cls ? ` class="${r.cls}"` : ''}>${r.cells.map(cell).join('')}</tr>`)
+    .join('');
 }
 
 // A prediction as text, with an empty or all-blank one said in words (an untrained model often
 // answers 32 spaces, which would otherwise look like a missing cell).
 export function showPred(p) {
   if (!p) return '<span class="muted">(no answer)</span>';
-  if (!p.trim()) return `<span class="muted">(${p.length} space${p.length === 1 ? '' : 's'})</span>`;
+  if (!p.trim())
+    return `<span class="muted">(${p.length} space${p.length === 1 ? '' : 's'})</span>`;
   return esc(p);
 }
 
@@ -35,7 +49,8 @@ export function duration(s) {
   s = Math.round(s);
   if (s < 60) return `${s} s`;
   if (s < 3600) return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
-  if (s < 86400) return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')} min`;
+  if (s < 86400)
+    return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')} min`;
   const d = Math.floor(s / 86400);
   return `${d} day${d === 1 ? '' : 's'} ${Math.floor((s % 86400) / 3600)} h`;
 }
@@ -48,8 +63,12 @@ export function score(correct, total) {
 
 // A facts file's {correct, total} as a percentage ("8.8%") or a count ("12 of 136"), or said to be
 // unmeasured.
-export const pctOf = (o) => (o && Number.isFinite(o.correct) && o.total > 0 ? `${((100 * o.correct) / o.total).toFixed(1)}%` : 'not measured');
-export const countOf = (o) => (o && Number.isFinite(o.correct) ? `${o.correct} of ${o.total}` : 'not measured');
+export const pctOf = (o) =>
+  o && Number.isFinite(o.correct) && o.total > 0
+    ? `${((100 * o.correct) / o.total).toFixed(1)}%`
+    : 'not measured';
+export const countOf = (o) =>
+  o && Number.isFinite(o.correct) ? `${o.correct} of ${o.total}` : 'not measured';
 
 // Round axis ticks covering [lo, hi]: steps of 1, 2 or 5 × 10^k, about `n` of them.
 export function niceTicks(lo, hi, n = 5) {
@@ -59,7 +78,8 @@ export function niceTicks(lo, hi, n = 5) {
   const steps = [1, 2, 5, 10].map((m) => m * mag);
   const ticks = (step) => {
     const out = [];
-    for (let v = Math.ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9; v += step) out.push(+v.toFixed(12));
+    for (let v = Math.ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9; v += step)
+      out.push(+v.toFixed(12));
     return out;
   };
   let i = steps.findIndex((s) => s >= raw);
@@ -71,15 +91,22 @@ export function niceTicks(lo, hi, n = 5) {
 }
 
 // A count with its noun: "1 question", "136 questions" (`many` where the plural is not noun + s).
-export const counted = (n, one, many = `${one}s`) => `${Math.round(n).toLocaleString('en')} ${n === 1 ? one : many}`;
+export const counted = (n, one, many = `${one}s`) =>
+  `${Math.round(n).toLocaleString('en')} ${n === 1 ? one : many}`;
 
 export const fmt = {
-  loss: (x) => (!Number.isFinite(x) ? String(x) : Math.abs(x) >= 1e4 ? x.toExponential(3) : x.toFixed(4)),
+  loss: (x) =>
+    !Number.isFinite(x) ? String(x) : Math.abs(x) >= 1e4 ? x.toExponential(3) : x.toFixed(4),
   lr: (x) => x.toExponential(3),
   int: (x) => Math.round(x).toLocaleString(),
   time: duration,
   // A step's time: milliseconds below a second, else as a duration ("4 min 29 s", not "269017").
-  step: (ms) => (!Number.isFinite(ms) ? '—' : ms < 1000 ? `${ms < 10 ? ms.toFixed(2) : Math.round(ms)} ms` : duration(ms / 1000)),
+  step: (ms) =>
+    !Number.isFinite(ms)
+      ? '—'
+      : ms < 1000
+        ? `${ms < 10 ? ms.toFixed(2) : Math.round(ms)} ms`
+        : duration(ms / 1000),
   clock: (t) => new Date(t).toLocaleTimeString(),
 };
 

@@ -7,13 +7,19 @@
 import { openBrowser, pageUrl } from './browser.mjs';
 const base = process.argv[2];
 const secs = Number(process.argv[3] || 90);
-const { ctx, close } = await openBrowser('bench-middle', { width: 1280, height: 900 }, { webgpu: process.env.ATTNLAB_BACKEND !== 'cpu' });
+const { ctx, close } = await openBrowser(
+  'bench-middle',
+  { width: 1280, height: 900 },
+  { webgpu: process.env.ATTNLAB_BACKEND !== 'cpu' },
+);
 const page = ctx.pages()[0] || (await ctx.newPage());
 page.on('pageerror', (e) => console.log(`page error: ${e}`));
 await page.goto(pageUrl(base, process.env.Q || ''));
 await page.waitForFunction(() => window.__page && window.__page.ready, null, { timeout: 300000 });
 await page.locator('#train-card').scrollIntoViewIfNeeded();
-await page.waitForFunction(() => window.__page.presetLabels && window.__page.fit, null, { timeout: 300000 });
+await page.waitForFunction(() => window.__page.presetLabels && window.__page.fit, null, {
+  timeout: 300000,
+});
 await page.click('#use-embedded');
 await page.selectOption('#preset', 'middle');
 await page.waitForTimeout(1500);
@@ -28,14 +34,31 @@ await page.screenshot({ path: 'web/test/out/bench-middle-train.png', fullPage: f
 await page.locator('#data-card').screenshot({ path: 'web/test/out/bench-middle-data.png' });
 await page.locator('#train-card').screenshot({ path: 'web/test/out/bench-middle-traincard.png' });
 await page.click('#btn-pretrain');
-await page.waitForFunction(() => window.__page.status === 'running' && window.__page.steps >= 2, null, { timeout: 300000 });
-const t0 = Date.now(); const s0 = await page.evaluate(() => window.__page.steps);
+await page.waitForFunction(
+  () => window.__page.status === 'running' && window.__page.steps >= 2,
+  null,
+  { timeout: 300000 },
+);
+const t0 = Date.now();
+const s0 = await page.evaluate(() => window.__page.steps);
 await page.waitForTimeout(secs * 1000);
-const info = await page.evaluate(() => ({ started: window.__page.started, workers: window.__page.workers, backend: window.__page.backend, isolated: self.crossOriginIsolated }));
+const info = await page.evaluate(() => ({
+  started: window.__page.started,
+  workers: window.__page.workers,
+  backend: window.__page.backend,
+  isolated: self.crossOriginIsolated,
+}));
 console.log(JSON.stringify(info));
-const s1 = await page.evaluate(() => ({ steps: window.__page.steps, total: window.__page.total, ms: window.__page.msPerStep, status: document.getElementById('status') && document.getElementById('status').textContent }));
+const s1 = await page.evaluate(() => ({
+  steps: window.__page.steps,
+  total: window.__page.total,
+  ms: window.__page.msPerStep,
+  status: document.getElementById('status') && document.getElementById('status').textContent,
+}));
 const dt = (Date.now() - t0) / 1000;
-console.log(`steps ${s0} -> ${s1.steps} of ${s1.total} in ${dt.toFixed(1)} s: ${(dt / (s1.steps - s0)).toFixed(3)} s/step -> ${(s1.total * dt / (s1.steps - s0) / 60).toFixed(1)} min for the pretraining; msPerStep ${s1.ms}`);
+console.log(
+  `steps ${s0} -> ${s1.steps} of ${s1.total} in ${dt.toFixed(1)} s: ${(dt / (s1.steps - s0)).toFixed(3)} s/step -> ${((s1.total * dt) / (s1.steps - s0) / 60).toFixed(1)} min for the pretraining; msPerStep ${s1.ms}`,
+);
 await page.locator('#train-card').screenshot({ path: 'web/test/out/bench-middle-running.png' });
 await page.click('#btn-stop');
 await close();

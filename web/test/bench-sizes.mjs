@@ -11,11 +11,17 @@ page.on('pageerror', (e) => console.log(`page error: ${e}`));
 await page.goto(pageUrl(base, process.env.Q || ''));
 await page.waitForFunction(() => window.__page && window.__page.ready, null, { timeout: 300000 });
 const sizes = JSON.parse(process.env.SIZES || '[[4,8,128],[4,4,64],[2,8,128],[2,4,64],[3,4,96]]');
-for (let rep = 0; rep < 2; rep++) for (const [l, h, e] of sizes) {
-  const r = await page.evaluate(async ([l, h, e]) => {
-    const { P, job } = await import('./web/page/core.js');
-    return job('measure', () => P.wasm.page_time_step('vanilla', l, h, e, 100, 16, 3));
-  }, [l, h, e]);
-  console.log(`L${l} H${h} W${e}: params ${r.params}, best ${r.best_ms.toFixed(0)} ms, mean ${r.ms_per_step.toFixed(0)} ms for 16 x 127`);
-}
+for (let rep = 0; rep < 2; rep++)
+  for (const [l, h, e] of sizes) {
+    const r = await page.evaluate(
+      async ([l, h, e]) => {
+        const { P, job } = await import('./web/page/core.js');
+        return job('measure', () => P.wasm.page_time_step('vanilla', l, h, e, 100, 16, 3));
+      },
+      [l, h, e],
+    );
+    console.log(
+      `L${l} H${h} W${e}: params ${r.params}, best ${r.best_ms.toFixed(0)} ms, mean ${r.ms_per_step.toFixed(0)} ms for 16 x 127`,
+    );
+  }
 await close();

@@ -5,7 +5,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 
-const BROWSERS = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/snap/bin/chromium', '/usr/bin/google-chrome'];
+const BROWSERS = [
+  '/usr/bin/chromium',
+  '/usr/bin/chromium-browser',
+  '/snap/bin/chromium',
+  '/usr/bin/google-chrome',
+];
 
 // The page's address with the backend the test runs on: ?backend=webgpu by default (headless
 // Chromium's only adapter is SwiftShader, a software fallback that the page's "auto" would pass
@@ -40,7 +45,9 @@ async function keepMeasurement(ctx, file) {
       fs.renameSync(`${file}.tmp`, file);
       return;
     }
-  } catch { /* a closed or crashed page keeps nothing */ }
+  } catch {
+    /* a closed or crashed page keeps nothing */
+  }
 }
 
 // `name` tags the temporary profile folder; returns the context and a close() that also removes it.
@@ -48,7 +55,11 @@ async function keepMeasurement(ctx, file) {
 // keep: an existing profile folder to open again (its stored models and runs), kept on close.
 // measured: false makes the page measure the device itself even where a measurement is kept.
 // serviceWorkers: 'block' starts a browser in which the page cannot register a service worker.
-export async function openBrowser(name, viewport, { webgpu = true, keep = '', measured = true, serviceWorkers = 'allow' } = {}) {
+export async function openBrowser(
+  name,
+  viewport,
+  { webgpu = true, keep = '', measured = true, serviceWorkers = 'allow' } = {},
+) {
   const profile = keep || fs.mkdtempSync(path.join(os.tmpdir(), `attnlab-${name}-`));
   const ctx = await chromium.launchPersistentContext(profile, {
     executablePath: process.env.CHROMIUM || BROWSERS.find((b) => fs.existsSync(b)) || BROWSERS[0],
@@ -56,16 +67,29 @@ export async function openBrowser(name, viewport, { webgpu = true, keep = '', me
     viewport,
     serviceWorkers,
     // --enable-unsafe-webgpu: without it headless Chromium blocklists the CPU (SwiftShader) adapter.
-    args: ['--no-sandbox', ...(webgpu ? ['--enable-unsafe-webgpu'] : []), '--disable-background-networking',
-           '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args: [
+      '--no-sandbox',
+      ...(webgpu ? ['--enable-unsafe-webgpu'] : []),
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
   });
   const file = measured ? measuredFile(webgpu) : '';
   if (file && fs.existsSync(file)) {
     // Before the page's own scripts, on every load: a page that stored its own keeps it.
     const value = fs.readFileSync(file, 'utf8');
-    await ctx.addInitScript(([k, v]) => {
-      try { if (!localStorage.getItem(k)) localStorage.setItem(k, v); } catch { /* a page without storage */ }
-    }, [SIZING_KEY, value]);
+    await ctx.addInitScript(
+      ([k, v]) => {
+        try {
+          if (!localStorage.getItem(k)) localStorage.setItem(k, v);
+        } catch {
+          /* a page without storage */
+        }
+      },
+      [SIZING_KEY, value],
+    );
   }
   const close = async () => {
     await keepMeasurement(ctx, file);

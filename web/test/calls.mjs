@@ -14,10 +14,16 @@ const web = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 const pkg = path.join(web, 'pkg', 'attnlab.js');
 if (!fs.existsSync(pkg)) {
-  console.error(`${path.relative(process.cwd(), pkg)} is missing: build the wasm module first (scripts/build-web.sh)`);
+  console.error(
+    `${path.relative(process.cwd(), pkg)} is missing: build the wasm module first (scripts/build-web.sh)`,
+  );
   process.exit(1);
 }
-const exported = new Set([...fs.readFileSync(pkg, 'utf8').matchAll(/^export (?:async )?function ([A-Za-z0-9_]+)/gm)].map((m) => m[1]));
+const exported = new Set(
+  [...fs.readFileSync(pkg, 'utf8').matchAll(/^export (?:async )?function ([A-Za-z0-9_]+)/gm)].map(
+    (m) => m[1],
+  ),
+);
 
 const unknown = [];
 const called = new Set();
@@ -27,12 +33,18 @@ for (const f of pageModules(web)) {
     // The page's engine is `wasm`, a helper engine (web/helpers.js) `helper`.
     for (const m of line.matchAll(/\b(wasm|helper)\.([A-Za-z_][A-Za-z0-9_]*)/g)) {
       called.add(m[2]);
-      if (!exported.has(m[2])) unknown.push(`${path.relative(web, f)}:${i + 1}: ${m[1]}.${m[2]} is not an export of pkg/attnlab.js`);
+      if (!exported.has(m[2]))
+        unknown.push(
+          `${path.relative(web, f)}:${i + 1}: ${m[1]}.${m[2]} is not an export of pkg/attnlab.js`,
+        );
     }
     // A call with options (web/backend.js callWith(engine, 'NAME', …)) names the export as a string.
     for (const m of line.matchAll(/\bcallWith\([^,]+,\s*'([A-Za-z_][A-Za-z0-9_]*)'/g)) {
       called.add(m[1]);
-      if (!exported.has(m[1])) unknown.push(`${path.relative(web, f)}:${i + 1}: callWith(…, '${m[1]}') is not an export of pkg/attnlab.js`);
+      if (!exported.has(m[1]))
+        unknown.push(
+          `${path.relative(web, f)}:${i + 1}: callWith(…, '${m[1]}') is not an export of pkg/attnlab.js`,
+        );
     }
   });
 }

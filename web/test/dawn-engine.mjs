@@ -31,8 +31,16 @@ export const webDir = path.resolve(here, '..');
 // The counters. `marks` holds one entry per readback the engine makes (its step ends read the loss
 // back), each a copy of the counters at that moment, so a call's steps are the spans between marks.
 export const counters = {
-  dispatches: 0, submits: 0, passes: 0, buffers: 0, bufferBytes: 0, written: 0, readbacks: 0,
-  gpuNs: 0, timedPasses: 0, untimedPasses: 0,
+  dispatches: 0,
+  submits: 0,
+  passes: 0,
+  buffers: 0,
+  bufferBytes: 0,
+  written: 0,
+  readbacks: 0,
+  gpuNs: 0,
+  timedPasses: 0,
+  untimedPasses: 0,
 };
 export const marks = [];
 const snapshot = () => ({ ...counters });
@@ -42,7 +50,8 @@ const PASSES_PER_ENCODER = 256;
 
 // Patch Dawn's classes before the engine loads. `timestamps`: add the feature and the writes.
 function instrument(globals, { timestamps }) {
-  const { GPUAdapter, GPUDevice, GPUQueue, GPUCommandEncoder, GPUComputePassEncoder, GPUBuffer } = globals;
+  const { GPUAdapter, GPUDevice, GPUQueue, GPUCommandEncoder, GPUComputePassEncoder, GPUBuffer } =
+    globals;
   const orig = {
     requestDevice: GPUAdapter.prototype.requestDevice,
     createBuffer: GPUDevice.prototype.createBuffer,
@@ -85,9 +94,14 @@ function instrument(globals, { timestamps }) {
       counters.untimedPasses += 1;
       return orig.beginComputePass.call(this, desc);
     }
-    if (!e.set) e.set = e.device.createQuerySet({ type: 'timestamp', count: 2 * PASSES_PER_ENCODER });
+    if (!e.set)
+      e.set = e.device.createQuerySet({ type: 'timestamp', count: 2 * PASSES_PER_ENCODER });
     const at = 2 * e.n++;
-    const timestampWrites = { querySet: e.set, beginningOfPassWriteIndex: at, endOfPassWriteIndex: at + 1 };
+    const timestampWrites = {
+      querySet: e.set,
+      beginningOfPassWriteIndex: at,
+      endOfPassWriteIndex: at + 1,
+    };
     return orig.beginComputePass.call(this, { ...(desc || {}), timestampWrites });
   };
   GPUCommandEncoder.prototype.finish = function (...args) {
@@ -95,7 +109,10 @@ function instrument(globals, { timestamps }) {
     if (!e || !e.n) return orig.finish.apply(this, args);
     const bytes = 16 * e.n;
     const U = globals.GPUBufferUsage;
-    const resolve = orig.createBuffer.call(e.device, { size: bytes, usage: U.QUERY_RESOLVE | U.COPY_SRC });
+    const resolve = orig.createBuffer.call(e.device, {
+      size: bytes,
+      usage: U.QUERY_RESOLVE | U.COPY_SRC,
+    });
     const read = orig.createBuffer.call(e.device, { size: bytes, usage: U.MAP_READ | U.COPY_DST });
     this.resolveQuerySet(e.set, 0, 2 * e.n, resolve, 0);
     this.copyBufferToBuffer(resolve, 0, read, 0, bytes);
@@ -110,15 +127,22 @@ function instrument(globals, { timestamps }) {
       const t = buffers.get(cb);
       if (!t) continue;
       const step = marks.length; // the readback this work counts toward
-      pending.push(orig.mapAsync.call(t.read, globals.GPUMapMode.READ).then(() => {
-        const ns = new BigUint64Array(t.read.getMappedRange());
-        let sum = 0;
-        for (let i = 0; i < t.n; i++) sum += Number(ns[2 * i + 1] - ns[2 * i]);
-        t.read.unmap();
-        for (const b of [t.read, t.resolve, t.set]) b.destroy();
-        counters.timedPasses += t.n;
-        gpuByMark[step] = (gpuByMark[step] || 0) + sum;
-      }, (e) => { timestampErrors.push(String((e && e.message) || e)); }));
+      pending.push(
+        orig.mapAsync.call(t.read, globals.GPUMapMode.READ).then(
+          () => {
+            const ns = new BigUint64Array(t.read.getMappedRange());
+            let sum = 0;
+            for (let i = 0; i < t.n; i++) sum += Number(ns[2 * i + 1] - ns[2 * i]);
+            t.read.unmap();
+            for (const b of [t.read, t.resolve, t.set]) b.destroy();
+            counters.timedPasses += t.n;
+            gpuByMark[step] = (gpuByMark[step] || 0) + sum;
+          },
+          (e) => {
+            timestampErrors.push(String((e && e.message) || e));
+          },
+        ),
+      );
     }
     return r;
   };
@@ -144,7 +168,9 @@ function instrument(globals, { timestamps }) {
     return orig.mapAsync.apply(this, args);
   };
   // Every timestamp read so far (the GPU time of work submitted before now).
-  settleTimestamps = async () => { while (pending.length) await pending.shift(); };
+  settleTimestamps = async () => {
+    while (pending.length) await pending.shift();
+  };
 }
 
 // GPU nanoseconds of the work submitted before each readback: gpuByMark[k] is the work between
@@ -172,7 +198,10 @@ export async function perStep(from, to) {
     });
   }
   const med = (f) => {
-    const v = spans.map(f).filter((x) => x !== null).sort((x, y) => x - y);
+    const v = spans
+      .map(f)
+      .filter((x) => x !== null)
+      .sort((x, y) => x - y);
     return v.length ? v[Math.floor((v.length - 1) / 2)] : null;
   };
   const keys = ['dispatches', 'submits', 'passes', 'buffers', 'bufferBytes', 'written', 'gpuMs'];
@@ -187,7 +216,8 @@ export async function startEngine(gpu, globals, { timestamps = true } = {}) {
   instrument(globals, { timestamps });
   Object.defineProperty(globalThis, 'navigator', {
     value: { gpu, hardwareConcurrency: 1, userAgent: `Node.js ${process.version} (Dawn)` },
-    configurable: true, writable: true,
+    configurable: true,
+    writable: true,
   });
   globalThis.WorkerGlobalScope = class WorkerGlobalScope {};
   globalThis.self = globalThis;
@@ -204,11 +234,20 @@ export async function startEngine(gpu, globals, { timestamps = true } = {}) {
   };
   const calls = new Map();
   let ready;
-  const first = new Promise((resolve) => { ready = resolve; });
+  const first = new Promise((resolve) => {
+    ready = resolve;
+  });
   const progress = new Map();
   globalThis.postMessage = (m) => {
-    if (m.type === 'ready' || m.type === 'failed') { ready(m); return; }
-    if (m.type === 'progress') { const f = progress.get(m.id); if (f) f(...m.args); return; }
+    if (m.type === 'ready' || m.type === 'failed') {
+      ready(m);
+      return;
+    }
+    if (m.type === 'progress') {
+      const f = progress.get(m.id);
+      if (f) f(...m.args);
+      return;
+    }
     const c = calls.get(m.id);
     calls.delete(m.id);
     progress.delete(m.id);
@@ -218,17 +257,23 @@ export async function startEngine(gpu, globals, { timestamps = true } = {}) {
   };
   await import(worker.href);
   const m = await first;
-  if (m.type === 'failed') throw new Error(`the engine (web/engine-worker.js) did not load: ${m.error}`);
+  if (m.type === 'failed')
+    throw new Error(`the engine (web/engine-worker.js) did not load: ${m.error}`);
   let next = 1;
-  const call = (fn, ...args) => new Promise((resolve, reject) => {
-    const id = next++;
-    calls.set(id, { resolve, reject });
-    const sent = args.map((a) => {
-      if (typeof a !== 'function') return a;
-      progress.set(id, a);
-      return { progress: 0 };
+  const call = (fn, ...args) =>
+    new Promise((resolve, reject) => {
+      const id = next++;
+      calls.set(id, { resolve, reject });
+      const sent = args.map((a) => {
+        if (typeof a !== 'function') return a;
+        progress.set(id, a);
+        return { progress: 0 };
+      });
+      globalThis.onmessage({ data: { type: 'call', id, fn, args: sent } });
     });
-    globalThis.onmessage({ data: { type: 'call', id, fn, args: sent } });
-  });
-  return { call, exports: m.exports, build: loaded ? path.relative(webDir, path.dirname(loaded)) : '?' };
+  return {
+    call,
+    exports: m.exports,
+    build: loaded ? path.relative(webDir, path.dirname(loaded)) : '?',
+  };
 }

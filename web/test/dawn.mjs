@@ -33,7 +33,8 @@ import { fileURLToPath } from 'node:url';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const web = path.resolve(here, '..');
 const root = path.resolve(web, '..');
-const SWIFTSHADER = process.env.ATTNLAB_SWIFTSHADER_ICD || '/usr/lib/chromium/vk_swiftshader_icd.json';
+const SWIFTSHADER =
+  process.env.ATTNLAB_SWIFTSHADER_ICD || '/usr/lib/chromium/vk_swiftshader_icd.json';
 
 const USAGE = `usage: node web/test/dawn.mjs [--quick] [--rows LIST] [--repeats N] [--sizes tiny,assignment]
        [--eval N] [--data DIR --epochs N [--max-steps N] [--variant vanilla|synthesizer]] [--no-timestamps]`;
@@ -45,8 +46,16 @@ function die(msg, code = 2) {
 
 // ---- flags ----
 const opt = {
-  quick: false, rows: null, repeats: null, sizes: null, eval: null, data: null, epochs: null,
-  maxSteps: null, variant: 'vanilla', timestamps: true,
+  quick: false,
+  rows: null,
+  repeats: null,
+  sizes: null,
+  eval: null,
+  data: null,
+  epochs: null,
+  maxSteps: null,
+  variant: 'vanilla',
+  timestamps: true,
 };
 {
   const a = process.argv.slice(2);
@@ -62,15 +71,18 @@ const opt = {
     else if (f === '--no-timestamps') opt.timestamps = false;
     else if (f === '--rows') {
       const v = a[++i] || '';
-      if (!/^[0-9]+(,[0-9]+)*$/.test(v)) die(`--rows takes row counts separated by commas (e.g. 8,128), not '${v}'`);
+      if (!/^[0-9]+(,[0-9]+)*$/.test(v))
+        die(`--rows takes row counts separated by commas (e.g. 8,128), not '${v}'`);
       opt.rows = v.split(',').map((n) => whole('--rows', n));
     } else if (f === '--repeats') opt.repeats = whole(f, a[++i]);
     else if (f === '--sizes') {
       const v = (a[++i] || '').split(',');
-      if (!v.every((s) => s === 'tiny' || s === 'assignment')) die(`--sizes takes tiny and/or assignment, not '${v}'`);
+      if (!v.every((s) => s === 'tiny' || s === 'assignment'))
+        die(`--sizes takes tiny and/or assignment, not '${v}'`);
       opt.sizes = v;
     } else if (f === '--eval') opt.eval = whole(f, a[++i], 0);
-    else if (f === '--data') opt.data = a[++i] || die(`--data needs a folder with wiki.txt\n${USAGE}`);
+    else if (f === '--data')
+      opt.data = a[++i] || die(`--data needs a folder with wiki.txt\n${USAGE}`);
     else if (f === '--epochs') opt.epochs = whole(f, a[++i]);
     else if (f === '--max-steps') opt.maxSteps = whole(f, a[++i]);
     else if (f === '--variant') {
@@ -90,7 +102,9 @@ const opt = {
     die('--max-steps caps the --data run; give --data DIR --epochs N too');
   }
   if (opt.data !== null && !fs.existsSync(path.join(opt.data, 'wiki.txt'))) {
-    die(`--data ${opt.data}: no wiki.txt there (the course's pretraining text); give the folder that holds it`);
+    die(
+      `--data ${opt.data}: no wiki.txt there (the course's pretraining text); give the folder that holds it`,
+    );
   }
 }
 const rows = opt.rows || (opt.quick ? [2] : [8]);
@@ -100,13 +114,16 @@ const evalN = opt.eval ?? (opt.quick ? 4 : 136);
 
 // ---- Dawn, and a driver for it ----
 for (const f of ['pkg/attnlab.js', 'pkg/attnlab_bg.wasm']) {
-  if (!fs.existsSync(path.join(web, f))) die(`web/${f} is missing: build the page's wasm first (scripts/build-web.sh)`);
+  if (!fs.existsSync(path.join(web, f)))
+    die(`web/${f} is missing: build the page's wasm first (scripts/build-web.sh)`);
 }
 let dawn;
 try {
   dawn = await import('webgpu');
 } catch (e) {
-  die(`the npm package webgpu (Dawn for Node) did not load (${e.message.split('\n')[0]}): run \`cd web && npm ci\``);
+  die(
+    `the npm package webgpu (Dawn for Node) did not load (${e.message.split('\n')[0]}): run \`cd web && npm ci\``,
+  );
 }
 const gpu = dawn.create([]);
 const adapter = await gpu.requestAdapter();
@@ -114,56 +131,92 @@ if (!adapter) {
   const named = process.env.VK_ICD_FILENAMES || process.env.VK_DRIVER_FILES;
   if (!named && !process.env.ATTNLAB_DAWN_AGAIN && fs.existsSync(SWIFTSHADER)) {
     // The Vulkan loader reads the driver list once, as Dawn loads: a new process with it set.
-    console.error('dawn.mjs: Dawn found no adapter among the Vulkan drivers here; running again on SwiftShader '
-      + `(${SWIFTSHADER})`);
+    console.error(
+      'dawn.mjs: Dawn found no adapter among the Vulkan drivers here; running again on SwiftShader ' +
+        `(${SWIFTSHADER})`,
+    );
     const env = { ...process.env, VK_ICD_FILENAMES: SWIFTSHADER, ATTNLAB_DAWN_AGAIN: '1' };
     env.XDG_RUNTIME_DIR ||= '/tmp';
-    const r = spawnSync(process.execPath, [...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit', env });
+    const r = spawnSync(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
+      stdio: 'inherit',
+      env,
+    });
     process.exit(r.status ?? 1);
   }
-  die(`Dawn found no WebGPU adapter (VK_ICD_FILENAMES=${process.env.VK_ICD_FILENAMES || 'unset'}, `
-    + `VK_DRIVER_FILES=${process.env.VK_DRIVER_FILES || 'unset'}): without a GPU install Chromium (its SwiftShader `
-    + `Vulkan driver, ${SWIFTSHADER}) or set VK_ICD_FILENAMES to a Vulkan driver's ICD file`);
+  die(
+    `Dawn found no WebGPU adapter (VK_ICD_FILENAMES=${process.env.VK_ICD_FILENAMES || 'unset'}, ` +
+      `VK_DRIVER_FILES=${process.env.VK_DRIVER_FILES || 'unset'}): without a GPU install Chromium (its SwiftShader ` +
+      `Vulkan driver, ${SWIFTSHADER}) or set VK_ICD_FILENAMES to a Vulkan driver's ICD file`,
+  );
 }
 
-const { startEngine, marks, counters, perStep, timestampErrors } = await import('./dawn-engine.mjs');
+const { startEngine, marks, counters, perStep, timestampErrors } =
+  await import('./dawn-engine.mjs');
 const table = [];
 const failures = [];
-const row = (what, result) => { table.push([what, result]); console.error(`  ${what}: ${result}`); };
-const fail = (what, why) => { failures.push(`${what}: ${why}`); row(what, `FAILED: ${why}`); };
-const ms = (x) => (x === null || x === undefined ? '–' : x >= 100 ? `${x.toFixed(0)} ms` : `${x.toFixed(1)} ms`);
+const row = (what, result) => {
+  table.push([what, result]);
+  console.error(`  ${what}: ${result}`);
+};
+const fail = (what, why) => {
+  failures.push(`${what}: ${why}`);
+  row(what, `FAILED: ${why}`);
+};
+const ms = (x) =>
+  x === null || x === undefined ? '–' : x >= 100 ? `${x.toFixed(0)} ms` : `${x.toFixed(1)} ms`;
 const mib = (b) => `${(b / 1048576).toFixed(1)} MiB`;
 const t = () => performance.now();
 
 const info = adapter.info || {};
 const features = [...adapter.features].sort();
-const software = info.isFallbackAdapter || /swiftshader|llvmpipe|lavapipe/i.test(`${info.description} ${info.device}`);
-const dawnVersion = JSON.parse(fs.readFileSync(path.join(web, 'node_modules/webgpu/package.json'))).version;
-row('Node, Dawn', `${process.version}, webgpu ${dawnVersion}`
-  + `; Vulkan driver ${process.env.VK_ICD_FILENAMES || process.env.VK_DRIVER_FILES || 'found by the loader'}`);
-row('adapter', [info.vendor, info.architecture, info.device, info.description].filter(Boolean).join(' / ')
-  + (software ? ' (a software adapter: its times are the CPU\'s, not a GPU\'s)' : ''));
+const software =
+  info.isFallbackAdapter ||
+  /swiftshader|llvmpipe|lavapipe/i.test(`${info.description} ${info.device}`);
+const dawnVersion = JSON.parse(
+  fs.readFileSync(path.join(web, 'node_modules/webgpu/package.json')),
+).version;
+row(
+  'Node, Dawn',
+  `${process.version}, webgpu ${dawnVersion}` +
+    `; Vulkan driver ${process.env.VK_ICD_FILENAMES || process.env.VK_DRIVER_FILES || 'found by the loader'}`,
+);
+row(
+  'adapter',
+  [info.vendor, info.architecture, info.device, info.description].filter(Boolean).join(' / ') +
+    (software ? " (a software adapter: its times are the CPU's, not a GPU's)" : ''),
+);
 row('features', features.join(', '));
 if (software && process.env.ATTNLAB_REQUIRE_HARDWARE_GPU === '1') {
-  die('ATTNLAB_REQUIRE_HARDWARE_GPU is set and Dawn\'s adapter is a software one: name the GPU\'s Vulkan driver '
-    + '(VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json or where the driver put it)', 1);
+  die(
+    "ATTNLAB_REQUIRE_HARDWARE_GPU is set and Dawn's adapter is a software one: name the GPU's Vulkan driver " +
+      '(VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json or where the driver put it)',
+    1,
+  );
 }
 
 const t0 = t();
 let engine;
 try {
   engine = await startEngine(gpu, dawn.globals, { timestamps: opt.timestamps });
-} catch (e) { die(e.message); }
+} catch (e) {
+  die(e.message);
+}
 const { call } = engine;
 const dev = await call('open_device', 'webgpu');
 if (dev.kind !== 'gpu') fail('device', `the engine opened ${dev.describe}: ${dev.reason}`);
 else {
-  row('device (open_device)', `${dev.describe}; subgroups ${globalThis.__attnlabSubgroups ? 'on' : 'off'}; `
-    + `module web/${engine.build}, loaded in ${ms(t() - t0)}`);
+  row(
+    'device (open_device)',
+    `${dev.describe}; subgroups ${globalThis.__attnlabSubgroups ? 'on' : 'off'}; ` +
+      `module web/${engine.build}, loaded in ${ms(t() - t0)}`,
+  );
 }
 const timestamps = opt.timestamps && features.includes('timestamp-query');
-const gpuTimeNote = timestamps ? '' : opt.timestamps ? 'GPU time: the adapter has no timestamp-query'
-  : 'GPU time: off (--no-timestamps)';
+const gpuTimeNote = timestamps
+  ? ''
+  : opt.timestamps
+    ? 'GPU time: the adapter has no timestamp-query'
+    : 'GPU time: off (--no-timestamps)';
 
 // ---- the kernel self-checks ----
 {
@@ -171,7 +224,10 @@ const gpuTimeNote = timestamps ? '' : opt.timestamps ? 'GPU time: the adapter ha
   const checks = await call('run_checks');
   const bad = checks.filter((c) => !c.passed);
   const line = `${checks.length - bad.length} of ${checks.length} passed in ${ms(t() - s)}`;
-  const named = bad.slice(0, 5).map((c) => `${c.op} ${c.case}`).join('; ');
+  const named = bad
+    .slice(0, 5)
+    .map((c) => `${c.op} ${c.case}`)
+    .join('; ');
   if (bad.length) fail('kernel self-checks (run_checks)', `${line}; failed: ${named}`);
   else row('kernel self-checks (run_checks)', line);
 }
@@ -191,9 +247,16 @@ async function counted(m0, m1) {
   const p = await perStep(m0, m1);
   if (!p.spans) return { text: 'no steady step to count', p };
   const gpuMs = timestamps ? (p.gpuMs === null ? 'GPU –' : `GPU ${ms(p.gpuMs)}`) : '';
-  const text = [gpuMs, `${p.dispatches} dispatches`, `${p.submits} submit${p.submits === 1 ? '' : 's'}`,
-    `${p.passes} pass${p.passes === 1 ? '' : 'es'}`, `${p.buffers} new buffers (${p.bufferBytes} B)`,
-    `${(p.written / 1024).toFixed(1)} KiB written`].filter(Boolean).join(', ');
+  const text = [
+    gpuMs,
+    `${p.dispatches} dispatches`,
+    `${p.submits} submit${p.submits === 1 ? '' : 's'}`,
+    `${p.passes} pass${p.passes === 1 ? '' : 'es'}`,
+    `${p.buffers} new buffers (${p.bufferBytes} B)`,
+    `${(p.written / 1024).toFixed(1)} KiB written`,
+  ]
+    .filter(Boolean)
+    .join(', ');
   return { text, p };
 }
 
@@ -206,24 +269,56 @@ for (const size of sizes) {
       try {
         const m0 = marks.length;
         const b0 = counters.bufferBytes;
-        const s = await call('page_time_step', variant, d.n_layer, d.n_head, d.n_embd, VOCAB[size], r, repeats);
+        const s = await call(
+          'page_time_step',
+          variant,
+          d.n_layer,
+          d.n_head,
+          d.n_embd,
+          VOCAB[size],
+          r,
+          repeats,
+        );
         const c = await counted(m0, marks.length - 1);
-        row(`${label} full rows (page_time_step)`, `${ms(s.best_ms)} best, ${ms(s.ms_per_step)} mean of ${repeats}, `
-          + `first ${ms(s.first_ms)}; per step: ${c.text}; ${mib(counters.bufferBytes - b0)} of buffers in the call`);
-        if (c.p.buffers) fail(`${label} full rows`, `a step after the first created ${c.p.buffers} buffers`);
-      } catch (e) { fail(`${label} full rows`, e.message); }
+        row(
+          `${label} full rows (page_time_step)`,
+          `${ms(s.best_ms)} best, ${ms(s.ms_per_step)} mean of ${repeats}, ` +
+            `first ${ms(s.first_ms)}; per step: ${c.text}; ${mib(counters.bufferBytes - b0)} of buffers in the call`,
+        );
+        if (c.p.buffers)
+          fail(`${label} full rows`, `a step after the first created ${c.p.buffers} buffers`);
+      } catch (e) {
+        fail(`${label} full rows`, e.message);
+      }
       // Packed rows of the run's data, cut into engine calls as the page's run cuts them.
       if (opt.quick) continue;
       try {
         const m0 = marks.length;
-        const s = await call('page_time_run', 'pretrain', variant, d.n_layer, d.n_head, d.n_embd, wikiName, wiki,
-          'birth_places_train.tsv', tsv, r, repeats);
+        const s = await call(
+          'page_time_run',
+          'pretrain',
+          variant,
+          d.n_layer,
+          d.n_head,
+          d.n_embd,
+          wikiName,
+          wiki,
+          'birth_places_train.tsv',
+          tsv,
+          r,
+          repeats,
+        );
         // The steps' readbacks come first (one each), then the save's.
         const c = await counted(m0, m0 + repeats);
-        row(`${label} packed pretraining rows (page_time_run)`, `${ms(s.best_ms)} best, ${ms(s.ms_per_step)} mean of `
-          + `${repeats}, first ${ms(s.first_ms)}, ${s.calls} engine call${s.calls === 1 ? '' : 's'} a step; `
-          + `per step: ${c.text}`);
-      } catch (e) { fail(`${label} packed`, e.message); }
+        row(
+          `${label} packed pretraining rows (page_time_run)`,
+          `${ms(s.best_ms)} best, ${ms(s.ms_per_step)} mean of ` +
+            `${repeats}, first ${ms(s.first_ms)}, ${s.calls} engine call${s.calls === 1 ? '' : 's'} a step; ` +
+            `per step: ${c.text}`,
+        );
+      } catch (e) {
+        fail(`${label} packed`, e.message);
+      }
     }
   }
 }
@@ -240,24 +335,35 @@ if (evalN > 0) {
     while (st.done < st.total) st = await call('page_eval_next', 8);
     const secs = (t() - s) / 1e3;
     const rep = await call('page_eval_report');
-    const cli = fs.readFileSync(path.join(root, 'results/builtin800/ft800_650.dev.predictions'), 'utf8').split('\n');
+    const cli = fs
+      .readFileSync(path.join(root, 'results/builtin800/ft800_650.dev.predictions'), 'utf8')
+      .split('\n');
     const differ = rep.rows.findIndex((x, i) => x.prediction !== cli[i]);
-    const facts = JSON.parse(fs.readFileSync(path.join(web, 'models', 'builtin-vanilla.json'), 'utf8'));
-    const line = `${rep.line} (${rep.rows.length} questions; facts file: ${facts.dev_accuracy.correct} of `
-      + `${facts.dev_accuracy.total} on all) in ${secs.toFixed(1)} s, `
-      + `${(1e3 * secs / rep.rows.length).toFixed(0)} ms a question`;
+    const facts = JSON.parse(
+      fs.readFileSync(path.join(web, 'models', 'builtin-vanilla.json'), 'utf8'),
+    );
+    const line =
+      `${rep.line} (${rep.rows.length} questions; facts file: ${facts.dev_accuracy.correct} of ` +
+      `${facts.dev_accuracy.total} on all) in ${secs.toFixed(1)} s, ` +
+      `${((1e3 * secs) / rep.rows.length).toFixed(0)} ms a question`;
     if (differ >= 0) {
-      fail(what, `${line}; line ${differ + 1} is “${rep.rows[differ].prediction}”, the CLI's “${cli[differ]}” `
-        + '(results/builtin800/ft800_650.dev.predictions)');
+      fail(
+        what,
+        `${line}; line ${differ + 1} is “${rep.rows[differ].prediction}”, the CLI's “${cli[differ]}” ` +
+          '(results/builtin800/ft800_650.dev.predictions)',
+      );
     } else row(what, `${line}; every prediction is the CLI's`);
-  } catch (e) { fail(what, e.message); }
+  } catch (e) {
+    fail(what, e.message);
+  }
 }
 
 // ---- a pretraining run through the page's run API ----
 if (opt.data) {
   const cap = opt.maxSteps ? ` (at most ${opt.maxSteps} steps)` : '';
-  const what = `pretraining ${opt.variant}, ${opt.epochs} epoch${opt.epochs === 1 ? '' : 's'}${cap} `
-    + `on ${wikiName} (page_start, page_train)`;
+  const what =
+    `pretraining ${opt.variant}, ${opt.epochs} epoch${opt.epochs === 1 ? '' : 's'}${cap} ` +
+    `on ${wikiName} (page_start, page_train)`;
   try {
     // The assignment's model and batch; with --sizes tiny alone the tiny model, and with --quick a
     // batch of --rows' first count (a software adapter's try of the path, not a measurement).
@@ -265,13 +371,28 @@ if (opt.data) {
     const dims = sizes.length === 1 && sizes[0] === 'tiny' ? p.tiny : p.assignment;
     const batch = opt.quick ? rows[0] : p.pretrain.batch;
     const form = {
-      n_layer: String(dims.n_layer), n_head: String(dims.n_head), n_embd: String(dims.n_embd),
-      dropout: String(p.dropout), seed: '0', epochs: String(opt.epochs), batch: String(batch),
-      lr: String(p.pretrain.lr), max_steps: opt.maxSteps ? String(opt.maxSteps) : '', decay: '',
+      n_layer: String(dims.n_layer),
+      n_head: String(dims.n_head),
+      n_embd: String(dims.n_embd),
+      dropout: String(p.dropout),
+      seed: '0',
+      epochs: String(opt.epochs),
+      batch: String(batch),
+      lr: String(p.pretrain.lr),
+      max_steps: opt.maxSteps ? String(opt.maxSteps) : '',
+      decay: '',
     };
     const spec = await call('page_read_form', 'pretrain', opt.variant, false, form);
     const s = t();
-    const started = await call('page_start', spec, 'wiki.txt', wiki, 'birth_places_train.tsv', tsv, undefined);
+    const started = await call(
+      'page_start',
+      spec,
+      'wiki.txt',
+      wiki,
+      'birth_places_train.tsv',
+      tsv,
+      undefined,
+    );
     let n = 1;
     let chunk = { steps: started.steps, reports: [], done: false };
     let last = null;
@@ -285,7 +406,8 @@ if (opt.data) {
         if (!b) break;
         let done = b.parts[0][0];
         const end = b.parts[0][1];
-        while (done < end) done = await call('page_step_rows', Math.min(started.micro_rows, end - done));
+        while (done < end)
+          done = await call('page_step_rows', Math.min(started.micro_rows, end - done));
         chunk = await call('page_step_end');
       } else {
         // As web/page/train.js: chunks of about a second, the loss read every 2 steps.
@@ -295,22 +417,29 @@ if (opt.data) {
       if (did > 0) n = Math.max(1, Math.min(256, Math.round(1000 / ((t() - c0) / did))));
       if (chunk.reports.length) last = chunk.reports[chunk.reports.length - 1];
       if (last && (chunk.steps % 50 === 0 || chunk.done)) {
-        console.error(`    step ${chunk.steps} of ${chunk.total_steps}, epoch ${last.epoch}, `
-          + `loss ${last.loss.toFixed(4)}`);
+        console.error(
+          `    step ${chunk.steps} of ${chunk.total_steps}, epoch ${last.epoch}, ` +
+            `loss ${last.loss.toFixed(4)}`,
+        );
       }
     }
     const secs = (t() - s) / 1e3;
     // Counted before page_finish, whose checkpoint is read back too.
     const c = timestamps ? await perStep(m0, marks.length - 1) : null;
     const bytes = await call('page_finish', 'dawn.mjs');
-    const each = ms(1e3 * secs / Math.max(1, chunk.steps));
-    row(what, `${chunk.steps} steps of ${started.total_steps} in ${secs.toFixed(1)} s (${each} a step, start `
-      + 'included), '
-      + `final loss ${last ? last.loss.toFixed(4) : '–'}, ${last ? last.tokens_per_s.toFixed(0) : '–'} `
-      + `tokens/s; ${started.micro_rows ? `steps in parts of ${started.micro_rows} rows` : 'whole steps'}; `
-      + `checkpoint ${mib(bytes.length)}`
-      + `${c && c.gpuMs !== null ? `; GPU ${ms(c.gpuMs)} between two loss reads (median)` : ''}`);
-  } catch (e) { fail(what, e.message); }
+    const each = ms((1e3 * secs) / Math.max(1, chunk.steps));
+    row(
+      what,
+      `${chunk.steps} steps of ${started.total_steps} in ${secs.toFixed(1)} s (${each} a step, start ` +
+        'included), ' +
+        `final loss ${last ? last.loss.toFixed(4) : '–'}, ${last ? last.tokens_per_s.toFixed(0) : '–'} ` +
+        `tokens/s; ${started.micro_rows ? `steps in parts of ${started.micro_rows} rows` : 'whole steps'}; ` +
+        `checkpoint ${mib(bytes.length)}` +
+        `${c && c.gpuMs !== null ? `; GPU ${ms(c.gpuMs)} between two loss reads (median)` : ''}`,
+    );
+  } catch (e) {
+    fail(what, e.message);
+  }
 }
 if (timestampErrors.length) fail('timestamps', timestampErrors[0]);
 

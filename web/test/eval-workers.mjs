@@ -32,7 +32,13 @@ const TIMEOUT = 300000;
 // get some; Ω and å first at lines 2 and 6.
 const OOV = { 1: 'Ω', 5: 'å', 6: 'Ω', 70: 'å', 100: 'Ω', 131: 'Ω' };
 // Named steps (harness.mjs); a failed one is counted and the next runs.
-const { step: check, summary } = steps({ label: 'eval-workers', dir: outDir, page: () => null, what: 'CHECKS', keepGoing: true });
+const { step: check, summary } = steps({
+  label: 'eval-workers',
+  dir: outDir,
+  page: () => null,
+  what: 'CHECKS',
+  keepGoing: true,
+});
 const t0 = Date.now();
 
 // The built-in dev set, the questions OOV names given a character the shipped model lacks;
@@ -40,10 +46,13 @@ const t0 = Date.now();
 async function devFile(page, twice) {
   const text = await page.evaluate(async () => {
     const { builtinDev } = await import('./web/page/data.js');
-    return builtinDev().map((r) => r.join('\t')).join('\n');
+    return builtinDev()
+      .map((r) => r.join('\t'))
+      .join('\n');
   });
   const lines = text.split('\n');
-  for (const [i, ch] of Object.entries(OOV)) lines[i] = lines[i].replace('Where was ', `Where was ${ch}`);
+  for (const [i, ch] of Object.entries(OOV))
+    lines[i] = lines[i].replace('Where was ', `Where was ${ch}`);
   return `${lines.join('\n')}\n`.repeat(twice ? 2 : 1);
 }
 
@@ -51,16 +60,36 @@ async function devFile(page, twice) {
 // refuse the helpers' wasm module (every request for it after the page's engine's).
 async function open(name, base, query, { block = false, twice = false } = {}) {
   const b = await openBrowser(`eval-workers-${name}`, { width: 1280, height: 900 });
-  const page = b.ctx.pages()[0] || await b.ctx.newPage();
+  const page = b.ctx.pages()[0] || (await b.ctx.newPage());
   page.on('pageerror', (e) => console.log(`  [${name}] page error: ${e.message}`));
   if (block) {
     let seen = 0;
-    await b.ctx.route('**/attnlab_bg.wasm', (route) => (seen++ ? route.abort('connectionrefused') : route.continue()));
+    await b.ctx.route('**/attnlab_bg.wasm', (route) =>
+      seen++ ? route.abort('connectionrefused') : route.continue(),
+    );
   }
   await page.goto(new URL(`index.html?backend=cpu&${query}`, base).href);
-  await page.waitForFunction(() => window.__page && window.__page.ready && window.__page.shipped && window.__page.shipped.state === 'loaded', null, { timeout: TIMEOUT });
-  await page.setInputFiles('#file-dev', { name: 'oov_dev.tsv', mimeType: 'text/plain', buffer: Buffer.from(await devFile(page, twice), 'utf8') });
-  await page.waitForFunction((n) => document.getElementById('eval-file').value === 'dev' && document.getElementById('eval-estimate').textContent.startsWith(`${n} questions`), twice ? 272 : 136, { timeout: TIMEOUT });
+  await page.waitForFunction(
+    () =>
+      window.__page &&
+      window.__page.ready &&
+      window.__page.shipped &&
+      window.__page.shipped.state === 'loaded',
+    null,
+    { timeout: TIMEOUT },
+  );
+  await page.setInputFiles('#file-dev', {
+    name: 'oov_dev.tsv',
+    mimeType: 'text/plain',
+    buffer: Buffer.from(await devFile(page, twice), 'utf8'),
+  });
+  await page.waitForFunction(
+    (n) =>
+      document.getElementById('eval-file').value === 'dev' &&
+      document.getElementById('eval-estimate').textContent.startsWith(`${n} questions`),
+    twice ? 272 : 136,
+    { timeout: TIMEOUT },
+  );
   return { page, close: b.close };
 }
 
@@ -82,10 +111,23 @@ async function evaluate(page, { max = '', stop = false } = {}) {
     }).observe(status, { childList: true, characterData: true, subtree: true });
   }, stop);
   await page.click('#btn-eval');
-  await page.waitForFunction(() => window.__page.evalReport || window.__page.evalError || !document.getElementById('eval-confirm').hidden, null, { timeout: TIMEOUT });
-  if (await page.isVisible('#eval-confirm')) await page.click('#eval-confirm button[data-eval]:not([data-eval="0"])');
-  await page.waitForFunction(() => window.__page.evalReport || window.__page.evalError, null, { timeout: TIMEOUT });
-  const r = await page.evaluate(() => ({ rep: window.__page.evalReport, error: window.__page.evalError }));
+  await page.waitForFunction(
+    () =>
+      window.__page.evalReport ||
+      window.__page.evalError ||
+      !document.getElementById('eval-confirm').hidden,
+    null,
+    { timeout: TIMEOUT },
+  );
+  if (await page.isVisible('#eval-confirm'))
+    await page.click('#eval-confirm button[data-eval]:not([data-eval="0"])');
+  await page.waitForFunction(() => window.__page.evalReport || window.__page.evalError, null, {
+    timeout: TIMEOUT,
+  });
+  const r = await page.evaluate(() => ({
+    rep: window.__page.evalReport,
+    error: window.__page.evalError,
+  }));
   assert(!r.error, `evaluation error: ${r.error}`);
   return r.rep;
 }
@@ -95,8 +137,12 @@ async function run(name, base, query, opts = {}) {
   try {
     await evaluate(page, { max: '8' });
     const rep = await evaluate(page, opts);
-    await page.locator('#eval-card').screenshot({ path: path.join(outDir, `eval-workers-${name}.png`) });
-    console.log(`  ${name}: ${rep.rows.length} of ${rep.total} questions on ${rep.engines} engine(s) (${rep.byHelpers} by the helper) in ${rep.seconds.toFixed(2)} s; ${rep.line}`);
+    await page
+      .locator('#eval-card')
+      .screenshot({ path: path.join(outDir, `eval-workers-${name}.png`) });
+    console.log(
+      `  ${name}: ${rep.rows.length} of ${rep.total} questions on ${rep.engines} engine(s) (${rep.byHelpers} by the helper) in ${rep.seconds.toFixed(2)} s; ${rep.line}`,
+    );
     return rep;
   } finally {
     await close();
@@ -109,16 +155,33 @@ function same(a, b, what) {
   const k = b.rows.length;
   for (let i = 0; i < k; i++) {
     const [x, y] = [a.rows[i], b.rows[i]];
-    assert(JSON.stringify(x) === JSON.stringify(y), `${what}: row ${i + 1} is ${JSON.stringify(y)}, one engine gave ${JSON.stringify(x)}`);
+    assert(
+      JSON.stringify(x) === JSON.stringify(y),
+      `${what}: row ${i + 1} is ${JSON.stringify(y)}, one engine gave ${JSON.stringify(x)}`,
+    );
   }
   const right = a.rows.slice(0, k).filter((r) => r.correct).length;
-  assert(b.score[0] === right && b.score[1] === k, `${what}: score ${b.score}, one engine's first ${k} rows have ${right} right`);
-  if (k === a.rows.length) assert(b.line === a.line && b.london_line === a.london_line, `${what}: "${b.line}" / "${b.london_line}" vs "${a.line}" / "${a.london_line}"`);
+  assert(
+    b.score[0] === right && b.score[1] === k,
+    `${what}: score ${b.score}, one engine's first ${k} rows have ${right} right`,
+  );
+  if (k === a.rows.length)
+    assert(
+      b.line === a.line && b.london_line === a.london_line,
+      `${what}: "${b.line}" / "${b.london_line}" vs "${a.line}" / "${a.london_line}"`,
+    );
   // A stopped evaluation's line counts the skipped questions among its rows; the characters named
   // (each first at line 2 or 6) are the same.
   const n = Object.keys(OOV).filter((i) => +i < k).length;
-  const count = (x) => x.replace(/^\d+ questions? (was|were) not asked/, 'N not asked').replace(/; (it counts|they count) as wrong$/, '');
-  assert(b.skipped.startsWith(`${n} question${n === 1 ? ' was' : 's were'} not asked`) && count(b.skipped) === count(a.skipped), `${what}: skipped "${b.skipped}" vs "${a.skipped}" (${n} of its rows)`);
+  const count = (x) =>
+    x
+      .replace(/^\d+ questions? (was|were) not asked/, 'N not asked')
+      .replace(/; (it counts|they count) as wrong$/, '');
+  assert(
+    b.skipped.startsWith(`${n} question${n === 1 ? ' was' : 's were'} not asked`) &&
+      count(b.skipped) === count(a.skipped),
+    `${what}: skipped "${b.skipped}" vs "${a.skipped}" (${n} of its rows)`,
+  );
   return `${k} rows identical, ${b.score[0]} of ${k} right, ${n} skipped, named as on one engine`;
 }
 
@@ -126,42 +189,81 @@ const plain = await plainServer(process.argv[3]);
 try {
   const A = await run('A-one', isolatedBase, 'workers=1');
   await check('A: one engine, the reference', () => {
-    assert(A.engines === 1 && A.rows.length === 136 && A.total === 136, `${A.rows.length} of ${A.total} rows on ${A.engines} engines`);
-    assert(A.skipped.startsWith(`${Object.keys(OOV).length} questions were not asked`), `skipped: ${A.skipped}`);
+    assert(
+      A.engines === 1 && A.rows.length === 136 && A.total === 136,
+      `${A.rows.length} of ${A.total} rows on ${A.engines} engines`,
+    );
+    assert(
+      A.skipped.startsWith(`${Object.keys(OOV).length} questions were not asked`),
+      `skipped: ${A.skipped}`,
+    );
     return `${A.line}; ${A.skipped}`;
   });
   const B = await run('B-two', isolatedBase, 'workers=2');
   await check('B: two engines (isolated) give the one engine’s report', () => {
-    assert(B.engines === 2 && B.byHelpers > 0 && B.rows.length === 136, `${B.rows.length} rows on ${B.engines} engines, ${B.byHelpers} by the helper`);
+    assert(
+      B.engines === 2 && B.byHelpers > 0 && B.rows.length === 136,
+      `${B.rows.length} rows on ${B.engines} engines, ${B.byHelpers} by the helper`,
+    );
     return same(A, B, 'B vs A');
   });
   const C = await run('C-not-isolated', plain.base, 'workers=2');
   await check('C: two engines (not isolated) give the one engine’s report', () => {
-    assert(C.engines === 2 && C.byHelpers > 0 && C.rows.length === 136, `${C.rows.length} rows on ${C.engines} engines, ${C.byHelpers} by the helper`);
+    assert(
+      C.engines === 2 && C.byHelpers > 0 && C.rows.length === 136,
+      `${C.rows.length} rows on ${C.engines} engines, ${C.byHelpers} by the helper`,
+    );
     return same(A, C, 'C vs A');
   });
   const D = await run('D-stopped', isolatedBase, 'workers=2', { stop: true });
   await check('D: two engines stopped mid-way keep the first questions, in order', () => {
-    assert(D.engines === 2 && D.byHelpers > 0 && D.rows.length >= 8 && D.rows.length <= 136 && D.total === 272, `${D.rows.length} rows of ${D.total} on ${D.engines} engines, ${D.byHelpers} by the helper`);
+    assert(
+      D.engines === 2 &&
+        D.byHelpers > 0 &&
+        D.rows.length >= 8 &&
+        D.rows.length <= 136 &&
+        D.total === 272,
+      `${D.rows.length} rows of ${D.total} on ${D.engines} engines, ${D.byHelpers} by the helper`,
+    );
     return same(A, D, 'D vs A');
   });
-  await check('E: a helper that does not start is named in the Device card; one engine evaluates', async () => {
-    const { page, close } = await open('E-no-helper', isolatedBase, 'workers=2', { block: true });
-    try {
-      const E = await evaluate(page, { max: '10' });
-      // The helper's start fails while the page's engine answers (it does not wait for helpers).
-      await page.waitForFunction(() => /engines asked/.test(document.getElementById('device-workers').textContent), null, { timeout: TIMEOUT }).catch(() => {});
-      const line = await page.textContent('#device-workers');
-      await page.locator('#device-card').screenshot({ path: path.join(outDir, 'eval-workers-E-device.png') });
-      assert(/^Workers: 2 engines asked, 1 running: a helper engine did not start: \S/.test(line), `Device card: ${line}`);
-      const train = await page.textContent('#gpu-line');
-      assert(!/engines/.test(train), `the Train card's device line still counts the engine that did not start: ${train}`);
-      assert(E.engines === 1 && E.byHelpers === 0 && E.rows.length === 10, `${E.rows.length} rows on ${E.engines} engines`);
-      return `${same(A, E, 'E vs A')}; “${line}”`;
-    } finally {
-      await close();
-    }
-  });
+  await check(
+    'E: a helper that does not start is named in the Device card; one engine evaluates',
+    async () => {
+      const { page, close } = await open('E-no-helper', isolatedBase, 'workers=2', { block: true });
+      try {
+        const E = await evaluate(page, { max: '10' });
+        // The helper's start fails while the page's engine answers (it does not wait for helpers).
+        await page
+          .waitForFunction(
+            () => /engines asked/.test(document.getElementById('device-workers').textContent),
+            null,
+            { timeout: TIMEOUT },
+          )
+          .catch(() => {});
+        const line = await page.textContent('#device-workers');
+        await page
+          .locator('#device-card')
+          .screenshot({ path: path.join(outDir, 'eval-workers-E-device.png') });
+        assert(
+          /^Workers: 2 engines asked, 1 running: a helper engine did not start: \S/.test(line),
+          `Device card: ${line}`,
+        );
+        const train = await page.textContent('#gpu-line');
+        assert(
+          !/engines/.test(train),
+          `the Train card's device line still counts the engine that did not start: ${train}`,
+        );
+        assert(
+          E.engines === 1 && E.byHelpers === 0 && E.rows.length === 10,
+          `${E.rows.length} rows on ${E.engines} engines`,
+        );
+        return `${same(A, E, 'E vs A')}; “${line}”`;
+      } finally {
+        await close();
+      }
+    },
+  );
 } finally {
   plain.stop();
 }

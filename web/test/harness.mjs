@@ -26,11 +26,21 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 // What the page's engine did last (web/backend.js, recentJobs), for a failed step: a call that ran
 // for long holds the page's frames on a software adapter, and so Playwright's waits.
 async function engineCalls(p) {
-  const got = p.evaluate(() => import('./web/backend.js').then((m) => ({ jobs: m.recentJobs(), now: Math.round(performance.now()) })));
+  const got = p.evaluate(() =>
+    import('./web/backend.js').then((m) => ({
+      jobs: m.recentJobs(),
+      now: Math.round(performance.now()),
+    })),
+  );
   const none = new Promise((r) => setTimeout(() => r('no answer in 5 s'), 5000));
   const r = await Promise.race([got.catch((e) => `not read: ${e.message || e}`), none]);
   if (typeof r === 'string') return `the engine's last calls: ${r}`;
-  const text = r.jobs.slice(-12).map((j) => `${j.what} ${(j.ms / 1000).toFixed(1)} s${j.running ? ' (running)' : ''} at ${((j.at - r.now) / 1000).toFixed(1)} s`);
+  const text = r.jobs
+    .slice(-12)
+    .map(
+      (j) =>
+        `${j.what} ${(j.ms / 1000).toFixed(1)} s${j.running ? ' (running)' : ''} at ${((j.at - r.now) / 1000).toFixed(1)} s`,
+    );
   return `the engine's last calls (start relative to now): ${text.join('; ') || 'none'}`;
 }
 
@@ -44,9 +54,14 @@ export async function cardShot(page, selector, file) {
   const seen = await page.evaluate(async (sel) => {
     const el = document.querySelector(sel);
     const r0 = el.getBoundingClientRect();
-    if (r0.top < 0 || r0.bottom > innerHeight) el.scrollIntoView({ block: r0.height > innerHeight ? 'start' : 'center' });
-    let frames = 0, sampling = true;
-    const count = () => { frames++; if (sampling) requestAnimationFrame(count); };
+    if (r0.top < 0 || r0.bottom > innerHeight)
+      el.scrollIntoView({ block: r0.height > innerHeight ? 'start' : 'center' });
+    let frames = 0,
+      sampling = true;
+    const count = () => {
+      frames++;
+      if (sampling) requestAnimationFrame(count);
+    };
     requestAnimationFrame(count);
     let boxes = [];
     for (let w = 0; w < 20 && boxes.length !== 1; w++) {
@@ -60,11 +75,24 @@ export async function cardShot(page, selector, file) {
     }
     sampling = false;
     const r = el.getBoundingClientRect();
-    const clip = { x: r.x + window.scrollX, y: r.y + window.scrollY, width: r.width, height: r.height };
-    return { boxes, frames, clip, busy: [...document.querySelectorAll('[aria-busy="true"]')].map((e) => e.id) };
+    const clip = {
+      x: r.x + window.scrollX,
+      y: r.y + window.scrollY,
+      width: r.width,
+      height: r.height,
+    };
+    return {
+      boxes,
+      frames,
+      clip,
+      busy: [...document.querySelectorAll('[aria-busy="true"]')].map((e) => e.id),
+    };
   }, selector);
   await page.screenshot({ path: file, fullPage: true, clip: seen.clip, timeout: 120000 });
-  return { still: seen.boxes.length === 1, moves: `${seen.boxes.join(' → ')}; ${seen.frames} frames; busy: ${seen.busy.join(', ') || 'none'}` };
+  return {
+    still: seen.boxes.length === 1,
+    moves: `${seen.boxes.join(' → ')}; ${seen.frames} frames; busy: ${seen.busy.join(', ') || 'none'}`,
+  };
 }
 
 // cardShot, failing the step where the card did not stay still.
@@ -92,7 +120,13 @@ export function steps({ label, dir, page, what, keepGoing = false }) {
       console.log(`FAIL  ${name} (${took()} s): ${e.message || e}`);
       const p = page();
       if (p) console.log(`      ${await engineCalls(p)}`);
-      if (p) await p.screenshot({ path: path.join(dir, `${label}-fail-${results.length}.png`), fullPage: true }).catch(() => {});
+      if (p)
+        await p
+          .screenshot({
+            path: path.join(dir, `${label}-fail-${results.length}.png`),
+            fullPage: true,
+          })
+          .catch(() => {});
       if (!keepGoing) throw e;
     }
   }
@@ -103,7 +137,9 @@ export function steps({ label, dir, page, what, keepGoing = false }) {
   };
   function summary(t0, { ended = true, note = '' } = {}) {
     const passed = results.length - failed();
-    console.log(`${passed} of ${results.length} steps passed in ${((Date.now() - t0) / 1000).toFixed(0)} s${note}`);
+    console.log(
+      `${passed} of ${results.length} steps passed in ${((Date.now() - t0) / 1000).toFixed(0)} s${note}`,
+    );
     const ok = ended && failed() === 0;
     console.log(ok ? `RESULT: ALL ${what} PASSED` : 'RESULT: FAILED');
     return ok ? 0 : 1;
@@ -146,7 +182,15 @@ export function checks() {
 export function pageState(page) {
   return page.evaluate(() => {
     const s = window.__page;
-    return s && { ...s, losses: s.losses ? s.losses.slice() : [], ask: undefined, evalReport: undefined, destroyDevice: undefined };
+    return (
+      s && {
+        ...s,
+        losses: s.losses ? s.losses.slice() : [],
+        ask: undefined,
+        evalReport: undefined,
+        destroyDevice: undefined,
+      }
+    );
   });
 }
 
@@ -159,27 +203,47 @@ export function askAnswer(page) {
     if (!v) return { error: window.__page.askError };
     const T = v.tokens.length;
     let worst = 0;
-    for (const m of v.maps) for (let h = 0; h < v.n_head; h++) for (let i = 0; i < T; i++) {
-      let sum = 0;
-      for (let j = 0; j < T; j++) sum += m[h * T * T + i * T + j];
-      worst = Math.max(worst, Math.abs(sum - 1));
-    }
-    return { question: v.question, prediction: v.prediction, T, layers: v.maps.length, heads: v.n_head, worst, tokens: v.tokens.join('') };
+    for (const m of v.maps)
+      for (let h = 0; h < v.n_head; h++)
+        for (let i = 0; i < T; i++) {
+          let sum = 0;
+          for (let j = 0; j < T; j++) sum += m[h * T * T + i * T + j];
+          worst = Math.max(worst, Math.abs(sum - 1));
+        }
+    return {
+      question: v.question,
+      prediction: v.prediction,
+      T,
+      layers: v.maps.length,
+      heads: v.n_head,
+      worst,
+      tokens: v.tokens.join(''),
+    };
   });
 }
 
 // The page at a phone's width (390 × 844; the viewport is left there): its width, and up to five
 // of the elements `within` selects that reach past 391 px outside the regions `scrolls` selects
 // (which scroll, and may hold wider things), each as tag#id.class.
-export async function atPhoneWidth(page, { within = 'main *, body > *', scrolls = '.map-scroll, .table-scroll, .wide-scroll, .demo' } = {}) {
+export async function atPhoneWidth(
+  page,
+  { within = 'main *, body > *', scrolls = '.map-scroll, .table-scroll, .wide-scroll, .demo' } = {},
+) {
   await page.setViewportSize({ width: 390, height: 844 });
   await page.waitForTimeout(300);
-  return page.evaluate(([within, scrolls]) => ({
-    width: document.documentElement.scrollWidth,
-    wide: [...document.querySelectorAll(within)]
-      .filter((e) => e.getBoundingClientRect().right > 391 && !e.closest(scrolls))
-      .slice(0, 5).map((e) => `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}${e.className ? `.${String(e.className).split(' ')[0]}` : ''}`),
-  }), [within, scrolls]);
+  return page.evaluate(
+    ([within, scrolls]) => ({
+      width: document.documentElement.scrollWidth,
+      wide: [...document.querySelectorAll(within)]
+        .filter((e) => e.getBoundingClientRect().right > 391 && !e.closest(scrolls))
+        .slice(0, 5)
+        .map(
+          (e) =>
+            `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}${e.className ? `.${String(e.className).split(' ')[0]}` : ''}`,
+        ),
+    }),
+    [within, scrolls],
+  );
 }
 
 // The page's own modules (web/**/*.js, not the wasm build's glue, the npm packages or the tests).
@@ -203,7 +267,9 @@ export async function waitFor(read, pred, what, { timeout, every = 200, fatal = 
     const bad = s && fatal(s, what);
     if (bad) throw new Error(`while waiting for ${what}: page error: ${bad}`);
     if (Date.now() - t0 > timeout) {
-      throw new Error(`timed out waiting for ${what}; page state: ${JSON.stringify({ status: s && s.status, steps: s && s.steps, error: s && s.error })}`);
+      throw new Error(
+        `timed out waiting for ${what}; page state: ${JSON.stringify({ status: s && s.status, steps: s && s.steps, error: s && s.error })}`,
+      );
     }
     await sleep(every);
   }

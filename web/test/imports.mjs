@@ -9,12 +9,15 @@ import { pageModules } from './harness.mjs';
 const web = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 // Each module's relative imports and re-exports (static ones: `import … from './x.js'`).
-const graph = new Map(pageModules(web).map((f) => {
-  const src = fs.readFileSync(f, 'utf8');
-  const deps = [...src.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s+['"](\.[^'"]+)['"]/g)]
-    .map((m) => path.resolve(path.dirname(f), m[1]));
-  return [f, deps];
-}));
+const graph = new Map(
+  pageModules(web).map((f) => {
+    const src = fs.readFileSync(f, 'utf8');
+    const deps = [
+      ...src.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s+['"](\.[^'"]+)['"]/g),
+    ].map((m) => path.resolve(path.dirname(f), m[1]));
+    return [f, deps];
+  }),
+);
 
 const circles = new Set();
 function walk(node, stack) {

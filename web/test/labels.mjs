@@ -9,17 +9,32 @@ import { openBrowser, pageUrl } from './browser.mjs';
 const base = process.argv[2] || 'http://127.0.0.1:8080/';
 const n = Number(process.env.N || 6);
 for (let i = 0; i < n; i++) {
-  const { ctx, close } = await openBrowser('labels', { width: 1280, height: 900 },
-    { webgpu: process.env.ATTNLAB_BACKEND !== 'cpu', measured: false });
+  const { ctx, close } = await openBrowser(
+    'labels',
+    { width: 1280, height: 900 },
+    { webgpu: process.env.ATTNLAB_BACKEND !== 'cpu', measured: false },
+  );
   const page = ctx.pages()[0] || (await ctx.newPage());
   await page.goto(pageUrl(base, process.env.Q || ''));
   await page.waitForFunction(() => window.__page && window.__page.ready, null, { timeout: 600000 });
   // The page measures the device when the Train card comes into view.
   await page.locator('#train-card').scrollIntoViewIfNeeded();
-  await page.waitForFunction(() => window.__page.presetLabels && window.__page.sizing, null, { timeout: 600000 });
-  const z = await page.evaluate(() => ({ labels: window.__page.presetLabels, sizing: window.__page.sizing }));
+  await page.waitForFunction(() => window.__page.presetLabels && window.__page.sizing, null, {
+    timeout: 600000,
+  });
+  const z = await page.evaluate(() => ({
+    labels: window.__page.presetLabels,
+    sizing: window.__page.sizing,
+  }));
   const ms = (m) => `${m.ms_per_step.toFixed(0)}/${(m.best_ms ?? m.ms_per_step).toFixed(0)}`;
-  const r = { middle: z.labels.middle, full: z.labels.full, mid: ms(z.sizing.mid), assignment: ms(z.sizing.full) };
-  console.log(`load ${i + 1}: ${r.middle} | ${r.full} | middle 8 rows ${r.mid} ms, assignment 2 rows ${r.assignment} ms (mean/best)`);
+  const r = {
+    middle: z.labels.middle,
+    full: z.labels.full,
+    mid: ms(z.sizing.mid),
+    assignment: ms(z.sizing.full),
+  };
+  console.log(
+    `load ${i + 1}: ${r.middle} | ${r.full} | middle 8 rows ${r.mid} ms, assignment 2 rows ${r.assignment} ms (mean/best)`,
+  );
   await close();
 }

@@ -8,18 +8,28 @@ import { openBrowser, pageUrl } from './browser.mjs';
 const base = process.argv[2];
 const secs = Number(process.argv[3] || 30);
 const preset = process.env.PRESET || 'middle';
-const { ctx, close } = await openBrowser('profile-step', { width: 1280, height: 900 }, { webgpu: process.env.ATTNLAB_BACKEND !== 'cpu' });
+const { ctx, close } = await openBrowser(
+  'profile-step',
+  { width: 1280, height: 900 },
+  { webgpu: process.env.ATTNLAB_BACKEND !== 'cpu' },
+);
 const page = ctx.pages()[0] || (await ctx.newPage());
 page.on('pageerror', (e) => console.log(`page error: ${e}`));
 await page.goto(pageUrl(base, process.env.Q || 'workers=1'));
 await page.waitForFunction(() => window.__page && window.__page.ready, null, { timeout: 300000 });
 await page.locator('#train-card').scrollIntoViewIfNeeded();
-await page.waitForFunction(() => window.__page.presetLabels && window.__page.fit, null, { timeout: 300000 });
+await page.waitForFunction(() => window.__page.presetLabels && window.__page.fit, null, {
+  timeout: 300000,
+});
 await page.click('#use-embedded');
 await page.selectOption('#preset', preset);
 await page.waitForTimeout(1500);
 await page.click('#btn-pretrain');
-await page.waitForFunction(() => window.__page.status === 'running' && window.__page.steps >= 2, null, { timeout: 300000 });
+await page.waitForFunction(
+  () => window.__page.status === 'running' && window.__page.steps >= 2,
+  null,
+  { timeout: 300000 },
+);
 
 // The workers are the page target's children: attach to each (non-flat sessions, so this CDP
 // session does not disturb Playwright's own) and profile every one that is an engine.
@@ -32,14 +42,25 @@ cdp.on('Target.attachedToTarget', (e) => {
 });
 cdp.on('Target.receivedMessageFromTarget', (e) => {
   const m = JSON.parse(e.message);
-  if (m.id && pending.has(m.id)) { pending.get(m.id)(m); pending.delete(m.id); }
+  if (m.id && pending.has(m.id)) {
+    pending.get(m.id)(m);
+    pending.delete(m.id);
+  }
 });
-const send = (sessionId, method, params = {}) => new Promise((resolve) => {
-  const id = nextId++;
-  pending.set(id, resolve);
-  cdp.send('Target.sendMessageToTarget', { sessionId, message: JSON.stringify({ id, method, params }) });
+const send = (sessionId, method, params = {}) =>
+  new Promise((resolve) => {
+    const id = nextId++;
+    pending.set(id, resolve);
+    cdp.send('Target.sendMessageToTarget', {
+      sessionId,
+      message: JSON.stringify({ id, method, params }),
+    });
+  });
+await cdp.send('Target.setAutoAttach', {
+  autoAttach: true,
+  waitForDebuggerOnStart: false,
+  flatten: false,
 });
-await cdp.send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: false, flatten: false });
 await page.waitForTimeout(1000);
 console.log('workers:', sessions.map((s) => s.url).join(', '));
 const s0 = await page.evaluate(() => window.__page.steps);
@@ -55,7 +76,10 @@ console.log(`${s1 - s0} steps in ${((Date.now() - t0) / 1000).toFixed(1)} s whil
 for (const s of sessions) {
   const r = await send(s.id, 'Profiler.stop');
   const prof = r.result && r.result.profile;
-  if (!prof) { console.log(`${s.url}: no profile (${JSON.stringify(r.error || r).slice(0, 200)})`); continue; }
+  if (!prof) {
+    console.log(`${s.url}: no profile (${JSON.stringify(r.error || r).slice(0, 200)})`);
+    continue;
+  }
   const byId = new Map(prof.nodes.map((n) => [n.id, n]));
   const self = new Map();
   const dt = prof.timeDeltas;
@@ -67,9 +91,14 @@ for (const s of sessions) {
   const total = [...self.values()].reduce((a, b) => a + b, 0);
   if (total < 1e6) continue; // an idle worker
   console.log(`\n${s.url}: ${(total / 1e6).toFixed(1)} s sampled; self time by function:`);
-  [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.TOP || 40)).forEach(([name, us]) => {
-    console.log(`${(100 * us / total).toFixed(1).padStart(6)} %  ${(us / 1e6).toFixed(2).padStart(7)} s  ${name.slice(0, 150)}`);
-  });
+  [...self.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, Number(process.env.TOP || 40))
+    .forEach(([name, us]) => {
+      console.log(
+        `${((100 * us) / total).toFixed(1).padStart(6)} %  ${(us / 1e6).toFixed(2).padStart(7)} s  ${name.slice(0, 150)}`,
+      );
+    });
 }
 await page.click('#btn-stop');
 await close();

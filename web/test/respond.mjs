@@ -8,7 +8,11 @@ import { openBrowser } from './browser.mjs';
 
 const base = process.argv[2] || 'http://127.0.0.1:8080/';
 const RESPONSES = 8;
-const { ctx, close } = await openBrowser('respond', { width: 1280, height: 900 }, { webgpu: false });
+const { ctx, close } = await openBrowser(
+  'respond',
+  { width: 1280, height: 900 },
+  { webgpu: false },
+);
 try {
   const page = await ctx.newPage();
   await page.addInitScript(() => {
@@ -18,9 +22,17 @@ try {
     }).observe({ type: 'longtask', buffered: true });
   });
   await page.goto(new URL('index.html?backend=cpu', base).href);
-  await page.waitForFunction(() => window.__page && window.__page.ready && window.__demos && window.__demos.ready, null, { timeout: 300000 });
+  await page.waitForFunction(
+    () => window.__page && window.__page.ready && window.__demos && window.__demos.ready,
+    null,
+    { timeout: 300000 },
+  );
   const now = () => page.evaluate(() => performance.now());
-  const longest = (from, to) => page.evaluate(([a, b]) => Math.max(0, ...window.__lt.filter(([s]) => s >= a && s <= b).map(([, d]) => d)), [from, to]);
+  const longest = (from, to) =>
+    page.evaluate(
+      ([a, b]) => Math.max(0, ...window.__lt.filter(([s]) => s >= a && s <= b).map(([, d]) => d)),
+      [from, to],
+    );
   // Move E2's slider and wait for the demo's new result, timed from here: the call waits for the
   // page's thread like an input event does, and the page polls the result by timers, so a blocked
   // page counts in full.
@@ -35,7 +47,11 @@ try {
     }, k);
     return Date.now() - t0;
   };
-  const stats = (xs) => `median ${xs.slice().sort((a, b) => a - b)[xs.length >> 1].toFixed(0)} ms, max ${Math.max(...xs).toFixed(0)} ms (${xs.length} moves)`;
+  const stats = (xs) =>
+    `median ${xs
+      .slice()
+      .sort((a, b) => a - b)
+      [xs.length >> 1].toFixed(0)} ms, max ${Math.max(...xs).toFixed(0)} ms (${xs.length} moves)`;
 
   const idle = [];
   for (let k = 0; k < RESPONSES; k++) idle.push(await demo(k));
@@ -43,7 +59,10 @@ try {
 
   await page.selectOption('#eval-file', 'dev');
   await page.fill('#eval-max', '');
-  await page.evaluate(() => { window.__page.evalReport = null; window.__page.evalError = null; });
+  await page.evaluate(() => {
+    window.__page.evalReport = null;
+    window.__page.evalError = null;
+  });
   const t3 = await now();
   // Evaluate is pressed (and "Evaluate all" on the estimate's box, if it asks) from inside the page,
   // and a demo is moved 1 s later: its answer is timed from when the move was due, so a page
@@ -66,17 +85,27 @@ try {
     }, 20);
     document.getElementById('btn-eval').click();
   });
-  await page.waitForFunction(() => window.__page.evalReport || window.__page.evalError, null, { timeout: 600000 });
+  await page.waitForFunction(() => window.__page.evalReport || window.__page.evalError, null, {
+    timeout: 600000,
+  });
   const t4 = await now();
   await page.waitForFunction(() => window.__probe !== null, null, { timeout: 600000 });
   const during = await page.evaluate(() => Math.round(window.__probe));
-  const rep = await page.evaluate(() => window.__page.evalReport && { n: window.__page.evalReport.rows.length });
-  console.log(`evaluation of ${rep ? rep.n : '?'} questions in ${((t4 - t3) / 1000).toFixed(1)} s: longest main-thread task ${(await longest(t3, t4)).toFixed(0)} ms; a demo moved 1 s into it answered after ${during} ms`);
+  const rep = await page.evaluate(
+    () => window.__page.evalReport && { n: window.__page.evalReport.rows.length },
+  );
+  console.log(
+    `evaluation of ${rep ? rep.n : '?'} questions in ${((t4 - t3) / 1000).toFixed(1)} s: longest main-thread task ${(await longest(t3, t4)).toFixed(0)} ms; a demo moved 1 s into it answered after ${during} ms`,
+  );
 
   await page.fill('#h-max_steps', '100000');
   const t0 = await now();
   await page.click('#btn-pretrain');
-  await page.waitForFunction(() => window.__page.status === 'running' && window.__page.steps >= 1, null, { timeout: 300000 });
+  await page.waitForFunction(
+    () => window.__page.status === 'running' && window.__page.steps >= 1,
+    null,
+    { timeout: 300000 },
+  );
   const t1 = await now();
   const busy = [];
   for (let k = 0; k < RESPONSES; k++) {
@@ -88,9 +117,12 @@ try {
   await page.waitForFunction(() => window.__page.status === 'idle', null, { timeout: 300000 });
   const t2 = await now();
   const ms = await page.evaluate(() => window.__page.msPerStep);
-  console.log(`demo response while training: ${stats(busy)}; ${steps} steps at ${ms.toFixed(0)} ms a step`);
-  console.log(`longest main-thread task from Pretrain to Stop: ${(await longest(t0, t2)).toFixed(0)} ms (after the first step: ${(await longest(t1, t2)).toFixed(0)} ms)`);
-
+  console.log(
+    `demo response while training: ${stats(busy)}; ${steps} steps at ${ms.toFixed(0)} ms a step`,
+  );
+  console.log(
+    `longest main-thread task from Pretrain to Stop: ${(await longest(t0, t2)).toFixed(0)} ms (after the first step: ${(await longest(t1, t2)).toFixed(0)} ms)`,
+  );
 } finally {
   await close();
 }

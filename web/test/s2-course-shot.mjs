@@ -16,16 +16,42 @@ try {
   const page = ctx.pages()[0] || (await ctx.newPage());
   page.on('pageerror', (e) => failures.push(`page error: ${e.message}`));
   await page.goto(pageUrl(base));
-  await page.waitForFunction(() => window.__page && window.__page.ready && window.__page.course && window.__page.course.facts
-    && window.__page.dataSource === 'served', null, { timeout: TIMEOUT });
+  await page.waitForFunction(
+    () =>
+      window.__page &&
+      window.__page.ready &&
+      window.__page.course &&
+      window.__page.course.facts &&
+      window.__page.dataSource === 'served',
+    null,
+    { timeout: TIMEOUT },
+  );
   await page.click('#load-course');
-  await page.waitForFunction(() => ['loaded', 'failed'].includes(window.__page.course.state), null, { timeout: TIMEOUT });
+  await page.waitForFunction(
+    () => ['loaded', 'failed'].includes(window.__page.course.state),
+    null,
+    { timeout: TIMEOUT },
+  );
   const t0 = Date.now();
   await page.goto(`${pageUrl(base)}#s2a`);
-  await page.waitForFunction(() => { const r = window.__demos && window.__demos.results.s2a; return r && (r.c || r.error); }, null, { timeout: TIMEOUT, polling: 1000 });
+  await page.waitForFunction(
+    () => {
+      const r = window.__demos && window.__demos.results.s2a;
+      return r && (r.c || r.error);
+    },
+    null,
+    { timeout: TIMEOUT, polling: 1000 },
+  );
   const r = await page.evaluate(() => window.__demos.results.s2a);
-  check(r.c && !r.models.data.builtin && r.c.total > 0, `S2a with the course model: ${r.c ? `${r.c.with_correct} of ${r.c.total} right` : r.error} (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
-  await page.waitForFunction(() => document.getElementById('s2a').getAttribute('aria-busy') === 'false', null, { timeout: TIMEOUT });
+  check(
+    r.c && !r.models.data.builtin && r.c.total > 0,
+    `S2a with the course model: ${r.c ? `${r.c.with_correct} of ${r.c.total} right` : r.error} (${((Date.now() - t0) / 1000).toFixed(0)} s)`,
+  );
+  await page.waitForFunction(
+    () => document.getElementById('s2a').getAttribute('aria-busy') === 'false',
+    null,
+    { timeout: TIMEOUT },
+  );
   const out = testOut();
   await cardShot(page, '#s2a', path.join(out, 's2-course-s2a.png'));
   await page.setViewportSize({ width: 390, height: 844 });

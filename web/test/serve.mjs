@@ -11,7 +11,10 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 async function freePort() {
   return new Promise((resolve) => {
     const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
   });
 }
 
@@ -20,10 +23,29 @@ async function freePort() {
 export async function plainServer(given) {
   if (given) return { base: given, stop: () => {} };
   const port = await freePort();
-  const data = process.env.ATTNLAB_FIXTURE ? ['--data', path.join(process.env.ATTNLAB_FIXTURE, 'data')] : [];
-  const proc = spawn('python3', [path.join(here, '..', '..', 'scripts', 'serve.py'), '--port', String(port), '--quiet', '--no-isolation', ...data], { stdio: 'ignore' });
+  const data = process.env.ATTNLAB_FIXTURE
+    ? ['--data', path.join(process.env.ATTNLAB_FIXTURE, 'data')]
+    : [];
+  const proc = spawn(
+    'python3',
+    [
+      path.join(here, '..', '..', 'scripts', 'serve.py'),
+      '--port',
+      String(port),
+      '--quiet',
+      '--no-isolation',
+      ...data,
+    ],
+    { stdio: 'ignore' },
+  );
   for (let i = 0; i < 50; i++) {
-    const ok = await new Promise((r) => { const c = net.connect(port, '127.0.0.1', () => { c.end(); r(true); }); c.on('error', () => r(false)); });
+    const ok = await new Promise((r) => {
+      const c = net.connect(port, '127.0.0.1', () => {
+        c.end();
+        r(true);
+      });
+      c.on('error', () => r(false));
+    });
     if (ok) break;
     await new Promise((r) => setTimeout(r, 200));
   }

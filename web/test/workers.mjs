@@ -39,16 +39,43 @@ const STEPS = 6;
 const TOL = 1e-3;
 const TIMEOUT = 300000;
 // Named steps (harness.mjs); a failed one is counted and the next runs.
-const { step: check, summary } = steps({ label: 'workers', dir: outDir, page: () => null, what: 'CHECKS', keepGoing: true });
+const { step: check, summary } = steps({
+  label: 'workers',
+  dir: outDir,
+  page: () => null,
+  what: 'CHECKS',
+  keepGoing: true,
+});
 const t0 = Date.now();
 
-const S = (page) => page.evaluate(() => {
-  const s = window.__page;
-  return s && { ready: s.ready, status: s.status, steps: s.steps, finished: s.finished, error: s.error, losses: s.losses.slice(), workers: s.workers, parts: s.parts, engines: s.engines, resumedFrom: s.resumedFrom, msPerStep: s.msPerStep };
-});
+const S = (page) =>
+  page.evaluate(() => {
+    const s = window.__page;
+    return (
+      s && {
+        ready: s.ready,
+        status: s.status,
+        steps: s.steps,
+        finished: s.finished,
+        error: s.error,
+        losses: s.losses.slice(),
+        workers: s.workers,
+        parts: s.parts,
+        engines: s.engines,
+        resumedFrom: s.resumedFrom,
+        msPerStep: s.msPerStep,
+      }
+    );
+  });
 
 // The page's state once `pred` holds of it; any error the page reports fails the wait.
-const waitFor = (page, pred, what) => waitState(() => S(page), (s) => !s.error && pred(s), what, { timeout: TIMEOUT, every: 100, fatal: (s) => s.error });
+const waitFor = (page, pred, what) =>
+  waitState(
+    () => S(page),
+    (s) => !s.error && pred(s),
+    what,
+    { timeout: TIMEOUT, every: 100, fatal: (s) => s.error },
+  );
 
 // The finished model's weights, from the checkpoint the page keeps in IndexedDB (safetensors).
 async function weights(page) {
@@ -59,7 +86,8 @@ async function weights(page) {
     // As base64: Playwright returns an array as one JSON value a byte (12 µs each here).
     const u = new Uint8Array(rec.bytes.buffer || rec.bytes);
     let bin = '';
-    for (let i = 0; i < u.length; i += 32768) bin += String.fromCharCode(...u.subarray(i, i + 32768));
+    for (let i = 0; i < u.length; i += 32768)
+      bin += String.fromCharCode(...u.subarray(i, i + 32768));
     return btoa(bin);
   });
   assert(bytes, 'no finished model in IndexedDB');
@@ -82,7 +110,7 @@ async function run(name, base, query, { pause = false } = {}) {
   const t0 = Date.now();
   const { ctx, close } = await openBrowser(`workers-${name}`, { width: 1280, height: 900 });
   try {
-    const page = ctx.pages()[0] || await ctx.newPage();
+    const page = ctx.pages()[0] || (await ctx.newPage());
     page.on('pageerror', (e) => console.log(`  [${name}] page error: ${e.message}`));
     const url = new URL(`index.html?backend=cpu&${query}`, base).href;
     await page.goto(url);
@@ -98,20 +126,32 @@ async function run(name, base, query, { pause = false } = {}) {
       await page.reload();
       await waitFor(page, (s) => s.ready, 'the reload');
       await page.click('#resume-saved');
-      await waitFor(page, (s) => s.resumedFrom !== null && s.resumedFrom !== undefined, 'the resume');
+      await waitFor(
+        page,
+        (s) => s.resumedFrom !== null && s.resumedFrom !== undefined,
+        'the resume',
+      );
       const r = await S(page);
       assert(r.resumedFrom === p.steps, `resumed at step ${r.resumedFrom}, paused at ${p.steps}`);
     }
-    const s = await waitFor(page, (s) => s.finished >= 1 && s.status === 'idle', 'the run to finish');
+    const s = await waitFor(
+      page,
+      (s) => s.finished >= 1 && s.status === 'idle',
+      'the run to finish',
+    );
     const device = await page.evaluate(() => ({
       line: document.getElementById('device-workers').textContent,
       train: document.getElementById('gpu-line').textContent,
       isolated: self.crossOriginIsolated,
       select: document.getElementById('workers').value,
     }));
-    await page.locator('#device-card').screenshot({ path: path.join(outDir, `workers-${name}-device.png`) });
+    await page
+      .locator('#device-card')
+      .screenshot({ path: path.join(outDir, `workers-${name}-device.png`) });
     const w = await weights(page);
-    console.log(`  ${name}: ${((Date.now() - t0) / 1000).toFixed(1)} s, losses ${s.losses.map(([k, l]) => `${k}:${l.toFixed(5)}`).join(' ')}, parts ${s.parts}`);
+    console.log(
+      `  ${name}: ${((Date.now() - t0) / 1000).toFixed(1)} s, losses ${s.losses.map(([k, l]) => `${k}:${l.toFixed(5)}`).join(' ')}, parts ${s.parts}`,
+    );
     return { losses: new Map(s.losses.map(([k, l]) => [k, l])), weights: w, state: s, device };
   } finally {
     await close();
@@ -125,7 +165,11 @@ function compare(a, b, what, tol) {
   for (const k of common) {
     const d = Math.abs(a.losses.get(k) - b.losses.get(k)) / Math.abs(a.losses.get(k));
     worst = Math.max(worst, d);
-    if (tol === 0) assert(a.losses.get(k) === b.losses.get(k), `${what}: step ${k} loss ${b.losses.get(k)} vs ${a.losses.get(k)}`);
+    if (tol === 0)
+      assert(
+        a.losses.get(k) === b.losses.get(k),
+        `${what}: step ${k} loss ${b.losses.get(k)} vs ${a.losses.get(k)}`,
+      );
   }
   assert(worst <= tol, `${what}: losses differ by ${worst.toExponential(2)} (relative)`);
   // Relative to the model's largest weight, as tests/it/parts.rs measures: AdamW divides each
@@ -141,12 +185,18 @@ function compare(a, b, what, tol) {
     for (let i = 0; i < x.length; i++) {
       scale = Math.max(scale, Math.abs(x[i]));
       const d = Math.abs(x[i] - y[i]);
-      if (d > diff) { diff = d; where = `${name}[${i}]`; }
+      if (d > diff) {
+        diff = d;
+        where = `${name}[${i}]`;
+      }
     }
   }
   if (tol === 0) assert(diff === 0, `${what}: ${where} differs by ${diff}`);
   const wWorst = diff / scale;
-  assert(wWorst <= tol, `${what}: weights differ by ${wWorst.toExponential(2)} (relative to the largest; ${where})`);
+  assert(
+    wWorst <= tol,
+    `${what}: weights differ by ${wWorst.toExponential(2)} (relative to the largest; ${where})`,
+  );
   return `${common.length} losses within ${worst.toExponential(1)}, weights within ${wWorst.toExponential(1)}${where ? ` (most at ${where})` : ''}`;
 }
 
@@ -154,24 +204,41 @@ function compare(a, b, what, tol) {
 async function pauseMidStep() {
   const { ctx, close } = await openBrowser('workers-H', { width: 1280, height: 900 });
   try {
-    const page = ctx.pages()[0] || await ctx.newPage();
+    const page = ctx.pages()[0] || (await ctx.newPage());
     await page.goto(new URL('index.html?backend=cpu&workers=1&micro=1', isolatedBase).href);
     await waitFor(page, (s) => s.ready && s.status === 'idle', 'the page');
     await page.selectOption('#preset', 'quick');
-    for (const [k, v] of Object.entries({ n_layer: 4, n_head: 8, n_embd: 256, pre_batch: H_BATCH, max_steps: 20 })) await page.fill(`#h-${k}`, String(v));
+    for (const [k, v] of Object.entries({
+      n_layer: 4,
+      n_head: 8,
+      n_embd: 256,
+      pre_batch: H_BATCH,
+      max_steps: 20,
+    }))
+      await page.fill(`#h-${k}`, String(v));
     await page.click('#btn-pretrain');
     // In the middle of a step after the first: some of its 8 row calls done, not all.
-    const s = await waitFor(page, (s) => s.steps >= 1 && s.parts % H_BATCH >= 2 && s.parts % H_BATCH <= H_BATCH - 3, 'the middle of a step');
+    const s = await waitFor(
+      page,
+      (s) => s.steps >= 1 && s.parts % H_BATCH >= 2 && s.parts % H_BATCH <= H_BATCH - 3,
+      'the middle of a step',
+    );
     const t0 = Date.now();
     await page.click('#btn-pause');
     const p = await waitFor(page, (s) => s.status === 'paused', 'the pause');
     const ms = Date.now() - t0;
-    assert(p.steps === s.steps, `paused at step ${p.steps}; the click came during step ${s.steps + 1}`);
+    assert(
+      p.steps === s.steps,
+      `paused at step ${p.steps}; the click came during step ${s.steps + 1}`,
+    );
     assert(p.parts % H_BATCH !== 0, `the step in flight was finished (${p.parts} row calls)`);
     await page.click('#btn-stop');
     const f = await waitFor(page, (s) => s.status === 'idle' && s.finished >= 1, 'the stop');
     assert(f.steps === s.steps, `stopped at step ${f.steps}`);
-    await page.locator('#train-card').screenshot({ path: path.join(outDir, 'workers-H-paused.png') }).catch(() => {});
+    await page
+      .locator('#train-card')
+      .screenshot({ path: path.join(outDir, 'workers-H-paused.png') })
+      .catch(() => {});
     return `clicked after ${s.parts % H_BATCH} of ${H_BATCH} row calls of step ${s.steps + 1}; paused at step ${p.steps} ${ms} ms after the click (a whole step took ${Math.round(s.msPerStep)} ms)`;
   } finally {
     await close();
@@ -189,17 +256,31 @@ try {
   const B = await run('B-micro', isolatedBase, 'workers=1&micro=3');
   await check('B: micro-batches of 3 rows equal whole steps', () => {
     // An epoch's last batch may be short (the served corpus: 24, 24, 12 rows), so at least 2 calls a step.
-    assert(B.state.parts >= 2 * STEPS, `B took ${B.state.parts} engine calls for rows, expected ≥ ${2 * STEPS}`);
+    assert(
+      B.state.parts >= 2 * STEPS,
+      `B took ${B.state.parts} engine calls for rows, expected ≥ ${2 * STEPS}`,
+    );
     return compare(A, B, 'B vs A', TOL);
   });
   const C = await run('C-two', isolatedBase, 'workers=2');
   await check('C: two engines (isolated) equal one', () => {
-    assert(C.state.workers.n === 2 && C.state.engines === 2, `C ran on ${C.state.engines} engines of ${C.state.workers.n}`);
+    assert(
+      C.state.workers.n === 2 && C.state.engines === 2,
+      `C ran on ${C.state.engines} engines of ${C.state.workers.n}`,
+    );
     assert(C.device.isolated === true, 'the page is not cross-origin isolated behind serve.py');
-    assert(/2 engines/.test(C.device.line) && /cross-origin isolated/.test(C.device.line) && !/not cross-origin/.test(C.device.line), `Device card: ${C.device.line}`);
+    assert(
+      /2 engines/.test(C.device.line) &&
+        /cross-origin isolated/.test(C.device.line) &&
+        !/not cross-origin/.test(C.device.line),
+      `Device card: ${C.device.line}`,
+    );
     assert(C.device.select === '2', `the Workers selector shows ${C.device.select}`);
     // The Train card's device line counts the engines too (one engine: no count).
-    assert(/ in each of 2 engines · /.test(C.device.train) && !/engines/.test(A.device.train), `Train card: “${C.device.train}”, one engine: “${A.device.train}”`);
+    assert(
+      / in each of 2 engines · /.test(C.device.train) && !/engines/.test(A.device.train),
+      `Train card: “${C.device.train}”, one engine: “${A.device.train}”`,
+    );
     return compare(A, C, 'C vs A', TOL);
   });
   const D = await run('D-two-again', isolatedBase, 'workers=2');
@@ -212,7 +293,9 @@ try {
   });
   await check('H: Pause in the middle of a step drops it', pauseMidStep);
   const F = await run('F-resumed', isolatedBase, 'workers=2', { pause: true });
-  await check('F: two engines, paused, reloaded, resumed: bit for bit', () => compare(C, F, 'F vs C', 0));
+  await check('F: two engines, paused, reloaded, resumed: bit for bit', () =>
+    compare(C, F, 'F vs C', 0),
+  );
 } finally {
   plain.stop();
 }

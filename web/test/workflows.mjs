@@ -25,8 +25,12 @@ function scriptsIn(line) {
   return found;
 }
 
-const files = fs.readdirSync(dir).filter((f) => /\.ya?ml$/.test(f)).sort();
-if (!files.includes('ci.yml') || !files.includes('pages.yml')) fail(`expected ci.yml and pages.yml in ${dir}, found ${files}`);
+const files = fs
+  .readdirSync(dir)
+  .filter((f) => /\.ya?ml$/.test(f))
+  .sort();
+if (!files.includes('ci.yml') || !files.includes('pages.yml'))
+  fail(`expected ci.yml and pages.yml in ${dir}, found ${files}`);
 const runs = {};
 for (const f of files) {
   let doc;
@@ -38,28 +42,38 @@ for (const f of files) {
   }
   if (typeof doc?.name !== 'string') fail(`${f}: no name`);
   if (!doc?.on) fail(`${f}: no triggers (on:)`);
-  if (!doc?.jobs || typeof doc.jobs !== 'object') { fail(`${f}: no jobs`); continue; }
+  if (!doc?.jobs || typeof doc.jobs !== 'object') {
+    fail(`${f}: no jobs`);
+    continue;
+  }
   runs[f] = [];
   for (const [id, job] of Object.entries(doc.jobs)) {
     if (!job['runs-on']) fail(`${f}: job ${id} has no runs-on`);
-    if (!Array.isArray(job.steps) || job.steps.length === 0) { fail(`${f}: job ${id} has no steps`); continue; }
+    if (!Array.isArray(job.steps) || job.steps.length === 0) {
+      fail(`${f}: job ${id} has no steps`);
+      continue;
+    }
     for (const [i, step] of job.steps.entries()) {
       const where = `${f}: job ${id}, step ${i + 1}`;
       if (!!step.uses === !!step.run) fail(`${where}: needs exactly one of uses and run`);
-      if (step.uses && !/^[\w.-]+\/[\w./-]+@v\d+$/.test(step.uses)) fail(`${where}: ${step.uses} is not owner/action@vN`);
+      if (step.uses && !/^[\w.-]+\/[\w./-]+@v\d+$/.test(step.uses))
+        fail(`${where}: ${step.uses} is not owner/action@vN`);
       if (step.run) {
         runs[f].push(step.run);
         for (const s of scriptsIn(step.run)) {
           const p = path.join(root, s);
           if (!fs.existsSync(p)) fail(`${where}: runs ${s}, which does not exist`);
-          else if ((fs.statSync(p).mode & 0o111) === 0) fail(`${where}: runs ${s}, which is not executable`);
+          else if ((fs.statSync(p).mode & 0o111) === 0)
+            fail(`${where}: runs ${s}, which is not executable`);
         }
       }
     }
   }
 }
-if (runs['ci.yml'] && !runs['ci.yml'].some((r) => scriptsIn(r).includes('.ci/run'))) fail('ci.yml does not run .ci/run (the README\'s test command)');
-if (runs['pages.yml'] && !runs['pages.yml'].some((r) => scriptsIn(r).includes('scripts/site.sh'))) fail('pages.yml does not build with scripts/site.sh');
+if (runs['ci.yml'] && !runs['ci.yml'].some((r) => scriptsIn(r).includes('.ci/run')))
+  fail("ci.yml does not run .ci/run (the README's test command)");
+if (runs['pages.yml'] && !runs['pages.yml'].some((r) => scriptsIn(r).includes('scripts/site.sh')))
+  fail('pages.yml does not build with scripts/site.sh');
 const ciRun = fs.readFileSync(path.join(root, '.ci', 'run'), 'utf8');
 if (!/scripts\/test\.sh/.test(ciRun)) fail('.ci/run does not run scripts/test.sh');
 
@@ -67,4 +81,6 @@ if (failures.length) {
   for (const m of failures) console.error(`FAIL ${m}`);
   process.exit(1);
 }
-console.log(`workflows: ${files.join(', ')} parse, their actions are pinned and the scripts they run exist`);
+console.log(
+  `workflows: ${files.join(', ')} parse, their actions are pinned and the scripts they run exist`,
+);

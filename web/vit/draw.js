@@ -15,7 +15,10 @@ export function makePad(canvas, onStroke) {
   };
   const at = (e) => {
     const r = canvas.getBoundingClientRect();
-    return [(e.clientX - r.left) * (canvas.width / r.width), (e.clientY - r.top) * (canvas.height / r.height)];
+    return [
+      (e.clientX - r.left) * (canvas.width / r.width),
+      (e.clientY - r.top) * (canvas.height / r.height),
+    ];
   };
   const line = (a, b) => {
     ctx.strokeStyle = '#fff';
@@ -71,14 +74,15 @@ export function makePad(canvas, onStroke) {
     const { width: w, height: h } = canvas;
     const data = ctx.getImageData(0, 0, w, h).data;
     let [x0, y0, x1, y1] = [w, h, -1, -1];
-    for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) {
-      if (data[4 * (y * w + x)] > 40) {
-        if (x < x0) x0 = x;
-        if (x > x1) x1 = x;
-        if (y < y0) y0 = y;
-        if (y > y1) y1 = y;
+    for (let y = 0; y < h; y++)
+      for (let x = 0; x < w; x++) {
+        if (data[4 * (y * w + x)] > 40) {
+          if (x < x0) x0 = x;
+          if (x > x1) x1 = x;
+          if (y < y0) y0 = y;
+          if (y > y1) y1 = y;
+        }
       }
-    }
     if (x1 < 0) return null;
     const bw = x1 - x0 + 1;
     const bh = y1 - y0 + 1;

@@ -27,14 +27,15 @@ export function movePatch(query, key, g) {
 // neighbouring patches and the rest, and within a row and within a column.
 export function positionStats(sim, g) {
   const groups = { near: [], far: [], row: [], col: [] };
-  for (let i = 0; i < g * g; i++) for (let j = 0; j < g * g; j++) {
-    if (i === j) continue;
-    const [yi, xi, yj, xj] = [Math.floor(i / g), i % g, Math.floor(j / g), j % g];
-    const v = sim[i * g * g + j];
-    (Math.abs(yi - yj) + Math.abs(xi - xj) === 1 ? groups.near : groups.far).push(v);
-    if (yi === yj) groups.row.push(v);
-    if (xi === xj) groups.col.push(v);
-  }
+  for (let i = 0; i < g * g; i++)
+    for (let j = 0; j < g * g; j++) {
+      if (i === j) continue;
+      const [yi, xi, yj, xj] = [Math.floor(i / g), i % g, Math.floor(j / g), j % g];
+      const v = sim[i * g * g + j];
+      (Math.abs(yi - yj) + Math.abs(xi - xj) === 1 ? groups.near : groups.far).push(v);
+      if (yi === yj) groups.row.push(v);
+      if (xi === xj) groups.col.push(v);
+    }
   const mean = (l) => Number((l.length ? l.reduce((a, b) => a + b, 0) / l.length : 0).toFixed(2));
   return Object.fromEntries(Object.entries(groups).map(([k, l]) => [k, mean(l)]));
 }

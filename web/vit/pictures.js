@@ -6,11 +6,12 @@ const S = 28;
 export function drawImage(canvas, pixels) {
   const ctx = canvas.getContext('2d');
   const cell = canvas.width / S;
-  for (let y = 0; y < S; y++) for (let x = 0; x < S; x++) {
-    const v = Math.round(255 * (pixels ? pixels[y * S + x] : 0));
-    ctx.fillStyle = `rgb(${v},${v},${v})`;
-    ctx.fillRect(x * cell, y * cell, Math.ceil(cell), Math.ceil(cell));
-  }
+  for (let y = 0; y < S; y++)
+    for (let x = 0; x < S; x++) {
+      const v = Math.round(255 * (pixels ? pixels[y * S + x] : 0));
+      ctx.fillStyle = `rgb(${v},${v},${v})`;
+      ctx.fillRect(x * cell, y * cell, Math.ceil(cell), Math.ceil(cell));
+    }
 }
 
 // The patch grid over the image, each patch numbered in reading order (the order of the tokens).
@@ -22,10 +23,11 @@ export function drawPatches(canvas, pixels, grid) {
   ctx.lineWidth = 1.5;
   ctx.fillStyle = '#f0b45c';
   ctx.font = `${Math.max(9, Math.round(w / 4))}px system-ui, sans-serif`;
-  for (let i = 0; i < grid; i++) for (let j = 0; j < grid; j++) {
-    ctx.strokeRect(j * w, i * w, w, w);
-    ctx.fillText(String(i * grid + j + 1), j * w + 3, i * w + Math.max(10, w / 4));
-  }
+  for (let i = 0; i < grid; i++)
+    for (let j = 0; j < grid; j++) {
+      ctx.strokeRect(j * w, i * w, w, w);
+      ctx.fillText(String(i * grid + j + 1), j * w + 3, i * w + Math.max(10, w / 4));
+    }
 }
 
 // `weights` (grid²) over the patches, scaled to their maximum, in red over the image; `mark` (a patch
@@ -67,7 +69,12 @@ export function drawPositions(canvas, sim, grid) {
       const b = v <= 0 ? 255 : Math.round(255 * (1 - v));
       const g = Math.round(255 * (1 - Math.abs(v)));
       ctx.fillStyle = `rgb(${r},${g},${b})`;
-      ctx.fillRect(ox + (j % grid) * small, oy + Math.floor(j / grid) * small, Math.ceil(small), Math.ceil(small));
+      ctx.fillRect(
+        ox + (j % grid) * small,
+        oy + Math.floor(j / grid) * small,
+        Math.ceil(small),
+        Math.ceil(small),
+      );
     }
   }
 }
@@ -104,7 +111,8 @@ export function drawChart(canvas, losses, accs, total) {
 // The confusion matrix as a table: rows true digit, columns predicted, the diagonal highlighted.
 export function fillConfusion(table, confusion) {
   const k = confusion.length;
-  let html = '<caption>rows: true digit · columns: predicted</caption><thead><tr><th><span class="sr-only">true digit, predicted digit</span></th>';
+  let html =
+    '<caption>rows: true digit · columns: predicted</caption><thead><tr><th><span class="sr-only">true digit, predicted digit</span></th>';
   for (let c = 0; c < k; c++) html += `<th>${c}</th>`;
   html += '</tr></thead><tbody>';
   const max = Math.max(1, ...confusion.flat());

@@ -43,6 +43,7 @@ export const AUTO_EVAL_MIN = 100;
 // "of 1000 generated digits", or for an evaluation its time cut short: "of the first 175 generated
 // digits (all 1000 take more than 5 s on this device: …)".
 export function ofDigits(e, noun = '') {
-  return e.n === e.asked ? `of ${e.n}${noun}`
+  return e.n === e.asked
+    ? `of ${e.n}${noun}`
     : `of the first ${e.n}${noun} (all ${e.asked} take more than ${AUTO_EVAL_MS / 1000} s on this device: “Evaluate (1000)” asks ${e.asked === 1000 ? 'them all' : '1000'})`;
 }

@@ -20,18 +20,32 @@ if (root && !document.querySelector('link[href$="web/vit.css"]')) {
   css.href = new URL('../vit.css', import.meta.url).href;
   document.head.appendChild(css);
 }
-const state = (window.__vit = { ready: false, error: null, info: null, answer: null, evals: [], losses: [], checksum: null, trainedSteps: 0, predictions: 0 });
+const state = (window.__vit = {
+  ready: false,
+  error: null,
+  info: null,
+  answer: null,
+  evals: [],
+  losses: [],
+  checksum: null,
+  trainedSteps: 0,
+  predictions: 0,
+});
 let wasm = null;
 // Device work goes through the page's one queue (web/backend.js), so ViT calls, training chunks and
 // the demos never interleave on the device. The slowest ViT call is kept in state.slowest (it runs
 // in the engine's worker; a slow call holds up the queue, not the page).
-const job = (f) => queueJob('vit', async () => {
-  const t0 = performance.now();
-  try { return await f(); } finally {
-    const ms = performance.now() - t0;
-    if (ms > (state.slowest ? state.slowest.ms : 0)) state.slowest = { ms, call: String(f).slice(0, 60) };
-  }
-});
+const job = (f) =>
+  queueJob('vit', async () => {
+    const t0 = performance.now();
+    try {
+      return await f();
+    } finally {
+      const ms = performance.now() - t0;
+      if (ms > (state.slowest ? state.slowest.ms : 0))
+        state.slowest = { ms, call: String(f).slice(0, 60) };
+    }
+  });
 const $ = (id) => document.getElementById(id);
 
 function build() {
@@ -48,13 +62,18 @@ const info = () => state.info;
 
 function showInfo(i, note) {
   state.info = i;
-  $('vit-model').textContent = `${i.origin}: ${i.params.toLocaleString()} parameters; ${i.patch}×${i.patch} patches (${i.grid}×${i.grid} = ${i.grid * i.grid}) + [CLS] = ${i.tokens} tokens, ` +
+  $('vit-model').textContent =
+    `${i.origin}: ${i.params.toLocaleString()} parameters; ${i.patch}×${i.patch} patches (${i.grid}×${i.grid} = ${i.grid * i.grid}) + [CLS] = ${i.tokens} tokens, ` +
     `${i.n_layer} layers, ${i.n_head} heads, width ${i.n_embd}; on the ${i.backend === 'cpu' ? 'CPU backend' : 'GPU'}${note ? `. ${note}` : ''}`;
   const layer = $('vit-layer');
-  layer.innerHTML = [...Array(i.n_layer).keys()].map((l) => `<option value="${l}">${l + 1}</option>`).join('') + '<option value="rollout">rollout</option>';
+  layer.innerHTML =
+    [...Array(i.n_layer).keys()].map((l) => `<option value="${l}">${l + 1}</option>`).join('') +
+    '<option value="rollout">rollout</option>';
   layer.value = String(i.n_layer - 1);
   $('vit-head').disabled = false;
-  $('vit-head').innerHTML = '<option value="mean">mean</option>' + [...Array(i.n_head).keys()].map((h) => `<option value="${h}">${h + 1}</option>`).join('');
+  $('vit-head').innerHTML =
+    '<option value="mean">mean</option>' +
+    [...Array(i.n_head).keys()].map((h) => `<option value="${h}">${h + 1}</option>`).join('');
   // A model is there to save; the training buttons follow the run (trainButtons).
   $('vit-save').disabled = false;
   trainButtons();
@@ -75,14 +94,22 @@ function clearAnswer() {
 
 async function predict() {
   if (!info()) return;
-  if (!image) { clearAnswer(); return; }
+  if (!image) {
+    clearAnswer();
+    return;
+  }
   const a = await job(() => wasm.vit_predict(image));
   state.answer = { class: a.class, probs: Array.from(a.probs) };
   state.predictions += 1;
   state.lastAnswer = a;
-  $('vit-pred').innerHTML = `prediction: <strong>${a.class}</strong> (${(100 * a.probs[a.class]).toFixed(1)}%)`;
-  $('vit-probs').innerHTML = Array.from(a.probs).map((p, d) =>
-    `<label class="${d === a.class ? 'best' : ''}"><span>${d}</span><progress max="1" value="${p.toFixed(4)}"></progress><span class="num">${(100 * p).toFixed(1)}%</span></label>`).join('');
+  $('vit-pred').innerHTML =
+    `prediction: <strong>${a.class}</strong> (${(100 * a.probs[a.class]).toFixed(1)}%)`;
+  $('vit-probs').innerHTML = Array.from(a.probs)
+    .map(
+      (p, d) =>
+        `<label class="${d === a.class ? 'best' : ''}"><span>${d}</span><progress max="1" value="${p.toFixed(4)}"></progress><span class="num">${(100 * p).toFixed(1)}%</span></label>`,
+    )
+    .join('');
   drawAttention();
   drawPatches($('vit-patches'), image, info().grid);
 }
@@ -109,14 +136,16 @@ function drawAttention() {
   } else {
     const m = a.attention[Number(layer)];
     const heads = head === 'mean' ? [...Array(i.n_head).keys()] : [Number(head)];
-    for (const h of heads) for (let j = 0; j < T; j++) row[j] += m[(h * T + q) * T + j] / heads.length;
+    for (const h of heads)
+      for (let j = 0; j < T; j++) row[j] += m[(h * T + q) * T + j] / heads.length;
     what = `layer ${Number(layer) + 1}, ${head === 'mean' ? 'mean of the heads' : `head ${Number(head) + 1}`}`;
   }
   const patches = Array.from(row.slice(1));
   drawOverlay($('vit-attn'), image, patches, i.grid, query);
   const src = query < 0 ? '[CLS]' : `patch ${query + 1}`;
   const top = patches.indexOf(Math.max(...patches));
-  $('vit-attn-caption').textContent = `From ${src}, ${what}: ${(100 * row[0]).toFixed(0)}% to [CLS], the most to patch ${top + 1} (${(100 * patches[top]).toFixed(0)}%). ` +
+  $('vit-attn-caption').textContent =
+    `From ${src}, ${what}: ${(100 * row[0]).toFixed(0)}% to [CLS], the most to patch ${top + 1} (${(100 * patches[top]).toFixed(0)}%). ` +
     `Click a patch (or focus the map and use the arrow keys) to see where it looks${query >= 0 ? '; “from [CLS]” or Escape goes back' : ''}. (${n} patches)`;
 }
 
@@ -127,7 +156,8 @@ async function positions() {
   drawPositions($('vit-pos'), sim, g);
   const p = (state.positions = positionStats(sim, g));
   const f = (v) => v.toFixed(2);
-  $('vit-pos-stats').textContent = `This model: mean cosine ${f(p.near)} between neighbouring patches, ${f(p.far)} between the others; ` +
+  $('vit-pos-stats').textContent =
+    `This model: mean cosine ${f(p.near)} between neighbouring patches, ${f(p.far)} between the others; ` +
     `${f(p.row)} within a row, ${f(p.col)} within a column.`;
 }
 
@@ -142,7 +172,9 @@ async function evaluate(n, progress = null, budgetMs = AUTO_EVAL_MS) {
     if (seen >= AUTO_EVAL_MIN && performance.now() - t0 > budgetMs) break;
     if (progress) progress.textContent = `Evaluating: ${start} of ${n} held-out digits…`;
     const e = await job(() => wasm.vit_evaluate(start, Math.min(25, n - start)));
-    confusion = confusion ? confusion.map((row, t) => row.map((v, p) => v + e.confusion[t][p])) : e.confusion;
+    confusion = confusion
+      ? confusion.map((row, t) => row.map((v, p) => v + e.confusion[t][p]))
+      : e.confusion;
     seen += e.n;
     await nextTask();
   }
@@ -181,13 +213,15 @@ function train() {
   const raw = $('vit-steps').value.trim();
   const steps = Number(raw);
   if (!(Number.isInteger(steps) && steps >= 10 && steps <= 20000)) {
-    $('vit-train-status').textContent = `steps is “${raw}”; give a whole number from 10 to 20000 (600 reads the digits well)`;
+    $('vit-train-status').textContent =
+      `steps is “${raw}”; give a whole number from 10 to 20000 (600 reads the digits well)`;
     return;
   }
   return drive(async () => {
     showInfo(await job(() => wasm.vit_new(7, 2, 4, 64, steps, 32, 2e-3, 0)));
     // The previous model's confusion matrix goes; the drawn digit is asked of the new model.
-    $('vit-confusion').innerHTML = '<caption>the confusion matrix comes with the first evaluation of this run</caption>';
+    $('vit-confusion').innerHTML =
+      '<caption>the confusion matrix comes with the first evaluation of this run</caption>';
     await predict();
     state.losses = [];
     state.accs = [];
@@ -204,7 +238,9 @@ async function drive(first) {
   try {
     if (first) await first();
     await steps();
-    if (run) $('vit-train-status').textContent = `Paused at step ${state.trainedSteps} of ${run.steps}: Resume continues it, Train from scratch starts again.`;
+    if (run)
+      $('vit-train-status').textContent =
+        `Paused at step ${state.trainedSteps} of ${run.steps}: Resume continues it, Train from scratch starts again.`;
   } catch (e) {
     run = null;
     state.error = String(e.message || e);
@@ -235,21 +271,28 @@ async function steps() {
     state.trainedSteps = r.steps;
     state.info.steps = r.steps;
     state.losses.push([r.steps, r.loss]);
-    const slow = !(r.steps < cur.steps && left > 120) ? '' : state.info && state.info.backend !== 'cpu'
-      ? ' — this device is slow for it (a software GPU adapter is; the Device card’s Backend selector can switch to the CPU backend)'
-      : ' — a long run here; fewer steps finish sooner (600 read the digits well)';
-    $('vit-train-status').textContent = `step ${r.steps}/${cur.steps}: loss ${r.loss.toFixed(3)} (${state.msPerStep.toFixed(0)} ms/step` +
+    const slow = !(r.steps < cur.steps && left > 120)
+      ? ''
+      : state.info && state.info.backend !== 'cpu'
+        ? ' — this device is slow for it (a software GPU adapter is; the Device card’s Backend selector can switch to the CPU backend)'
+        : ' — a long run here; fewer steps finish sooner (600 read the digits well)';
+    $('vit-train-status').textContent =
+      `step ${r.steps}/${cur.steps}: loss ${r.loss.toFixed(3)} (${state.msPerStep.toFixed(0)} ms/step` +
       `${r.steps < cur.steps ? `, about ${duration(left)} left` : ''})${slow}`;
     if (r.steps >= cur.nextEval || r.done) {
       cur.nextEval += cur.evalEvery;
       const e = await evaluate(r.done ? 1000 : 300);
       state.accs.push([r.steps, e.accuracy]);
-      $('vit-train-status').textContent += `; held-out accuracy ${(100 * e.accuracy).toFixed(1)}% ${ofDigits(e)}`;
+      $('vit-train-status').textContent +=
+        `; held-out accuracy ${(100 * e.accuracy).toFixed(1)}% ${ofDigits(e)}`;
       await predict();
       await positions();
     }
     chart();
-    if (r.done) { run = null; break; }
+    if (r.done) {
+      run = null;
+      break;
+    }
     await nextTask();
   }
 }
@@ -265,7 +308,8 @@ async function loadShipped() {
   state.losses = [];
   state.accs = [];
   const e = await evaluate(1000);
-  $('vit-train-status').textContent = `held-out accuracy ${(100 * e.accuracy).toFixed(1)}% ${ofDigits(e, ' generated digits')}`;
+  $('vit-train-status').textContent =
+    `held-out accuracy ${(100 * e.accuracy).toFixed(1)}% ${ofDigits(e, ' generated digits')}`;
   await positions();
 }
 
@@ -278,7 +322,8 @@ async function loadFile(file) {
   trainButtons();
   showInfo(i, i.note || '');
   const e = await evaluate(1000, $('vit-train-status'));
-  $('vit-train-status').textContent = `${file.name}: held-out accuracy ${(100 * e.accuracy).toFixed(1)}% ${ofDigits(e)}`;
+  $('vit-train-status').textContent =
+    `${file.name}: held-out accuracy ${(100 * e.accuracy).toFixed(1)}% ${ofDigits(e)}`;
   await positions();
   await predict();
 }
@@ -307,21 +352,36 @@ function wire() {
     image = pad.toImage();
     predict().catch(fail);
   });
-  $('vit-clear').addEventListener('click', () => { pad.clear(); image = null; clearAnswer(); });
+  $('vit-clear').addEventListener('click', () => {
+    pad.clear();
+    image = null;
+    clearAnswer();
+  });
   $('vit-sample').addEventListener('click', () => sample().catch(fail));
   $('vit-train').addEventListener('click', () => train());
   $('vit-pause').addEventListener('click', () => {
     if (running) running = false;
     else if (run) drive(null);
   });
-  $('vit-load').addEventListener('click', () => loadShipped().then(() => predict()).catch(fail));
+  $('vit-load').addEventListener('click', () =>
+    loadShipped()
+      .then(() => predict())
+      .catch(fail),
+  );
   $('vit-eval').addEventListener('click', () => {
     if (running) return;
     evaluating = true;
     trainButtons();
-    evaluate(1000, $('vit-train-status'), Infinity).then((e) => {
-      $('vit-train-status').textContent = `held-out accuracy ${(100 * e.accuracy).toFixed(1)}% of ${e.n} generated digits${run ? ` (paused at step ${state.trainedSteps} of ${run.steps})` : ''}`;
-    }).catch(fail).finally(() => { evaluating = false; trainButtons(); });
+    evaluate(1000, $('vit-train-status'), Infinity)
+      .then((e) => {
+        $('vit-train-status').textContent =
+          `held-out accuracy ${(100 * e.accuracy).toFixed(1)}% of ${e.n} generated digits${run ? ` (paused at step ${state.trainedSteps} of ${run.steps})` : ''}`;
+      })
+      .catch(fail)
+      .finally(() => {
+        evaluating = false;
+        trainButtons();
+      });
   });
   $('vit-save').addEventListener('click', () => save().catch(fail));
   $('vit-file').addEventListener('change', (e) => {
@@ -330,14 +390,21 @@ function wire() {
     $('vit-file-error').hidden = true;
     loadFile(f).catch((err) => {
       // Beside the file input; the library's message names the file and where it belongs.
-      $('vit-file-error').textContent = `Not loaded: ${String(err.message || err)}. The model shown is unchanged.`;
+      $('vit-file-error').textContent =
+        `Not loaded: ${String(err.message || err)}. The model shown is unchanged.`;
       $('vit-file-error').hidden = false;
     });
     e.target.value = '';
   });
-  $('vit-layer').addEventListener('change', () => { headFollowsLayer(); drawAttention(); });
+  $('vit-layer').addEventListener('change', () => {
+    headFollowsLayer();
+    drawAttention();
+  });
   $('vit-head').addEventListener('change', drawAttention);
-  $('vit-from-cls').addEventListener('click', () => { query = -1; drawAttention(); });
+  $('vit-from-cls').addEventListener('click', () => {
+    query = -1;
+    drawAttention();
+  });
   // The keyboard's way round the patch grid: arrows move the query patch (from [CLS], the first
   // arrow starts at the top-left patch), Escape goes back to [CLS]; the caption says what is shown.
   $('vit-attn').addEventListener('keydown', (e) => {
@@ -370,7 +437,8 @@ async function start() {
       await loadShipped();
       await sample();
     } catch (e) {
-      $('vit-train-status').textContent = `${String(e.message || e)}; train one with the button above.`;
+      $('vit-train-status').textContent =
+        `${String(e.message || e)}; train one with the button above.`;
       $('vit-train').disabled = false;
     }
     state.ready = true;
