@@ -1,6 +1,7 @@
 //! A tensor: a shape over pooled storage of 4-byte elements (f32, or u32 token ids) on one device,
-//! a GPU buffer or CPU memory. Cloning shares the storage; it goes back to its pool when the last
-//! clone is dropped.
+//! a GPU buffer or CPU memory, from an element offset (0 unless it is a view into an arena, one
+//! storage holding many tensors). Cloning shares the storage; it goes back to its pool when the
+//! last clone or view is dropped.
 
 use crate::cpu::CpuBuf;
 use crate::device::{Backend, Device};
@@ -18,19 +19,32 @@ enum Storage {
 #[derive(Clone)]
 pub struct Tensor {
     buf: Rc<Storage>,
+    /// The first element's index in the storage.
+    off: usize,
+    /// Whether this is a view into an arena (made by `view`), bound to exactly its bytes.
+    view: bool,
     shape: Vec<usize>,
     dev: Rc<Device>,
 }
 
 impl fmt::Debug for Tensor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Tensor{:?}#{}", self.shape, self.buf_id())
+        write!(f, "Tensor{:?}#{}", self.shape, self.buf_id())?;
+        if self.off > 0 {
+            write!(f, "+{}", self.off)?;
+        }
+        Ok(())
     }
 }
 
 pub fn numel(shape: &[usize]) -> usize {
     shape.iter().product()
 }
+
+/// Elements between the starts of two views of one arena: 256 bytes, the largest storage-binding
+/// offset alignment WebGPU lets a device ask for (`minStorageBufferOffsetAlignment`), so a view's
+/// binding is valid on every device. The CPU backend keeps the same layout.
+pub const VIEW_ALIGN: usize = 64;
 
 impl Tensor {
     /// A tensor whose contents are whatever the recycled storage held: write it before reading it.
@@ -57,6 +71,8 @@ impl Tensor {
         };
         Ok(Tensor {
             buf: Rc::new(buf),
+            off: 0,
+            view: false,
             shape: shape.to_vec(),
             dev: dev.clone(),
         })
@@ -101,7 +117,7 @@ impl Tensor {
     fn write_bytes(&self, bytes: &[u8]) -> Result<()> {
         match (&*self.buf, self.dev.backend()) {
             (Storage::Gpu(b), Backend::Gpu(dev)) => {
-                dev.upload(b.buffer(), bytes);
+                dev.upload(b.buffer(), self.off as u64 * 4, bytes);
                 Ok(())
             }
             _ => {
@@ -130,9 +146,9 @@ impl Tensor {
             (Storage::Gpu(d), Storage::Gpu(s), Backend::Gpu(dev)) => {
                 dev.copy(
                     s.buffer(),
-                    src_at as u64 * 4,
+                    (src.off + src_at) as u64 * 4,
                     d.buffer(),
-                    dst_at as u64 * 4,
+                    (self.off + dst_at) as u64 * 4,
                     n as u64 * 4,
                 );
                 Ok(())
@@ -167,7 +183,9 @@ impl Tensor {
     pub async fn to_vec_f32(&self) -> Result<Vec<f32>> {
         match (&*self.buf, self.dev.backend()) {
             (Storage::Gpu(b), Backend::Gpu(dev)) => {
-                let b = dev.read_bytes(b.buffer(), self.nbytes()).await?;
+                let b = dev
+                    .read_bytes(b.buffer(), self.off as u64 * 4, self.nbytes())
+                    .await?;
                 Ok(bytemuck::pod_collect_to_vec(&b))
             }
             _ => {
@@ -202,9 +220,50 @@ impl Tensor {
         }
         Ok(Tensor {
             buf: self.buf.clone(),
+            off: self.off,
+            view: self.view,
             shape: shape.to_vec(),
             dev: self.dev.clone(),
         })
+    }
+
+    /// The elements `at..at + numel(shape)` of this tensor as a tensor of `shape` over the same
+    /// storage (no copy): writes through either land in one place. `at` must be a multiple of
+    /// `VIEW_ALIGN` from the storage's start, so the view can be bound on its own.
+    pub fn view(&self, at: usize, shape: &[usize]) -> Result<Tensor> {
+        let n = numel(shape);
+        if at.checked_add(n).is_none_or(|end| end > self.numel()) {
+            return Err(Error::Shape(format!(
+                "view: {n} elements (shape {shape:?}) from element {at} fall outside {:?}",
+                self.shape
+            )));
+        }
+        let off = self.off + at;
+        if !off.is_multiple_of(VIEW_ALIGN) {
+            return Err(Error::Shape(format!(
+                "view: element {off} of its storage is not a multiple of {VIEW_ALIGN}, \
+                 so a kernel could not bind it; start views at aligned elements"
+            )));
+        }
+        Ok(Tensor {
+            buf: self.buf.clone(),
+            off,
+            view: true,
+            shape: shape.to_vec(),
+            dev: self.dev.clone(),
+        })
+    }
+
+    /// The first element's index in the storage (0 unless this is a view).
+    pub fn offset(&self) -> usize {
+        self.off
+    }
+
+    /// Whether `self` is `arena`'s elements `at..at + self.numel()` (a view of it, or itself).
+    pub fn is_view_of(&self, arena: &Tensor, at: usize) -> bool {
+        Rc::ptr_eq(&self.buf, &arena.buf)
+            && self.off == arena.off + at
+            && at + self.numel() <= arena.numel()
     }
 
     pub fn shape(&self) -> &[usize] {
@@ -241,20 +300,20 @@ impl Tensor {
 
     /// The elements of a CPU tensor, to read.
     pub(crate) fn f32s(&self) -> Result<Ref<'_, [f32]>> {
-        let n = self.numel();
+        let (a, n) = (self.off, self.numel());
         let r = self.cpu_buf()?.data.try_borrow().map_err(|_| aliased())?;
-        Ok(Ref::map(r, |v| &v[..n]))
+        Ok(Ref::map(r, |v| &v[a..a + n]))
     }
 
     /// The elements of a CPU tensor, to write.
     pub(crate) fn f32s_mut(&self) -> Result<RefMut<'_, [f32]>> {
-        let n = self.numel();
+        let (a, n) = (self.off, self.numel());
         let r = self
             .cpu_buf()?
             .data
             .try_borrow_mut()
             .map_err(|_| aliased())?;
-        Ok(RefMut::map(r, |v| &mut v[..n]))
+        Ok(RefMut::map(r, |v| &mut v[a..a + n]))
     }
 
     /// The elements of a CPU tensor of token ids.
@@ -262,9 +321,14 @@ impl Tensor {
         Ok(Ref::map(self.f32s()?, |v| bytemuck::cast_slice(v)))
     }
 
-    /// Whether two tensors share one storage.
+    /// Whether two tensors share elements of one storage (views of one arena that do not
+    /// overlap do not): views are bound to exactly their bytes, so two of them may be bound in one
+    /// dispatch (a layer's weight and bias gradients). Arenas keep to one role all the same
+    /// (parameters are only read by ops, their gradients only accumulated into), as a native
+    /// backend may refuse one buffer bound both read-only and written in one dispatch.
     pub fn same_buffer(&self, other: &Tensor) -> bool {
-        Rc::ptr_eq(&self.buf, &other.buf)
+        let end = |t: &Tensor| t.off + t.numel().max(1);
+        Rc::ptr_eq(&self.buf, &other.buf) && self.off < end(other) && other.off < end(self)
     }
 
     /// Whether two tensors live on the same device.
@@ -280,7 +344,9 @@ impl Bind for Tensor {
             Storage::Gpu(b) => Some(Binding {
                 buffer: b.buffer(),
                 id: b.id,
+                offset: self.off as u64 * 4,
                 size: self.nbytes().max(4),
+                whole: !self.view,
             }),
             Storage::Cpu(_) => None,
         }
@@ -288,7 +354,11 @@ impl Bind for Tensor {
 }
 
 fn aliased() -> Error {
-    Error::Msg("one buffer is passed to an op in two roles (an input that is also its output); pass distinct tensors".into())
+    Error::Msg(
+        "one buffer is passed to an op in two roles (an input that is also its output); pass \
+         distinct tensors"
+            .into(),
+    )
 }
 
 fn check_len(shape: &[usize], len: usize) -> Result<()> {

@@ -81,6 +81,21 @@ impl Var {
         Ok(g)
     }
 
+    /// Accumulate this variable's gradient in `g` from now on (a view into a gradient arena),
+    /// which must have the variable's number of elements.
+    pub fn set_grad(&self, g: Tensor) -> Result<()> {
+        if g.numel() != self.0.value.numel() {
+            return Err(crate::error::shape_err(
+                "set_grad",
+                "the gradient must match the value",
+                self.shape(),
+                g.shape(),
+            ));
+        }
+        *self.0.grad.borrow_mut() = Some(g);
+        Ok(())
+    }
+
     /// Set the gradient to zero (keeping its buffer, so a training loop allocates nothing).
     pub fn zero_grad(&self) -> Result<()> {
         if let Some(g) = self.0.grad.borrow().as_ref() {

@@ -46,9 +46,15 @@ pub struct Binding<'a> {
     pub buffer: &'a wgpu::Buffer,
     /// The pool's id for the buffer: part of the bind-group cache key.
     pub id: u64,
-    /// The tensor's bytes from offset 0 (at least 4): the least the binding covers (the
-    /// recorder binds the whole buffer).
+    /// Where the tensor starts in the buffer, in bytes (0 unless it is a view into an arena;
+    /// then a multiple of 256, the alignment WebGPU allows every device to ask for).
+    pub offset: u64,
+    /// The tensor's bytes from `offset` (at least 4): the least the binding covers.
     pub size: u64,
+    /// Whether the tensor owns its buffer: the recorder then binds the whole buffer (packed steps
+    /// reuse their bind groups); a view into an arena is bound to exactly its bytes, as WebGPU
+    /// refuses a written binding that overlaps another binding of the buffer in one dispatch.
+    pub whole: bool,
 }
 
 /// Anything a kernel can bind at a storage slot. `Tensor` implements it (src/tensor.rs), so the

@@ -98,10 +98,13 @@ impl Gpu {
         let bufs = bufs
             .iter()
             .map(|t| {
-                t.gpu_binding().ok_or_else(|| Error::Msg(format!(
-                    "kernel {}::{}: tensor {t:?} lives on the CPU while the op runs on the GPU; create every tensor of a run on one device",
+                t.gpu_binding().ok_or_else(|| {
+                    Error::Msg(format!(
+                    "kernel {}::{}: tensor {t:?} lives on the CPU while the op runs on the GPU; \
+                     create every tensor of a run on one device",
                     k.family, k.entry
-                )))
+                ))
+                })
             })
             .collect::<Result<Vec<Binding>>>()?;
         let pbytes = bytemuck::bytes_of(params);
@@ -159,13 +162,19 @@ impl Gpu {
         // Each pooled buffer is bound whole (its bucket, within the binding limit): the kernels
         // take their sizes from the params, so a bind group depends on the buffers alone and
         // packed steps, whose token counts change every step, reuse theirs (tests/it/pool.rs).
+        // A view into an arena is bound to its own bytes, from its offset.
         let max_bind = self.limits.max_storage_buffer_binding_size;
-        let mut key = Vec::with_capacity(2 + 2 * bufs.len());
+        let mut key = Vec::with_capacity(2 + 3 * bufs.len());
         key.push(p.id);
         key.push(offset);
         for b in &bufs {
             key.push(b.id);
-            key.push(b.buffer.size().min(max_bind).max(b.size));
+            key.push(b.offset);
+            key.push(if b.whole {
+                b.buffer.size().min(max_bind).max(b.size)
+            } else {
+                b.size
+            });
         }
         if !r.bind_groups.contains_key(&key) {
             if r.bind_groups.len() >= MAX_BIND_GROUPS {
@@ -181,12 +190,12 @@ impl Gpu {
             }];
             for (i, b) in bufs.iter().enumerate() {
                 // The bound size, as the key holds it.
-                let size = key[3 + 2 * i];
+                let size = key[4 + 3 * i];
                 entries.push(wgpu::BindGroupEntry {
                     binding: i as u32 + 1,
                     resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
                         buffer: b.buffer,
-                        offset: 0,
+                        offset: b.offset,
                         size: std::num::NonZeroU64::new(size),
                     }),
                 });
@@ -280,32 +289,32 @@ impl Gpu {
             .copy_buffer_to_buffer(src, src_offset, dst, dst_offset, bytes);
     }
 
-    /// Write bytes into a buffer. Work already recorded is submitted first, because a queue
-    /// write lands before the next submit's commands and the buffer may be a recycled one that
-    /// those commands still read.
-    pub fn upload(&self, buffer: &wgpu::Buffer, bytes: &[u8]) {
+    /// Write bytes into a buffer from byte `at` (a multiple of 4). Work already recorded is
+    /// submitted first, because a queue write lands before the next submit's commands and the
+    /// buffer may be a recycled one that those commands still read.
+    pub fn upload(&self, buffer: &wgpu::Buffer, at: u64, bytes: &[u8]) {
         if self.rec.borrow().encoder.is_some() {
             self.flush();
         }
         let n = bytes.len() & !3;
-        self.queue.write_buffer(buffer, 0, &bytes[..n]);
+        self.queue.write_buffer(buffer, at, &bytes[..n]);
         if n < bytes.len() {
             let mut tail = [0u8; 4];
             tail[..bytes.len() - n].copy_from_slice(&bytes[n..]);
-            self.queue.write_buffer(buffer, n as u64, &tail);
+            self.queue.write_buffer(buffer, at + n as u64, &tail);
         }
     }
 
-    /// Copy the first `len` bytes of a buffer back to the CPU. Works the same natively and in
-    /// the browser.
-    pub async fn read_bytes(&self, buffer: &wgpu::Buffer, len: u64) -> Result<Vec<u8>> {
+    /// Copy `len` bytes of a buffer from byte `at` (a multiple of 4) back to the CPU. Works the
+    /// same natively and in the browser.
+    pub async fn read_bytes(&self, buffer: &wgpu::Buffer, at: u64, len: u64) -> Result<Vec<u8>> {
         let bytes = len.max(4).next_multiple_of(4);
         let staging = self.pool.borrow_mut().take_staging(&self.device, bytes);
         {
             let mut r = self.rec.borrow_mut();
             r.pass = None;
             r.encoder(&self.device)
-                .copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes);
+                .copy_buffer_to_buffer(buffer, at, &staging, 0, bytes);
         }
         self.flush();
         let (tx, rx) = futures_channel::oneshot::channel();

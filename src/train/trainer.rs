@@ -1,14 +1,17 @@
 //! One optimisation step as the reference trainer does it: zero the gradients, forward, backward,
 //! clip the global gradient norm at 1.0, AdamW with name-based decay, then move the learning rate on
 //! by the counted tokens. The whole step is recorded without waiting for the GPU; the loss comes
-//! back as a GPU tensor that the caller reads when it wants to.
+//! back as a GPU tensor that the caller reads when it wants to. On the GPU the parameters' values
+//! and gradients live in one arena each, so zeroing the gradients, their norm and AdamW take a few
+//! dispatches whatever the number of parameters.
 
 use super::schedule::TrainConfig;
 use crate::autograd::Tape;
+use crate::autograd::Var;
 use crate::error::Result;
 use crate::model::layout::{pack, target_lengths, Layout};
 use crate::model::{Gpt, Pass};
-use crate::ops::adamw::{adamw_step_into, AdamState, AdamW};
+use crate::ops::adamw::{self, adamw_arena_step_into, adamw_each_step_into, AdamGroup, AdamW};
 use crate::ops::reduce::global_norm_into;
 use crate::tensor::Tensor;
 use std::collections::HashMap;
@@ -21,7 +24,10 @@ pub struct Trainer {
     pub model: Gpt,
     pub cfg: TrainConfig,
     opt: AdamW,
-    states: Vec<AdamState>,
+    group: AdamGroup,
+    /// On the GPU: the arenas of the parameters' values and gradients, each parameter at its
+    /// span of `group` (`Var`s are views into them).
+    arenas: Option<(Tensor, Tensor)>,
     norm: Tensor,
     batches: HashMap<(usize, usize), (Tensor, Tensor)>,
     /// Counted tokens so far (every target position, PAD included, as the reference counts).
@@ -37,13 +43,16 @@ pub struct Trainer {
 }
 
 impl Trainer {
-    pub fn new(model: Gpt, cfg: TrainConfig, seed: u32) -> Result<Trainer> {
+    pub fn new(mut model: Gpt, cfg: TrainConfig, seed: u32) -> Result<Trainer> {
         let dev = model.params[0].var.device().clone();
-        let states = model
-            .params
-            .iter()
-            .map(|p| AdamState::new(p.var.device(), p.var.shape()))
-            .collect::<Result<Vec<_>>>()?;
+        let (spans, len) = adamw::spans(
+            &model
+                .params
+                .iter()
+                .map(|p| (p.var.value().numel(), p.decay))
+                .collect::<Vec<_>>(),
+        );
+        let group = AdamGroup::new(&dev, spans, len)?;
         let opt = AdamW {
             lr: cfg.learning_rate as f32,
             beta1: cfg.betas.0 as f32,
@@ -53,9 +62,14 @@ impl Trainer {
         };
         // Create every gradient now, so the first step records the same dispatches as later ones
         // (its bind groups are then all reused) instead of also zero-filling new gradients.
-        for p in &model.params {
-            p.var.grad_or_zeros()?;
-        }
+        let arenas = if crate::ops::adamw::arenas_pay(&dev) {
+            Some(into_arenas(&mut model, &group)?)
+        } else {
+            for p in &model.params {
+                p.var.grad_or_zeros()?;
+            }
+            None
+        };
         // The reference builds its optimizer with `config.learning_rate` and only updates the rate
         // after each step, so the first step runs at the full rate, not at lr_at(0) = 0.
         let lr = cfg.learning_rate;
@@ -64,7 +78,8 @@ impl Trainer {
             model,
             cfg,
             opt,
-            states,
+            group,
+            arenas,
             batches: HashMap::new(),
             tokens: 0.0,
             steps: 0,
@@ -162,10 +177,30 @@ impl Trainer {
     }
 
     fn zero_grads(&self) -> Result<()> {
+        if let Some((_, grads)) = self.arenas.as_ref().filter(|_| self.in_arenas()) {
+            // The alignment gaps stay zero too, as the norm over the whole arena needs.
+            return grads.fill(0.0);
+        }
         for p in &self.model.params {
             p.var.zero_grad()?;
         }
         Ok(())
+    }
+
+    /// Whether every parameter's value and gradient are still the views of the arenas (a kept
+    /// model's gradients may have been dropped and made anew).
+    fn in_arenas(&self) -> bool {
+        let Some((values, grads)) = &self.arenas else {
+            return false;
+        };
+        self.model
+            .params
+            .iter()
+            .zip(self.group.spans())
+            .all(|(p, s)| {
+                p.var.value().is_view_of(values, s.at)
+                    && p.var.grad().is_some_and(|g| g.is_view_of(grads, s.at))
+            })
     }
 
     /// Forward and backward on an uploaded batch (or micro-batch), its mean loss weighted by
@@ -195,37 +230,50 @@ impl Trainer {
 
     /// Clip the gradients the parameters hold, AdamW, then move the schedule on by `counted`.
     fn update(&mut self, counted: usize) -> Result<()> {
-        let grads = self
-            .model
-            .params
-            .iter()
-            .map(|p| p.var.grad_or_zeros())
-            .collect::<Result<Vec<_>>>()?;
-        global_norm_into(&grads.iter().collect::<Vec<_>>(), &self.norm)?;
         let opt = AdamW {
             lr: self.lr as f32,
             ..self.opt
         };
-        for ((p, g), st) in self
-            .model
-            .params
-            .iter()
-            .zip(&grads)
-            .zip(self.states.iter_mut())
-        {
-            adamw_step_into(
-                &opt,
-                p.var.value(),
-                g,
-                st,
-                p.decay,
-                &self.norm,
-                self.cfg.grad_norm_clip as f32,
-            )?;
+        let clip = self.cfg.grad_norm_clip as f32;
+        match self.arenas.as_ref().filter(|_| self.in_arenas()) {
+            Some((values, grads)) => {
+                global_norm_into(&[grads], &self.norm)?;
+                adamw_arena_step_into(&opt, values, grads, &mut self.group, &self.norm, clip)?;
+            }
+            None => {
+                let grads = self
+                    .model
+                    .params
+                    .iter()
+                    .map(|p| p.var.grad_or_zeros())
+                    .collect::<Result<Vec<_>>>()?;
+                let grads = grads.iter().collect::<Vec<_>>();
+                global_norm_into(&grads, &self.norm)?;
+                let values = self.model.params.iter().map(|p| p.var.value());
+                let values = values.collect::<Vec<_>>();
+                adamw_each_step_into(&opt, &values, &grads, &mut self.group, &self.norm, clip)?;
+            }
         }
         self.steps += 1;
         self.tokens += counted as f64;
         self.lr = self.cfg.lr_at(self.tokens);
         Ok(())
     }
+}
+
+/// Move `model`'s parameters into a values arena laid out as `group`'s spans (a copy on the
+/// device) and give each a gradient view into a zeroed gradients arena: the arenas.
+fn into_arenas(model: &mut Gpt, group: &AdamGroup) -> Result<(Tensor, Tensor)> {
+    let dev = model.params[0].var.device().clone();
+    let values = Tensor::zeros(&dev, &[group.len()])?;
+    let grads = Tensor::zeros(&dev, &[group.len()])?;
+    for (p, s) in model.params.iter_mut().zip(group.spans()) {
+        let old = p.var.value();
+        let value = values.view(s.at, old.shape())?;
+        value.copy_from(0, old, 0, s.len)?;
+        let var = Var::leaf(value, true);
+        var.set_grad(grads.view(s.at, old.shape())?)?;
+        p.var = var;
+    }
+    Ok((values, grads))
 }

@@ -1,12 +1,14 @@
 //! AdamW on both backends: a trajectory against numbers worked out independently, the kernels vs
 //! the f64 reference over several steps with a changing learning rate, the clip factor, and the
-//! argument checks.
+//! argument checks; the one-dispatch step over arenas vs the reference and vs the per-parameter
+//! step, bit for bit; and a training state saved by the per-parameter optimizer still resuming.
 //! (An optimizer has no backward, so the backward and finite-difference checks do not apply.)
 
 use crate::common::*;
 use attnlab::autograd::Var;
-use attnlab::ops::adamw::{self, AdamState, AdamW};
-use attnlab::{Error, Tensor};
+use attnlab::ops::adamw::{self, AdamGroup, AdamState, AdamW, Span};
+use attnlab::{Device, Error, Tensor};
+use std::rc::Rc;
 
 /// 0.1 · g · c and 0.001 · g² · c² are m and v after one step from zero state (β1 0.9, β2 0.999).
 /// The betas are taken as the f32 values the kernel sees (0.999f32 is 1.3e-5 off in 1 − β2).
@@ -282,5 +284,370 @@ fn adamw_should_skip_params_without_grad_and_reject_bad_arguments() {
             );
         }
         assert_eq!(state.step(), 0, "{kind}: a rejected step does not count");
+    }
+}
+
+/// Parameters of odd sizes (below, at and above the arena's 64-element alignment), decayed or not.
+const PARAMS: [(usize, bool); 6] = [
+    (17, true),
+    (1, false),
+    (64, true),
+    (65, false),
+    (1000, true),
+    (300, false),
+];
+/// A value no step writes: the alignment gaps of the values arena hold it and must keep it.
+const GAP: f32 = 7.0;
+
+/// A parameter's values, first and second moments and step count in the f64 reference.
+type Reference = (Vec<f64>, Vec<f64>, Vec<f64>, u32);
+
+/// The f32 bits of a tensor, for bit-for-bit comparisons.
+fn bits(t: &Tensor) -> Vec<u32> {
+    t.read().unwrap().iter().map(|x| x.to_bits()).collect()
+}
+
+/// Values and gradients arenas for `PARAMS` (gaps `GAP` in the values, random in the gradients,
+/// which the step must ignore), plus each parameter's values and gradients per step as f64.
+fn arenas(g: &Rc<Device>, spans: &[Span], len: usize, seed: u64) -> (Tensor, Vec<Vec<f64>>) {
+    let mut w = vec![GAP; len];
+    let mut vals = vec![];
+    for (i, s) in spans.iter().enumerate() {
+        let v = to_f64(&to_f32(&uniform(seed + i as u64, s.len)));
+        for (k, x) in v.iter().enumerate() {
+            w[s.at + k] = *x as f32;
+        }
+        vals.push(v);
+    }
+    (Tensor::from_f32(g, &[len], &w).unwrap(), vals)
+}
+
+#[test]
+fn adamw_arena_step_should_match_reference_and_the_per_parameter_step() {
+    let (spans, len) = adamw::spans(&PARAMS);
+    assert!(spans.iter().all(|s| s.at % 64 == 0), "{spans:?}");
+    for g in devices() {
+        let kind = g.kind();
+        // (norm, max_norm): clipping active, inactive (norm below the bound), off.
+        for (ci, &(nv, max_norm)) in [(3.7, 1.0), (0.5, 1.0), (12.0, f64::INFINITY)]
+            .iter()
+            .enumerate()
+        {
+            let what = format!("{kind} norm={nv} max_norm={max_norm}");
+            let seed = 100 * ci as u64;
+            let norm = Tensor::from_f32(&g, &[1], &[nv as f32]).unwrap();
+            let (values, p0) = arenas(&g, &spans, len, seed);
+            let mut group = AdamGroup::new(&g, spans.clone(), len).unwrap();
+            // The same parameters stepped per parameter: as tensors of their own with an
+            // `AdamState` each, and as views of another arena through the group's moments.
+            let own: Vec<Tensor> = p0.iter().map(|v| upload(&g, &[v.len()], v)).collect();
+            let mut states: Vec<AdamState> = p0
+                .iter()
+                .map(|v| AdamState::new(&g, &[v.len()]).unwrap())
+                .collect();
+            let (values2, _) = arenas(&g, &spans, len, seed);
+            let views2: Vec<Tensor> = spans
+                .iter()
+                .map(|s| values2.view(s.at, &[s.len]).unwrap())
+                .collect();
+            let mut group2 = AdamGroup::new(&g, spans.clone(), len).unwrap();
+            let mut refs: Vec<Reference> = p0
+                .iter()
+                .map(|v| (v.clone(), vec![0.0; v.len()], vec![0.0; v.len()], 0))
+                .collect();
+            for t in 0..4u64 {
+                let o = AdamW {
+                    lr: 3e-3 * (t + 1) as f32,
+                    weight_decay: 0.1,
+                    ..AdamW::default()
+                };
+                let (grads, gs) = arenas(&g, &spans, len, 1000 + seed + 10 * t);
+                // The gaps of the gradients arena hold GAP too: a step reading them would show.
+                adamw::adamw_arena_step_into(
+                    &o,
+                    &values,
+                    &grads,
+                    &mut group,
+                    &norm,
+                    max_norm as f32,
+                )
+                .unwrap();
+                let gviews: Vec<Tensor> = spans
+                    .iter()
+                    .map(|s| grads.view(s.at, &[s.len]).unwrap())
+                    .collect();
+                adamw::adamw_each_step_into(
+                    &o,
+                    &views2.iter().collect::<Vec<_>>(),
+                    &gviews.iter().collect::<Vec<_>>(),
+                    &mut group2,
+                    &norm,
+                    max_norm as f32,
+                )
+                .unwrap();
+                for (i, s) in spans.iter().enumerate() {
+                    let grad = upload(&g, &[s.len], &gs[i]);
+                    let st = &mut states[i];
+                    adamw::adamw_step_into(&o, &own[i], &grad, st, s.decay, &norm, max_norm as f32)
+                        .unwrap();
+                    let (p, m, v, step) = &mut refs[i];
+                    adamw::adamw_step_ref(&o, p, &gs[i], m, v, step, s.decay, nv, max_norm);
+                }
+            }
+            assert_eq!((group.step(), group2.step()), (4, 4), "{what}");
+            let (w, w2) = (bits(&values), bits(&values2));
+            let (m_all, v_all) = pollster::block_on(group.moments()).unwrap();
+            for (i, s) in spans.iter().enumerate() {
+                let r = s.at..s.at + s.len;
+                let at = format!("{what} parameter {i} ({} elements)", s.len);
+                // Bit for bit: the one dispatch does each element's arithmetic as the per-parameter
+                // kernel does, and so does the CPU loop.
+                assert_eq!(
+                    w[r.clone()],
+                    bits(&own[i])[..],
+                    "{at}: values vs own tensors"
+                );
+                assert_eq!(w[r.clone()], w2[r.clone()], "{at}: values vs views");
+                assert_eq!(bits(&group.m(i).unwrap()), bits(states[i].m()), "{at}: m");
+                assert_eq!(bits(&group.v(i).unwrap()), bits(states[i].v()), "{at}: v");
+                assert_eq!(
+                    bits(&group.m(i).unwrap()),
+                    bits(&group2.m(i).unwrap()),
+                    "{at}"
+                );
+                assert_eq!(
+                    bits(&group.v(i).unwrap()),
+                    bits(&group2.v(i).unwrap()),
+                    "{at}"
+                );
+                let (p, m, v, step) = &refs[i];
+                assert_eq!(*step, 4, "{at}");
+                let f = |x: &[f32]| to_f64(x);
+                let got = f(&values.read().unwrap()[r.clone()]);
+                assert_close(&format!("{at}: param"), &got, p, 1e-5, 1e-6);
+                assert_close(&format!("{at}: m"), &f(&m_all[r.clone()]), m, 1e-4, 1e-7);
+                assert_close(&format!("{at}: v"), &f(&v_all[r]), v, 1e-4, 1e-9);
+            }
+            // Nothing between the spans is touched.
+            let mut end = 0;
+            for s in spans.iter().chain([&Span {
+                at: len,
+                len: 0,
+                decay: false,
+            }]) {
+                for k in end..s.at {
+                    assert_eq!(w[k], GAP.to_bits(), "{what}: gap element {k} written");
+                    assert_eq!((m_all[k], v_all[k]), (0.0, 0.0), "{what}: gap moment {k}");
+                }
+                end = s.at + s.len;
+            }
+        }
+    }
+}
+
+#[test]
+fn adamw_arena_step_should_reject_bad_arguments() {
+    let (spans, len) = adamw::spans(&PARAMS);
+    for g in devices() {
+        let kind = g.kind();
+        let opt = AdamW::default();
+        let norm = Tensor::from_f32(&g, &[1], &[1.0]).unwrap();
+        let mut group = AdamGroup::new(&g, spans.clone(), len).unwrap();
+        let w = Tensor::zeros(&g, &[len]).unwrap();
+        let d = Tensor::zeros(&g, &[len]).unwrap();
+        let short = Tensor::zeros(&g, &[len - 1]).unwrap();
+        let norm2 = Tensor::zeros(&g, &[2]).unwrap();
+        for (case, res) in [
+            (
+                "short values",
+                adamw::adamw_arena_step_into(&opt, &short, &d, &mut group, &norm, 1.0),
+            ),
+            (
+                "short gradients",
+                adamw::adamw_arena_step_into(&opt, &w, &short, &mut group, &norm, 1.0),
+            ),
+            (
+                "values as gradients",
+                adamw::adamw_arena_step_into(&opt, &w, &w, &mut group, &norm, 1.0),
+            ),
+            (
+                "two-element norm",
+                adamw::adamw_arena_step_into(&opt, &w, &d, &mut group, &norm2, 1.0),
+            ),
+            (
+                "zero max_norm",
+                adamw::adamw_arena_step_into(&opt, &w, &d, &mut group, &norm, 0.0),
+            ),
+            (
+                "one value for six parameters",
+                adamw::adamw_each_step_into(&opt, &[&w], &[&d], &mut group, &norm, 1.0),
+            ),
+        ] {
+            assert!(res.is_err(), "{kind}: {case} accepted");
+        }
+        assert_eq!(group.step(), 0, "{kind}: a rejected step does not count");
+        // Spans that no arena layout gives: unaligned, overlapping, past the end, empty.
+        for bad in [
+            vec![Span {
+                at: 1,
+                len: 3,
+                decay: true,
+            }],
+            vec![
+                Span {
+                    at: 0,
+                    len: 100,
+                    decay: true,
+                },
+                Span {
+                    at: 64,
+                    len: 3,
+                    decay: true,
+                },
+            ],
+            vec![Span {
+                at: 0,
+                len: len + 1,
+                decay: true,
+            }],
+            vec![Span {
+                at: 0,
+                len: 0,
+                decay: true,
+            }],
+        ] {
+            let err = AdamGroup::new(&g, bad.clone(), len).err().expect("refused");
+            assert!(
+                err.to_string().contains("adamw::spans"),
+                "{kind} {bad:?}: {err}"
+            );
+        }
+        // A view must start at an aligned element and stay inside its tensor.
+        assert!(matches!(w.view(3, &[2]), Err(Error::Shape(_))), "{kind}");
+        assert!(matches!(w.view(64, &[len]), Err(Error::Shape(_))), "{kind}");
+        assert!(!w
+            .view(0, &[64])
+            .unwrap()
+            .same_buffer(&w.view(64, &[64]).unwrap()));
+        assert!(w
+            .view(0, &[65])
+            .unwrap()
+            .same_buffer(&w.view(64, &[64]).unwrap()));
+    }
+}
+
+/// A training state saved by the per-parameter optimizer (`tests/fixtures/resume/`: three steps of
+/// a tiny model on the CPU backend, written by `Trainer::state_to_bytes` when each parameter had its
+/// own moments, with the losses that code gave after resuming it) resumes on both backends with
+/// the same losses. The tolerance is `resume.rs`'s across backends: a lost or misplaced moment
+/// changes these losses by 1e-3 or more.
+#[test]
+fn a_training_state_saved_per_parameter_resumes_with_its_losses() {
+    use attnlab::data::{generate, CharCorruptionDataset, Vocab};
+    use attnlab::model::{checkpoint, GptConfig, Variant};
+    use attnlab::train::{Hooks, Progress, RunData, Session, TrainConfig, Trainer};
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/resume");
+    let bytes = std::fs::read(format!("{dir}/vanilla-3-steps.state")).unwrap();
+    let want: Vec<(u64, f32)> = std::fs::read_to_string(format!("{dir}/vanilla-3-steps.losses"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            (
+                f[0].parse().unwrap(),
+                f32::from_bits(u32::from_str_radix(f[1], 16).unwrap()),
+            )
+        })
+        .filter(|&(step, _)| step > 3)
+        .collect();
+    assert_eq!(want.len(), 3);
+    let c = generate(3, 10);
+    let vocab = Vocab::from_text(&c.wiki, "wiki.txt").unwrap();
+    let data = CharCorruptionDataset::new(&c.wiki, "wiki.txt", &vocab, 5).unwrap();
+    let mcfg = GptConfig {
+        n_layer: 1,
+        n_head: 2,
+        n_embd: 16,
+        ..GptConfig::tiny(Variant::Vanilla, vocab.len())
+    };
+    let tc = TrainConfig {
+        batch_size: 4,
+        max_epochs: 10,
+        warmup_tokens: 1000.0,
+        final_tokens: 20_000.0,
+        max_steps: Some(6),
+        ..TrainConfig::pretrain()
+    };
+    for dev in devices() {
+        let kind = dev.kind();
+        let (model, _) = checkpoint::from_bytes(&dev, &bytes, Some(&mcfg), "state").unwrap();
+        let tr = Trainer::resume(model, tc.clone(), &bytes, "state").unwrap();
+        assert_eq!(tr.steps, 3, "{kind}");
+        let mut got = vec![];
+        let clock = || 0.0;
+        let mut on = |p: Progress| got.push((p.step, p.loss));
+        let mut hooks = Hooks {
+            every: 1,
+            clock: &clock,
+            on_progress: &mut on,
+            on_epoch_end: None,
+        };
+        let mut session = Session {
+            trainer: tr,
+            data: RunData::Pretrain(data.clone()),
+            vocab: vocab.clone(),
+        };
+        pollster::block_on(session.run_to_end(&mut hooks)).unwrap();
+        assert_eq!(got.len(), want.len(), "{kind}");
+        for ((s1, a), (s2, b)) in got.iter().zip(&want) {
+            assert_eq!(s1, s2, "{kind}");
+            assert!(
+                (a - b).abs() <= 1e-5 * b.abs(),
+                "{kind} step {s1}: {a}, saved run {b}"
+            );
+        }
+    }
+}
+
+/// On the GPU a training step zeroes the gradients, takes their norm and steps AdamW in a few
+/// dispatches over the arenas, whatever the number of parameters; a model whose gradients left the
+/// arena (dropped and made anew) falls back to a dispatch per parameter and the same update.
+/// Prints both counts for the tiny and the assignment's model (BENCHMARKS.md).
+#[test]
+fn a_gpu_training_step_updates_all_parameters_in_a_few_dispatches() {
+    use attnlab::model::{Gpt, GptConfig, Variant};
+    use attnlab::train::{TrainConfig, Trainer};
+    let g = gpu();
+    for (size, cfg) in [
+        ("tiny", GptConfig::tiny(Variant::Vanilla, 40)),
+        ("assignment", GptConfig::assignment(Variant::Vanilla, 40)),
+    ] {
+        let (rows, t) = (1, 31);
+        let x: Vec<u32> = (0..rows * t).map(|i| (i % 38 + 2) as u32).collect();
+        let mut tr =
+            Trainer::new(Gpt::new(&g, cfg, 1).unwrap(), TrainConfig::pretrain(), 0).unwrap();
+        let per_step = |tr: &mut Trainer| {
+            tr.step(&x, &x, rows, t).unwrap().read().unwrap();
+            let before = g.stats().dispatches;
+            let loss = tr.step(&x, &x, rows, t).unwrap().read().unwrap()[0];
+            assert!(loss.is_finite(), "{size}");
+            g.stats().dispatches - before
+        };
+        let arena = per_step(&mut tr);
+        let n = tr.model.params.len() as u64;
+        for p in &tr.model.params {
+            p.var.drop_grad();
+            p.var.grad_or_zeros().unwrap();
+        }
+        let each = per_step(&mut tr);
+        println!(
+            "{size}: {n} parameters, {each} dispatches a step per parameter, {arena} over arenas"
+        );
+        // Per parameter: a zeroing, at least one norm pass and an AdamW dispatch each, where the
+        // arenas take one zeroing, the norm's passes over one tensor and one AdamW dispatch.
+        assert!(
+            each >= arena + 3 * n - 6,
+            "{size}: {each} vs {arena} for {n} parameters"
+        );
     }
 }

@@ -17,20 +17,18 @@ impl Trainer {
     /// index and epoch), and each step's dropout seed from `seed + steps`.
     pub async fn state_to_bytes(&self, vocab: &str) -> Result<Vec<u8>> {
         let mut extra = vec![];
-        for (p, st) in self.model.params.iter().zip(&self.states) {
+        let (m, v) = self.group.moments().await?;
+        for (p, s) in self.model.params.iter().zip(self.group.spans()) {
             let shape = p.var.shape().to_vec();
+            let r = s.at..s.at + s.len;
             extra.push((
                 format!("optim.m.{}", p.name),
                 shape.clone(),
-                st.m().to_vec_f32().await?,
+                m[r.clone()].to_vec(),
             ));
-            extra.push((
-                format!("optim.v.{}", p.name),
-                shape,
-                st.v().to_vec_f32().await?,
-            ));
+            extra.push((format!("optim.v.{}", p.name), shape, v[r].to_vec()));
         }
-        let adam_step = self.states.first().map_or(0, |s| s.step());
+        let adam_step = self.group.step();
         let meta: Vec<(String, String)> = vec![
             (STATE_KEY.to_string(), "1".to_string()),
             ("steps".to_string(), self.steps.to_string()),
@@ -73,13 +71,14 @@ impl Trainer {
         );
         let extras = Extras::open(bytes, what)?;
         let mut tr = Trainer::new(model, cfg, seed as u32)?;
-        for (p, st) in tr.model.params.iter().zip(tr.states.iter_mut()) {
+        for (i, p) in tr.model.params.iter().enumerate() {
             let n = p.var.value().numel();
             let m = extras.get(&format!("optim.m.{}", p.name), n)?;
             let v = extras.get(&format!("optim.v.{}", p.name), n)?;
             check_moments(&p.name, &m, &v, what)?;
-            st.restore(&m, &v, adam_step as u32)?;
+            tr.group.restore(i, &m, &v)?;
         }
+        tr.group.set_step(adam_step as u32);
         tr.steps = steps as u64;
         tr.tokens = tokens;
         tr.lr = if steps == 0.0 {
