@@ -41,8 +41,10 @@ ours() { "$bench" --device cpu "$@"; }
 peer() { python3 scripts/bench_peers.py "$@" --threads "$threads"; }
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "bench: $bench; commit: $(git rev-parse --short HEAD)$(git diff --quiet || echo ' (+ uncommitted changes)'); torch $(python3 -c 'import torch; print(torch.__version__)'); $threads threads; $rounds rounds"
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs);" \
+  "load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "bench: $bench; commit: $(git rev-parse --short HEAD)$(git diff --quiet || echo ' (+ uncommitted changes)');" \
+  "torch $(python3 -c 'import torch; print(torch.__version__)'); $threads threads; $rounds rounds"
 parts=${PARTS:-steps matmul layouts decode}
 data=../shared/data/cs224n-a5
 [ -f "$data/wiki.txt" ] && [ -f "$data/birth_places_train.tsv" ] || data=""
@@ -78,7 +80,8 @@ for r in $(seq "$rounds"); do
   case " $parts " in *" matmul "*) ;; *) continue ;; esac
   for m in 16256 1016; do
     flag=""; [ "$m" = 1016 ] && flag="--quick"
-    ours $flag --repeats 3 | awk -F'|' '/^\| (x|q|att)/ {gsub(/^ +| +$/, "", $2); gsub(/ /, "", $5); print "ours\t" $2 "\t" $5}' >> "$out"
+    ours $flag --repeats 3 |
+      awk -F'|' '/^\| (x|q|att)/ {gsub(/^ +| +$/, "", $2); gsub(/ /, "", $5); print "ours\t" $2 "\t" $5}' >> "$out"
     peer matmul --rows "$m" --repeats 3 | sed 's/^/torch\t/' >> "$out"
   done
 done

@@ -30,8 +30,8 @@ native() { # size batch threads steps -> ms per step
     # The run's own clock (its last report: counted tokens per second since training began, no
     # start-up or saving): elapsed = k steps x batch x 127 tokens / (tokens/s).
     local tps
-    tps=$(RAYON_NUM_THREADS=$threads target/release/attnlab pretrain vanilla "$data/wiki.txt" "${flags[@]}" --device cpu \
-      --batch_size "$batch" --max_steps "$k" --seed 0 --writing_params_path "$out/x.params" 2>&1 |
+    tps=$(RAYON_NUM_THREADS=$threads target/release/attnlab pretrain vanilla "$data/wiki.txt" "${flags[@]}" \
+      --device cpu --batch_size "$batch" --max_steps "$k" --seed 0 --writing_params_path "$out/x.params" 2>&1 |
       grep -o '[0-9.]* tokens/s' | tail -1 | cut -d' ' -f1)
     e+=("$(echo "$k * $batch * 127 / $tps" | bc -l)")
   done
@@ -39,11 +39,14 @@ native() { # size batch threads steps -> ms per step
 }
 
 page() { # size batch engines steps -> median ms per step
-  node web/test/bench-workers.mjs "$url" $(($4 + 2)) "$3" "$2" "$1" | awk '/engine\(s\):/ {for (i = 1; i <= NF; i++) if ($i == "ms/step") print $(i - 1)}'
+  node web/test/bench-workers.mjs "$url" $(($4 + 2)) "$3" "$2" "$1" |
+    awk '/engine\(s\):/ {for (i = 1; i <= NF; i++) if ($i == "ms/step") print $(i - 1)}'
 }
 
-echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); commit $(git rev-parse --short HEAD); $(date -u '+%Y-%m-%d %H:%M UTC')"
-printf '%-22s %12s %12s %12s %12s %8s %8s\n' "step" "native 1 thr" "page 1 eng" "native 2 thr" "page 2 eng" "page÷nat" "2 vs 1"
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs);" \
+  "commit $(git rev-parse --short HEAD); $(date -u '+%Y-%m-%d %H:%M UTC')"
+printf '%-22s %12s %12s %12s %12s %8s %8s\n' \
+  "step" "native 1 thr" "page 1 eng" "native 2 thr" "page 2 eng" "page÷nat" "2 vs 1"
 for cfg in "tiny 8" "assignment 8" "assignment 32"; do
   set -- $cfg
   # The tiny step is short: four times the steps.

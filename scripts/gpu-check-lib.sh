@@ -73,7 +73,9 @@ stage_b() {
   [ -n "$GC_TEST_FILTER" ] && filter=($GC_TEST_FILTER)
   : >"$GC_OUT/.tests"
   for name in "${names[@]}"; do
-    [ -x "$GC_TESTBIN/$name" ] || { log "no test binary $name in $GC_TESTBIN"; echo "$name: missing" >>"$GC_OUT/.tests"; failed=1; continue; }
+    [ -x "$GC_TESTBIN/$name" ] || {
+      log "no test binary $name in $GC_TESTBIN"; echo "$name: missing" >>"$GC_OUT/.tests"; failed=1; continue
+    }
     t0=$(date +%s)
     st=0
     # `it`'s gpu_kit tests check this script's dry run, not the GPU: skipped here.
@@ -83,7 +85,8 @@ stage_b() {
     # Each binary gets at most GC_BIN_CAP seconds (a hang must not eat the stage: on the H100,
     # 2026-11-26, the runtime binary hung past two stage deadlines, naming no test).
     run_capped "$GC_BIN_CAP" "$GC_TESTBIN/$name" "${filter[@]}" "${skip[@]}" 2>&1 | tee "$GC_OUT/.test-out" || st=$?
-    res=$(grep -E '^test result:' "$GC_OUT/.test-out" | tail -n 1 | sed 's/^test result: [A-Za-z]*\. //; s/; finished in.*//; s/  */ /g' || true)
+    res=$(grep -E '^test result:' "$GC_OUT/.test-out" | tail -n 1 |
+      sed 's/^test result: [A-Za-z]*\. //; s/; finished in.*//; s/  */ /g' || true)
     case "$st" in
       0) echo "$name: ok, ${res:-?} ($(($(date +%s) - t0)) s)" >>"$GC_OUT/.tests" ;;
       124|137)
@@ -92,7 +95,9 @@ stage_b() {
           echo "$name: TIMED OUT at the stage's deadline" >>"$GC_OUT/.tests"; break
         fi
         echo "$name: HUNG past ${GC_BIN_CAP} s; its tests one by one: $(hung_tests "$name")" >>"$GC_OUT/.tests" ;;
-      *) echo "$name: FAILED (exit $st), ${res:-no result line} ($(($(date +%s) - t0)) s)" >>"$GC_OUT/.tests"; failed=1 ;;
+      *)
+        echo "$name: FAILED (exit $st), ${res:-no result line} ($(($(date +%s) - t0)) s)" >>"$GC_OUT/.tests"
+        failed=1 ;;
     esac
   done
   rm -f "$GC_OUT/.test-out"
@@ -163,7 +168,10 @@ print("cuda" if torch.cuda.is_available() else "nocuda", "torch", torch.__versio
 stage_e() {
   # GPUCHECK_VARIANT: vanilla (the default) or synthesizer, the table's two pretrained rows.
   local v="${GPUCHECK_VARIANT:-vanilla}"
-  case "$v" in vanilla|synthesizer) ;; *) log "GPUCHECK_VARIANT must be vanilla or synthesizer, not '$v'"; return 1 ;; esac
+  case "$v" in
+    vanilla|synthesizer) ;;
+    *) log "GPUCHECK_VARIANT must be vanilla or synthesizer, not '$v'"; return 1 ;;
+  esac
   local name="pretrain-$v" runs="$GC_RUNS" data="$GC_KIT/data" attnlab="$GC_KIT/bin/attnlab"
   local ls="$GC_KIT/scripts/long-run.sh"
   [ -f "$ls" ] || ls="$GC_ROOT/scripts/long-run.sh"
@@ -247,6 +255,16 @@ stage_e() {
   echo done >"$GC_OUT/.e"
 }
 
+# Unpacks the xz file $1 to $2: with xz, or with Python's lzma where xz is missing.
+unxz_to() {
+  if command -v xz >/dev/null; then
+    xz -dc "$1" >"$2"
+  else
+    python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' \
+      "$1" "$2"
+  fi
+}
+
 # The Node.js for stage f: `node` here when it is 20 or later, else the kit's (node.xz, unpacked
 # outside the kit once). Prints its path, or nothing.
 dawn_node() {
@@ -257,8 +275,7 @@ dawn_node() {
   [ -f "$GC_KIT/node.xz" ] || return 0
   n="${TMPDIR:-/tmp}/attnlab-gpukit-node-$(cksum <"$GC_KIT/node.xz" | cut -d' ' -f1)"
   if [ ! -x "$n" ]; then
-    if command -v xz >/dev/null; then xz -dc "$GC_KIT/node.xz" >"$n.part"
-    else python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$GC_KIT/node.xz" "$n.part"; fi
+    unxz_to "$GC_KIT/node.xz" "$n.part"
     chmod +x "$n.part" && mv "$n.part" "$n"
   fi
   echo "$n"
@@ -282,8 +299,7 @@ stage_f() {
     if [ -f "$GC_KIT/web/webgpu/dawn.node.xz" ] && [ "$GC_DRY" = 0 ]; then
       mkdir -p "$(dirname "$dawn")"
       cp "$GC_KIT"/web/webgpu/index.js "$GC_KIT"/web/webgpu/package.json "$web/node_modules/webgpu/"
-      if command -v xz >/dev/null; then xz -dc "$GC_KIT/web/webgpu/dawn.node.xz" >"$dawn"
-      else python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$GC_KIT/web/webgpu/dawn.node.xz" "$dawn"; fi
+      unxz_to "$GC_KIT/web/webgpu/dawn.node.xz" "$dawn"
       log "web/node_modules/webgpu: the kit's Dawn"
     else
       log "SKIP: no Dawn here (cd web && npm ci; the kit carries it as web/webgpu)"
@@ -291,7 +307,9 @@ stage_f() {
     fi
   fi
   node=$(dawn_node)
-  [ -n "$node" ] || { log "SKIP: no Node.js 20+ here and none in the kit (node.xz)"; echo skip >"$GC_OUT/.f"; return 0; }
+  [ -n "$node" ] || {
+    log "SKIP: no Node.js 20+ here and none in the kit (node.xz)"; echo skip >"$GC_OUT/.f"; return 0
+  }
   log "Node.js: $node ($("$node" --version))"
   local args
   if [ -n "${GPUCHECK_DAWN_ARGS:-}" ]; then

@@ -27,11 +27,11 @@
 #   d  torch    PyTorch's same step and matmuls on CUDA (scripts/bench_peers.py --device cuda);
 #               skipped, and not a failure, when torch or CUDA is missing (each call starts
 #               torch and CUDA again: about 10 s)                                            (100)
-#   e  pretrain the assignment's full pretraining (GPUCHECK_VARIANT: vanilla or synthesizer; wiki.txt, --device gpu) through
-#               scripts/long-run.sh, its state in $GPUCHECK_RUNS (default /var/tmp/attnlab-gpu-runs,
-#               outside $OUT): stopped when the budget ends, continued by the next call on the same
-#               machine; once done, the course's finetune and the dev and test predictions. Its
-#               log, checkpoints and predictions are copied to $OUT                        (the rest)
+#   e  pretrain the assignment's full pretraining (GPUCHECK_VARIANT: vanilla or synthesizer; wiki.txt,
+#               --device gpu) through scripts/long-run.sh, its state in $GPUCHECK_RUNS (default
+#               /var/tmp/attnlab-gpu-runs, outside $OUT): stopped when the budget ends, continued by
+#               the next call on the same machine; once done, the course's finetune and the dev and
+#               test predictions. Its log, checkpoints and predictions are copied to $OUT  (the rest)
 # With a hardware GPU required (not --dry-run) and stage a failing, b, c, f and e are skipped.
 # --fresh starts the pretraining again from step 0. --tests runs only the named test binaries
 # (names as in gpukit/MANIFEST.txt); GPUCHECK_TEST_FILTER, words passed to each (a name filter, or
@@ -83,8 +83,10 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-stages=$(echo "$stages" | sed 's/loader/a/g; s/tests/b/g; s/bench/c/g; s/torch/d/g; s/pretrain/e/g; s/dawn/f/g' | tr ',' ' ')
-[[ "$stages" =~ ^[a-f\ ]+$ ]] || die "--stages takes a to f (or loader, tests, bench, torch, pretrain, dawn), comma-separated, got '$stages'"
+stages=$(echo "$stages" | sed 's/loader/a/g; s/tests/b/g; s/bench/c/g; s/torch/d/g; s/pretrain/e/g; s/dawn/f/g' |
+  tr ',' ' ')
+[[ "$stages" =~ ^[a-f\ ]+$ ]] ||
+  die "--stages takes a to f (or loader, tests, bench, torch, pretrain, dawn), comma-separated, got '$stages'"
 budget=${budget:-$([ "$dry" = 1 ] && echo 150 || echo 540)}
 [[ "$budget" =~ ^[0-9]+$ ]] || die "--budget takes whole seconds, got '$budget'"
 
@@ -105,8 +107,10 @@ summary="$OUT/summary.md"
 rm -f "$OUT"/.tests "$OUT"/.d "$OUT"/.e "$OUT"/.f
 
 main() {
-  log "gpu-check: $([ "$dry" = 1 ] && echo 'DRY RUN (software adapter allowed, tiny sizes)' || echo 'hardware GPU required')"
-  log "kit: commit $KIT_COMMIT, built $KIT_BUILT, $KIT_RUSTC, target-cpu $KIT_TARGET_CPU; stages: $stages; budget $budget s"
+  log "gpu-check: $([ "$dry" = 1 ] && echo 'DRY RUN (software adapter allowed, tiny sizes)' ||
+    echo 'hardware GPU required')"
+  log "kit: commit $KIT_COMMIT, built $KIT_BUILT, $KIT_RUSTC, target-cpu $KIT_TARGET_CPU;" \
+    "stages: $stages; budget $budget s"
   log "machine: $(uname -srm), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
   log "glibc here: $(getconf GNU_LIBC_VERSION 2>/dev/null || echo '?'); the kit needs ${KIT_NEEDS_GLIBC:-?} or later"
   {
@@ -130,7 +134,11 @@ main() {
     done
     if [ "$have_all" = 0 ]; then
       compgen -G "$kit/gl/*.deb" >/dev/null ||
-        { log "error: no Vulkan loader or GL dispatch (libvulkan.so.1, libGLdispatch.so.0, libGLX.so.0) here and no .deb in $kit/gl: rebuild the kit with scripts/gpu-kit.sh"; exit 1; }
+        {
+          log "error: no Vulkan loader or GL dispatch (libvulkan.so.1, libGLdispatch.so.0, libGLX.so.0) here" \
+            "and no .deb in $kit/gl: rebuild the kit with scripts/gpu-kit.sh"
+          exit 1
+        }
       log "Vulkan loader or GL dispatch missing here: unpacking $(cd "$kit/gl" && ls | tr '\n' ' ')into /"
       for f in "$kit"/gl/*.deb; do dpkg -x "$f" /; done
       ldconfig
@@ -140,15 +148,20 @@ main() {
                /etc/vulkan/icd.d/nvidia_icd.json /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.x86_64.json; do
         [ -f "$f" ] && { export VK_DRIVER_FILES="$f"; break; }
       done
-      [ -n "${VK_DRIVER_FILES:-}" ] || log "no NVIDIA ICD file found (looked in /usr/local/nvidia/share and /usr/share, /etc): the loader will find no GPU driver"
+      [ -n "${VK_DRIVER_FILES:-}" ] ||
+        log "no NVIDIA ICD file found (looked in /usr/local/nvidia/share and /usr/share, /etc):" \
+          "the loader will find no GPU driver"
     fi
-    if [ -z "${__EGL_VENDOR_LIBRARY_FILENAMES:-}" ] && [ -f /usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json ]; then
+    if [ -z "${__EGL_VENDOR_LIBRARY_FILENAMES:-}" ] &&
+      [ -f /usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json ]; then
       export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
     fi
   else
     unset ATTNLAB_REQUIRE_HARDWARE_GPU
     for f in "$kit"/gl/*.deb; do
-      [ -f "$f" ] || { log "dry run: no loader .deb in $kit/gl (the GPU machine needs one unless it has libvulkan.so.1)"; break; }
+      [ -f "$f" ] || {
+        log "dry run: no loader .deb in $kit/gl (the GPU machine needs one unless it has libvulkan.so.1)"; break
+      }
       dpkg-deb --info "$f" >/dev/null && log "dry run: $(basename "$f") is readable (not unpacked here)"
     done
   fi
@@ -160,8 +173,12 @@ main() {
     testbin="${TMPDIR:-/tmp}/attnlab-gpukit-tests-$KIT_COMMIT-$(cksum <"$kit/tests.tar.xz" | cut -d' ' -f1)/tests"
     if [ ! -d "$testbin" ]; then
       rm -rf "$testbin.part" && mkdir -p "$testbin.part"
-      if command -v xz >/dev/null; then tar -C "$testbin.part" -xJf "$kit/tests.tar.xz"
-      else python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$kit/tests.tar.xz" "$testbin.part"; fi
+      if command -v xz >/dev/null; then
+        tar -C "$testbin.part" -xJf "$kit/tests.tar.xz"
+      else
+        python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
+          "$kit/tests.tar.xz" "$testbin.part"
+      fi
       mv "$testbin.part/tests" "$testbin" && rmdir "$testbin.part"
     fi
     log "$(ls "$testbin" | wc -l) test binaries in $testbin (from the kit's tests.tar.xz)"
@@ -171,18 +188,28 @@ main() {
   # Test binaries have this build machine's paths baked in: recreate them as links where missing.
   local p want
   if [ ! -e "$KIT_MANIFEST_DIR" ]; then
-    if [ "$dry" = 0 ]; then mkdir -p "$(dirname "$KIT_MANIFEST_DIR")"; ln -s "$root" "$KIT_MANIFEST_DIR"; log "linked $KIT_MANIFEST_DIR -> $root (the tests' CARGO_MANIFEST_DIR)"
-    else log "dry run: $KIT_MANIFEST_DIR is missing; tests that read the repo's files will fail"; fi
+    if [ "$dry" = 0 ]; then
+      mkdir -p "$(dirname "$KIT_MANIFEST_DIR")"; ln -s "$root" "$KIT_MANIFEST_DIR"
+      log "linked $KIT_MANIFEST_DIR -> $root (the tests' CARGO_MANIFEST_DIR)"
+    else
+      log "dry run: $KIT_MANIFEST_DIR is missing; tests that read the repo's files will fail"
+    fi
   fi
   for p in "$KIT_BIN_EXE_attnlab" "$KIT_BIN_EXE_bench"; do
     [ -x "$p" ] && continue
-    if [ "$dry" = 0 ]; then mkdir -p "$(dirname "$p")"; ln -sf "$kit/bin/$(basename "$p")" "$p"; log "linked $p (the tests' CARGO_BIN_EXE_*)"
-    else log "dry run: $p is missing; the CLI tests will fail"; fi
+    if [ "$dry" = 0 ]; then
+      mkdir -p "$(dirname "$p")"; ln -sf "$kit/bin/$(basename "$p")" "$p"; log "linked $p (the tests' CARGO_BIN_EXE_*)"
+    else
+      log "dry run: $p is missing; the CLI tests will fail"
+    fi
   done
   want="$(realpath -m "$KIT_MANIFEST_DIR/../shared/data/cs224n-a5")"
-  if [ ! -e "$want" ] && [ "$dry" = 0 ]; then mkdir -p "$(dirname "$want")"; ln -s "$kit/data" "$want"; log "linked $want -> the kit's course files"; fi
+  if [ ! -e "$want" ] && [ "$dry" = 0 ]; then
+    mkdir -p "$(dirname "$want")"; ln -s "$kit/data" "$want"; log "linked $want -> the kit's course files"
+  fi
 
-  export GC_TESTBIN="$testbin" GC_ROOT="$root" GC_KIT="$kit" GC_OUT="$OUT" GC_DRY="$dry" GC_TESTS="$tests" GC_FRESH="$fresh"
+  export GC_TESTBIN="$testbin" GC_ROOT="$root" GC_KIT="$kit" GC_OUT="$OUT" GC_DRY="$dry" GC_TESTS="$tests" \
+    GC_FRESH="$fresh"
   export GC_RUNS="${GPUCHECK_RUNS:-/var/tmp/attnlab-gpu-runs}" GC_TEST_FILTER="${GPUCHECK_TEST_FILTER-}"
   export GC_BIN_CAP="${GPUCHECK_BIN_CAP:-150}" GC_TEST_CAP="${GPUCHECK_TEST_CAP:-20}"
   if [ "$dry" = 1 ]; then
@@ -207,7 +234,8 @@ main() {
       echo "| $s $name | skipped | 0 | $gate |" >>"$summary"; log "stage $s ($name): skipped: $gate"; continue
     fi
     if [ "$cap" -lt 15 ]; then
-      echo "| $s $name | skipped | 0 | no time left in the budget |" >>"$summary"; log "stage $s ($name): skipped, no time left"; failed=1; continue
+      echo "| $s $name | skipped | 0 | no time left in the budget |" >>"$summary"
+      log "stage $s ($name): skipped, no time left"; failed=1; continue
     fi
     log "==== stage $s ($name), at most $cap s"
     st=0
@@ -223,11 +251,13 @@ main() {
       d) [ -f "$OUT/.d" ] && [ "$st" = 0 ] && st=skip; detail="see log.txt" ;;
       f) [ -f "$OUT/.f" ] && [ "$st" = 0 ] && st=skip
          detail=$(grep -m1 -E '^\| kernel self-checks|SKIP: ' "$OUT/.stage" 2>/dev/null | cut -c1-200 || true) ;;
-      e) detail="pretrain $(cat "$OUT/.e" 2>/dev/null || echo '?'): $(grep -E '^epoch .*left|ended with|continuing' "$OUT/pretrain.log" 2>/dev/null | tail -n 1 || true)" ;;
+      e) detail="pretrain $(cat "$OUT/.e" 2>/dev/null || echo '?'): $(grep -E '^epoch .*left|ended with|continuing' \
+           "$OUT/pretrain.log" 2>/dev/null | tail -n 1 || true)" ;;
     esac
     local secs=$(($(date +%s) - t0)) result
     case "$st" in
-      0) result=ok ;; skip) result=skipped ;; 124|137) result="TIMED OUT"; failed=1 ;; *) result="FAILED ($st)"; failed=1 ;;
+      0) result=ok ;; skip) result=skipped ;;
+      124|137) result="TIMED OUT"; failed=1 ;; *) result="FAILED ($st)"; failed=1 ;;
     esac
     echo "| $s $name | $result | $secs | ${detail//|//} |" >>"$summary"
     log "stage $s ($name): $result in $secs s"

@@ -41,7 +41,8 @@ limit_mib=60
 say() { printf '[gpu-kit] %s\n' "$*"; }
 die() { printf '[gpu-kit] error: %s\n' "$*" >&2; exit 1; }
 
-[ "$(uname -m)" = x86_64 ] || die "this machine is $(uname -m); the GPU machine is x86-64: build the kit on an x86-64 machine"
+[ "$(uname -m)" = x86_64 ] ||
+  die "this machine is $(uname -m); the GPU machine is x86-64: build the kit on an x86-64 machine"
 command -v cargo >/dev/null || die "cargo not found: run scripts/setup.sh first"
 command -v python3 >/dev/null || die "python3 is needed to read cargo's JSON messages"
 [ -f "$data_src/wiki.txt" ] && [ -f "$data_src/birth_places_train.tsv" ] && [ -f "$data_src/birth_dev.tsv" ] ||
@@ -53,7 +54,8 @@ json="$(mktemp)"
 trap 'rm -f "$json"' EXIT
 RUSTFLAGS="-C target-cpu=$cpu" cargo test --release --no-run --target "$triple" \
   --message-format=json-render-diagnostics >"$json"
-target_dir="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
+target_dir="$(cargo metadata --format-version 1 --no-deps |
+  python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
 
 rm -rf "$kit.new"
 mkdir -p "$kit.new"/{bin,tests,gl,data,scripts,web}
@@ -71,7 +73,8 @@ with open(os.path.join(kit, "artifacts.txt"), "w") as out:
         t, exe = m["target"], m["executable"]
         kinds = t["kind"]
         if m["profile"]["test"]:
-            name = t["name"] if "test" in kinds else ("lib-" if "lib" in kinds or "cdylib" in kinds else "bin-") + t["name"]
+            name = t["name"] if "test" in kinds else (
+                "lib-" if "lib" in kinds or "cdylib" in kinds else "bin-") + t["name"]
             dest = os.path.join(kit, "tests", name)
         elif "bin" in kinds:
             name = t["name"]
@@ -113,7 +116,11 @@ rm -rf "$kit.new/tests"
 gl_pkgs=(libvulkan1 libglvnd0 libglx0 libegl1 libgl1 libopengl0 libgles2)
 missing=()
 for p in "${gl_pkgs[@]}"; do
-  if compgen -G "$root/.gl/${p}_*.deb" >/dev/null; then cp "$root"/.gl/"${p}"_*.deb "$kit.new/gl/"; else missing+=("$p"); fi
+  if compgen -G "$root/.gl/${p}_*.deb" >/dev/null; then
+    cp "$root"/.gl/"${p}"_*.deb "$kit.new/gl/"
+  else
+    missing+=("$p")
+  fi
 done
 if [ "${#missing[@]}" -gt 0 ]; then
   say "downloading the Vulkan loader and GL dispatch libraries (apt-get download ${missing[*]}, amd64)"
@@ -138,7 +145,8 @@ mkdir -p "$kit.new/web/pkg" "$kit.new/web/webgpu"
 cp web/pkg/attnlab.js web/pkg/attnlab_bg.wasm "$kit.new/web/pkg/"
 dawn_dir=web/node_modules/webgpu
 [ -f "$dawn_dir/dist/linux-x64/dawn.node" ] || (cd web && npm ci --no-audit --no-fund)
-[ -f "$dawn_dir/dist/linux-x64/dawn.node" ] || die "no $dawn_dir/dist/linux-x64/dawn.node after npm ci (web/package.json pins webgpu)"
+[ -f "$dawn_dir/dist/linux-x64/dawn.node" ] ||
+  die "no $dawn_dir/dist/linux-x64/dawn.node after npm ci (web/package.json pins webgpu)"
 cp "$dawn_dir/index.js" "$dawn_dir/package.json" "$kit.new/web/webgpu/"
 strip --strip-unneeded -o "$kit.new/web/webgpu/dawn.node" "$dawn_dir/dist/linux-x64/dawn.node"
 xz -6 -T2 "$kit.new/web/webgpu/dawn.node"
@@ -153,7 +161,8 @@ if [ "$node_want" != no ] && [ -n "$node_bin" ]; then
   xz -6 -T2 "$kit.new/node"
   sofar_kib=$(( $(du -sk "$kit.new" | cut -f1) + tree_kib ))
   if [ "$node_want" = auto ] && [ "$sofar_kib" -gt $((carry_mib * 1024)) ]; then
-    say "Node.js left out: with it the kit and the repo would be $((sofar_kib / 1024)) MiB (over $carry_mib); stage f then needs node on the GPU machine"
+    say "Node.js left out: with it the kit and the repo would be $((sofar_kib / 1024)) MiB (over $carry_mib);" \
+      "stage f then needs node on the GPU machine"
     rm -f "$kit.new/node.xz"
   fi
 fi
@@ -168,7 +177,8 @@ git diff --quiet 2>/dev/null || commit="$commit+dirty"
   echo "KIT_BUILT=$(date -u +%FT%TZ)"
   echo "KIT_RUSTC='$(rustc -V)'"
   echo "KIT_TARGET_CPU=$cpu"
-  echo "KIT_NEEDS_GLIBC=$(objdump -T "$kit.new/bin/attnlab" 2>/dev/null | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -n 1 | sed 's/GLIBC_//')"
+  echo "KIT_NEEDS_GLIBC=$(objdump -T "$kit.new/bin/attnlab" 2>/dev/null | grep -o 'GLIBC_[0-9.]*' | sort -uV |
+    tail -n 1 | sed 's/GLIBC_//')"
   echo "KIT_MANIFEST_DIR=$root"
   echo "KIT_BIN_EXE_attnlab=$target_dir/$triple/release/attnlab"
   echo "KIT_BIN_EXE_bench=$target_dir/$triple/release/bench"
@@ -183,9 +193,12 @@ mv "$kit.new" "$kit"
 size_kib=$(du -sk "$kit" | cut -f1)
 say "kit: $kit, $((size_kib / 1024)) MiB ($size_kib KiB), commit $commit, target-cpu $cpu"
 (cd "$kit" && du -sh bin tests.tar.xz gl data scripts web/pkg web/webgpu $(ls node.xz 2>/dev/null) | sed 's/^/  /')
-say "with the repo's tracked files ($((tree_kib / 1024)) MiB): $(((size_kib + tree_kib) / 1024)) MiB of the 64 that travel"
+say "with the repo's tracked files ($((tree_kib / 1024)) MiB):" \
+  "$(((size_kib + tree_kib) / 1024)) MiB of the 64 that travel"
 say "$n_tests test binaries: $(tar -tJf "$kit/tests.tar.xz" | sed -n 's|^tests/||p' | grep . | tr '\n' ' ')"
 say "loader and GL dispatch: $(cd "$kit/gl" && ls | tr "\n" " ")"
 [ "$size_kib" -le $((limit_mib * 1024)) ] && [ $((size_kib + tree_kib)) -le $((63 * 1024)) ] ||
-  die "the kit ($((size_kib / 1024)) MiB) and the repo's tracked files ($((tree_kib / 1024)) MiB) must travel in 64 MiB (carry): over it; try GPUKIT_NODE=no"
-say "run it there with: bash gpukit/scripts/gpu-check.sh (carry: [\"gpukit\"]); try it here first: scripts/gpu-check.sh --dry-run"
+  die "the kit ($((size_kib / 1024)) MiB) and the repo's tracked files ($((tree_kib / 1024)) MiB)" \
+    "must travel in 64 MiB (carry): over it; try GPUKIT_NODE=no"
+say "run it there with: bash gpukit/scripts/gpu-check.sh (carry: [\"gpukit\"]);" \
+  "try it here first: scripts/gpu-check.sh --dry-run"

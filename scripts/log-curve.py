@@ -66,8 +66,14 @@ def write_svg(path, loss, recall, total, title):
     out.append(f'<polyline points="{pts}" fill="none" stroke="#c0392b" stroke-width="1.5"/>')
     for e, r in sorted(recall.items()):
         out.append(f'<circle cx="{x(e):.1f}" cy="{yr(r[0]):.1f}" r="2.2" fill="#c0392b"/>')
-    out.append(f'<text x="{left + 8}" y="{top + 16}" fill="#1f5fbf">span-corruption loss (nats per character, left axis)</text>')
-    out.append(f'<text x="{left + 8}" y="{top + 32}" fill="#c0392b">probe recall of the sampled dev people (right axis)</text>')
+    out.append(
+        f'<text x="{left + 8}" y="{top + 16}" fill="#1f5fbf">'
+        "span-corruption loss (nats per character, left axis)</text>"
+    )
+    out.append(
+        f'<text x="{left + 8}" y="{top + 32}" fill="#c0392b">'
+        "probe recall of the sampled dev people (right axis)</text>"
+    )
     out.append("</svg>")
     Path(path).write_text("\n".join(out) + "\n")
 

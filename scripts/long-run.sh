@@ -133,16 +133,19 @@ elif [ -f "$state" ]; then
   note="continuing from $state"
   resume=(--resume "$state")
 elif grep -q '^epoch ' "$dir/log" 2>/dev/null; then
-  note="the saved state $state is gone (removed, or the folder was copied without it), though the log shows epochs; starting again from step 0"
+  note="the saved state $state is gone (removed, or the folder was copied without it), though the log shows"
+  note="$note epochs; starting again from step 0"
 elif [ -s "$dir/log" ]; then
   note="no saved state in $dir (the run never reached a saved epoch end); starting again from step 0"
 else
-  note="first start in $dir: starting from step 0 (no run named $name on this machine; a run started on another machine keeps its state there)"
+  note="first start in $dir: starting from step 0 (no run named $name on this machine; a run started on"
+  note="$note another machine keeps its state there)"
 fi
 # Said on the terminal and in the log.
 say "$note"
 {
-  echo "[long-run] $(date -u +%FT%TZ) start at $(cd "$root" && git rev-parse --short HEAD 2>/dev/null || echo '?') on $(hostname)"
+  echo "[long-run] $(date -u +%FT%TZ) start at $(cd "$root" && git rev-parse --short HEAD 2>/dev/null || echo '?')" \
+    "on $(hostname)"
   echo "[long-run] $note"
 } >> "$dir/log"
 rm -f "$dir/exit"

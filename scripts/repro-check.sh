@@ -19,7 +19,8 @@ die() { echo "repro-check: $*" >&2; exit 2; }
 name=$1 steps=$2 state=${3:-}
 [[ $steps =~ ^[0-9]+$ ]] && [ "$steps" -gt 0 ] || die "STEPS must be a positive number of optimizer steps, not '$steps'"
 dir=${ATTNLAB_RUNS:-$HOME/.cache/attnlab-runs}/$name
-[ -f "$dir/cmd" ] && [ -f "$dir/log" ] || die "no run '$name' in $dir (no cmd or log file): start it with scripts/long-run.sh first"
+[ -f "$dir/cmd" ] && [ -f "$dir/log" ] ||
+  die "no run '$name' in $dir (no cmd or log file): start it with scripts/long-run.sh first"
 [ -z "$state" ] || [ -f "$state" ] || die "no training state at $state"
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${ATTNLAB_BIN:-$root/target/release/attnlab}
@@ -68,7 +69,8 @@ for e in sorted(again):
     rel = abs(a - b) / max(abs(a), 1e-12)
     worst = max(worst, rel)
     same += logged[e] == again[e]
-    rows.append(f"epoch {e}: log {logged[e]}  again {again[e]}  {'same' if logged[e] == again[e] else f'rel. diff {rel:.1e}'}")
+    verdict = "same" if logged[e] == again[e] else f"rel. diff {rel:.1e}"
+    rows.append(f"epoch {e}: log {logged[e]}  again {again[e]}  {verdict}")
 if not rows:
     sys.exit("repro-check: the rerun printed no epoch the log has (too few steps for one epoch?)")
 print("\n".join(rows))

@@ -19,11 +19,12 @@ app's own files, WebAssembly compilation and nothing remote, and the headers tha
 cross-origin isolated (Cross-Origin-Opener-Policy: same-origin, Cross-Origin-Embedder-Policy:
 require-corp; every file is same-origin, so all of them load under it), which lets the page's
 engines share memory (SharedArrayBuffer) when a run trains on several; --no-isolation leaves COEP
-out, as a static host that cannot set headers would (the page then copies between its engines). A request whose Host header is not this
-server (localhost, an IP address, or the --host name, with its port) gets 421, so a web page on another
-site cannot reach it by DNS rebinding; a connection idle for --timeout seconds is closed, and so is
-one whose request line and headers take more than --header-timeout seconds in all from their first
-byte (a client sending a header line every few seconds would otherwise hold a thread for ever).
+out, as a static host that cannot set headers would (the page then copies between its engines). A
+request whose Host header is not this server (localhost, an IP address, or the --host name, with its
+port) gets 421, so a web page on another site cannot reach it by DNS rebinding; a connection idle
+for --timeout seconds is closed, and so is one whose request line and headers take more than
+--header-timeout seconds in all from their first byte (a client sending a header line every few
+seconds would otherwise hold a thread for ever).
 It listens on 127.0.0.1 unless --host says otherwise (and then it warns: the data folder is readable
 by anyone who can reach that address).
 """
@@ -313,9 +314,13 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description="Serve the attnlab page (and optionally a folder of course data).")
-    ap.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8080")), help="port (default 8080, or $PORT)")
+    ap.add_argument(
+        "--port", type=int, default=int(os.environ.get("PORT", "8080")), help="port (default 8080, or $PORT)"
+    )
     ap.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
-    ap.add_argument("--data", metavar="DIR", help="a folder with wiki.txt and the birth_*.tsv files for the page to offer")
+    ap.add_argument(
+        "--data", metavar="DIR", help="a folder with wiki.txt and the birth_*.tsv files for the page to offer"
+    )
     ap.add_argument("--quiet", action="store_true", help="do not log requests")
     ap.add_argument("--timeout", type=float, default=20, help="close a connection idle this many seconds (default 20)")
     ap.add_argument("--header-timeout", type=float, default=10,
@@ -332,17 +337,25 @@ def main(argv=None):
         if not found:
             ap.error(f"--data {args.data}: none of {', '.join(DATA_FILES)} is in that folder")
     if not os.path.isfile(os.path.join(ROOT, "web", "pkg", "attnlab_bg.wasm")):
-        print("warning: web/pkg is not built yet; run scripts/build-web.sh (scripts/serve.sh does it for you)", file=sys.stderr)
+        print(
+            "warning: web/pkg is not built yet; run scripts/build-web.sh (scripts/serve.sh does it for you)",
+            file=sys.stderr,
+        )
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(f"warning: listening on {args.host}: anyone who can reach it can load the page"
               + (" and read the data folder" if args.data else ""), file=sys.stderr)
 
     site = Site(ROOT, args.data)
     try:
-        httpd = Server((args.host, args.port), make_handler(site, args.quiet, args.host, args.timeout, not args.no_isolation,
-                                                          args.header_timeout))
+        handler = make_handler(
+            site, args.quiet, args.host, args.timeout, not args.no_isolation, args.header_timeout
+        )
+        httpd = Server((args.host, args.port), handler)
     except OSError as e:
-        print(f"error: cannot listen on {args.host}:{args.port}: {e.strerror}; pick another with --port", file=sys.stderr)
+        print(
+            f"error: cannot listen on {args.host}:{args.port}: {e.strerror}; pick another with --port",
+            file=sys.stderr,
+        )
         return 1
     print(f"serving attnlab on http://{args.host}:{httpd.server_address[1]}/"
           + (f" with data from {os.path.realpath(args.data)} ({', '.join(found)})" if args.data else ""), flush=True)

@@ -4,7 +4,8 @@
 #   apt:   Mesa's Vulkan drivers (lavapipe runs the native tests without a GPU), Chromium, a C linker
 #   rust:  rustup + stable toolchain, the wasm32-unknown-unknown target
 #   cargo: wasm-bindgen-cli at exactly the wasm-bindgen version in Cargo.lock
-#   node:  Node.js 20+ (official build when the distro's is older), playwright-core, axe-core, katex, yaml and webgpu (Dawn for Node) from web/package-lock.json
+#   node:  Node.js 20+ (official build when the distro's is older), playwright-core, axe-core, katex, yaml
+#          and webgpu (Dawn for Node) from web/package-lock.json
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
@@ -51,7 +52,8 @@ else
 fi
 if [ "$ID" = ubuntu ] && [ -z "${CHROMIUM:-}" ]; then
   say "note (Ubuntu): the snap Chromium also needs --enable-unsafe-webgpu for WebGPU (the test passes it)."
-  say "  If the snap cannot run here, point the test at another Chrome/Chromium: CHROMIUM=/path/to/chrome scripts/test.sh"
+  say "  If the snap cannot run here, point the test at another Chrome/Chromium:" \
+    "CHROMIUM=/path/to/chrome scripts/test.sh"
 fi
 
 # --- Rust ------------------------------------------------------------------------------------
@@ -82,10 +84,15 @@ fi
 node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
 if [ "$node_major" -lt 20 ]; then
   v=v22.12.0
-  case "$(uname -m)" in x86_64) arch=x64 ;; aarch64) arch=arm64 ;; *) say "no Node.js build for $(uname -m)"; exit 1 ;; esac
+  case "$(uname -m)" in
+    x86_64) arch=x64 ;;
+    aarch64) arch=arm64 ;;
+    *) say "no Node.js build for $(uname -m)"; exit 1 ;;
+  esac
   say "installing Node.js $v into ~/.local/share/attnlab/node (found: ${node_major:-none}; playwright-core needs 20+)"
   mkdir -p "$HOME/.local/share/attnlab/node"
-  curl -fsSL "https://nodejs.org/dist/$v/node-$v-linux-$arch.tar.xz" | tar -xJ --strip-components=1 -C "$HOME/.local/share/attnlab/node"
+  curl -fsSL "https://nodejs.org/dist/$v/node-$v-linux-$arch.tar.xz" |
+    tar -xJ --strip-components=1 -C "$HOME/.local/share/attnlab/node"
   source scripts/env.sh
 fi
 # web/package-lock.json: playwright-core (the browser tests), axe-core (the accessibility test,
@@ -93,8 +100,13 @@ fi
 # scripts/serve.py), yaml (web/test/workflows.mjs) webgpu (Dawn for Node: web/test/dawn.mjs),
 # prettier (web/'s format check) and typescript (the engine client's type check);
 # npm ci when any is missing or another version.
-want=$(node -p 'const p = require("./web/package-lock.json").packages; ["playwright-core", "axe-core", "katex", "yaml", "webgpu", "prettier", "typescript"].map((n) => n + "@" + p["node_modules/" + n].version).join(" ")')
-have=$(node -p '["playwright-core", "axe-core", "katex", "yaml", "webgpu", "prettier", "typescript"].map((n) => { try { return n + "@" + require("./web/node_modules/" + n + "/package.json").version } catch { return n + "@none" } }).join(" ")')
+# The packages checked, as a JavaScript array for the two `node -p` programs below.
+npm_pkgs='["playwright-core", "axe-core", "katex", "yaml", "webgpu", "prettier", "typescript"]'
+want=$(node -p 'const p = require("./web/package-lock.json").packages; '"$npm_pkgs"'
+  .map((n) => n + "@" + p["node_modules/" + n].version).join(" ")')
+have=$(node -p "$npm_pkgs"'.map((n) => {
+  try { return n + "@" + require("./web/node_modules/" + n + "/package.json").version } catch { return n + "@none" }
+}).join(" ")')
 if [ "$have" != "$want" ]; then
   say "npm ci ($want)"
   (cd web && npm ci --no-audit --no-fund)

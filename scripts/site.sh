@@ -15,10 +15,12 @@ case "$1" in -h|--help) usage ;; esac
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="$(realpath -m "$1")"
 case "$out/" in
-  "$root/"|"$root/web/"*|"$root/src/"*|"$root/scripts/"*|/) echo "site.sh: $out is inside the sources; pick a folder of its own (e.g. /tmp/attnlab-site)" >&2; exit 2 ;;
+  "$root/"|"$root/web/"*|"$root/src/"*|"$root/scripts/"*|/)
+    echo "site.sh: $out is inside the sources; pick a folder of its own (e.g. /tmp/attnlab-site)" >&2; exit 2 ;;
 esac
 if [ -e "$out" ] && { [ ! -d "$out" ] || { [ -n "$(ls -A "$out")" ] && [ ! -f "$out/web/site.json" ]; }; }; then
-  echo "site.sh: $out exists and is not a site this script wrote (no web/site.json); remove it or pick another folder" >&2
+  echo "site.sh: $out exists and is not a site this script wrote (no web/site.json);" \
+    "remove it or pick another folder" >&2
   exit 2
 fi
 cd "$root"
@@ -39,7 +41,8 @@ put() { mkdir -p "$tmp/$(dirname "$2")"; cp "$1" "$tmp/$2"; }
 put index.html index.html
 # The page learns it is a site build (and registers its service worker) from this tag; served by
 # scripts/serve.py it has none and asks for nothing.
-sed -i 's|<meta charset="utf-8">|<meta charset="utf-8">\n  <meta name="attnlab-site" content="static">|' "$tmp/index.html"
+sed -i 's|<meta charset="utf-8">|<meta charset="utf-8">\n  <meta name="attnlab-site" content="static">|' \
+  "$tmp/index.html"
 grep -q 'name="attnlab-site"' "$tmp/index.html" || { echo "site.sh: index.html has lost its charset tag" >&2; exit 1; }
 for f in web/*.js web/*.css web/page/*.js web/demos/*.js web/vit/*.js web/models/*; do
   case "$f" in web/sw.js) continue ;; esac

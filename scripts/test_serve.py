@@ -152,15 +152,25 @@ class ServeTests(unittest.TestCase):
 
     def test_vendor_katex_only_its_built_files(self):
         # KaTeX (an npm dependency, web/package.json) renders the demos' formulas from this origin.
-        for path, ctype in (("/web/vendor/katex/katex.mjs", "text/javascript"), ("/web/vendor/katex/katex.min.css", "text/css"),
-                            ("/web/vendor/katex/fonts/KaTeX_Main-Regular.woff2", "font/woff2")):
+        for path, ctype in (
+            ("/web/vendor/katex/katex.mjs", "text/javascript"),
+            ("/web/vendor/katex/katex.min.css", "text/css"),
+            ("/web/vendor/katex/fonts/KaTeX_Main-Regular.woff2", "font/woff2"),
+        ):
             status, headers, body = get(self.plain_port, path)
             self.assertEqual(status, 200, path)
             self.assertTrue(headers["Content-Type"].startswith(ctype), path)
             self.assertIn("Content-Security-Policy", headers)
-        for path in ("/web/vendor/katex/README.md", "/web/vendor/katex/katex.js", "/web/vendor/katex/../package.json",
-                     "/web/vendor/katex/%2e%2e/%2e%2e/playwright-core/package.json", "/web/vendor/katex/fonts/KaTeX_Main-Regular.ttf",
-                     "/web/vendor/playwright-core/index.mjs", "/web/vendor/katex/", "/web/node_modules/katex/dist/katex.mjs"):
+        for path in (
+            "/web/vendor/katex/README.md",
+            "/web/vendor/katex/katex.js",
+            "/web/vendor/katex/../package.json",
+            "/web/vendor/katex/%2e%2e/%2e%2e/playwright-core/package.json",
+            "/web/vendor/katex/fonts/KaTeX_Main-Regular.ttf",
+            "/web/vendor/playwright-core/index.mjs",
+            "/web/vendor/katex/",
+            "/web/node_modules/katex/dist/katex.mjs",
+        ):
             status, _, _ = get(self.plain_port, path)
             self.assertEqual(status, 404, path)
 

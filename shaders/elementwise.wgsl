@@ -24,7 +24,11 @@ fn gid(wid: vec3<u32>, nwg: vec3<u32>, li: u32) -> u32 {
 
 // y = a + b
 @compute @workgroup_size(WG)
-fn add(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+fn add(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) li: u32,
+) {
     let i = gid(wid, nwg, li);
     if (i < p.n) {
         y[i] = a[i] + b[i];
@@ -33,7 +37,11 @@ fn add(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3
 
 // y = alpha * a
 @compute @workgroup_size(WG)
-fn scale(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+fn scale(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) li: u32,
+) {
     let i = gid(wid, nwg, li);
     if (i < p.n) {
         y[i] = p.alpha * a[i];
@@ -42,7 +50,11 @@ fn scale(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
 
 // y += alpha * a
 @compute @workgroup_size(WG)
-fn axpy(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+fn axpy(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) li: u32,
+) {
     let i = gid(wid, nwg, li);
     if (i < p.n) {
         y[i] += p.alpha * a[i];
@@ -51,7 +63,11 @@ fn axpy(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
 // y = max(a, 0)
 @compute @workgroup_size(WG)
-fn relu(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+fn relu(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) li: u32,
+) {
     let i = gid(wid, nwg, li);
     if (i < p.n) {
         y[i] = max(a[i], 0.0);
@@ -60,7 +76,11 @@ fn relu(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
 // a = x, b = dout, y = dx: dx += (x > 0) ? dout : 0
 @compute @workgroup_size(WG)
-fn relu_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+fn relu_backward(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) li: u32,
+) {
     let i = gid(wid, nwg, li);
     if (i < p.n) {
         y[i] += select(0.0, b[i], a[i] > 0.0);
@@ -87,7 +107,11 @@ fn phi(x: f32) -> f32 {
 
 // y = x * Phi(x)
 @compute @workgroup_size(WG)
-fn gelu(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+fn gelu(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) li: u32,
+) {
     let i = gid(wid, nwg, li);
     if (i < p.n) {
         let x = a[i];
@@ -97,7 +121,11 @@ fn gelu(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
 // a = x, b = dout, y = dx: dx += dout * (Phi(x) + x * exp(-x^2 / 2) / sqrt(2 pi))
 @compute @workgroup_size(WG)
-fn gelu_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+fn gelu_backward(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) li: u32,
+) {
     let i = gid(wid, nwg, li);
     if (i < p.n) {
         let x = a[i];

@@ -13,7 +13,11 @@ struct Params {
 @group(0) @binding(1) var<storage, read_write> out: array<f32>;
 
 @compute @workgroup_size(WG)
-fn fill(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+fn fill(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) li: u32,
+) {
     let i = (wid.x + wid.y * nwg.x) * WG + li;
     if (i < p.n) {
         out[i] = p.value;

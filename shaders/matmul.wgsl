@@ -91,7 +91,12 @@ fn tiled(wid: vec3<u32>, lid: vec3<u32>, li: u32, exact: bool) {
         }
         workgroupBarrier();
         for (var kk = 0u; kk < TK; kk++) {
-            let bv = vec4<f32>(tb[kk * TN + lid.x], tb[kk * TN + lid.x + 16u], tb[kk * TN + lid.x + 32u], tb[kk * TN + lid.x + 48u]);
+            let bv = vec4<f32>(
+                tb[kk * TN + lid.x],
+                tb[kk * TN + lid.x + 16u],
+                tb[kk * TN + lid.x + 32u],
+                tb[kk * TN + lid.x + 48u],
+            );
             acc0 = fma(vec4<f32>(ta[kk * TM + lid.y]), bv, acc0);
             acc1 = fma(vec4<f32>(ta[kk * TM + lid.y + 16u]), bv, acc1);
             acc2 = fma(vec4<f32>(ta[kk * TM + lid.y + 32u]), bv, acc2);

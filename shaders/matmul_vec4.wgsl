@@ -109,9 +109,15 @@ fn block(wid: vec3<u32>, lid: vec3<u32>, tall: bool, ak: bool, bn: bool, exact: 
     for (var kq = 0u; kq < kq_end; kq++) {
         let bt = rows_of(mat4x4<f32>(b[jb.x + kq * sb], b[jb.y + kq * sb], b[jb.z + kq * sb], b[jb.w + kq * sb]), bn);
         // Column r of acc is row r of the C block: Σ over the 4 k of A[r, k] · B[k, :].
-        acc0 += bt * rows_of(mat4x4<f32>(a[ia.x + kq * sa], a[ia.y + kq * sa], a[ia.z + kq * sa], a[ia.w + kq * sa]), ak);
+        acc0 += bt * rows_of(
+            mat4x4<f32>(a[ia.x + kq * sa], a[ia.y + kq * sa], a[ia.z + kq * sa], a[ia.w + kq * sa]),
+            ak,
+        );
         if (tall) {
-            acc1 += bt * rows_of(mat4x4<f32>(a[ib.x + kq * sa], a[ib.y + kq * sa], a[ib.z + kq * sa], a[ib.w + kq * sa]), ak);
+            acc1 += bt * rows_of(
+                mat4x4<f32>(a[ib.x + kq * sa], a[ib.y + kq * sa], a[ib.z + kq * sa], a[ib.w + kq * sa]),
+                ak,
+            );
         }
     }
     // The last K % 4 steps: A read along i and B along j, one k at a time (rank-1 updates).

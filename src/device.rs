@@ -87,7 +87,8 @@ impl Device {
                 Ok(g) => {
                     let mut d = Device::cpu_device();
                     d.reason = format!(
-                        "auto: the only GPU adapter is the software one '{}', slower than the CPU backend (use --device gpu to run on it anyway)",
+                        "auto: the only GPU adapter is the software one '{}', slower than the CPU \
+                         backend (use --device gpu to run on it anyway)",
                         g.adapter.name
                     );
                     Ok(Rc::new(d))
@@ -162,6 +163,74 @@ impl Device {
         }
     }
 
+    /// Whether tensors live in the host's memory (the CPU backend) rather than the device's own
+    /// (a GPU): then the host's memory bounds the whole step, not only what is read back to save.
+    pub fn tensors_in_host_memory(&self) -> bool {
+        matches!(self.backend, Backend::Cpu(_))
+    }
+
+    /// The most rows worth one forward pass when a caller cuts independent rows into chunks (greedy
+    /// decoding, evaluation): a GPU fills better with wide chunks; the CPU backend gains nothing
+    /// past a few dozen (already thousands of matmul rows), and smaller chunks report progress
+    /// more often (the page's evaluation).
+    pub fn max_chunk_rows(&self) -> usize {
+        match self.backend {
+            Backend::Gpu(_) => 256,
+            Backend::Cpu(_) => 32,
+        }
+    }
+
+    /// The row reductions' (softmax, layernorm, cross-entropy) build on a GPU: whether they use
+    /// subgroup operations now, and whether the device has them. None on the CPU backend, which
+    /// has one build.
+    pub fn row_subgroups(&self) -> Option<(bool, bool)> {
+        self.as_gpu().map(|g| (g.subgroups(), g.has_subgroups()))
+    }
+
+    /// Use the row reductions' subgroup build (`on`, where the GPU has subgroups) or their
+    /// workgroup-tree build; nothing to choose on the CPU backend.
+    pub fn set_row_subgroups(&self, on: bool) {
+        if let Some(g) = self.as_gpu() {
+            g.set_subgroups(on);
+        }
+    }
+
+    /// Native only: start (clearing the table) or stop the per-kernel profile, in which every
+    /// dispatch is waited for alone. False, and nothing done, where there is none (the CPU
+    /// backend, whose ops run as they are called).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn set_profiling(&self, on: bool) -> Result<bool> {
+        match self.as_gpu() {
+            Some(g) => g.set_profiling(on).map(|()| true),
+            None => Ok(false),
+        }
+    }
+
+    /// The per-kernel profile so far: (kernel, dispatches, seconds), slowest first; empty when
+    /// not profiling.
+    pub fn profile(&self) -> Vec<(String, u64, f64)> {
+        self.as_gpu().map(|g| g.profile()).unwrap_or_default()
+    }
+
+    /// The GPU adapter and the limits the kernels were granted, one fact a line (for
+    /// `bench --info`); on the CPU backend a line saying there is none.
+    pub fn adapter_lines(&self) -> Vec<String> {
+        match &self.backend {
+            Backend::Gpu(g) => {
+                let a = &g.adapter;
+                vec![
+                    format!("adapter: {}", a.name),
+                    format!("backend: {}", a.backend),
+                    format!("device type: {}", a.device_type),
+                    format!("driver: {}", a.driver),
+                    format!("software adapter: {}", g.is_software()),
+                    format!("limits: {:?}", g.limits),
+                ]
+            }
+            Backend::Cpu(_) => vec!["no GPU adapter in use: the CPU backend".into()],
+        }
+    }
+
     /// Submit recorded GPU work (nothing to do on the CPU, where ops run as they are called).
     pub fn flush(&self) {
         if let Backend::Gpu(g) = &self.backend {
@@ -204,6 +273,37 @@ impl Device {
     /// The reason the GPU device was lost, if it was (never on the CPU).
     pub fn lost_reason(&self) -> Option<String> {
         self.as_gpu().and_then(|g| g.lost_reason())
+    }
+
+    /// Whether this is a GPU whose adapter is a software fallback (lavapipe, SwiftShader), slower
+    /// than the CPU backend on the same cores; false on the CPU backend.
+    pub fn is_software_gpu(&self) -> bool {
+        self.as_gpu().is_some_and(|g| g.is_software())
+    }
+
+    /// The GPU adapter and the limits the kernels were granted; None on the CPU backend.
+    pub fn adapter(&self) -> Option<(&crate::gpu::AdapterSummary, &crate::gpu::GpuLimits)> {
+        self.as_gpu().map(|g| (&g.adapter, &g.limits))
+    }
+
+    /// The CPU backend's threads; None on a GPU.
+    pub fn cpu_threads(&self) -> Option<usize> {
+        match &self.backend {
+            Backend::Cpu(c) => Some(c.threads()),
+            Backend::Gpu(_) => None,
+        }
+    }
+
+    /// Destroy the GPU device now (the page's device-lost test): every later use of it fails as
+    /// on a real loss. False, and nothing done, on the CPU backend, which has no device to lose.
+    pub fn destroy(&self) -> bool {
+        match self.as_gpu() {
+            Some(g) => {
+                g.device.destroy();
+                true
+            }
+            None => false,
+        }
     }
 }
 

@@ -29,9 +29,15 @@ impl fmt::Display for Error {
         match self {
             Error::NoAdapter(m) => write!(f, "no GPU adapter: {m}"),
             Error::Device(m) => write!(f, "GPU device error: {m}"),
-            Error::Limit { limit, max, requested, what } => write!(
+            Error::Limit {
+                limit,
+                max,
+                requested,
+                what,
+            } => write!(
                 f,
-                "{what} needs {requested} but the device's {limit} is {max}; use a smaller size or a GPU with a larger limit"
+                "{what} needs {requested} but the device's {limit} is {max}; use a smaller size or \
+                 a GPU with a larger limit"
             ),
             Error::Shape(m) => write!(f, "shape mismatch: {m}"),
             Error::Msg(m) => write!(f, "{m}"),

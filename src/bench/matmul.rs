@@ -1,7 +1,6 @@
 //! The matmul products at the GPT's shapes, timed, and the GPU matmul kernel chosen by timing them.
 
-use crate::gpu::MatmulKernel;
-use crate::ops::matmul::{matmul_into, Spec, View};
+use crate::ops::matmul::{self, matmul_into, MatmulKernel, Spec, View};
 use crate::{Device, Result, Tensor};
 use serde::Serialize;
 use std::rc::Rc;
@@ -201,15 +200,15 @@ const SLOW_CALL_S: f64 = 0.25;
 
 /// The kernel a device uses now, untimed.
 pub fn matmul_choice(dev: &Rc<Device>) -> MatmulChoice {
-    match dev.as_gpu() {
+    match matmul::kernel(dev) {
         None => MatmulChoice {
             kernel: "cpu backend".into(),
             how: "cpu backend".into(),
             kernels: vec![],
             ms: vec![],
         },
-        Some(g) => MatmulChoice {
-            kernel: g.matmul_kernel().name().into(),
+        Some(k) => MatmulChoice {
+            kernel: k.name().into(),
             how: "default".into(),
             kernels: MatmulKernel::ALL.iter().map(|k| k.name().into()).collect(),
             ms: vec![],
@@ -219,27 +218,26 @@ pub fn matmul_choice(dev: &Rc<Device>) -> MatmulChoice {
 
 /// Time every GPU matmul kernel on the GPT's products (the quick cases: 8 sequences of 127
 /// tokens, width 256, 8 heads), `repeats` calls each after a warm-up (one where the warm-up took
-/// more than [`SLOW_CALL_S`]), and keep the fastest on this device. A vec4 kernel's time includes the products it leaves to the fallback kernel
-/// (views it cannot read as vec4: the attention's with T = 127), as training would run them. On
-/// the CPU backend there is nothing to choose.
+/// more than [`SLOW_CALL_S`]), and keep the fastest on this device. A vec4 kernel's time includes
+/// the products it leaves to the fallback kernel (views it cannot read as vec4: the attention's
+/// with T = 127), as training would run them. On the CPU backend there is nothing to choose.
 pub async fn tune_matmul(
     dev: &Rc<Device>,
     repeats: usize,
     clock: &dyn Fn() -> f64,
 ) -> Result<MatmulChoice> {
-    let Some(g) = dev.as_gpu() else {
+    let Some(before) = matmul::kernel(dev) else {
         return Ok(matmul_choice(dev));
     };
-    let before = g.matmul_kernel();
     let mut ms = vec![];
     for k in MatmulKernel::ALL {
-        g.set_matmul_kernel(k);
+        matmul::set_kernel(dev, k);
         let mut total = 0.0;
         for case in matmul_cases(true) {
             match time_matmul_or_once(dev, &case, repeats, SLOW_CALL_S, clock).await {
                 Ok(s) => total += s * 1e3,
                 Err(e) => {
-                    g.set_matmul_kernel(before);
+                    matmul::set_kernel(dev, before);
                     return Err(e);
                 }
             }
@@ -249,7 +247,7 @@ pub async fn tune_matmul(
     let best = (0..ms.len())
         .min_by(|&i, &j| ms[i].total_cmp(&ms[j]))
         .unwrap_or(0);
-    g.set_matmul_kernel(MatmulKernel::ALL[best]);
+    matmul::set_kernel(dev, MatmulKernel::ALL[best]);
     Ok(MatmulChoice {
         how: "timed".into(),
         ms,
@@ -267,8 +265,6 @@ pub fn set_matmul(dev: &Rc<Device>, kernel: &str) -> Result<()> {
             names.join(", ")
         )));
     };
-    if let Some(g) = dev.as_gpu() {
-        g.set_matmul_kernel(k);
-    }
+    matmul::set_kernel(dev, k);
     Ok(())
 }

@@ -37,9 +37,9 @@ pub struct StepResult {
     /// batch, so the device runs one step while the host records the next). On the CPU backend
     /// the ops run as they are recorded, so this is the whole step.
     pub record_ms_per_step: f64,
-    /// The most device memory (GPU or CPU pool) this workload's live tensors held, from building the trainer to the last
-    /// step (model, gradients, AdamW moments, activations; buffer-pool bucket sizes; buffers other
-    /// work already held are not counted).
+    /// The most device memory (GPU or CPU pool) this workload's live tensors held, from building
+    /// the trainer to the last step (model, gradients, AdamW moments, activations; buffer-pool
+    /// bucket sizes; buffers other work already held are not counted).
     pub peak_mib: f64,
 }
 

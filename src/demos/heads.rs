@@ -26,7 +26,8 @@ pub struct NoiseSpec {
 }
 
 /// Per-sample outputs: γ (k_a's length along μ_a), the single-head c and the two-head c (all 2-D,
-/// from the kernels on either backend), with the f64 reference's values for the same samples and the fractions the checks count.
+/// from the kernels on either backend), with the f64 reference's values for the same samples and
+/// the fractions the checks count.
 #[derive(Clone, Debug, Serialize)]
 pub struct Noise {
     /// The values v₁…v_N in the plane (v_a = v₀, v_b = v₁).

@@ -245,7 +245,12 @@ pub async fn model_maps(model: &Gpt, vocab: &str, text: &str) -> Result<ModelMap
     for ch in text.chars().take(limit) {
         match itos.iter().position(|&v| v == ch) {
             Some(i) => ids.push(i as u32),
-            None => return Err(Error::Msg(format!("the model's vocabulary has no character '{ch}'; use characters from its training text"))),
+            None => {
+                return Err(Error::Msg(format!(
+                    "the model's vocabulary has no character '{ch}'; \
+                     use characters from its training text"
+                )))
+            }
         }
     }
     if ids.is_empty() {

@@ -131,7 +131,8 @@ impl Gpu {
         #[cfg(not(target_arch = "wasm32"))]
         if info.device_type == wgpu::DeviceType::Cpu && require_hardware_gpu() {
             return Err(Error::NoAdapter(format!(
-                "{REQUIRE_HARDWARE_GPU} is set, and the adapter wgpu found, '{}' ({:?}, driver '{} {}'), is a software one: \
+                "{REQUIRE_HARDWARE_GPU} is set, and the adapter wgpu found, '{}' ({:?}, driver '{} \
+                 {}'), is a software one: \
                  no hardware GPU's Vulkan driver was found. Check that the Vulkan loader is installed \
                  (`ldconfig -p | grep libvulkan`) and that VK_DRIVER_FILES names the GPU's ICD file \
                  (NVIDIA: /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json or \
@@ -145,8 +146,13 @@ impl Gpu {
             || al.max_storage_buffers_per_shader_stage < NEED_STORAGE_BUFFERS
         {
             return Err(Error::NoAdapter(format!(
-                "adapter '{}' offers {} invocations per workgroup, {} bytes of workgroup storage and {} storage buffers per stage; the kernels need {NEED_INVOCATIONS}, {NEED_WG_STORAGE} and {NEED_STORAGE_BUFFERS}",
-                info.name, al.max_compute_invocations_per_workgroup, al.max_compute_workgroup_storage_size, al.max_storage_buffers_per_shader_stage
+                "adapter '{}' offers {} invocations per workgroup, {} bytes of workgroup storage \
+                 and {} storage buffers per stage; the kernels need {NEED_INVOCATIONS}, \
+                 {NEED_WG_STORAGE} and {NEED_STORAGE_BUFFERS}",
+                info.name,
+                al.max_compute_invocations_per_workgroup,
+                al.max_compute_workgroup_storage_size,
+                al.max_storage_buffers_per_shader_stage
             )));
         }
         // Start from WebGPU's defaults and raise only what the kernels and the model's buffers use.
@@ -350,8 +356,11 @@ fn browser_granted_subgroups() -> bool {
 
 fn no_adapter_hint() -> &'static str {
     if cfg!(target_arch = "wasm32") {
-        "This browser offers no WebGPU adapter: use a current Chrome or Edge (WebGPU is on by default), Firefox 141+ on Windows, or Safari 26+; on Linux start Chrome with --enable-unsafe-webgpu (add --enable-features=Vulkan where needed)"
+        "This browser offers no WebGPU adapter: use a current Chrome or Edge (WebGPU is on by \
+         default), Firefox 141+ on Windows, or Safari 26+; on Linux start Chrome with \
+         --enable-unsafe-webgpu (add --enable-features=Vulkan where needed)"
     } else {
-        "Install a Vulkan driver: on Debian/Ubuntu `sudo apt-get install mesa-vulkan-drivers libvulkan1` (Mesa's lavapipe runs without a GPU), or your GPU vendor's driver"
+        "Install a Vulkan driver: on Debian/Ubuntu `sudo apt-get install mesa-vulkan-drivers \
+         libvulkan1` (Mesa's lavapipe runs without a GPU), or your GPU vendor's driver"
     }
 }

@@ -262,7 +262,8 @@ pub fn from_bytes(
             want.n_embd,
         ) {
             return Err(Error::Msg(format!(
-                "{what} holds a {} model (vocab {}, block {}, {} layers, {} heads, width {}) but a {} model (vocab {}, block {}, {} layers, {} heads, width {}) was expected",
+                "{what} holds a {} model (vocab {}, block {}, {} layers, {} heads, width {}) but a \
+                 {} model (vocab {}, block {}, {} layers, {} heads, width {}) was expected",
                 c.variant.name(), c.vocab_size, c.block_size, c.n_layer, c.n_head, c.n_embd,
                 want.variant.name(), want.vocab_size, want.block_size, want.n_layer, want.n_head, want.n_embd
             )));
@@ -308,7 +309,11 @@ pub(crate) fn build(
     for (name, shape, _) in layout(&cfg) {
         let vals = fetch(&name, &shape)?;
         if let Some(i) = vals.iter().position(|v| !v.is_finite()) {
-            return Err(Error::Msg(format!("{what}: tensor '{name}' holds a non-finite value ({}) at element {i}; the checkpoint is unusable", vals[i])));
+            return Err(Error::Msg(format!(
+                "{what}: tensor '{name}' holds a non-finite value ({}) at \
+                 element {i}; the checkpoint is unusable",
+                vals[i]
+            )));
         }
         let value = Tensor::from_f32(dev, &shape, &vals)?;
         params.push(Param {

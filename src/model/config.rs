@@ -89,13 +89,25 @@ impl GptConfig {
     pub fn validate(&self) -> crate::Result<()> {
         let bad = |m: String| Err(crate::Error::Msg(m));
         if self.n_head == 0 || !self.n_embd.is_multiple_of(self.n_head) {
-            return bad(format!("n_embd = {} is not divisible by n_head = {}; choose a width that is a multiple of the head count", self.n_embd, self.n_head));
+            return bad(format!(
+                "n_embd = {} is not divisible by n_head = {}; choose a width that is \
+                 a multiple of the head count",
+                self.n_embd, self.n_head
+            ));
         }
         if self.block_size < 2 || self.vocab_size < 2 || self.n_layer == 0 {
-            return bad(format!("block_size ({}) and vocab_size ({}) must be at least 2 and n_layer ({}) at least 1", self.block_size, self.vocab_size, self.n_layer));
+            return bad(format!(
+                "block_size ({}) and vocab_size ({}) must be at least 2 and n_layer \
+                 ({}) at least 1",
+                self.block_size, self.vocab_size, self.n_layer
+            ));
         }
         if self.block_size > MAX_BLOCK_SIZE {
-            return bad(format!("block_size = {} is beyond the limit of {MAX_BLOCK_SIZE} (attention memory grows with its square); the assignment uses 128", self.block_size));
+            return bad(format!(
+                "block_size = {} is beyond the limit of {MAX_BLOCK_SIZE} (attention \
+                 memory grows with its square); the assignment uses 128",
+                self.block_size
+            ));
         }
         for (name, p) in [
             ("embd_pdrop", self.embd_pdrop),

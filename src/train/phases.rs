@@ -322,8 +322,10 @@ mod tests {
         let c = TrainConfig::pretrain();
         let text = c.phases(2938, 14_950).describe(23, true);
         assert!(
-            text.starts_with("step 1 at the full 6.0e-3 (the reference sets the rate only after each step), then a cosine down to its floor, a tenth (6.0e-4), from step 3,")
-                && text.contains("it climbs again")
+            text.starts_with(
+                "step 1 at the full 6.0e-3 (the reference sets the rate only after \
+                 each step), then a cosine down to its floor, a tenth (6.0e-4), from step 3,"
+            ) && text.contains("it climbs again")
                 && text.contains("ends at 7.18e-4. A jump in the loss"),
             "{text}"
         );

@@ -328,8 +328,8 @@ pub fn score(rows: &[Row], predictions: &[String]) -> Result<Option<(usize, usiz
 /// Seed of the embedded default corpus (fixed, so every run and the page see the same people).
 pub const DEFAULT_CORPUS_SEED: u64 = 0;
 
-/// The embedded default corpus used when no files are given: 800 people split 545/136/119 (the course's 2000:500:437 ratio), or
-/// the 200/50/20 CI split when `tiny`.
+/// The embedded default corpus used when no files are given: 800 people split 545/136/119 (the
+/// course's 2000:500:437 ratio), or the 200/50/20 CI split when `tiny`.
 pub fn default_corpus(tiny: bool) -> crate::data::DefaultCorpus {
     let sizes = if tiny {
         crate::data::CorpusSizes::TINY

@@ -96,18 +96,9 @@ fn chunk_rows(model: &Gpt, t: usize) -> usize {
     let limit = model.params[0].var.device().max_tensor_bytes();
     let budget = (limit / 4 / 2).min(32 << 20) as usize; // floats
     let per_row = t * (c.n_head * t).max(4 * c.n_embd).max(c.vocab_size);
-    let most = if model.params[0].var.device().is_cpu() {
-        // The CPU backend gains nothing from wider chunks (a chunk of 32 is already thousands of
-        // matmul rows), and smaller ones report progress more often (the page's evaluation).
-        CPU_CHUNK_ROWS
-    } else {
-        256
-    };
+    let most = model.params[0].var.device().max_chunk_rows();
     (budget / per_row.max(1)).clamp(1, most)
 }
-
-/// Prompts decoded together on the CPU backend.
-const CPU_CHUNK_ROWS: usize = 32;
 
 /// How a batch of prompts is decoded: the prompts whose context fits (prompt + steps − 1 positions,
 /// no crop), sorted by length; the others, decoded alone with the reference's crop; and the rows

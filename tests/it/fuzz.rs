@@ -99,7 +99,13 @@ proptest! {
 thread_local! {
     static GOOD: (Rc<Device>, Vec<u8>) = {
         let dev = Device::gpu_blocking().unwrap_or_else(|e| panic!("{e}"));
-        let cfg = GptConfig { n_layer: 1, n_head: 2, n_embd: 8, block_size: 8, ..GptConfig::tiny(Variant::Synthesizer, 6) };
+        let cfg = GptConfig {
+            n_layer: 1,
+            n_head: 2,
+            n_embd: 8,
+            block_size: 8,
+            ..GptConfig::tiny(Variant::Synthesizer, 6)
+        };
         let model = Gpt::new(&dev, cfg, 1).expect("model");
         let bytes = pollster::block_on(checkpoint::to_bytes(&model, "□⁇abcd")).expect("bytes");
         (dev, bytes)
@@ -137,7 +143,13 @@ proptest! {
     #[test]
     fn checkpoint_reader_never_panics(bytes in damaged(), expect in any::<bool>()) {
         GOOD.with(|(dev, good)| {
-            let cfg = GptConfig { n_layer: 1, n_head: 2, n_embd: 8, block_size: 8, ..GptConfig::tiny(Variant::Synthesizer, 6) };
+            let cfg = GptConfig {
+                n_layer: 1,
+                n_head: 2,
+                n_embd: 8,
+                block_size: 8,
+                ..GptConfig::tiny(Variant::Synthesizer, 6)
+            };
             match checkpoint::from_bytes(dev, &bytes, expect.then_some(&cfg), "ck.safetensors") {
                 Ok((m, h)) => {
                     // Only an intact file (or one whose damage missed every checked byte) loads.

@@ -61,16 +61,42 @@ fn run_variant(v: &str, with_test_set: bool) {
     let q = QUESTIONS.to_string();
     let eval: Vec<&str> = CI.iter().copied().chain(["--max_questions", &q]).collect();
     // Finetune without pretraining, then evaluate on dev (and test).
-    let out = attnlab(&dir, &data, &format!("finetune {v} {{D}}/wiki.txt --writing_params_path {v}.model.params --finetune_corpus_path {{D}}/birth_places_train.tsv"), CI);
+    let out = attnlab(
+        &dir,
+        &data,
+        &format!(
+            "finetune {v} {{D}}/wiki.txt --writing_params_path \
+             {v}.model.params --finetune_corpus_path {{D}}/birth_places_train.tsv"
+        ),
+        CI,
+    );
     assert!(out.contains("saved"), "{out}");
-    let out = attnlab(&dir, &data, &format!("evaluate {v} {{D}}/wiki.txt --reading_params_path {v}.model.params --eval_corpus_path {{D}}/birth_dev.tsv --outputs_path {v}.nopretrain.dev.predictions"), &eval);
+    let out = attnlab(
+        &dir,
+        &data,
+        &format!(
+            "evaluate {v} {{D}}/wiki.txt --reading_params_path \
+             {v}.model.params --eval_corpus_path {{D}}/birth_dev.tsv --outputs_path \
+             {v}.nopretrain.dev.predictions"
+        ),
+        &eval,
+    );
     assert!(out.contains(&format!("out of {QUESTIONS}.0: ")), "{out}");
     assert_eq!(
         lines(&dir.join(format!("{v}.nopretrain.dev.predictions"))),
         QUESTIONS
     );
     if with_test_set {
-        let out = attnlab(&dir, &data, &format!("evaluate {v} {{D}}/wiki.txt --reading_params_path {v}.model.params --eval_corpus_path {{D}}/birth_test_inputs.tsv --outputs_path {v}.nopretrain.test.predictions"), &eval);
+        let out = attnlab(
+            &dir,
+            &data,
+            &format!(
+                "evaluate {v} {{D}}/wiki.txt --reading_params_path \
+                 {v}.model.params --eval_corpus_path {{D}}/birth_test_inputs.tsv --outputs_path \
+                 {v}.nopretrain.test.predictions"
+            ),
+            &eval,
+        );
         assert!(out.contains("No gold birth places provided"), "{out}");
         assert_eq!(
             lines(&dir.join(format!("{v}.nopretrain.test.predictions"))),
@@ -84,15 +110,42 @@ fn run_variant(v: &str, with_test_set: bool) {
         &format!("pretrain {v} {{D}}/wiki.txt --writing_params_path {v}.pretrain.params"),
         CI,
     );
-    attnlab(&dir, &data, &format!("finetune {v} {{D}}/wiki.txt --reading_params_path {v}.pretrain.params --writing_params_path {v}.finetune.params --finetune_corpus_path {{D}}/birth_places_train.tsv"), CI);
-    let out = attnlab(&dir, &data, &format!("evaluate {v} {{D}}/wiki.txt --reading_params_path {v}.finetune.params --eval_corpus_path {{D}}/birth_dev.tsv --outputs_path {v}.pretrain.dev.predictions"), &eval);
+    attnlab(
+        &dir,
+        &data,
+        &format!(
+            "finetune {v} {{D}}/wiki.txt --reading_params_path \
+             {v}.pretrain.params --writing_params_path {v}.finetune.params --finetune_corpus_path \
+             {{D}}/birth_places_train.tsv"
+        ),
+        CI,
+    );
+    let out = attnlab(
+        &dir,
+        &data,
+        &format!(
+            "evaluate {v} {{D}}/wiki.txt --reading_params_path \
+             {v}.finetune.params --eval_corpus_path {{D}}/birth_dev.tsv --outputs_path \
+             {v}.pretrain.dev.predictions"
+        ),
+        &eval,
+    );
     assert!(out.contains(&format!("out of {QUESTIONS}.0: ")), "{out}");
     assert_eq!(
         lines(&dir.join(format!("{v}.pretrain.dev.predictions"))),
         QUESTIONS
     );
     if with_test_set {
-        attnlab(&dir, &data, &format!("evaluate {v} {{D}}/wiki.txt --reading_params_path {v}.finetune.params --eval_corpus_path {{D}}/birth_test_inputs.tsv --outputs_path {v}.pretrain.test.predictions"), &eval);
+        attnlab(
+            &dir,
+            &data,
+            &format!(
+                "evaluate {v} {{D}}/wiki.txt --reading_params_path \
+                 {v}.finetune.params --eval_corpus_path {{D}}/birth_test_inputs.tsv --outputs_path \
+                 {v}.pretrain.test.predictions"
+            ),
+            &eval,
+        );
         assert_eq!(
             lines(&dir.join(format!("{v}.pretrain.test.predictions"))),
             QUESTIONS

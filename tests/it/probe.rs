@@ -12,7 +12,8 @@ use attnlab::{Device, DeviceChoice};
 const WIKI: &str = "Ann Vole. Ann Vole was born in Paris and wrote songs .\n\
 Bert Quill. Bert Quill, a painter, was born in Oslo .\n\
 Cora Fenn. Cora Fenn is a singer from Lima who moved away .\n\
-Dan Ruse. Dan Ruse is a writer who lived a long and quiet life in a small town and who was born much later in the story in Rome .\n";
+Dan Ruse. Dan Ruse is a writer who lived a long and quiet life in a small town and who was born \
+much later in the story in Rome .\n";
 
 const DEV: &str = "Where was Ann Vole born?\tParis\n\
 Where was Bert Quill born?\tOslo\n\

@@ -63,11 +63,11 @@ fn vec4_kernels_take_only_vec4_able_views() {
     gpu.set_matmul_kernel(before);
 }
 
-/// Which passes a product takes on the GPU's tiled choice (the reference checks above run the
-/// same shapes): large products take the 128 x 128 tiles; a long K over few output tiles is split (the exact kernel's partial products,
-/// then `sum_rows` over them) and a bias gradient over many rows sums in two passes
-/// (`sum_rows_partial`); short products take neither. Each check uses a fresh device, whose
-/// compiled pipelines name the entries that ran.
+/// Which passes a product takes on the GPU's tiled choice (the reference checks above run the same
+/// shapes): large products take the 128 x 128 tiles; a long K over few output tiles is split (the
+/// exact kernel's partial products, then `sum_rows` over them) and a bias gradient over many rows
+/// sums in two passes (`sum_rows_partial`); short products take neither. Each check uses a fresh
+/// device, whose compiled pipelines name the entries that ran.
 #[test]
 fn large_products_take_big_tiles_long_ones_split_along_k_and_long_bias_sums_two_passes() {
     let ran = |m: usize, n: usize, k: usize, bias_grad: bool| {

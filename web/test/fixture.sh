@@ -29,4 +29,5 @@ mkdir -p "$dir"
   --writing_params_path "$dir/cli-pretrained.safetensors" >/dev/null
 "$bin" pretrain vanilla --tiny --max_steps 2 \
   --writing_params_path "$dir/builtin-pretrained.safetensors" >/dev/null
-echo "fixture ready in $dir: data/, cli-vanilla.safetensors, cli-vanilla.predictions, cli-pretrained.safetensors, builtin-pretrained.safetensors"
+echo "fixture ready in $dir: data/, cli-vanilla.safetensors, cli-vanilla.predictions," \
+  "cli-pretrained.safetensors, builtin-pretrained.safetensors"

@@ -60,8 +60,12 @@ fn time_step(
     let clock = clock();
     let cfg = size.config(attnlab::model::Variant::Vanilla);
     say!(
-        "training step, {size:?} preset ({} layers, {} heads, width {}, vocab {}), {rows} x {t} tokens, {repeats} steps after 1 warm-up",
-        cfg.n_layer, cfg.n_head, cfg.n_embd, cfg.vocab_size
+        "training step, {size:?} preset ({} layers, {} heads, width {}, vocab {}), {rows} x {t} \
+         tokens, {repeats} steps after 1 warm-up",
+        cfg.n_layer,
+        cfg.n_head,
+        cfg.n_embd,
+        cfg.vocab_size
     );
     for &variant in variants {
         let r =
@@ -74,21 +78,26 @@ fn time_step(
             r.dispatches_per_step,
             r.peak_mib
         );
-        if dev.as_gpu().is_some() {
+        // Only a device that records dispatches to run later (a GPU) has a recording time of
+        // its own; on the CPU backend the ops run as they are called.
+        if r.dispatches_per_step > 0 {
             say!(
                 "  of which the host recorded for {:.1} ms/step ({:.0} µs a dispatch)",
                 r.record_ms_per_step,
                 1e3 * r.record_ms_per_step / r.dispatches_per_step.max(1) as f64
             );
         }
-        if let (true, Some(g)) = (profile, dev.as_gpu()) {
+        if profile {
             let (mut tr, x) = bench::step_setup_sized(dev, variant, size, rows)?;
             tr.step(&x, &x, rows, t)?.to_vec_f32().await_blocking()?;
-            g.set_profiling(true)?;
+            if !dev.set_profiling(true)? {
+                say!("  --profile: the CPU backend has no per-kernel profile");
+                continue;
+            }
             tr.step(&x, &x, rows, t)?;
             dev.sync().await_blocking()?;
-            let rows = g.profile();
-            g.set_profiling(false)?;
+            let rows = dev.profile();
+            dev.set_profiling(false)?;
             let total: f64 = rows.iter().map(|r| r.2).sum();
             say!(
                 "  one step with every dispatch waited for alone: {:.1} ms",
@@ -208,24 +217,16 @@ pub fn run() -> Result<()> {
     let dev = Device::open_blocking(choice)?;
     say!("device: {} ({})", dev.describe(), dev.reason);
     // The row kernels' reductions: the device's default, or --subgroups on|off.
-    if let Some(g) = dev.as_gpu() {
-        match args.iter().position(|a| a == "--subgroups") {
-            None => {}
-            Some(i) => match args.get(i + 1).map(String::as_str) {
-                Some("on") => g.set_subgroups(true),
-                Some("off") => g.set_subgroups(false),
-                _ => return Err(attnlab::Error::Msg("--subgroups needs on or off".into())),
-            },
+    if let Some(i) = args.iter().position(|a| a == "--subgroups") {
+        match args.get(i + 1).map(String::as_str) {
+            Some("on") => dev.set_row_subgroups(true),
+            Some("off") => dev.set_row_subgroups(false),
+            _ => return Err(attnlab::Error::Msg("--subgroups needs on or off".into())),
         }
-        let how = if g.subgroups() {
-            "subgroups"
-        } else {
-            "workgroup tree"
-        };
-        say!(
-            "row kernels: {how} (the device has subgroups: {})",
-            g.has_subgroups()
-        );
+    }
+    if let Some((on, has)) = dev.row_subgroups() {
+        let how = if on { "subgroups" } else { "workgroup tree" };
+        say!("row kernels: {how} (the device has subgroups: {has})");
     }
     // The matmul kernel: the adapter type's default, the one named, or (--tune) the fastest of
     // all, timed here.
@@ -238,7 +239,7 @@ pub fn run() -> Result<()> {
         let t0 = std::time::Instant::now();
         let clock = move || t0.elapsed().as_secs_f64();
         pollster::block_on(bench::tune_matmul(&dev, repeats.min(3), &clock))?
-    } else if forced.is_some() && dev.as_gpu().is_some() {
+    } else if forced.is_some() && attnlab::ops::matmul::kernel(&dev).is_some() {
         bench::MatmulChoice {
             how: "--matmul".into(),
             ..bench::matmul_choice(&dev)
@@ -260,17 +261,8 @@ pub fn run() -> Result<()> {
     }
     if args.iter().any(|a| a == "--info") {
         // The adapter and the limits the kernels were granted, then nothing else.
-        match dev.as_gpu() {
-            Some(g) => {
-                let a = &g.adapter;
-                say!("adapter: {}", a.name);
-                say!("backend: {}", a.backend);
-                say!("device type: {}", a.device_type);
-                say!("driver: {}", a.driver);
-                say!("software adapter: {}", g.is_software());
-                say!("limits: {:?}", g.limits);
-            }
-            None => say!("no GPU adapter in use: the CPU backend"),
+        for line in dev.adapter_lines() {
+            say!("{line}");
         }
         return Ok(());
     }
@@ -369,6 +361,9 @@ pub fn run() -> Result<()> {
         );
     }
     say!();
-    say!("Loop column: the i-k-j loop timed over the first {cpu_rows} output rows of each product (across batches for attention) and extrapolated linearly to all rows.");
+    say!(
+        "Loop column: the i-k-j loop timed over the first {cpu_rows} output rows of each product \
+         (across batches for attention) and extrapolated linearly to all rows."
+    );
     Ok(())
 }

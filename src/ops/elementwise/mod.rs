@@ -72,7 +72,10 @@ fn same_len(op: &str, a: &Tensor, b: &Tensor) -> Result<()> {
 
 fn no_alias(op: &str, input: &Tensor, out: &Tensor) -> Result<()> {
     if input.same_buffer(out) {
-        return Err(Error::Msg(format!("{op}: the output must not share a buffer with an input (a read-write binding cannot alias a read one)")));
+        return Err(Error::Msg(format!(
+            "{op}: the output must not share a buffer with an input (a \
+             read-write binding cannot alias a read one)"
+        )));
     }
     Ok(())
 }

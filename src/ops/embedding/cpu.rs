@@ -1,5 +1,6 @@
-//! The embedding gather and its scatter-add on the CPU (`embedding`, `embedding_backward` of `shaders/embedding.wgsl`): ids
-//! ≥ V read zeros and write nothing, as on the GPU; the scatter walks the ids in order.
+//! The embedding gather and its scatter-add on the CPU (`embedding`, `embedding_backward` of
+//! `shaders/embedding.wgsl`): ids ≥ V read zeros and write nothing, as on the GPU; the scatter
+//! walks the ids in order.
 
 /// `out[n, :] = table[ids[n], :]`.
 pub fn embedding(ids: &[u32], table: &[f32], out: &mut [f32], v: usize, c: usize) {

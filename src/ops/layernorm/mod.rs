@@ -79,7 +79,11 @@ fn params(rows: usize, c: usize, block_rows: u32, nblocks: u32) -> Result<Params
 fn distinct(ts: &[&Tensor]) -> Result<()> {
     for (i, a) in ts.iter().enumerate() {
         if ts[i + 1..].iter().any(|b| a.same_buffer(b)) {
-            return Err(Error::Msg("layernorm: the same buffer is passed in two roles (input, weight, bias, output and saved stats must be distinct tensors)".into()));
+            return Err(Error::Msg(
+                "layernorm: the same buffer is passed in two roles (input, \
+                 weight, bias, output and saved stats must be distinct tensors)"
+                    .into(),
+            ));
         }
     }
     Ok(())

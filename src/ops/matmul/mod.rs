@@ -11,11 +11,26 @@ pub mod gpu;
 mod packed;
 mod reference;
 
+pub use crate::gpu::MatmulKernel;
 pub use reference::{matmul_backward_ref, matmul_ref};
 
 use crate::autograd::{Tape, Var};
+use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
+
+/// The GPU kernel products on `dev` use now; None on the CPU backend, which has one kernel.
+pub fn kernel(dev: &Device) -> Option<MatmulKernel> {
+    dev.as_gpu().map(|g| g.matmul_kernel())
+}
+
+/// Use kernel `k` for the products that follow on `dev` (`bench::tune_matmul` times them all);
+/// nothing to choose on the CPU backend.
+pub fn set_kernel(dev: &Device, k: MatmulKernel) {
+    if let Some(g) = dev.as_gpu() {
+        g.set_matmul_kernel(k);
+    }
+}
 
 /// Where element (z1, z2, i, j) of a batched matrix sits: `z1*outer + z2*inner + i*row + j*col`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -79,7 +79,8 @@ pub unsafe fn matmul(
 
 thread_local! {
     /// The packed panels of B and A, kept between calls (the step makes hundreds of products).
-    static SCRATCH: std::cell::RefCell<(Vec<f32>, Vec<f32>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+    static SCRATCH: std::cell::RefCell<(Vec<f32>, Vec<f32>)> =
+        const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
 }
 
 /// Whether a product is large enough for the packed kernel to pay for its packing: every side at

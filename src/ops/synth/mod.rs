@@ -71,7 +71,10 @@ pub fn synth_dims(
         return Err(shape_err("synth_scores", "w2 (HS, L) and b2 (L)", w2, b2));
     }
     if t > l {
-        return Err(Error::Shape(format!("synth_scores: sequence length T = {t} exceeds the synthesizer's L = block_size − 1 = {l} (x {x:?}, w2 {w2:?})")));
+        return Err(Error::Shape(format!(
+            "synth_scores: sequence length T = {t} exceeds the \
+             synthesizer's L = block_size − 1 = {l} (x {x:?}, w2 {w2:?})"
+        )));
     }
     Ok(SynthDims { b, t, c, n_head, l })
 }

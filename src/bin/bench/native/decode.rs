@@ -32,7 +32,8 @@ pub(super) fn time_decode(dev: &std::rc::Rc<Device>, tsv: Option<&str>) -> Resul
     let vocab_size = vocab.len().max(256);
     let cfg = attnlab::model::GptConfig::assignment(Variant::Vanilla, vocab_size);
     say!(
-        "greedy decoding, {} questions of {what}, {} tokens each, {} layers, {} heads, width {}, vocab {vocab_size}, random weights",
+        "greedy decoding, {} questions of {what}, {} tokens each, {} layers, {} heads, width {}, \
+         vocab {vocab_size}, random weights",
         prompts.len(),
         attnlab::train::run::EVAL_STEPS,
         cfg.n_layer,
