@@ -10,7 +10,7 @@ use crate::autograd::{Tape, Var};
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::ops::{
-    cross_entropy, dropout, elementwise as ew, embedding, gather, matmul, softmax, synth,
+    attention, cross_entropy, dropout, elementwise as ew, embedding, gather, matmul, synth,
 };
 use crate::tensor::Tensor;
 use std::cell::{Cell, RefCell};
@@ -247,11 +247,19 @@ impl Gpt {
         // One seed for the layer's attention dropout, whatever the number of groups.
         let seed = (pass.train && cfg.attn_pdrop > 0.0).then(|| pass.next_seed());
         let v = lin("value")?;
-        // Attention on blocks of `heads`: `blocks` moves an (N, C) activation there.
+        // Attention on blocks of `heads`: `blocks` moves an (N, C) activation there. The vanilla
+        // model's is the attention op's (fused on the GPU), unless the page asks for the
+        // probabilities; the synthesizer's scores are its own.
         let attend = |heads: Heads, blocks: &dyn Fn(&Var) -> Result<Var>, keys: &Tensor| {
-            let scores = match &qk {
-                Some((q, k)) => heads.scores(tape, &blocks(q)?, &blocks(k)?)?, // (B, NH, T, T)
-                None => {
+            let d = heads.dims();
+            let (p, seed) = (seed.map_or(0.0, |_| cfg.attn_pdrop), seed.unwrap_or(0));
+            let scores = match (&qk, &pass.capture) {
+                (Some((q, k)), None) => {
+                    let (q, k, v) = (blocks(q)?, blocks(k)?, blocks(&v)?);
+                    return attention::causal_attention(tape, &q, &k, &v, keys, d, p, seed);
+                }
+                (Some((q, k)), Some(_)) => attention::scores(tape, &blocks(q)?, &blocks(k)?, d)?,
+                (None, _) => {
                     let x3 = blocks(h)?.reshape(&[heads.b, heads.t, c])?;
                     let w = |n: &str| self.param(&format!("{name}.{n}"));
                     synth::synth_scores(
@@ -264,15 +272,12 @@ impl Gpt {
                         nh,
                     )?
                 }
-            };
-            let mut att = softmax::causal_softmax(tape, &scores, 1.0)?;
+            }; // (B, NH, T, T)
+            let (y, probs) = attention::attend(tape, &scores, &blocks(&v)?, d, keys, p, seed)?;
             if let Some(c) = &pass.capture {
-                c.borrow_mut().push(att.value().clone());
+                c.borrow_mut().push(probs);
             }
-            if let Some(seed) = seed {
-                att = dropout::dropout(tape, &att, keys, cfg.attn_pdrop, seed)?;
-            }
-            heads.mix(tape, &att, &blocks(&v)?) // (B·T, C)
+            Ok(y) // (B·T, C)
         };
         let mut y: Option<Var> = None;
         if layout.groups.is_empty() {

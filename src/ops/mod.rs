@@ -23,6 +23,7 @@ macro_rules! enable_subgroups {
 }
 
 pub mod adamw;
+pub mod attention;
 pub mod checks;
 pub mod cross_entropy;
 pub mod dropout;
@@ -67,6 +68,7 @@ pub async fn run_checks(dev: &Rc<Device>) -> Result<Vec<CheckResult>> {
         }
     }
     out.extend(dropout::check::check(dev).await?);
+    out.extend(attention::check::check(dev).await?);
     out.extend(synth::check::check(dev).await?);
     out.extend(adamw::check::check(dev).await?);
     Ok(out)

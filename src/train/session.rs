@@ -140,7 +140,7 @@ impl Session {
         begin: impl FnOnce() -> Result<Begin>,
     ) -> Result<Session> {
         // Examples are block_size - 1 tokens long; count the whole block.
-        let est = memory::estimate_training(cfg, tc.batch_size, cfg.block_size);
+        let est = memory::estimate_training_on(dev, cfg, tc.batch_size, cfg.block_size);
         memory::check_fits(&est, &MemoryLimit::of_device(dev))?;
         let seed = spec.seed as u32;
         let trainer = match begin()? {

@@ -5,6 +5,7 @@
 //! say why.
 
 mod adamw;
+mod attention;
 mod common;
 mod cross_entropy;
 mod dropout;

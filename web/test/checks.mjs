@@ -60,7 +60,8 @@ async function run() {
     for (const r of res.rows) {
       const verdict = r.passed ? 'PASS' : 'FAIL';
       console.log(
-        `${verdict}  ${r.op.padEnd(14)} ${r.case.padEnd(40)} err ${r.max_err.toExponential(2)}  tol ${r.tol.toExponential(0)}`,
+        `${verdict}  ${r.op.padEnd(14)} ${r.case.padEnd(40)} err ${r.max_err.toExponential(2)}  ` +
+          `tol ${r.tol.toExponential(0)}`,
       );
     }
     console.log(
@@ -69,6 +70,9 @@ async function run() {
     if (res.error) return fail(`page error: ${res.error}`);
     if (res.rows.length === 0) return fail('no checks ran');
     if (res.failed > 0) return fail(`${res.failed} check(s) failed`);
+    // The fused attention trains the GPT, so its kernels must be among the checks.
+    if (!res.rows.some((r) => r.op === 'attention'))
+      return fail('the attention checks did not run');
     // Where the WebGPU adapter offers subgroups (SwiftShader does), the row kernels' subgroup
     // builds must have run and passed beside the workgroup-tree builds.
     const subgroups = await page.evaluate(
@@ -84,11 +88,14 @@ async function run() {
     if (subgroups) {
       if (ran(' [subgroups]').length !== 3 || ran(' [tree]').length !== 3) {
         return fail(
-          `the adapter offers subgroups, but the row kernels' subgroup checks ran for ${ran(' [subgroups]')} and the tree checks for ${ran(' [tree]')}`,
+          `the adapter offers subgroups, but the row kernels' subgroup checks ran for ` +
+            `${ran(' [subgroups]')} and the tree checks for ${ran(' [tree]')}`,
         );
       }
       console.log(
-        `subgroups: the adapter offers them; ${res.rows.filter((r) => r.case.endsWith(' [subgroups]')).length} subgroup row-kernel checks passed`,
+        `subgroups: the adapter offers them; ` +
+          `${res.rows.filter((r) => r.case.endsWith(' [subgroups]')).length} subgroup ` +
+          `row-kernel checks passed`,
       );
     } else {
       console.log('subgroups: not offered here (or the CPU backend); the row kernels ran once');

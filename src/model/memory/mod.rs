@@ -8,12 +8,17 @@
 //! scores, probabilities and their dropout, taken 5/4 times for the backward pass, plus three
 //! B·T·V for the logits, the cross-entropy's probabilities and their gradient. Measured on the CPU
 //! backend's pool (peak bytes of live tensors in one whole step), it is 1.2-1.5x the real peak for
-//! widths 64-512, batches 4-32 and sequences of 31 and 127 tokens (the test checks 1-2x).
+//! widths 64-512, batches 4-32 and sequences of 31 and 127 tokens (the test checks 1-2x). Where the
+//! attention op runs fused (`attention::fuses`: the vanilla model on a GPU, HS ≤ 64) a layer keeps
+//! no T² tensor: the attention output and its row statistics (B·T·(C + 2·NH)) instead
+//! ([`estimate_training_on`]).
 
 use super::config::GptConfig;
+use super::config::Variant;
 use super::params;
 use crate::device::Device;
 use crate::error::{Error, Result};
+use crate::ops::attention;
 
 /// The memory the whole wasm32 module may use for a run on the CPU backend: half of the 4 GiB
 /// address space, leaving room for the page's own data, the estimate's slack and fragmentation.
@@ -65,8 +70,30 @@ impl MemoryEstimate {
     }
 }
 
-/// Estimate the memory of training `cfg` on batches of `batch` sequences of `t` tokens.
+/// Estimate the memory of training `cfg` on batches of `batch` sequences of `t` tokens with the
+/// attention scores kept (B, NH, T, T): the CPU backend's and the synthesizer's, and an upper bound
+/// on any device.
 pub fn estimate_training(cfg: &GptConfig, batch: usize, t: usize) -> MemoryEstimate {
+    estimate(cfg, batch, t, true)
+}
+
+/// [`estimate_training`] for `dev`: without the attention scores where the attention op runs fused
+/// there (the vanilla model on a GPU, `attention::fuses`).
+pub fn estimate_training_on(
+    dev: &Device,
+    cfg: &GptConfig,
+    batch: usize,
+    t: usize,
+) -> MemoryEstimate {
+    estimate(cfg, batch, t, keeps_scores(dev, cfg))
+}
+
+/// Whether a training step of `cfg` on `dev` holds (B, NH, T, T) attention tensors.
+pub fn keeps_scores(dev: &Device, cfg: &GptConfig) -> bool {
+    cfg.variant == Variant::Synthesizer || !attention::fuses(dev, cfg.n_embd / cfg.n_head.max(1))
+}
+
+fn estimate(cfg: &GptConfig, batch: usize, t: usize, scores_kept: bool) -> MemoryEstimate {
     let f = 4u64; // bytes per float
     let (b, t64) = (batch as u64, t as u64);
     let (c, v, nh, l) = (
@@ -83,15 +110,22 @@ pub fn estimate_training(cfg: &GptConfig, batch: usize, t: usize) -> MemoryEstim
     let n = b.saturating_mul(t64); // rows of every (B·T, ·) activation
     let nc = n.saturating_mul(c);
     let scores = b.saturating_mul(nh).saturating_mul(t64).saturating_mul(t64);
-    let per_layer = nc
-        .saturating_mul(22)
-        .saturating_add(scores.saturating_mul(4));
+    // The fused op keeps its output (B·T, C) and row statistics (B·T, NH, 2) instead of the scores,
+    // probabilities and their dropout (and the backward makes no T² gradients).
+    let per_layer = if scores_kept {
+        nc.saturating_mul(22)
+            .saturating_add(scores.saturating_mul(4))
+    } else {
+        nc.saturating_mul(23)
+            .saturating_add(n.saturating_mul(nh).saturating_mul(2))
+    };
     let forward = l
         .saturating_mul(per_layer)
         .saturating_add(nc.saturating_mul(6)) // embeddings, their sum and dropout, ln_f
         .saturating_add(n.saturating_mul(2)); // token ids and targets
-                                              // The forward count runs ~2x above the measured peak of the forward values alone, and the
-                                              // backward frees as it goes; 5/4 of it covers the measured peak of a whole step (see the test).
+
+    // The forward count runs ~2x above the measured peak of the forward values alone, and the
+    // backward frees as it goes; 5/4 of it covers the measured peak of a whole step (see the test).
     let activations = (forward.saturating_mul(5) / 4)
         .saturating_add(n.saturating_mul(v).saturating_mul(3))
         .saturating_mul(f);
@@ -116,15 +150,16 @@ pub fn estimate_training(cfg: &GptConfig, batch: usize, t: usize) -> MemoryEstim
             format!("the MLP activation ({n} × {})", 4 * c),
             true,
         ),
-        (
-            scores,
-            format!("the attention scores ({b} × {nh} × {t64} × {t64})"),
-            true,
-        ),
         (n.saturating_mul(v), format!("the logits ({n} × {v})"), true),
     ];
+    let scores_tensor = (
+        scores,
+        format!("the attention scores ({b} × {nh} × {t64} × {t64})"),
+        true,
+    );
     let (largest, name, per_batch) = candidates
         .into_iter()
+        .chain(scores_kept.then_some(scores_tensor))
         .max_by_key(|(e, _, _)| *e)
         .expect("the list is not empty");
     MemoryEstimate {
@@ -179,7 +214,7 @@ impl MemoryLimit {
             host_total: None,
         };
         #[cfg(not(target_arch = "wasm32"))]
-        if dev.is_cpu() {
+        if dev.tensors_in_host_memory() {
             // Natively the CPU backend's tensors live in the machine's memory: what is available
             // now (Linux; elsewhere there is no budget, only the per-tensor limit). The save is
             // counted with the step (`host_total` left unset: the device is the host).
@@ -189,11 +224,11 @@ impl MemoryLimit {
         }
         // On a GPU the host still holds the save.
         #[cfg(not(target_arch = "wasm32"))]
-        if !dev.is_cpu() {
+        if !dev.tensors_in_host_memory() {
             lim.host_total = available_ram().map(|avail| (avail, ram_words(avail)));
         }
         if cfg!(target_arch = "wasm32") {
-            if dev.is_cpu() {
+            if dev.tensors_in_host_memory() {
                 let in_use = dev.stats().bytes_in_use;
                 let left = WASM_BUDGET_BYTES.saturating_sub(in_use);
                 lim.device_total = Some((
@@ -330,7 +365,9 @@ pub fn check_fits(est: &MemoryEstimate, lim: &MemoryLimit) -> Result<()> {
         let need = est.saved_state.max(est.state_bytes.saturating_mul(2));
         if need > *max {
             return Err(Error::Msg(format!(
-                "{} does not fit: saving its training state (weights and AdamW moments, read back and written) needs about {}, more than {name}; lower the width or the number of layers",
+                "{} does not fit: saving its training state (weights and AdamW moments, read back \
+                 and written) needs about {}, more than {name}; lower the width or the number of \
+                 layers",
                 est.what,
                 fmt_bytes(need),
             )));

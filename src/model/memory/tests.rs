@@ -1,5 +1,6 @@
 //! The memory estimate and its limits: width 4096 refused with the estimate and the limit; the
-//! presets fit the browser's budget or name the batch that does; byte counts read well.
+//! presets fit the browser's budget or name the batch that does; byte counts read well; the CPU
+//! backend keeps the attention scores.
 
 use super::*;
 use crate::model::Variant;
@@ -125,4 +126,38 @@ fn the_save_is_counted_natively() {
         .to_string();
     assert!(msg.contains("to save the run"), "{msg}");
     check_fits(&est, &lim(est.step_total() + est.saved_state)).unwrap();
+}
+
+/// On the CPU backend the attention op composes matmul, causal_softmax, dropout and matmul, which
+/// keep the (B, NH, T, T) tensors: its estimate is the scores-kept one, for both variants.
+#[test]
+fn the_cpu_backend_keeps_the_attention_scores() {
+    let dev = Device::cpu();
+    for variant in [Variant::Vanilla, Variant::Synthesizer] {
+        let cfg = GptConfig::assignment(variant, 100);
+        assert!(keeps_scores(&dev, &cfg), "{variant:?}");
+        let est = estimate_training_on(&dev, &cfg, 8, 127);
+        assert_eq!(est, estimate_training(&cfg, 8, 127), "{variant:?}");
+        assert!(est.activations > 0);
+    }
+    // Narrow heads over long rows: the scores are the largest tensor where they are kept; the
+    // fused op's count (no scores) is smaller and names another.
+    let cfg = GptConfig {
+        n_embd: 64,
+        n_head: 8,
+        ..GptConfig::assignment(Variant::Vanilla, 100)
+    };
+    let (kept, fused) = (estimate(&cfg, 8, 127, true), estimate(&cfg, 8, 127, false));
+    assert!(
+        kept.largest_name.contains("attention scores"),
+        "{}",
+        kept.largest_name
+    );
+    assert!(
+        !fused.largest_name.contains("attention scores"),
+        "{}",
+        fused.largest_name
+    );
+    assert!(fused.largest_tensor < kept.largest_tensor);
+    assert!(fused.activations < kept.activations);
 }
