@@ -5,7 +5,9 @@
 use crate::cpu::Cpu;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
+pub use crate::gpu::GpuLimits;
 use crate::storage::Stats;
+use std::cell::Cell;
 use std::rc::Rc;
 
 /// The two backends. (One per run, so the GPU variant's size does not matter.)
@@ -44,6 +46,8 @@ pub struct Device {
     backend: Backend,
     /// Why this device was chosen, in words for the CLI and the page.
     pub reason: String,
+    /// Whether causal attention may run the fused kernels; see `set_fused_attention`.
+    fused_attention: Cell<bool>,
 }
 
 impl Device {
@@ -52,6 +56,7 @@ impl Device {
         Rc::new(Device {
             backend: Backend::Cpu(Cpu::new()),
             reason: "asked for the CPU".into(),
+            fused_attention: Cell::new(true),
         })
     }
 
@@ -61,6 +66,7 @@ impl Device {
         Ok(Rc::new(Device {
             backend: Backend::Gpu(g),
             reason: "asked for the GPU".into(),
+            fused_attention: Cell::new(true),
         }))
     }
 
@@ -82,6 +88,7 @@ impl Device {
                     Ok(Rc::new(Device {
                         backend: Backend::Gpu(g),
                         reason,
+                        fused_attention: Cell::new(true),
                     }))
                 }
                 Ok(g) => {
@@ -112,6 +119,7 @@ impl Device {
         Device {
             backend: Backend::Cpu(Cpu::new()),
             reason: String::new(),
+            fused_attention: Cell::new(true),
         }
     }
 
@@ -193,6 +201,20 @@ impl Device {
         if let Some(g) = self.as_gpu() {
             g.set_subgroups(on);
         }
+    }
+
+    /// Whether causal attention may take the fused kernels (`ops::attention::fuses`, which also
+    /// wants the GPU backend and a head size it holds); default true.
+    pub fn fused_attention(&self) -> bool {
+        self.fused_attention.get()
+    }
+
+    /// Let causal attention take the fused kernels (`on`, the default) or make it compose matmul,
+    /// causal_softmax, dropout and matmul (the CPU backend's path) on this device too: the bench's
+    /// `--attention fused|composed`, to time both on one GPU. Set it before building a model: the
+    /// memory estimate asks too.
+    pub fn set_fused_attention(&self, on: bool) {
+        self.fused_attention.set(on);
     }
 
     /// Native only: start (clearing the table) or stop the per-kernel profile, in which every

@@ -19,7 +19,7 @@ pub mod storage;
 pub mod tensor;
 pub mod train;
 #[cfg(target_arch = "wasm32")]
-pub mod web;
+pub mod wasm;
 
 pub use device::{Backend, Device, DeviceChoice};
 pub use error::{Error, Result};

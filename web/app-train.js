@@ -1,8 +1,8 @@
-// The Train, Evaluate, Ask and Models cards, started by app.js: data (built-in corpus, served folder, files), the run controls, live progress,
-// models (download/upload as the CLI's safetensors), evaluation and Ask. All device work (WebGPU or the CPU backend) goes through
-// the wasm exports `page_*` (src/web/train.rs), one call at a time (job()). A run is driven in chunks
-// of a few steps (about half a second each), so the page stays responsive and Pause is simply "no
-// next chunk". The run's exact training state is saved to IndexedDB (web/page/store.js) after a
+// The Train, Evaluate, Ask and Models cards, started by app.js: data (built-in corpus, served folder, files), the run
+// controls, live progress, models (download/upload as the CLI's safetensors), evaluation and Ask. All device work
+// (WebGPU or the CPU backend) goes through the wasm exports `page_*` (src/wasm/train.rs), one call at a time (job()).
+// A run is driven in chunks of a few steps (about half a second each), so the page stays responsive and Pause is
+// simply "no next chunk". The run's exact training state is saved to IndexedDB (web/page/store.js) after a
 // chunk when saving is cheap, on pagehide and when the page is hidden, at Pause and on errors, so a
 // reload (or a lost device) resumes about where the run was. The cards tell each other what changed
 // through web/page/events.js ('models', 'data', 'failed'), not by importing each other's redraws.
@@ -55,9 +55,12 @@ export function deviceLine(d, browserInfo, engines = 1) {
     ? [browserInfo.vendor, browserInfo.architecture].filter(Boolean).join(' / ')
     : '';
   return (
-    `GPU: ${a.name}${b ? ` (${b}${browserInfo.isFallbackAdapter ? ', software fallback' : ''})` : ''}${a.backend === 'BrowserWebGpu' ? '' : ` · ${a.backend}`} · ` +
+    `GPU: ${a.name}` +
+    `${b ? ` (${b}${browserInfo.isFallbackAdapter ? ', software fallback' : ''})` : ''}` +
+    `${a.backend === 'BrowserWebGpu' ? '' : ` · ${a.backend}`} · ` +
     `limits: storage binding ${mib(L.max_storage_buffer_binding_size)}, buffer ${mib(L.max_buffer_size)}, ` +
-    `${L.max_compute_invocations_per_workgroup} invocations/workgroup, ${L.max_storage_buffers_per_shader_stage} storage buffers/stage`
+    `${L.max_compute_invocations_per_workgroup} ` +
+    `invocations/workgroup, ${L.max_storage_buffers_per_shader_stage} storage buffers/stage`
   );
 }
 
@@ -72,7 +75,7 @@ export function pageUnavailable(message) {
 }
 
 export async function startPage(w, device, browserInfo, workers) {
-  P.wasm = w;
+  P.engine = w;
   S.backend = device.kind;
   // A software WebGPU adapter (no GPU): the presets' notes point to the CPU backend.
   S.softwareAdapter = device.kind !== 'cpu' && !!(device.adapter && device.adapter.software);
@@ -87,14 +90,16 @@ export async function startPage(w, device, browserInfo, workers) {
   };
   showLine();
   on('engines', showLine); // fewer engines than asked: the line says how many run
-  P.presets = await P.wasm.page_presets();
+  P.presets = await P.engine.presets();
   // The presets' forms, read once (the form switches between them without waiting for the engine).
   P.presetForms = {};
   for (const name of ['quick', 'middle', 'full']) {
     for (const scratch of [true, false])
-      P.presetForms[`${name}:${scratch}`] = await P.wasm.page_preset_form(name, scratch);
+      P.presetForms[`${name}:${scratch}`] = await P.engine.preset_form(name, scratch);
   }
-  P.deviceKey = `${device.kind}:${device.kind === 'cpu' ? device.describe : device.adapter.name}:${browserInfo ? [browserInfo.vendor, browserInfo.architecture].join('/') : ''}`;
+  P.deviceKey =
+    `${device.kind}:${device.kind === 'cpu' ? device.describe : device.adapter.name}:` +
+    `${browserInfo ? [browserInfo.vendor, browserInfo.architecture].join('/') : ''}`;
   applyPreset('quick');
   wireData();
   wireForm();
@@ -104,7 +109,7 @@ export async function startPage(w, device, browserInfo, workers) {
   wireAsk();
   keepFocus();
   wireOnDemand();
-  // The demos' E8/E9 read the same registry (src/web/models.rs): they only redraw, nothing is
+  // The demos' E8/E9 read the same registry (src/wasm/models.rs): they only redraw, nothing is
   // copied or uploaded again.
   on('models', () => {
     if (window.attnlabDemos) window.attnlabDemos.modelsChanged();
@@ -113,7 +118,7 @@ export async function startPage(w, device, browserInfo, workers) {
     S.error = errText(e.reason);
   });
   // Test hook: destroy the GPU device between two GPU calls (as a driver reset would take it away).
-  S.destroyDevice = () => job('destroy', () => P.wasm.page_debug_destroy_device());
+  S.destroyDevice = () => job('destroy', () => P.engine.debug_destroy_device());
   try {
     P.served = await fetchServed();
     await prepareData();
@@ -140,7 +145,8 @@ export async function startPage(w, device, browserInfo, workers) {
   }
   const asks =
     S.shipped.state === 'loaded'
-      ? ' The shipped model answers in Ask above; a run’s model replaces it (“Keep for comparison” in the Models card keeps it beside).'
+      ? ' The shipped model answers in Ask above; a run’s model replaces it (“Keep for ' +
+        'comparison” in the Models card keeps it beside).'
       : '';
   setStatus('idle', `${savedStatus(rec)}${asks}`);
   redrawChart();

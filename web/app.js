@@ -1,7 +1,7 @@
 // The page's entry: open the device (web/backend.js: WebGPU, or the CPU backend without it), fill
 // the Device card (backend, why, and the adapter's limits on WebGPU) with its Backend selector,
-// start the Train, Evaluate, Ask and Models cards (web/app-train.js) and the Benchmark card (web/page/bench.js), and keep the
-// kernel-checks card (run on demand, or at once with ?checks=1).
+// start the Train, Evaluate, Ask and Models cards (web/app-train.js) and the Benchmark card (web/page/bench.js), and
+// keep the kernel-checks card (run on demand, or at once with ?checks=1).
 // State for automated tests lives in window.__checks = {done, passed, failed, rows, error} and
 // window.__device = {ready, kind, choice, describe, reason, webgpu, error}.
 // A missing wasm build shows a message instead of silently stopping this script. The checks go
@@ -15,13 +15,13 @@ import { MAX_WORKERS, applyDevice, job, loadDevice, simdOf } from './backend.js'
 import { esc as escapeHtml } from './page/ui.js';
 import { on } from './page/events.js';
 
-let wasm = null;
+let engine = null;
 let checking = false;
 let training = false;
 // The training card's states in which a run holds the device (web/page/core.js setStatus).
 const TRAINING = ['starting', 'running', 'pausing', 'stopping'];
 const checksButton = () => {
-  $('run').disabled = !wasm || checking || training;
+  $('run').disabled = !engine || checking || training;
 };
 
 const $ = (id) => document.getElementById(id);
@@ -37,14 +37,16 @@ const dev = (window.__device = {
   error: null,
 });
 
-const HELP = `
+const HELP =
+  `
   <details><summary>Where WebGPU works</summary>
   <ul>
     <li>Chrome or Edge 113+ (WebGPU is on by default on Windows, macOS and ChromeOS)</li>
     <li>Firefox 141+ on Windows</li>
     <li>Safari 26+</li>
     <li>On Linux: start Chrome/Chromium with <code>--enable-unsafe-webgpu</code>
-      (and <code>--enable-features=Vulkan</code> where needed), or turn on <code>chrome://flags/#enable-unsafe-webgpu</code>
+      (and <code>--enable-features=Vulkan</code> where needed), or turn on ` +
+  `<code>chrome://flags/#enable-unsafe-webgpu</code>
       and <code>chrome://flags/#enable-vulkan</code></li>
   </ul></details>`;
 
@@ -168,10 +170,17 @@ function showDevice(d, probe) {
   $('device-reason').textContent = `Why: ${d.reason}.`;
   if (d.kind === 'cpu') {
     const budget = d.budget_bytes
-      ? ` A training run may use up to ${bytes(d.budget_bytes)} of the module's memory; a larger model or batch is refused before it starts, with the estimate.`
+      ? ` A training run may use up to ${bytes(d.budget_bytes)} of the module's memory; a ` +
+        `larger model or batch is refused before it starts, with the estimate.`
       : '';
     $('device-note').textContent =
-      `Each engine is a Web Worker with one thread of ${simdOf(d.describe)} and its own copy of the model, so the page answers during training; with more than one (Workers), each takes part of every step's batch and the gradients are added in one fixed order (the same numbers for the same count), and each answers a share of an evaluation's questions (the same predictions as one engine). A large step is taken in parts of a few tenths of a second, so Pause, Stop and a demo's update wait for one part, not a whole step.${budget}`;
+      `Each engine is a Web Worker with one thread of ${simdOf(d.describe)} and its own copy ` +
+      `of the model, so the page answers during training; with more than one (Workers), each ` +
+      `takes part of every step's batch and the gradients are added in one fixed order (the ` +
+      `same numbers for the same count), and each answers a share of an evaluation's questions ` +
+      `(the same predictions as one engine). A large step is taken in parts of a few tenths of ` +
+      `a second, so Pause, Stop and a demo's update wait for one part, not a whole ` +
+      `step.${budget}`;
     $('device-note').hidden = false;
     $('gpu-details').hidden = true;
   } else {
@@ -180,8 +189,10 @@ function showDevice(d, probe) {
   }
   $('checks-what').textContent =
     d.kind === 'cpu'
-      ? `Each op's CPU-backend kernels (f32, ${simdOf(d.describe)}) against a plain f64 reference on seeded inputs. Error is max |kernel − reference| / (1 + |reference|).`
-      : "Each op's WebGPU kernels against a plain f64 CPU reference on seeded inputs. Error is max |gpu − cpu| / (1 + |cpu|).";
+      ? `Each op's CPU-backend kernels (f32, ${simdOf(d.describe)}) against a plain f64 ` +
+        `reference on seeded inputs. Error is max |kernel − reference| / (1 + |reference|).`
+      : "Each op's WebGPU kernels against a plain f64 CPU reference on seeded inputs. Error is " +
+        'max |gpu − cpu| / (1 + |cpu|).';
 }
 
 // The Device card's Apply button: a choice in Backend or Workers takes effect only when applied,
@@ -205,7 +216,9 @@ function wireApply(d, w) {
     apply.disabled = training;
     note.textContent = training
       ? 'Pause or stop the training run first: applying reloads the page, which would cut the run off at its last save.'
-      : "Applying reloads the page. Your data files, each variant's current model and a paused run come back; the models kept for comparison, the evaluations and the answers shown do not.";
+      : "Applying reloads the page. Your data files, each variant's current model and a paused " +
+        'run come back; the models kept for comparison, the evaluations and the answers shown do ' +
+        'not.';
   };
   for (const sel of [backend, workers]) sel.addEventListener('change', show);
   window.addEventListener('attnlab-status', show);
@@ -243,12 +256,14 @@ async function runChecks() {
   summary.textContent = dev.kind === 'cpu' ? 'Running…' : 'Running… (software GPUs take a while)';
   const t0 = performance.now();
   try {
-    const rows = await job('checks', () => wasm.run_checks());
+    const rows = await job('checks', () => engine.run_checks());
     const passed = rows.filter((r) => r.passed).length;
     Object.assign(state, { rows, passed, failed: rows.length - passed });
     showRows(rows);
     const secs = ((performance.now() - t0) / 1000).toFixed(1);
-    summary.textContent = `${passed} of ${rows.length} passed (${secs} s, ${dev.kind === 'cpu' ? 'CPU backend' : 'WebGPU'})`;
+    summary.textContent =
+      `${passed} of ${rows.length} passed (${secs} ` +
+      `s, ${dev.kind === 'cpu' ? 'CPU backend' : 'WebGPU'})`;
     summary.className = rows.length > 0 && passed === rows.length ? 'summary ok' : 'summary bad';
     state.done = true;
   } catch (e) {
@@ -270,7 +285,8 @@ async function main() {
   } catch (e) {
     const msg = String((e && e.message) || e);
     showNotice(
-      `<p><strong>Could not load web/pkg/attnlab.js:</strong> ${escapeHtml(msg)}. Build it with <code>scripts/build-web.sh</code> (or run <code>scripts/serve.sh</code>).</p>`,
+      `<p><strong>Could not load web/pkg/attnlab.js:</strong> ${escapeHtml(msg)}. Build it ` +
+        `with <code>scripts/build-web.sh</code> (or run <code>scripts/serve.sh</code>).</p>`,
       true,
     );
     pageUnavailable('The wasm module did not load; see the note at the top.');
@@ -280,7 +296,7 @@ async function main() {
     fail(msg);
     return;
   }
-  wasm = got.wasm;
+  engine = got.engine;
   const d = got.device;
   Object.assign(dev, {
     ready: true,
@@ -295,7 +311,9 @@ async function main() {
   showWorkers(d, got.workers);
   if (d.kind === 'cpu' && !got.probe.adapter) {
     showNotice(
-      `<p>No WebGPU here (${escapeHtml(got.probe.why)}): running on the ${escapeHtml(d.describe)}. Everything works; training is slower than on a GPU.</p>${HELP}`,
+      `<p>No WebGPU here (${escapeHtml(got.probe.why)}): running on ` +
+        `the ${escapeHtml(d.describe)}. Everything works; training is slower than on a ` +
+        `GPU.</p>${HELP}`,
       false,
     );
   }
@@ -310,9 +328,9 @@ async function main() {
     $('checks-card').open = true;
     runChecks();
   }
-  startPage(wasm, d, got.probe.info, got.workers);
-  startBench(wasm, d, got.probe.info);
-  startMatmul(wasm, d);
+  startPage(engine, d, got.probe.info, got.workers);
+  startBench(engine, d, got.probe.info);
+  startMatmul(engine, d);
 }
 
 main();

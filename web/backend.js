@@ -1,9 +1,9 @@
 // The page's engine, shared by every card (app.js, app-train.js, page/bench.js) and the demos
 // (demos.js): the one wasm module, the one device and the one queue of device work (job). The module
 // runs in one module Web Worker (web/engine-worker.js), so training, evaluation and the demos'
-// kernels never block the page's thread; here, on the page's side, are the worker's handle, the
-// queue and the device choice. The worker opens the device for the user's choice through the wasm
-// export open_device (src/web/mod.rs):
+// kernels never block the page's thread; here, on the page's side, are the engine's client
+// (web/engine.js), the queue and the device choice. The worker opens the device for the user's
+// choice through the Engine's open_device (src/wasm/mod.rs):
 //   auto    a hardware WebGPU adapter if the browser has one, else the CPU backend (f32 kernels,
 //           wasm SIMD128, one thread); a software fallback adapter (SwiftShader) is slower than the
 //           CPU backend, so auto does not take it
@@ -13,6 +13,8 @@
 // localStorage (the Device card's Backend selector and its Apply button), else auto. Applying stores it
 // and reloads the page, so every tensor, model and run starts on the new device (a saved run resumes
 // from IndexedDB).
+
+import { startEngine } from './engine.js';
 
 export const KEY = 'attnlab-backend';
 export const CHOICES = ['auto', 'webgpu', 'cpu'];
@@ -71,14 +73,22 @@ export function workerPlan(kind) {
   const n = choice === 'auto' ? auto : choice;
   const how =
     choice === 'auto'
-      ? `auto: the browser reports ${cores} core${cores === 1 ? '' : 's'}${cores > 1 ? ', one left to the page' : ''}${cores === 2 ? '; 2 under Workers uses both, faster only when both are free, and the page then answers more slowly' : ''}`
-      : `you chose ${n} ${from === 'address' ? 'with ?workers= in the address' : 'in the Workers selector'}`;
+      ? `auto: the browser reports ${cores} core${cores === 1 ? '' : 's'}` +
+        (cores > 1 ? ', one left to the page' : '') +
+        (cores === 2
+          ? '; 2 under Workers uses both, faster only when both are free, and the page then ' +
+            'answers more slowly'
+          : '')
+      : `you chose ${n} ` +
+        (from === 'address' ? 'with ?workers= in the address' : 'in the Workers selector');
   const share =
     n === 1
       ? ''
       : isolated
-        ? '; the page is cross-origin isolated, so the engines pass weights and gradients through shared memory'
-        : '; the page is not cross-origin isolated (its server sends no COOP/COEP headers), so weights and gradients are copied between the engines (slower)';
+        ? '; the page is cross-origin isolated, so the engines pass weights and gradients ' +
+          'through shared memory'
+        : '; the page is not cross-origin isolated (its server sends no COOP/COEP headers), so ' +
+          'weights and gradients are copied between the engines (slower)';
   return { ...base, n, why: `${how}${share}` };
 }
 
@@ -121,89 +131,22 @@ async function probeWebGPU() {
   }
 }
 
-// The engine's exports as async functions of the same names: each call posts {type: 'call', id, fn,
-// args} to the worker (the message types are listed in web/engine-worker.js) and resolves to what
-// the export returned (structured-cloned) or rejects with an Error carrying the export's own
-// message. A function argument (a progress callback) stays here and is called with what the
-// worker's stand-in for it was given. The worker serves one call at a time; job() below orders the
-// page's device work and names the call running.
-// callWith(engine, fn, args, {into, transfer}) makes the same call with two options: `into` a
-// SharedArrayBuffer for the result's Float32Array (web/engine-worker.js), `transfer` the
-// ArrayBuffers of the arguments to move rather than copy (the caller loses them).
-const raw = new WeakMap();
-export const callWith = (engine, fn, args, opts = {}) => raw.get(engine)(fn, args, opts);
-
 // Which wasm build the CPU backend runs, from the device's description: "wasm relaxed SIMD" or
 // "wasm SIMD128" (web/engine-worker.js picks the build; src/cpu/mod.rs names it).
 export const simdOf = (describe) => ((describe || '').match(/wasm [^,)]+/) || ['wasm SIMD'])[0];
 
-export function startEngine() {
-  // ?simd=128 on the page's address loads the SIMD128 build even where relaxed SIMD is offered.
-  const simd = new URLSearchParams(self.location.search).get('simd') === '128' ? '?simd=128' : '';
-  const worker = new Worker(new URL(`./engine-worker.js${simd}`, import.meta.url), {
-    type: 'module',
-  });
-  const calls = new Map();
-  let next = 1;
-  const call = (fn, args, { into, transfer } = {}) =>
-    new Promise((resolve, reject) => {
-      const id = next++;
-      const callbacks = [];
-      const sent = args.map((a) =>
-        typeof a === 'function' ? { progress: callbacks.push(a) - 1 } : a,
-      );
-      calls.set(id, { resolve, reject, callbacks });
-      worker.postMessage({ type: 'call', id, fn, args: sent, into }, transfer || []);
-    });
-  return new Promise((resolve, reject) => {
-    const stop = (why) => {
-      reject(new Error(why));
-      for (const c of calls.values()) c.reject(new Error(`the engine stopped: ${why}`));
-      calls.clear();
-    };
-    // The script or the module did not load (the event carries no reason for a module worker).
-    worker.onerror = (e) => {
-      e.preventDefault();
-      stop(e.message || 'the engine (web/engine-worker.js with web/pkg/attnlab.js) did not load');
-    };
-    worker.onmessage = ({ data: m }) => {
-      if (m.type === 'ready') {
-        const engine = Object.freeze(
-          Object.fromEntries(m.exports.map((fn) => [fn, (...args) => call(fn, args)])),
-        );
-        raw.set(engine, call);
-        resolve(engine);
-        return;
-      }
-      if (m.type === 'failed') {
-        stop(m.error);
-        return;
-      }
-      const c = calls.get(m.id);
-      if (!c) return;
-      if (m.type === 'progress') {
-        c.callbacks[m.k](...m.args);
-        return;
-      }
-      calls.delete(m.id);
-      if (m.type === 'result') c.resolve(m.value);
-      else c.reject(new Error(m.error));
-    };
-  });
-}
-
-// Start the engine and open the device once: resolves to {wasm, device, probe, choice, from, workers}, where
-// wasm holds the engine's exports (each returns a promise) and device is the wasm side's
-// description {kind: 'gpu'|'cpu', choice, describe, reason, threads, max_tensor_bytes,
-// budget_bytes, adapter}, and workers is workerPlan's answer for it. Rejects only when the engine
-// itself does not load.
+// Start the engine and open the device once: resolves to {engine, device, probe, choice, from,
+// workers}, where engine is the engine's client (web/engine.js: one method per Engine method, each
+// returning a promise) and device is the wasm side's description {kind: 'gpu'|'cpu', choice,
+// describe, reason, threads, max_tensor_bytes, budget_bytes, adapter}, and workers is workerPlan's
+// answer for it. Rejects only when the engine itself does not load.
 export function loadDevice() {
   if (!ready) {
     ready = (async () => {
-      const [wasm, probe] = await Promise.all([startEngine(), probeWebGPU()]);
+      const [engine, probe] = await Promise.all([startEngine(), probeWebGPU()]);
       const { choice, from } = currentChoice();
-      const device = await wasm.open_device(choice);
-      return { wasm, device, probe, choice, from, workers: workerPlan(device.kind) };
+      const device = await engine.open_device(choice);
+      return { engine, device, probe, choice, from, workers: workerPlan(device.kind) };
     })();
   }
   return ready;
@@ -243,7 +186,7 @@ export const recentJobs = () =>
 export function job(what, f) {
   const g = async () => {
     // A macrotask boundary before every call: wasm-bindgen futures and IndexedDB callbacks run as
-    // microtasks, so without it a click → restore → page_start → first training step chain ran as
+    // microtasks, so without it a click → restore → start → first training step chain ran as
     // one 110–250 ms task on a software adapter.
     await nextTask();
     current = what;

@@ -2,7 +2,7 @@
 // runs each item's math through the wasm module's kernels (through the engine's one job queue, latest settings win
 // while a slider is dragged), draws the picture and the numbers, and keeps the URL fragment in step
 // (#e3?s=50&lv=-6 …) so a state can be shared. Test hooks: window.__demos = {ready, runs, results, labels, error}.
-// Trained models for E8/E9: the page's registry (src/web/models.rs); window.attnlabDemos.setModel(bytes)
+// Trained models for E8/E9: the page's registry (src/wasm/models.rs); window.attnlabDemos.setModel(bytes)
 // puts a checkpoint's safetensors bytes there.
 import { ITEMS as E_ITEMS } from './demos/items.js';
 import { S2_ITEMS, modelsChanged as s2ModelsChanged, setSoftware } from './demos/section2.js';
@@ -36,7 +36,7 @@ const state = (window.__demos = {
   tex: { rendered: [], failed: [] },
 });
 const demos = new Map();
-let wasm = null;
+let engine = null;
 let wasmReady = null;
 
 // The engine's one queue (web/backend.js): a demo's call waits for the training page's current call
@@ -46,7 +46,7 @@ const gpuJob = (f) => job('demo', f);
 // The same module instance and device as the rest of the page (web/backend.js opens it once:
 // WebGPU, or the CPU backend without it).
 async function loadWasm() {
-  const { wasm: m, device } = await loadDevice();
+  const { engine: m, device } = await loadDevice();
   setBackend(device.kind);
   setSoftware(Boolean(device.adapter && device.adapter.software));
   state.backend = device.kind;
@@ -65,7 +65,7 @@ async function loadWasm() {
       d.status.textContent =
         device.kind === 'cpu' ? 'Computing on the CPU backend…' : 'Computing on the GPU…';
   }
-  wasm = m;
+  engine = m;
   return m;
 }
 
@@ -99,7 +99,9 @@ function control(d, c) {
       });
     }
   } else if (c.type === 'select') {
-    wrap.innerHTML = `<label for="${id}">${c.label}</label> <select id="${id}">${c.options.map(([v, t]) => `<option value="${esc(v)}">${esc(t)}</option>`).join('')}</select>`;
+    wrap.innerHTML =
+      `<label for="${id}">${c.label}</label> <select ` +
+      `id="${id}">${c.options.map(([v, t]) => `<option value="${esc(v)}">${esc(t)}</option>`).join('')}</select>`;
     const sel = wrap.querySelector('select');
     const num = typeof d.item.defaults[c.key] === 'number';
     sel.addEventListener('change', () => {
@@ -120,7 +122,9 @@ function control(d, c) {
       box.checked = !!st[c.key];
     });
   } else if (c.type === 'text') {
-    wrap.innerHTML = `<label for="${id}">${c.label}</label> <input type="text" id="${id}" maxlength="120" spellcheck="false">`;
+    wrap.innerHTML =
+      `<label for="${id}">${c.label}</label> <input type="text" id="${id}" maxlength="120" ` +
+      `spellcheck="false">`;
     const inp = wrap.querySelector('input');
     inp.addEventListener('change', () => {
       st[c.key] = inp.value;
@@ -192,7 +196,7 @@ async function run(d) {
       const snap = { ...d.st };
       try {
         await wasmReady;
-        d.res = await gpuJob(() => d.item.compute(wasm, snap, d));
+        d.res = await gpuJob(() => d.item.compute(engine, snap, d));
         d.limits.forEach((f) => f());
         d.snap = snap;
         // A message a card keeps (S2a's refused file) stays until the card itself clears it.
@@ -254,15 +258,18 @@ function build(item, hash) {
   el.className = 'demo';
   el.id = item.id;
   el.setAttribute('aria-labelledby', `${item.id}-title`);
-  el.innerHTML = `
-    <h3 id="${item.id}-title"><a class="demo-link" href="#${item.id}" title="link to this demo">${item.num}</a> ${item.title}</h3>
+  el.innerHTML =
+    `
+    <h3 id="${item.id}-title"><a class="demo-link" href="#${item.id}" title="link to ` +
+    `this demo">${item.num}</a> ${item.title}</h3>
     <p class="demo-explain">${item.explain}</p>
     <div class="demo-formula" role="group" aria-label="formula">${item.formula}</div>
     <div class="demo-body">
       <figure class="demo-figure"><figcaption class="sr-only">${esc(item.alt)}</figcaption></figure>
       <div class="demo-side">
         <div class="demo-controls" role="group" aria-label="${esc(item.title)} settings"></div>
-        <label class="demo-cpu"><input type="checkbox"><span class="demo-cpu-text"> show the reference (f64) beside the kernels’ numbers</span></label>
+        <label class="demo-cpu"><input type="checkbox"><span class="demo-cpu-text"> ` +
+    `show the reference (f64) beside the kernels’ numbers</span></label>
         <p class="demo-status" role="status" aria-live="polite"></p>
         <div class="demo-numbers"></div>
       </div>
@@ -365,11 +372,15 @@ function pinTo(el) {
 async function main() {
   if (!root) return;
   const hash = parseHash();
-  root.innerHTML = `<h2>Attention, hands on</h2>
+  root.innerHTML =
+    `<h2>Attention, hands on</h2>
     <p class="muted">The written exercises on attention as things to touch. Every number below is computed by
-    <span id="demos-kernels">the kernels that train the GPT</span> (the strided matmul and the causal softmax); tick “show the reference” to
-    see an f64 computation beside it. Each demo's settings live in the address bar, so a link shares the exact state.</p>
-    <nav class="demo-toc" aria-label="demos">${ITEMS.map((i) => `<a href="#${i.id}">${i.num} ${i.short}</a>`).join('')}</nav>
+    <span id="demos-kernels">the kernels that train the GPT</span> (the strided matmul ` +
+    `and the causal softmax); tick “show the reference” to
+    see an f64 computation beside it. Each demo's settings live in the address bar, so ` +
+    `a link shares the exact state.</p>
+    <nav class="demo-toc" ` +
+    `aria-label="demos">${ITEMS.map((i) => `<a href="#${i.id}">${i.num} ${i.short}</a>`).join('')}</nav>
     <p id="demos-busy" class="notice info" hidden>A training run is going: the demos share its device, so each
     update waits for the current training chunk to end (a second or two with the quick preset; longer with
     bigger models). Pause the run and the demos answer at once.</p>`;
@@ -408,11 +419,11 @@ async function main() {
   }).observe(root);
 }
 
-// E8/E9 draw the page's models (one registry in src/web/models.rs, shared with training and Ask).
+// E8/E9 draw the page's models (one registry in src/wasm/models.rs, shared with training and Ask).
 // The registry's variants, as last read from the engine (the models() hook answers at once).
 let modelList = [];
 const readModels = async () => {
-  if (wasm) modelList = await gpuJob(() => wasm.demo_models());
+  if (engine) modelList = await gpuJob(() => engine.demo_models());
 };
 const rerunModels = () => {
   // A model loaded or trained: S2a's kept message of an earlier refused file goes with the recompute.
@@ -444,7 +455,7 @@ window.attnlabDemos = {
   async setModel(bytes) {
     await wasmReady;
     const name = await gpuJob(() =>
-      wasm.demo_set_model(bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes)),
+      engine.demo_set_model(bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes)),
     );
     await readModels();
     rerunModels();
@@ -452,15 +463,15 @@ window.attnlabDemos = {
   },
   async clearModel(variant) {
     await wasmReady;
-    await gpuJob(() => wasm.demo_clear_model(variant));
+    await gpuJob(() => engine.demo_clear_model(variant));
     await readModels();
     rerunModels();
   },
-  // Section 2's own models (src/web/section2.rs): "nopretrain" or "pretrained".
+  // Section 2's own models (src/wasm/section2.rs): "nopretrain" or "pretrained".
   async s2Load(role, bytes, name) {
     await wasmReady;
     const label = await gpuJob(() =>
-      wasm.s2_load(role, bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes), name),
+      engine.s2_load(role, bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes), name),
     );
     rerunModels();
     return label;

@@ -1,24 +1,26 @@
-// The page's engine (a module Web Worker, started by web/backend.js): the one instance of the wasm
-// module, the one device and every model and run live here, so a training chunk, an evaluation or
-// a demo's computation never blocks the page's thread. The messages (each with a `type`):
-//   page → engine   {type: 'call', id, fn, args, into}  fn: one of the exports listed in 'ready';
+// The page's engine (a module Web Worker, started by web/engine.js): the one instance of the wasm
+// module and its one `Engine` (src/wasm/engine.rs), which holds the device and every model and
+// run, so a training chunk, an evaluation or a demo's computation never blocks the page's thread.
+// The messages (each with a `type`; web/engine.js is the only sender):
+//   page → engine   {type: 'call', id, method, args, into}  method: one of the Engine's methods;
 //                                                      into (optional): a SharedArrayBuffer that
 //                                                      receives the result's Float32Array (below)
-//   engine → page   {type: 'ready', exports: [names]}   once, when the module is loaded
+//   engine → page   {type: 'ready', methods: [names]}   once, when the module is loaded
 //                   {type: 'failed', error}             instead, when it did not load
 //                   {type: 'result', id, value}
-//                   {type: 'error', id, error}          the export's own message
+//                   {type: 'error', id, error}          the method's own message
 //                   {type: 'progress', id, k, args}     an argument {progress: k} became a function
-//                                                      posting this (page_bench's progress text)
+//                                                      posting this (bench's progress text)
 // The engine serves ONE call at a time, by construction: a call that arrives while another runs
 // (awaiting the device between two of its steps) waits in `waiting` until that one has returned,
 // so no two calls' device work ever interleaves, whoever on the page sent them.
 
 // Two builds of the module (scripts/build-web.sh): web/pkg with SIMD128, and web/pkg-relaxed, the
 // same with relaxed SIMD, whose fused multiply-add the CPU backend's matmuls use (1.2–1.5× their
-// SIMD128 speed here, the step a fifth to a quarter faster: BENCHMARKS.md). The relaxed one is loaded where the browser validates
-// a relaxed-SIMD instruction (Chrome 114+, Firefox 146+; not Safari), unless the page's address
-// asks for ?simd=128 (web/backend.js passes it on), or it is missing.
+// SIMD128 speed here, the step a fifth to a quarter faster: BENCHMARKS.md). The relaxed one is
+// loaded where the browser validates a relaxed-SIMD instruction (Chrome 114+, Firefox 146+; not
+// Safari), unless the page's address asks for ?simd=128 (web/engine.js passes it on), or it is
+// missing.
 // The probe: a function of three v128 that returns f32x4.relaxed_madd of them.
 const RELAXED_PROBE = new Uint8Array([
   0, 97, 115, 109, 1, 0, 0, 0, 1, 8, 1, 96, 3, 123, 123, 123, 1, 123, 3, 2, 1, 0, 10, 13, 1, 11, 0,
@@ -39,7 +41,13 @@ async function load() {
   return import('./pkg/attnlab.js');
 }
 
-const NOT_CALLABLE = new Set(['default', 'initSync']);
+// The Engine's own methods: the prototype's functions but the constructor and `free` (which
+// would drop the engine); wasm-bindgen's internals start with `__`.
+const methodsOf = (proto) =>
+  Object.getOwnPropertyNames(proto).filter(
+    (k) =>
+      typeof proto[k] === 'function' && k !== 'constructor' && k !== 'free' && !k.startsWith('__'),
+  );
 
 // wgpu's WebGPU backend cannot ask the browser for the 'subgroups' feature (its feature list has no
 // such entry), so the engine asks for it here whenever the adapter offers it, and says whether the
@@ -90,16 +98,15 @@ function share(v, into) {
 
 const message = (e) => String((e && e.message) || e);
 
-async function serve({ id, fn, args, into }) {
+async function serve({ id, method, args, into }) {
   try {
-    const f = NOT_CALLABLE.has(fn) ? null : wasm[fn];
-    if (typeof f !== 'function') throw new Error(`the engine has no function ${fn}`);
+    if (!methods.includes(method)) throw new Error(`the engine has no method ${method}`);
     const call = args.map((a) =>
       a && typeof a === 'object' && 'progress' in a && Object.keys(a).length === 1
         ? (...p) => self.postMessage({ type: 'progress', id, k: a.progress, args: p })
         : a,
     );
-    let value = await f(...call);
+    let value = await engine[method](...call);
     if (into) value = share(value, into);
     self.postMessage({ type: 'result', id, value }, transfers(value));
   } catch (err) {
@@ -118,21 +125,20 @@ async function drain() {
   serving = false;
 }
 
-let wasm = null;
+let engine = null;
+let methods = [];
 try {
   const build = await load();
   ({ memory } = await build.default());
-  wasm = build;
+  engine = new build.Engine();
+  methods = methodsOf(build.Engine.prototype);
   self.onmessage = ({ data: m }) => {
     if (m && m.type === 'call') {
       waiting.push(m);
       drain();
     }
   };
-  self.postMessage({
-    type: 'ready',
-    exports: Object.keys(wasm).filter((k) => !NOT_CALLABLE.has(k) && typeof wasm[k] === 'function'),
-  });
+  self.postMessage({ type: 'ready', methods });
 } catch (err) {
   self.postMessage({ type: 'failed', error: message(err) });
 }

@@ -2,7 +2,7 @@
 // web/backend.js, and N − 1 helpers, each another module Web Worker with its own instance of the
 // wasm module, its own CPU device and its own session of the same run). Each step the page's engine
 // hands out its weights, every helper computes the gradients of its part of the batch
-// (page_step_part in src/web/steps.rs), and the page's engine adds them in row order and updates
+// (step_part in src/wasm/steps.rs), and the page's engine adds them in row order and updates
 // (web/page/steps.js). When the page is cross-origin isolated (scripts/serve.py sends COOP and
 // COEP), the weights and gradients pass through SharedArrayBuffers: the engine writes a result
 // into one, and the page hands a view of it to the next engine without copying; otherwise they
@@ -10,9 +10,9 @@
 // Helpers start when a run or an evaluation first needs them and stay for the page's life; they
 // hold nothing the page's engine does not also hold (a run is started on them from the page's
 // engine's exact state, an evaluation's model is a copy of the page's: web/page/eval.js).
-// (A helper engine is called `helper` here, as the page's is `wasm` elsewhere: web/test/calls.mjs
-// checks that each function called on one of them is an export.)
-import { callWith, startEngine } from './backend.js';
+// (A helper engine is called `helper` here, as the page's is `engine` elsewhere: web/test/calls.mjs
+// checks that each method called on one of them is a method of web/engine.js's client.)
+import { startEngine } from './engine.js';
 
 const engines = [];
 // The shared buffers by name (page's weights, each helper's gradients), grown as needed.
@@ -72,17 +72,16 @@ export async function startRuns(n, r, state) {
   await inflight;
   const hs = await helpers(n);
   await Promise.all(
-    hs.map((helper) => helper.page_start(r.spec, r.wikiName, r.wiki, r.tsvName, r.tsv, state)),
+    hs.map((helper) => helper.start(r.spec, r.wikiName, r.wiki, r.tsvName, r.tsv, state)),
   );
 }
 
 // Helper i's part of a step: its gradients for rows [first, end) with the page's engine's weights.
 // Resolves to {grads: Float32Array, loss}.
 export function part(i, weights, steps, first, end) {
-  const call = callWith(engines[i], 'page_step_part', [weights, steps, first, end], {
-    into: shared(`grads${i}`, weights.length),
-  });
-  return call;
+  const helper = engines[i];
+  const into = shared(`grads${i}`, weights.length);
+  return helper.with({ into }).step_part(weights, steps, first, end);
 }
 
 // Remember the calls of a step, so the next one starts after them.
@@ -93,16 +92,16 @@ export function track(calls) {
 export const settled = () => inflight;
 
 // An evaluation on the helpers `hs` (web/page/steps.js started): each gets a copy of the page's
-// engine's model (its checkpoint bytes, page_model_bytes) as its variant's model and begins the
-// same evaluation of the same file (page_eval_begin's name, text and max). Resolves to {ready:
+// engine's model (its checkpoint bytes, model_bytes) as its variant's model and begins the
+// same evaluation of the same file (eval_begin's name, text and max). Resolves to {ready:
 // the helpers that hold it, in order; why: '' or why one could not take it (it is left out, and
 // the evaluation runs on fewer engines)}. Evaluations touch none of a step's buffers, so they
 // neither wait for a step's calls nor hold the next step back.
 export async function evalBegin(hs, bytes, name, text, max) {
   const got = await Promise.allSettled(
     hs.map(async (helper) => {
-      const m = await helper.page_load_model(bytes, 'a copy of the page engine’s model');
-      await helper.page_eval_begin(m.slot, name, text, max);
+      const m = await helper.load_model(bytes, 'a copy of the page engine’s model');
+      await helper.eval_begin(m.slot, name, text, max);
       return helper;
     }),
   );
@@ -111,5 +110,5 @@ export async function evalBegin(hs, bytes, name, text, max) {
   return { ready, why: no ? (no.reason && no.reason.message) || String(no.reason) : '' };
 }
 
-// Questions [first, end) of the evaluation begun on `helper` (evalBegin): page_eval_part's block.
-export const evalPart = (helper, first, end) => helper.page_eval_part(first, end);
+// Questions [first, end) of the evaluation begun on `helper` (evalBegin): eval_part's block.
+export const evalPart = (helper, first, end) => helper.eval_part(first, end);

@@ -40,7 +40,7 @@ pub enum TsvMode {
 
 /// Whether a text given as the pretraining corpus is a questions file instead: at least 80% of
 /// its first 50 non-empty lines hold a tab or read "Where was … born?" (a note in the CLI; the
-/// page's check of a pretraining text, src/web/inputs.rs, refuses it).
+/// page's check of a pretraining text, src/wasm/inputs.rs, refuses it).
 pub fn looks_like_questions(text: &str) -> bool {
     let lines: Vec<&str> = text
         .lines()

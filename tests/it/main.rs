@@ -21,6 +21,7 @@ mod fuzz;
 mod gpu_kit;
 mod handout;
 mod inputs;
+mod layers;
 mod long_run;
 mod model;
 mod model_cpu;

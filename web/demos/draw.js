@@ -551,7 +551,11 @@ const tickText = (v) => String(+v.toPrecision(6));
 // A table of numbers: a header row, then rows whose first cell names the quantity. An empty header
 // cell still says what its column holds, to screen readers.
 export const table = (head, rows, cls = '') =>
-  `<table class="demo-table${cls ? ` ${cls}` : ''}"><thead><tr>${head.map((h) => `<th>${h === '' ? '<span class="sr-only">quantity</span>' : h}</th>`).join('')}</tr></thead><tbody>${rows.map((r) => `<tr>${r.map((c, i) => `<td${i ? ' class="num"' : ''}>${c}</td>`).join('')}</tr>`).join('')}</tbody></table>`;
+  `<table class="demo-table${cls ? ` ${cls}` : ''}"><thead><tr>` +
+  `${head.map((h) => `<th>${h === '' ? '<span class="sr-only">quantity</span>' : h}</th>`).join('')}` +
+  `</tr></thead><tbody>` +
+  `${rows.map((r) => `<tr>${r.map((c, i) => `<td${i ? ' class="num"' : ''}>${c}</td>`).join('')}</tr>`).join('')}` +
+  `</tbody></table>`;
 
 export const fmt = (v, d = 4) =>
   v === undefined || v === null || Number.isNaN(v)

@@ -1,6 +1,6 @@
 // E1–E6: one query against a few keys, and the one-head / two-head noise experiment. The exercises
 // are stated in docs/attention-exercises.md; the numbers come from src/demos/.
-// Each item: defaults (also the URL-fragment keys), controls, compute(wasm, settings) → result from
+// Each item: defaults (also the URL-fragment keys), controls, compute(engine, settings) → result from
 // the kernels, draw(d) onto d.cv, numbers(d) → HTML. d.cpu says whether to show the CPU reference.
 import {
   C,
@@ -69,13 +69,21 @@ const E1 = {
   num: 'E1',
   short: 'copying',
   title: 'Copying: one score dominates, one value comes out',
-  explain: `The weights α form a probability distribution over the keys. Drag the query (orange arrow) towards a key, or
-    raise its length: once one score kⱼᵀq beats every other by a few units, αⱼ is almost 1 and the output c (black ring)
-    sits on vⱼ — attention has copied one value. Keys and values are separate points: the key decides <em>who</em> is
+  explain:
+    `The weights α form a probability distribution over the keys. Drag the query (orange ` +
+    `arrow) towards a key, or
+    raise its length: once one score kⱼᵀq beats every other by a few units, αⱼ ` +
+    `is almost 1 and the output c (black ring)
+    sits on vⱼ — attention has copied one value. Keys and values are separate ` +
+    `points: the key decides <em>who</em> is
     picked, the value decides <em>what</em> comes out.`,
   formula:
-    'αᵢ = exp(β·kᵢᵀq) / Σⱼ exp(β·kⱼᵀq), &nbsp; c = Σᵢ αᵢ vᵢ, &nbsp; ‖c − vⱼ‖ ≤ Σᵢ≠ⱼ αᵢ‖vᵢ − vⱼ‖',
-  tex: '\\alpha_i = \\frac{\\exp(\\beta\\, k_i^\\top q)}{\\sum_j \\exp(\\beta\\, k_j^\\top q)},\\quad c = \\sum_i \\alpha_i v_i,\\quad \\lVert c - v_j\\rVert \\le \\sum_{i\\ne j} \\alpha_i \\lVert v_i - v_j\\rVert',
+    'αᵢ = exp(β·kᵢᵀq) / Σⱼ exp(β·kⱼᵀq), &nbsp; c = Σᵢ αᵢ vᵢ, ' +
+    '&nbsp; ‖c − vⱼ‖ ≤ Σᵢ≠ⱼ αᵢ‖vᵢ − vⱼ‖',
+  tex:
+    '\\alpha_i = \\frac{\\exp(\\beta\\, k_i^\\top q)}{\\sum_j \\exp(\\beta\\, k_j^\\top ' +
+    'q)},\\quad c = \\sum_i \\alpha_i v_i,\\quad \\lVert c - v_j\\rVert \\le \\sum_{i\\ne j} ' +
+    '\\alpha_i \\lVert v_i - v_j\\rVert',
   alt: 'Left: keys and the query in the plane. Right: values and the output c. Bottom: the weights α as bars.',
   aspect: 1.45,
   defaults: { n: 4, scale: 1, beta: 1, seed: 1, k: '', v: '', q: '' },
@@ -115,7 +123,8 @@ const E1 = {
     d.cv.setAttribute('aria-roledescription', 'points to move');
     d.cv.setAttribute(
       'aria-label',
-      `${E1.alt} Drag points with the mouse or finger, or focus here and use the arrow keys to move the item chosen in “arrow keys move”.`,
+      `${E1.alt} Drag points with the mouse or finger, or focus here and use the arrow keys ` +
+        `to move the item chosen in “arrow keys move”.`,
     );
     const move = (which, p) => {
       const P = e1Points(d.st);
@@ -182,9 +191,9 @@ const E1 = {
       ]);
     });
   },
-  compute: (wasm, st) => {
+  compute: (engine, st) => {
     const P = e1Points(st);
-    return wasm.demo_copying(
+    return engine.demo_copying(
       P.k.flat(),
       P.v.flat(),
       [P.q[0] * st.scale, P.q[1] * st.scale],
@@ -248,7 +257,8 @@ const E1 = {
     return (
       table(head, rows) +
       `<p class="num-line">c = ${vec(r.dev.c)}${d.cpu ? ` · CPU ${vec(r.cpu.c)}` : ''}<br>
-      margin k★ᵀq − next = <b>${fmt(r.margin, 3)}</b> · ‖c − v★‖ = <b>${fmt(r.dist_to_best)}</b> (max‖v‖ = ${fmt(r.max_v, 2)})<br>
+      margin k★ᵀq − next = <b>${fmt(r.margin, 3)}</b> · ‖c − v★‖ = ` +
+      `<b>${fmt(r.dist_to_best)}</b> (max‖v‖ = ${fmt(r.max_v, 2)})<br>
       <span class="muted">Check: at margin 10, ‖c − v★‖ ≤ 10⁻³·max‖v‖.</span></p>`
     );
   },
@@ -261,14 +271,21 @@ const E2 = {
   num: 'E2',
   short: 'average',
   title: 'Average of two: q = s·(k_a + k_b)',
-  explain: `With orthonormal keys, a query along k_a + k_b scores s on both and 0 elsewhere. As s grows the other
-    keys' weights vanish and α_a = α_b → ½, so c approaches the midpoint of v_a and v_b. It never gets there exactly:
-    the gap shrinks like e⁻ˢ (right). The kernels work in 32-bit floats, so their gap stops near 10⁻⁸ while the f64
+  explain:
+    `With orthonormal keys, a query along k_a + k_b scores s on both and 0 elsewhere. As s grows the other
+    keys' weights vanish and α_a = α_b → ½, so c approaches the midpoint of v_a ` +
+    `and v_b. It never gets there exactly:
+    the gap shrinks like e⁻ˢ (right). The kernels work in 32-bit floats, so their ` +
+    `gap stops near 10⁻⁸ while the f64
     reference keeps falling.`,
   formula:
     'α_a = α_b = eˢ / (2eˢ + N − 2), &nbsp; others 1 / (2eˢ + N − 2), &nbsp; c → ½(v_a + v_b)',
-  tex: '\\alpha_a = \\alpha_b = \\frac{e^{s}}{2e^{s} + N - 2},\\quad \\text{others } \\frac{1}{2e^{s} + N - 2},\\quad c \\to \\tfrac12 (v_a + v_b)',
-  alt: 'Left: the values, their midpoint and the output c. Right: the gap between c and the midpoint against s, on a log scale.',
+  tex:
+    '\\alpha_a = \\alpha_b = \\frac{e^{s}}{2e^{s} + N - 2},\\quad \\text{others } ' +
+    '\\frac{1}{2e^{s} + N - 2},\\quad c \\to \\tfrac12 (v_a + v_b)',
+  alt:
+    'Left: the values, their midpoint and the output c. Right: the gap between c and the ' +
+    'midpoint against s, on a log scale.',
   aspect: 2,
   defaults: { n: 6, s: 3, seed: 3 },
   controls: [
@@ -282,7 +299,7 @@ const E2 = {
       },
     },
   ],
-  compute: (wasm, st) => wasm.demo_average(st.n, st.s, st.seed, E2_GRID),
+  compute: (engine, st) => engine.demo_average(st.n, st.s, st.seed, E2_GRID),
   draw(d) {
     const { ctx, w, h } = begin(d.cv);
     const r = d.res,
@@ -321,7 +338,8 @@ const E2 = {
     ].map((x) => x.filter((y) => y !== null));
     return (
       table(['', L.k].concat(d.cpu ? [L.reff] : []), rows) +
-      `<p class="num-line">formula: α_a = eˢ/(2eˢ+N−2) = ${fmt(exact, 7)}<br><span class="muted">Check: s = 20, N = 6 gives a gap ≤ 10⁻⁶·max‖v‖.</span></p>`
+      `<p class="num-line">formula: α_a = eˢ/(2eˢ+N−2) = ${fmt(exact, 7)}<br><span ` +
+      `class="muted">Check: s = 20, N = 6 gives a gap ≤ 10⁻⁶·max‖v‖.</span></p>`
     );
   },
 };
@@ -351,8 +369,8 @@ const noiseControls = [
     },
   },
 ];
-const noiseCompute = (wasm, st) =>
-  wasm.demo_noise(4, st.samples, st.seed, st.s, 10 ** st.lv, st.fragile);
+const noiseCompute = (engine, st) =>
+  engine.demo_noise(4, st.samples, st.seed, st.s, 10 ** st.lv, st.fragile);
 
 function scatter(ctx, P, r, key, cpuKey, showCpu) {
   const v = r.values;
@@ -385,13 +403,21 @@ const E3 = {
   num: 'E3',
   short: 'one head',
   title: 'Why one head is fragile',
-  explain: `Each key is random around its own direction μᵢ. The single query s·(μ_a + μ_b) wants the average of v_a and
-    v_b (green cross). With tiny isotropic noise it gets it. Now let k_a's <em>length</em> vary (γ ~ N(1, ½)): its score
+  explain:
+    `Each key is random around its own direction μᵢ. The single query s·(μ_a + μ_b) ` +
+    `wants the average of v_a and
+    v_b (green cross). With tiny isotropic noise it gets it. Now let k_a's ` +
+    `<em>length</em> vary (γ ~ N(1, ½)): its score
     becomes γs against s for k_b, and with a large s the softmax turns that small difference into a landslide — each
     sample lands on v_a (γ &gt; 1, blue squares) or on v_b (γ &lt; 1, vermilion squares), rarely in between.`,
   formula: 'k_a ≈ γμ_a, γ ~ N(1, ½); &nbsp; k_aᵀq ≈ γs, k_bᵀq ≈ s ⇒ α_a/α_b ≈ exp((γ−1)s)',
-  tex: 'k_a \\approx \\gamma\\mu_a,\\ \\gamma \\sim \\mathcal N(1, \\tfrac12);\\quad k_a^\\top q \\approx \\gamma s,\\ k_b^\\top q \\approx s \\;\\Rightarrow\\; \\alpha_a/\\alpha_b \\approx e^{(\\gamma-1)s}',
-  alt: 'Scatter of the single-head output over the samples, with v_a, v_b and their mean marked; right, the histogram of γ.',
+  tex:
+    'k_a \\approx \\gamma\\mu_a,\\ \\gamma \\sim \\mathcal N(1, \\tfrac12);\\quad k_a^\\top ' +
+    'q \\approx \\gamma s,\\ k_b^\\top q \\approx s \\;\\Rightarrow\\; \\alpha_a/\\alpha_b ' +
+    '\\approx e^{(\\gamma-1)s}',
+  alt:
+    'Scatter of the single-head output over the samples, with v_a, v_b and their mean ' +
+    'marked; right, the histogram of γ.',
   aspect: 1.6,
   defaults: { ...NOISE_DEFAULTS },
   controls: noiseControls,
@@ -448,7 +474,8 @@ const E3 = {
             : [],
         ),
       ) +
-      '<p class="num-line muted">Check: 1,000 samples at s = 50 put ≥ 90 % near v_a or v_b (about 95 %: a sample misses only when |γ−1|·s &lt; ln 9).</p>'
+      '<p class="num-line muted">Check: 1,000 samples at s = 50 put ≥ 90 % near v_a or v_b ' +
+      '(about 95 %: a sample misses only when |γ−1|·s &lt; ln 9).</p>'
     );
   },
 };
@@ -458,11 +485,16 @@ const E4 = {
   num: 'E4',
   short: 'two heads',
   title: 'Why two heads are robust',
-  explain: `The same random keys, now with two heads: q₁ = s·μ_a looks only for k_a and q₂ = s·μ_b only for k_b. Whatever
-    k_a's length (as long as γ &gt; 0) head 1 still picks v_a, because every other key scores about 0; head 2 picks v_b.
+  explain:
+    `The same random keys, now with two heads: q₁ = s·μ_a looks only for k_a and q₂ = s·μ_b ` +
+    `only for k_b. Whatever
+    k_a's length (as long as γ &gt; 0) head 1 still picks v_a, because every other key ` +
+    `scores about 0; head 2 picks v_b.
     Averaging the two heads gives the midpoint on every sample — where one head (left) jumped between the ends.`,
   formula: 'c₁ = softmax(s·Kμ_a)ᵀV ≈ v_a, &nbsp; c₂ ≈ v_b, &nbsp; c = ½(c₁ + c₂) ≈ ½(v_a + v_b)',
-  tex: 'c_1 = \\operatorname{softmax}(s\\,K\\mu_a)^\\top V \\approx v_a,\\quad c_2 \\approx v_b,\\quad c = \\tfrac12(c_1 + c_2) \\approx \\tfrac12(v_a + v_b)',
+  tex:
+    'c_1 = \\operatorname{softmax}(s\\,K\\mu_a)^\\top V \\approx v_a,\\quad c_2 \\approx ' +
+    'v_b,\\quad c = \\tfrac12(c_1 + c_2) \\approx \\tfrac12(v_a + v_b)',
   alt: 'Two scatters over the same samples: left the single head, right the average of two heads.',
   aspect: 2,
   defaults: { ...NOISE_DEFAULTS },
@@ -507,7 +539,8 @@ const E4 = {
             : [],
         ),
       ) +
-      '<p class="num-line muted">Check: on 1,000 samples at s = 50, ≥ 95 % of those with γ &gt; 0 lie within 0.1‖v_a−v_b‖ of the mean.</p>'
+      '<p class="num-line muted">Check: on 1,000 samples at s = 50, ≥ 95 % of those with γ ' +
+      '&gt; 0 lie within 0.1‖v_a−v_b‖ of the mean.</p>'
     );
   },
 };
@@ -515,23 +548,39 @@ const E4 = {
 // ---------------------------------------------------------------------------------------------- E5
 const U = ['u_a', 'u_b', 'u_c', 'u_d'];
 const UCOL = [C.a, C.b, C.mid, C.q];
-const mat = (m, n, k) =>
-  `<table class="demo-matrix" aria-label="${n}"><caption>${n}</caption>${Array.from({ length: k }, (_, i) => `<tr>${Array.from({ length: k }, (_, j) => `<td>${+m[i * k + j].toFixed(3)}</td>`).join('')}</tr>`).join('')}</table>`;
+const mat = (m, n, k) => {
+  const row = (i) =>
+    Array.from({ length: k }, (_, j) => `<td>${+m[i * k + j].toFixed(3)}</td>`).join('');
+  return (
+    `<table class="demo-matrix" aria-label="${n}"><caption>${n}</caption>` +
+    `${Array.from({ length: k }, (_, i) => `<tr>${row(i)}</tr>`).join('')}</table>`
+  );
+};
 const E5 = {
   id: 'e5',
   num: 'E5',
   short: 'K, Q, V',
   title: 'Why keys, queries and values are separate',
   legend: 'attention weight',
-  explain: `Four orthogonal directions u_a…u_d of length β; x₁ = u_d + u_b, x₂ = u_a, x₃ = u_c + u_b. The goal: c₂ ≈ u_b
-    and c₁ ≈ u_b − u_c. Without projections x₂ is its own best match (its score with itself is β², more than with anyone
-    else), and whatever you add to x₂ to reach x₁ or x₃ also raises its self-score and leaks into its value — try the
+  explain:
+    `Four orthogonal directions u_a…u_d of length β; x₁ = u_d + u_b, x₂ = u_a, x₃ ` +
+    `= u_c + u_b. The goal: c₂ ≈ u_b
+    and c₁ ≈ u_b − u_c. Without projections x₂ is its own best match (its score ` +
+    `with itself is β², more than with anyone
+    else), and whatever you add to x₂ to reach x₁ or x₃ also raises its ` +
+    `self-score and leaks into its value — try the
     sliders. With separate matrices the query can point somewhere the value does not: Q sends x₂ to u_d (x₁'s key),
     V keeps only u_b − u_c.`,
   formula:
-    'Q = λ(u_d u_aᵀ + u_c u_dᵀ)/β², &nbsp; K = I, &nbsp; V = (u_b u_bᵀ − u_c u_cᵀ)/β², &nbsp; cᵢ = Σⱼ softmax(qᵢᵀkⱼ) vⱼ',
-  tex: 'Q = \\lambda(u_d u_a^\\top + u_c u_d^\\top)/\\beta^2,\\quad K = I,\\quad V = (u_b u_b^\\top - u_c u_c^\\top)/\\beta^2,\\quad c_i = \\sum_j \\operatorname{softmax}(q_i^\\top k_j)\\, v_j',
-  alt: 'Left: the 3×3 attention matrix. Right: the outputs c₁, c₂, c₃ as bars along u_a…u_d, with the targets marked.',
+    'Q = λ(u_d u_aᵀ + u_c u_dᵀ)/β², &nbsp; K = I, &nbsp; V = (u_b u_bᵀ − u_c u_cᵀ)/β², ' +
+    '&nbsp; cᵢ = Σⱼ softmax(qᵢᵀkⱼ) vⱼ',
+  tex:
+    'Q = \\lambda(u_d u_a^\\top + u_c u_d^\\top)/\\beta^2,\\quad K = I,\\quad V = (u_b ' +
+    'u_b^\\top - u_c u_c^\\top)/\\beta^2,\\quad c_i = \\sum_j ' +
+    '\\operatorname{softmax}(q_i^\\top k_j)\\, v_j',
+  alt:
+    'Left: the 3×3 attention matrix. Right: the outputs c₁, c₂, c₃ as bars along ' +
+    'u_a…u_d, with the targets marked.',
   aspect: 2,
   defaults: { proj: false, lambda: 0.2, beta: 10, addc: 0, addd: 0 },
   controls: [
@@ -541,7 +590,7 @@ const E5 = {
     { type: 'range', key: 'lambda', label: 'query scale λ', min: 0, max: 0.5, step: 0.005 },
     { type: 'range', key: 'beta', label: 'length β of the u’s', min: 1, max: 15, step: 0.5 },
   ],
-  compute: (wasm, st) => wasm.demo_separate(st.beta, st.lambda, st.proj, st.addc, st.addd),
+  compute: (engine, st) => engine.demo_separate(st.beta, st.lambda, st.proj, st.addc, st.addd),
   draw(d) {
     const { ctx, w, h } = begin(d.cv);
     const r = d.res;
@@ -576,8 +625,10 @@ const E5 = {
     return (
       `<div class="demo-matrices">${mat(r.q, 'Q', 4)}${mat(r.k, 'K', 4)}${mat(r.v, 'V', 4)}</div>` +
       table(['outputs', 'u_a', 'u_b', 'u_c', 'u_d'], rows) +
-      `<p class="num-line muted">Matrices act on coordinates along u_a…u_d (rows: output). Check: β = 10, λ = 0.2 gives
-      c₂ within 10⁻³·β of u_b and c₁ within 10⁻³·β of u_b − u_c.${d.cpu ? ' Black marks: CPU values.' : ' Black marks: targets.'}</p>`
+      `<p class="num-line muted">Matrices act on coordinates along u_a…u_d (rows: output). ` +
+      `Check: β = 10, λ = 0.2 gives
+      c₂ within 10⁻³·β of u_b and c₁ within 10⁻³·β of u_b − ` +
+      `u_c.${d.cpu ? ' Black marks: CPU values.' : ' Black marks: targets.'}</p>`
     );
   },
 };
@@ -589,13 +640,20 @@ const E6 = {
   num: 'E6',
   short: 'temperature',
   title: 'Temperature β: from uniform to one-hot',
-  explain: `The same scores through softmax_β. At β = 0 every weight is exactly 1/N and c is the plain average; as β
+  explain:
+    `The same scores through softmax_β. At β = 0 every weight is exactly 1/N and c is the plain average; as β
     grows the largest score takes over (hard attention) and the entropy of α falls steadily. Scores of random
-    D-dimensional vectors spread like √D, so the transformer divides by √D (β = 1/√d_head) to keep them at unit scale
+    D-dimensional vectors spread like √D, so the transformer divides by √D (β = ` +
+    `1/√d_head) to keep them at unit scale
     whatever the head size.`,
   formula:
-    'αᵢ = exp(β zᵢ) / Σⱼ exp(β zⱼ), &nbsp; H(α) = −Σ αᵢ ln αᵢ, &nbsp; dH/dβ = −β·Var_α(z) ≤ 0',
-  tex: '\\alpha_i = \\frac{e^{\\beta z_i}}{\\sum_j e^{\\beta z_j}},\\quad H(\\alpha) = -\\sum_i \\alpha_i \\ln \\alpha_i,\\quad \\frac{dH}{d\\beta} = -\\beta\\,\\mathrm{Var}_\\alpha(z) \\le 0',
+    'αᵢ = exp(β zᵢ) / Σⱼ exp(β zⱼ), &nbsp; H(α) = −Σ αᵢ ln αᵢ, ' +
+    '&nbsp; ' +
+    'dH/dβ = −β·Var_α(z) ≤ 0',
+  tex:
+    '\\alpha_i = \\frac{e^{\\beta z_i}}{\\sum_j e^{\\beta z_j}},\\quad H(\\alpha) = ' +
+    '-\\sum_i \\alpha_i \\ln \\alpha_i,\\quad \\frac{dH}{d\\beta} = ' +
+    '-\\beta\\,\\mathrm{Var}_\\alpha(z) \\le 0',
   alt: 'Left: the weights α as bars with the uniform level dashed. Right: the entropy of α against β.',
   aspect: 2,
   defaults: { beta: 0.25, d: 16, n: 8, seed: 5 },
@@ -618,7 +676,7 @@ const E6 = {
       },
     },
   ],
-  compute: (wasm, st) => wasm.demo_temperature(st.n, st.d, st.seed, st.beta, E6_GRID),
+  compute: (engine, st) => engine.demo_temperature(st.n, st.d, st.seed, st.beta, E6_GRID),
   draw(d) {
     const { ctx, w, h } = begin(d.cv);
     const r = d.res,
@@ -658,7 +716,8 @@ const E6 = {
           ],
         ].map((x) => x.filter((y) => y !== null)),
       ) +
-      `<p class="num-line">std of raw scores ${fmt(r.score_std, 3)} vs √D = ${fmt(Math.sqrt(st.d), 3)}; β·std = ${fmt(st.beta * r.score_std, 3)}<br>
+      `<p class="num-line">std of raw scores ${fmt(r.score_std, 3)} vs √D ` +
+      `= ${fmt(Math.sqrt(st.d), 3)}; β·std = ${fmt(st.beta * r.score_std, 3)}<br>
       <span class="muted">Check: H(α) never rises with β; β = 0 gives exactly 1/N.</span></p>`
     );
   },

@@ -1,7 +1,7 @@
 // The demos about a whole attention layer, E7–E10: the causal mask (with a toy trained with and
-// without it), multi-head shapes, synthesizer vs dot-product scores, and the layers one attention layer can imitate. E8/E9 also draw a trained
-// model's maps once one is handed over with window.attnlabDemos.setModel(bytes). The exercises are
-// stated in docs/attention-exercises.md; the numbers come from src/demos/.
+// without it), multi-head shapes, synthesizer vs dot-product scores, and the layers one attention layer can imitate.
+// E8/E9 also draw a trained model's maps once one is handed over with window.attnlabDemos.setModel(bytes). The
+// exercises are stated in docs/attention-exercises.md; the numbers come from src/demos/.
 import { C, OKABE, begin, bars, heatmap, lines, fmt, table, wrapLines } from './draw.js';
 import { L } from './labels.js';
 
@@ -23,10 +23,10 @@ function headTitle(ctx, k, offset, w, H) {
 }
 
 // A trained model's maps for E8/E9, or null (with the reason) when none is loaded.
-async function modelMaps(wasm, variant, text) {
-  if (!(await wasm.demo_models()).includes(variant)) return { missing: true };
+async function modelMaps(engine, variant, text) {
+  if (!(await engine.demo_models()).includes(variant)) return { missing: true };
   try {
-    return await wasm.demo_model_maps(variant, text);
+    return await engine.demo_model_maps(variant, text);
   } catch (e) {
     return { error: String(e.message || e) };
   }
@@ -88,9 +88,16 @@ const E7 = {
     prediction on random tokens: with the mask its loss stays at ln V (the next token really is unpredictable); without
     it the model learns to look one step ahead and copy the answer, and the loss collapses.`,
   formula:
-    'Sᵢⱼ ← −10¹⁰ for j &gt; i, &nbsp; Pᵢ = softmax(Sᵢ) ⇒ Pᵢⱼ = 0, ∂L/∂Sᵢⱼ = Pᵢⱼ(∂L/∂Pᵢⱼ − Σₖ Pᵢₖ ∂L/∂Pᵢₖ) = 0',
-  tex: 'S_{ij} \\leftarrow -10^{10} \\text{ for } j > i,\\quad P_i = \\operatorname{softmax}(S_i) \\Rightarrow P_{ij} = 0,\\quad \\frac{\\partial L}{\\partial S_{ij}} = P_{ij}\\Big(\\frac{\\partial L}{\\partial P_{ij}} - \\sum_k P_{ik}\\frac{\\partial L}{\\partial P_{ik}}\\Big) = 0',
-  alt: 'Left: the attention weights (masked cells hatched). Middle: the gradient of a random loss with respect to the scores. Bottom: training loss with and without the mask.',
+    'Sᵢⱼ ← −10¹⁰ for j &gt; i, &nbsp; Pᵢ = softmax(Sᵢ) ⇒ Pᵢⱼ = 0, ' +
+    '∂L/∂Sᵢⱼ = Pᵢⱼ(∂L/∂Pᵢⱼ − Σₖ Pᵢₖ ∂L/∂Pᵢₖ) = 0',
+  tex:
+    'S_{ij} \\leftarrow -10^{10} \\text{ for } j > i,\\quad P_i = ' +
+    '\\operatorname{softmax}(S_i) \\Rightarrow P_{ij} = 0,\\quad \\frac{\\partial ' +
+    'L}{\\partial S_{ij}} = P_{ij}\\Big(\\frac{\\partial L}{\\partial P_{ij}} - \\sum_k ' +
+    'P_{ik}\\frac{\\partial L}{\\partial P_{ik}}\\Big) = 0',
+  alt:
+    'Left: the attention weights (masked cells hatched). Middle: the gradient of a random ' +
+    'loss with respect to the scores. Bottom: training loss with and without the mask.',
   aspect: 1.5,
   defaults: { t: 8, seed: 9, mask: true },
   controls: [
@@ -111,13 +118,13 @@ const E7 = {
       },
     },
   ],
-  async compute(wasm, st, d) {
-    const view = await wasm.demo_mask(st.t, st.seed);
+  async compute(engine, st, d) {
+    const view = await engine.demo_mask(st.t, st.seed);
     if (d.trainWanted) {
       d.trainWanted = false;
       d.train = {
-        masked: await wasm.demo_train_toy(true, 80, 1),
-        open: await wasm.demo_train_toy(false, 80, 1),
+        masked: await engine.demo_train_toy(true, 80, 1),
+        open: await engine.demo_train_toy(false, 80, 1),
       };
     }
     return { ...view, train: d.train || null };
@@ -221,7 +228,8 @@ const E7 = {
       table(['', 'value'], rows) +
       (on
         ? '<p class="num-line muted">Check: masked weights and their gradients are exactly 0 (not just small).</p>'
-        : '<p class="num-line muted">Without the mask the weights and gradients above the diagonal are not 0: each position sees, and learns from, the ones after it.</p>')
+        : '<p class="num-line muted">Without the mask the weights and gradients above the ' +
+          'diagonal are not 0: each position sees, and learns from, the ones after it.</p>')
     );
   },
 };
@@ -233,13 +241,19 @@ const E8 = {
   short: 'heads',
   title: 'Multi-head shapes',
   legend: 'attention weight',
-  explain: `One projection of width C is cut into H heads of width C/H: (B, T, C) → (B, T, H, C/H) → (B, H, T, C/H). Here
+  explain:
+    `One projection of width C is cut into H heads of width C/H: (B, T, C) → (B, T, H, C/H) ` +
+    `→ (B, H, T, C/H). Here
     the cut is a stride, not a copy — the same kernels read head h at column offset h·C/H. Each head computes its own
     T×T map on its own slice; the outputs land back side by side in (B, T, C). With a trained model loaded, type a
     question and step through its layers.`,
   formula: 'head_h = softmax(Q_h K_hᵀ/√(C/H) + mask) V_h, &nbsp; Y = [head_1 … head_H] W_O',
-  tex: '\\mathrm{head}_h = \\operatorname{softmax}\\Big(\\frac{Q_h K_h^\\top}{\\sqrt{C/H}} + \\mathrm{mask}\\Big) V_h,\\quad Y = [\\mathrm{head}_1 \\cdots \\mathrm{head}_H]\\, W_O',
-  alt: 'Top: one causal attention map per head of a random layer. Bottom: the trained model’s maps per head, or a note to load a model.',
+  tex:
+    '\\mathrm{head}_h = \\operatorname{softmax}\\Big(\\frac{Q_h K_h^\\top}{\\sqrt{C/H}} + ' +
+    '\\mathrm{mask}\\Big) V_h,\\quad Y = [\\mathrm{head}_1 \\cdots \\mathrm{head}_H]\\, W_O',
+  alt:
+    'Top: one causal attention map per head of a random layer. Bottom: the trained model’s ' +
+    'maps per head, or a note to load a model.',
   aspect: 1.25,
   defaults: { h: 2, t: 6, c: 8, seed: 4, layer: 0, text: 'Where was Ada Lovelace born?' },
   controls: [
@@ -284,9 +298,9 @@ const E8 = {
       maxFrom: (r) => (r.model && r.model.layers ? r.model.layers - 1 : NaN),
     },
   ],
-  async compute(wasm, st) {
-    const toy = await wasm.demo_heads(st.t, st.c, st.h, st.seed);
-    return { toy, model: await modelMaps(wasm, 'vanilla', st.text) };
+  async compute(engine, st) {
+    const toy = await engine.demo_heads(st.t, st.c, st.h, st.seed);
+    return { toy, model: await modelMaps(engine, 'vanilla', st.text) };
   },
   draw(d) {
     const { ctx, w, h } = begin(d.cv);
@@ -338,7 +352,8 @@ const E8 = {
         : `${model.layers} layers × ${model.heads} heads on “${model.tokens.join('')}” (T = ${model.t})`;
     return (
       table(['step', 'shape'], rows) +
-      `<p class="num-line">Model: ${m}${!model.missing && !model.error && st.layer >= model.layers ? ` (showing its last layer)` : ''}</p>`
+      `<p class="num-line">Model: ${m}` +
+      `${!model.missing && !model.error && st.layer >= model.layers ? ` (showing its last layer)` : ''}</p>`
     );
   },
 };
@@ -350,14 +365,21 @@ const E9 = {
   short: 'synthesizer',
   title: 'Synthesizer attention vs dot products',
   legend: 'attention weight',
-  explain: `A synthesizer computes row i of its scores from xᵢ alone — ReLU(xᵢA + b₁)B + b₂ — with no dot product against
+  explain:
+    `A synthesizer computes row i of its scores from xᵢ alone — ReLU(xᵢA + b₁)B + b₂ — with ` +
+    `no dot product against
     the other positions. Move the content of position j: the dot-product head (left) changes every later row, because
     they all compare themselves with k_j; the synthesizer (right) changes only row j. It can learn where to look
     (one step back, the first token) but not “the position whose content matches mine”, which E5 needed.`,
   formula:
-    'dot product: Sᵢⱼ = (xᵢW_Q)(xⱼW_K)ᵀ/√d &nbsp; · &nbsp; synthesizer: Sᵢ,: = ReLU(xᵢA + b₁)B + b₂',
-  tex: '\\text{dot product: } S_{ij} = \\frac{(x_i W_Q)(x_j W_K)^\\top}{\\sqrt d} \\qquad \\text{synthesizer: } S_{i,:} = \\mathrm{ReLU}(x_i A + b_1) B + b_2',
-  alt: 'Two attention maps after position j was changed, each with bars of how much every row moved; below, the trained vanilla and synthesizer models side by side.',
+    'dot product: Sᵢⱼ = (xᵢW_Q)(xⱼW_K)ᵀ/√d &nbsp; · &nbsp; synthesizer: Sᵢ,: ' +
+    '= ReLU(xᵢA + b₁)B + b₂',
+  tex:
+    '\\text{dot product: } S_{ij} = \\frac{(x_i W_Q)(x_j W_K)^\\top}{\\sqrt d} \\qquad ' +
+    '\\text{synthesizer: } S_{i,:} = \\mathrm{ReLU}(x_i A + b_1) B + b_2',
+  alt:
+    'Two attention maps after position j was changed, each with bars of how much every row ' +
+    'moved; below, the trained vanilla and synthesizer models side by side.',
   aspect: 1.3,
   defaults: {
     t: 7,
@@ -421,13 +443,13 @@ const E9 = {
       maxFrom: (r) => Math.max(r.vanilla.heads || 0, r.synth.heads || 0) - 1,
     },
   ],
-  async compute(wasm, st) {
+  async compute(engine, st) {
     const j = Math.min(st.j, st.t - 1);
-    const toy = await wasm.demo_synth_vs_dot(st.t, j, st.delta, st.seed);
+    const toy = await engine.demo_synth_vs_dot(st.t, j, st.delta, st.seed);
     return {
       toy,
-      vanilla: await modelMaps(wasm, 'vanilla', st.text),
-      synth: await modelMaps(wasm, 'synthesizer', st.text),
+      vanilla: await modelMaps(engine, 'vanilla', st.text),
+      synth: await modelMaps(engine, 'synthesizer', st.text),
     };
   },
   draw(d) {
@@ -480,7 +502,9 @@ const E9 = {
     ]);
     let extra = '';
     if (d.cpu)
-      extra = `<p class="num-line">synthesizer scores: max |${L.k} − ${L.ref}| = ${fmt(maxAbs(toy.synth_scores_gpu, toy.synth_scores_ref))}</p>`;
+      extra =
+        `<p class="num-line">synthesizer scores: max |${L.k} − ${L.ref}| ` +
+        `= ${fmt(maxAbs(toy.synth_scores_gpu, toy.synth_scores_ref))}</p>`;
     return (
       table(['max |Δ weight| in', 'dot product', 'synthesizer'], rows) +
       extra +
@@ -496,14 +520,22 @@ const E10 = {
   short: 'imitation',
   title: 'What one self-attention layer can imitate',
   legend: 'attention weight',
-  explain: `Give each position a one-hot positional code and let the query read it: query t = λ·e_src(t) matches exactly one
+  explain:
+    `Give each position a one-hot positional code and let the query read it: query t = ` +
+    `λ·e_src(t) matches exactly one
     key, so each position copies the value of a fixed other position. Source = itself is the identity; a shuffled
     source is a permutation; the identity pattern followed by the value/output matrices is a position-wise linear layer;
-    and H heads with offsets −1, 0, +1 … are a convolution of width H (each head one tap). Lower λ and the copies blur.`,
+    and H heads with offsets −1, 0, +1 … are a convolution of width H (each head one ` +
+    `tap). Lower λ and the copies blur.`,
   formula:
     'head_h(t) = Σⱼ softmax_j(λ·[j = src_h(t)]) W_h xⱼ ≈ W_h x[src_h(t)], &nbsp; y_t = Σ_h head_h(t)',
-  tex: '\\mathrm{head}_h(t) = \\sum_j \\operatorname{softmax}_j\\big(\\lambda\\,[\\,j = \\mathrm{src}_h(t)\\,]\\big)\\, W_h x_j \\approx W_h x_{\\mathrm{src}_h(t)},\\quad y_t = \\sum_h \\mathrm{head}_h(t)',
-  alt: 'Top: the attention matrix of each head. Bottom: the two input channels as grey bars, the outputs as coloured bars, with the exact layer’s output marked.',
+  tex:
+    '\\mathrm{head}_h(t) = \\sum_j \\operatorname{softmax}_j\\big(\\lambda\\,[\\,j = ' +
+    '\\mathrm{src}_h(t)\\,]\\big)\\, W_h x_j \\approx W_h x_{\\mathrm{src}_h(t)},\\quad y_t ' +
+    '= \\sum_h \\mathrm{head}_h(t)',
+  alt:
+    'Top: the attention matrix of each head. Bottom: the two input channels as grey bars, ' +
+    'the outputs as coloured bars, with the exact layer’s output marked.',
   aspect: 1.4,
   defaults: { kind: 'conv', width: 3, t: 8, lambda: 20, seed: 12 },
   controls: [
@@ -537,7 +569,7 @@ const E10 = {
       },
     },
   ],
-  compute: (wasm, st) => wasm.demo_imitate(st.kind, st.width, st.t, st.lambda, st.seed),
+  compute: (engine, st) => engine.demo_imitate(st.kind, st.width, st.t, st.lambda, st.seed),
   draw(d) {
     const { ctx, w, h } = begin(d.cv);
     const r = d.res,
@@ -602,7 +634,8 @@ const E10 = {
     return (
       table(['', 'value'], rows) +
       `<p class="num-line">value maps W (2×2, row-major):<br><code>${taps.join('<br>')}</code></p>` +
-      '<p class="num-line muted">The width slider only matters for the convolution. At λ = 20 every layer matches to 10⁻⁴.</p>'
+      '<p class="num-line muted">The width slider only matters for the convolution. At λ = 20 ' +
+      'every layer matches to 10⁻⁴.</p>'
     );
   },
 };

@@ -1,7 +1,7 @@
 // The handout's section 2 as three demos (#s2a, #s2b, #s2c) beside E1–E10: what pretraining gives a
 // finetuned model, whether an answer was retrieved or made up, and what the model answers for names
 // it never saw. The numbers come from src/train/section2.rs through the s2_* exports
-// (src/web/section2.rs); the models are the page's: its current vanilla model (the shipped one at
+// (src/wasm/section2.rs); the models are the page's: its current vanilla model (the shipped one at
 // first, or the course model), a model finetuned without pretraining (the shipped one, or a file),
 // and a pretrained-only model when the page has one (the shipped builtin-pretrained.* when present,
 // a Pretrain run here, or a file loaded in S2a). The people asked about are those of the text the
@@ -52,12 +52,12 @@ const peopleNote = (models) => {
 
 // The Data card's files (web/page/data.js) as the engine's candidate text: sent when they change.
 let sentData = null;
-async function syncData(wasm) {
+async function syncData(engine) {
   const { wiki, train, dev } = data;
   if (!wiki || !train || !dev) return;
   if (sentData && sentData.wiki === wiki && sentData.train === train && sentData.dev === dev)
     return;
-  await wasm.s2_set_data(wiki.name, wiki.text, train.name, train.text, dev.name, dev.text);
+  await engine.s2_set_data(wiki.name, wiki.text, train.name, train.text, dev.name, dev.text);
   sentData = { wiki, train, dev };
 }
 
@@ -111,9 +111,9 @@ const waitingNote = (d) =>
 
 // The page's vanilla model may still be loading (the shipped one comes with the page), or be only
 // pretrained: then the card waits, saying why, and runs again when the models change.
-async function needFinetuned(wasm) {
-  await syncData(wasm);
-  const m = await wasm.s2_models();
+async function needFinetuned(engine) {
+  await syncData(engine);
+  const m = await engine.s2_models();
   if (m.finetuned) return null;
   // The engine says why the current vanilla model cannot be compared (only pretrained, or a model of
   // another text such as the course's); without one, the shipped model is on its way.
@@ -131,15 +131,15 @@ async function needFinetuned(wasm) {
 
 // The shipped model finetuned without pretraining, loaded into the demos' store when the demos ask
 // about the built-in people and hold no such model of them.
-async function ensureNoPretrain(wasm) {
-  const m = await wasm.s2_models();
+async function ensureNoPretrain(engine) {
+  const m = await engine.s2_models();
   if (m.no_pretrain || !m.data || !m.data.builtin) return;
   const r = await fetch(new URL('../models/builtin-nopretrain.safetensors', import.meta.url));
   if (!r.ok)
     throw new Error(
       `the shipped model without pretraining could not be fetched (HTTP ${r.status})`,
     );
-  await wasm.s2_load(
+  await engine.s2_load(
     'nopretrain',
     new Uint8Array(await r.arrayBuffer()),
     'shipped model without pretraining',
@@ -152,8 +152,8 @@ async function ensureNoPretrain(wasm) {
 // name in web/models/, without extension), so a page that ships none asks for nothing; a failed
 // load is said in S2a's note.
 let shippedPretrained = 'unknown'; // 'unknown' | 'absent' | 'loaded' | an error message
-async function ensurePretrained(wasm) {
-  const m = await wasm.s2_models();
+async function ensurePretrained(engine) {
+  const m = await engine.s2_models();
   if (
     m.pretrained ||
     !m.data ||
@@ -175,7 +175,7 @@ async function ensurePretrained(wasm) {
     const r = await fetch(new URL(`../models/${name}.safetensors`, import.meta.url));
     if (!r.ok) throw new Error(`HTTP ${r.status}`);
     const label = facts.label || 'shipped pretrained-only model';
-    await wasm.s2_load('pretrained', new Uint8Array(await r.arrayBuffer()), label);
+    await engine.s2_load('pretrained', new Uint8Array(await r.arrayBuffer()), label);
     shippedPretrained = 'loaded';
   } catch (e) {
     shippedPretrained = `the shipped pretrained-only model could not be loaded (${(e && e.message) || e})`;
@@ -243,16 +243,16 @@ const S2A = {
       'Model finetuned without pretraining (optional: the shipped one answers for the built-in people)',
     );
   },
-  async compute(wasm, st, d) {
+  async compute(engine, st, d) {
     if (!d.seen) return { waiting: true };
-    const wait = await needFinetuned(wasm);
+    const wait = await needFinetuned(engine);
     if (wait) return wait;
-    await ensureNoPretrain(wasm);
-    await ensurePretrained(wasm);
-    const models = await wasm.s2_models();
+    await ensureNoPretrain(engine);
+    await ensurePretrained(engine);
+    const models = await engine.s2_models();
     return cached(d, JSON.stringify(models), async () => ({
       models,
-      c: await wasm.s2_compare(people),
+      c: await engine.s2_compare(people),
     }));
   },
   draw(d) {
@@ -362,8 +362,12 @@ const S2A = {
     );
     html += scrollBox('the dev people’s answers with and without pretraining', table(heads, rows));
     const look = c.probe
-      ? 'Look for: the right answers with pretraining are people whose birthplace the pretrained model had stored (top-left cell); without pretraining a right answer is a lucky common place.'
-      : 'Look for: who gets a ✓ with pretraining and who without; without pretraining a right answer is a lucky common place. A pretrained-only model adds a probe column: whether each was stored.';
+      ? 'Look for: the right answers with pretraining are people whose birthplace the ' +
+        'pretrained model had stored (top-left cell); without pretraining a right answer is a ' +
+        'lucky common place.'
+      : 'Look for: who gets a ✓ with pretraining and who without; without pretraining a right ' +
+        'answer is a lucky common place. A pretrained-only model adds a probe column: whether ' +
+        'each was stored.';
     return html + `<p class="num-line muted">${look}</p>`;
   },
 };
@@ -408,19 +412,19 @@ const S2B = {
       all[to].focus();
     });
   },
-  async compute(wasm, st, d) {
+  async compute(engine, st, d) {
     if (!d.seen) return { waiting: true };
-    const wait = await needFinetuned(wasm);
+    const wait = await needFinetuned(engine);
     if (wait) return wait;
-    await ensurePretrained(wasm);
-    const models = await wasm.s2_models();
-    const conf = await cached(d, JSON.stringify(models), () => wasm.s2_confidence(10, people));
+    await ensurePretrained(engine);
+    const models = await engine.s2_models();
+    const conf = await cached(d, JSON.stringify(models), () => engine.s2_confidence(10, people));
     const order = conf.answers
       .map((_, i) => i)
       .sort((a, b) => conf.answers[b].confidence - conf.answers[a].confidence);
     const pick = order[Math.min(st.pick, order.length - 1)];
     const evidence =
-      pick === undefined ? null : await wasm.s2_evidence(conf.answers[pick].question);
+      pick === undefined ? null : await engine.s2_evidence(conf.answers[pick].question);
     return { conf, order, pick, evidence, models };
   },
   draw(d) {
@@ -473,7 +477,9 @@ const S2B = {
           ],
         ],
       ) +
-      `<p class="num-line muted">50% would mean confidence says nothing; 100% that a threshold separates them perfectly.${conf.skipped ? ` ${conf.skipped} questions use characters this model lacks and were not asked.` : ''}</p>`;
+      `<p class="num-line muted">50% would mean confidence says nothing; 100% that a ` +
+      `threshold separates them perfectly.` +
+      `${conf.skipped ? ` ${conf.skipped} questions use characters this model lacks and were not asked.` : ''}</p>`;
     if (evidence && pick !== undefined) {
       const x = a[pick];
       const doc = evidence.document
@@ -489,14 +495,19 @@ const S2B = {
             : evidence.recalled
               ? `recalled by ${esc(evidence.pretrained)}`
               : `not recalled by ${esc(evidence.pretrained)}`;
-      html += `<div class="s2-evidence" data-s2="evidence"><p><b>${esc(evidence.name)}</b>: answered <b>${esc(x.scored.prediction)}</b> ${x.right ? '✓' : `✗ (born in ${esc(x.gold)})`}, confidence ${fmt(x.confidence, 3)};
+      html +=
+        `<div class="s2-evidence" data-s2="evidence"><p><b>${esc(evidence.name)}</b>: answered ` +
+        `<b>${esc(x.scored.prediction)}</b> ${x.right ? '✓' : `✗ (born in ${esc(x.gold)})`}, ` +
+        `confidence ${fmt(x.confidence, 3)};
         per character ${x.scored.probs.map((p) => p.toFixed(2)).join(' · ')}</p>
         <p class="s2-doc">${doc}</p><p>Probe: ${probe}</p></div>`;
     }
     // One Tab stop for the list (the person picked; the arrows move between them), the picked one marked.
     const at = Math.min(d.snap.pick || 0, order.length - 1);
     const rows = order.map((i, k) => [
-      `<button type="button" class="linkish" data-pick="${k}" tabindex="${k === at ? 0 : -1}"${k === at ? ' aria-current="true"' : ''}>${esc(nameOf(a[i].question))}</button>`,
+      `<button type="button" class="linkish" data-pick="${k}" ` +
+        `tabindex="${k === at ? 0 : -1}"${k === at ? ' aria-current="true"' : ''}>` +
+        `${esc(nameOf(a[i].question))}</button>`,
       `${esc(a[i].scored.prediction)} ${a[i].right ? '✓' : '✗'}`,
       fmt(a[i].confidence, 3),
     ]);
@@ -528,7 +539,9 @@ const S2C = {
     for one or two places taking most of the answers whatever the name, or an ending it ties to a place.`,
   formula:
     'answers(name) grouped by surname ending &nbsp; vs &nbsp; training answers by the same ending',
-  alt: 'For each surname ending, two stacked bars: the shares of places among the model’s answers and among the training answers.',
+  alt:
+    'For each surname ending, two stacked bars: the shares of places among the model’s ' +
+    'answers and among the training answers.',
   aspect: 1.3,
   defaults: { count: 60, seed: 1, typed: DEFAULT_TYPED },
   controls: [
@@ -543,11 +556,14 @@ const S2C = {
     { type: 'text', key: 'typed', label: 'your names (comma-separated)' },
   ],
   attach: (d) => whenVisible(d),
-  async compute(wasm, st, d) {
+  async compute(engine, st, d) {
     if (!d.seen) return { waiting: true };
-    const wait = await needFinetuned(wasm);
+    const wait = await needFinetuned(engine);
     if (wait) return wait;
-    return { u: await wasm.s2_unseen(st.count, st.seed, st.typed), models: await wasm.s2_models() };
+    return {
+      u: await engine.s2_unseen(st.count, st.seed, st.typed),
+      models: await engine.s2_models(),
+    };
   },
   draw(d) {
     if (d.res.waiting) return waiting(d);

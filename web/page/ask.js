@@ -30,7 +30,7 @@ export async function ask() {
   const errs = [];
   for (const m of models) {
     try {
-      out[m.slot] = { ...(await job('ask', () => P.wasm.page_ask(m.slot, text))), model: m };
+      out[m.slot] = { ...(await job('ask', () => P.engine.ask(m.slot, text))), model: m };
     } catch (e) {
       errs.push([m.slot.replace(':kept', ', kept'), errText(e)]);
     }
@@ -91,7 +91,9 @@ export function askErrors(errs) {
           : 'the model'
         : `the ${named.join(' and ')} model`;
     return [
-      `“${ch}” (U+${chars[0]}) is not a character ${who} know${who.endsWith('s') ? '' : 's'}: its vocabulary comes from the text it was pretrained on. Type the name without it (e.g. with a plain letter instead).`,
+      `“${ch}” (U+${chars[0]}) is not a character ${who} know${who.endsWith('s') ? '' : 's'}: ` +
+        `its vocabulary comes from the text it was pretrained on. Type the name without it (e.g. ` +
+        `with a plain letter instead).`,
     ];
   }
   // Per model, a character it lacks is said the same plain way (the library's column counts the
@@ -99,7 +101,8 @@ export function askErrors(errs) {
   const plain = (m) => {
     const o = m.match(OOV);
     return o
-      ? `“${String.fromCodePoint(parseInt(o[2], 16))}” (U+${o[2]}) is not a character it knows (its vocabulary comes from the text it was pretrained on): type the name without it`
+      ? `“${String.fromCodePoint(parseInt(o[2], 16))}” (U+${o[2]}) is not a character it knows ` +
+          `(its vocabulary comes from the text it was pretrained on): type the name without it`
       : m;
   };
   const seen = new Map();
@@ -163,9 +166,12 @@ export function stranger(m, question) {
 
 const HOW_TO_READ =
   'Each row is the character the model is at (the query); each column a character it may look at (the key), ' +
-  'and the colour how much weight it gives it. The question ends with ⁇, the mask character: the answer is written one character ' +
-  'at a time after it, each read off the row before, and a second ⁇ ends it (the orange line marks the end of the question). ' +
-  'Only the lower-left triangle is coloured because of the causal mask: a position sees itself and what came before, never what follows.';
+  'and the colour how much weight it gives it. The question ends with ⁇, the mask ' +
+  'character: the answer is written one character ' +
+  'at a time after it, each read off the row before, and a second ⁇ ends it (the orange ' +
+  'line marks the end of the question). ' +
+  'Only the lower-left triangle is coloured because of the causal mask: a position sees ' +
+  'itself and what came before, never what follows.';
 
 // Resolves once every map and thumbnail is drawn (the answer's final height, for bringAnswer).
 export function showAnswers(out) {
@@ -195,23 +201,35 @@ export function showAnswers(out) {
     const T = a.tokens.length;
     const answerRows = [Math.max(0, a.prompt_len - 1), T];
     const m = a.model || { variant, kept: false, label: '' };
-    col.innerHTML = `<h3 tabindex="-1">${esc(m.variant)}${m.kept ? ', kept for comparison' : ''}</h3>
+    const option = (i, n) => `<option value="${i}">${i + 1} of ${n}</option>`;
+    col.innerHTML =
+      `<h3 tabindex="-1">${esc(m.variant)}${m.kept ? ', kept for comparison' : ''}</h3>
       ${m.label ? `<p class="muted small model-from">${esc(m.label)}</p>` : ''}
       <p class="question">${esc(a.question)}</p>
       <p class="answer">→ <strong>${showPred(a.prediction)}</strong>${
         gold
           ? ` <span class="muted small">(${esc(gold.file)} says ${esc(gold.answer)}` +
-            ` <span class="${gold.answer.trim() === a.prediction ? 'ok' : 'bad'}">${gold.answer.trim() === a.prediction ? '✓' : '✗'}</span>)</span>`
+            ` <span class="${gold.answer.trim() === a.prediction ? 'ok' : 'bad'}">` +
+            `${gold.answer.trim() === a.prediction ? '✓' : '✗'}</span>)</span>`
           : ''
       }</p>
       ${stranger(m, a.question) ? `<p class="muted small stranger">${esc(stranger(m, a.question))}</p>` : ''}
-      <p class="map-pick small"><label>layer <select class="pick-layer">${a.maps.map((_, i) => `<option value="${i}">${i + 1} of ${a.maps.length}</option>`).join('')}</select></label>
-        <label>head <select class="pick-head">${Array.from({ length: a.n_head }, (_, i) => `<option value="${i}">${i + 1} of ${a.n_head}</option>`).join('')}</select></label>
-        <label>rows <select class="pick-rows"><option value="answer">the answer’s (from ⁇ on)</option><option value="all">all ${T}</option></select></label></p>
-      <div class="map-legend"><canvas class="legend" aria-hidden="true"></canvas><span class="muted small">attention weight (square-root scale; grey: masked)</span></div>
-      <div class="map-scroll"><canvas class="big-map" tabindex="0" role="application" aria-roledescription="attention map" aria-label="attention map: use the arrow keys to move from cell to cell and read each weight below"></canvas></div>
-      <p class="map-wide muted small" hidden>The map is wider than this column: it opens at its right end (the answer); scroll it sideways, or move along it with the arrow keys.</p>
-      <p class="map-readout small" aria-live="polite">Point at a cell (or focus the map and use the arrow keys) to read its weight.</p>
+      <p class="map-pick small"><label>layer <select class="pick-layer">` +
+      `${a.maps.map((_, i) => option(i, a.maps.length)).join('')}</select></label>
+        <label>head <select class="pick-head">` +
+      `${Array.from({ length: a.n_head }, (_, i) => option(i, a.n_head)).join('')}</select></label>
+        <label>rows <select class="pick-rows"><option value="answer">the answer’s (from ` +
+      `⁇ on)</option><option value="all">all ${T}</option></select></label></p>
+      <div class="map-legend"><canvas class="legend" aria-hidden="true"></canvas><span ` +
+      `class="muted small">attention weight (square-root scale; grey: masked)</span></div>
+      <div class="map-scroll"><canvas class="big-map" tabindex="0" role="application" ` +
+      `aria-roledescription="attention map" aria-label="attention map: use the arrow keys to ` +
+      `move from cell to cell and read each weight below"></canvas></div>
+      <p class="map-wide muted small" hidden>The map is wider than this column: it ` +
+      `opens at its right end (the answer); scroll it sideways, or move along it with the ` +
+      `arrow keys.</p>
+      <p class="map-readout small" aria-live="polite">Point at a cell (or focus the map ` +
+      `and use the arrow keys) to read its weight.</p>
       <div class="thumbs"></div>`;
     const big = col.querySelector('.big-map');
     const readout = col.querySelector('.map-readout');
@@ -254,8 +272,10 @@ export function showAnswers(out) {
       const w = c.j <= c.i ? mapOf(+selL.value, +selH.value)[c.i * T + c.j] : null;
       const text =
         w === null
-          ? `${name(a.tokens[c.i])} (position ${c.i + 1}) cannot see ${name(a.tokens[c.j])} (position ${c.j + 1}): it comes later (masked)`
-          : `${name(a.tokens[c.i])} (position ${c.i + 1}) gives ${name(a.tokens[c.j])} (position ${c.j + 1}) weight ${w.toFixed(3)}`;
+          ? `${name(a.tokens[c.i])} (position ${c.i + 1}) cannot see ${name(a.tokens[c.j])} ` +
+            `(position ${c.j + 1}): it comes later (masked)`
+          : `${name(a.tokens[c.i])} (position ${c.i + 1}) gives ${name(a.tokens[c.j])} ` +
+            `(position ${c.j + 1}) weight ${w.toFixed(3)}`;
       readout.textContent = text;
       big.title = text;
       S.askHover = { variant, i: c.i, j: c.j, weight: w, text };

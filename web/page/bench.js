@@ -1,4 +1,4 @@
-// The Benchmark card: runs the wasm export page_bench (src/web/bench.rs -> attnlab::bench, the same
+// The Benchmark card: runs the wasm export bench (src/wasm/bench.rs -> attnlab::bench, the same
 // workloads as the native `bench` binary) and shows GFLOP/s per matrix product and ms/step and
 // tokens/s per attention variant. The call goes through the engine's one job queue (web/backend.js),
 // and the button is only on while no training run is going, so the timings never share the device
@@ -10,7 +10,7 @@ const $ = (id) => document.getElementById(id);
 import { esc } from './ui.js';
 const errText = (e) => String((e && e.message) || e);
 
-// The ranges page_bench accepts (src/web/bench.rs MAX_ROWS, MAX_REPEATS).
+// The ranges bench accepts (src/wasm/bench.rs MAX_ROWS, MAX_REPEATS).
 const LIMITS = { rows: [1, 64], repeats: [1, 20] };
 
 const B = (window.__bench = {
@@ -23,7 +23,7 @@ const B = (window.__bench = {
   adapter: null,
 });
 
-let wasm = null;
+let engine = null;
 let kind = null; // 'gpu' or 'cpu' (the CPU backend records no dispatches)
 
 function showError(html) {
@@ -53,7 +53,7 @@ function readInt(id, name) {
 const idle = () => ['idle', 'paused'].includes(trainingStatus());
 
 function refreshButton() {
-  $('btn-bench').disabled = !wasm || B.running || !idle();
+  $('btn-bench').disabled = !engine || B.running || !idle();
 }
 
 const fmtNum = (x, digits) =>
@@ -64,14 +64,21 @@ const fmtNum = (x, digits) =>
 function showResult(r) {
   $('bench-matmul').querySelector('tbody').innerHTML = r.matmul
     .map(
-      (m) => `
-    <tr><td>${esc(m.name)}</td><td class="num">${fmtNum(m.gflop, 3)}</td><td class="num">${fmtNum(m.ms, 1)}</td><td class="num">${fmtNum(m.gflops, 2)}</td></tr>`,
+      (m) =>
+        `
+    <tr><td>${esc(m.name)}</td><td class="num">${fmtNum(m.gflop, 3)}</td><td ` +
+        `class="num">${fmtNum(m.ms, 1)}</td><td class="num">${fmtNum(m.gflops, 2)}</td></tr>`,
     )
     .join('');
   $('bench-steps').querySelector('tbody').innerHTML = r.steps
     .map(
-      (s) => `
-    <tr><td>${esc(s.variant)}</td><td class="num">${s.rows} × ${s.t}</td><td class="num">${fmtNum(s.ms_per_step, 1)}</td><td class="num">${fmtNum(s.tokens_per_s, 0)}</td><td class="num">${kind === 'cpu' ? '—' : s.dispatches_per_step}</td><td class="num">${fmtNum(s.peak_mib, 2)}</td></tr>`,
+      (s) =>
+        `
+    <tr><td>${esc(s.variant)}</td><td class="num">${s.rows} × ${s.t}</td><td ` +
+        `class="num">${fmtNum(s.ms_per_step, 1)}</td><td ` +
+        `class="num">${fmtNum(s.tokens_per_s, 0)}</td><td ` +
+        `class="num">${kind === 'cpu' ? '—' : s.dispatches_per_step}</td><td ` +
+        `class="num">${fmtNum(s.peak_mib, 2)}</td></tr>`,
     )
     .join('');
   $('bench-matmul').hidden = false;
@@ -106,10 +113,11 @@ async function runBench() {
   refreshButton();
   const t0 = performance.now();
   $('bench-status').textContent =
-    `Running: ${rows.value} rows, ${repeats.value} repeat${repeats.value === 1 ? '' : 's'}, ${quick ? 'quick' : 'full'} matmul sizes…`;
+    `Running: ${rows.value} rows, ${repeats.value} ` +
+    `repeat${repeats.value === 1 ? '' : 's'}, ${quick ? 'quick' : 'full'} matmul sizes…`;
   try {
     const call = () =>
-      wasm.page_bench(rows.value, repeats.value, quick, (what) => {
+      engine.bench(rows.value, repeats.value, quick, (what) => {
         $('bench-status').textContent =
           `Running ${what}… (${((performance.now() - t0) / 1000).toFixed(0)} s so far)`;
       });
@@ -119,10 +127,21 @@ async function runBench() {
     B.result = r;
     showResult(r);
     $('bench-status').textContent =
-      `Done in ${r.seconds.toFixed(1)} s (${rows.value} rows, ${repeats.value} repeat${repeats.value === 1 ? '' : 's'} after a warm-up, ${quick ? 'quick' : 'full'} matmul sizes).`;
+      `Done in ${r.seconds.toFixed(1)} s (${rows.value} rows, ${repeats.value} ` +
+      `repeat${repeats.value === 1 ? '' : 's'} after a warm-up, ${quick ? 'quick' : 'full'} ` +
+      `matmul sizes).`;
+    const repeatsHow =
+      kind === 'cpu'
+        ? 'run back to back on the engine’s thread, a Web Worker ' +
+          '(no dispatches: the CPU backend runs each op as it is called)'
+        : 'recorded back to back and waited for once';
     $('bench-note').innerHTML =
-      `Wall clock (<code>performance.now()</code>) on ${B.adapter ? `the WebGPU adapter ${esc(B.adapter)}` : esc(r.adapter)}: one warm-up, then the repeats ${kind === 'cpu' ? 'run back to back on the engine’s thread, a Web Worker (no dispatches: the CPU backend runs each op as it is called)' : 'recorded back to back and waited for once'}. ` +
-      `Same workloads as the command line's <code>bench ${quick ? '--quick ' : ''}--repeats ${repeats.value}</code> and <code>bench --step ${rows.value} --repeats ${repeats.value}</code>.`;
+      `Wall clock (<code>performance.now()</code>) ` +
+      `on ${B.adapter ? `the WebGPU adapter ${esc(B.adapter)}` : esc(r.adapter)}: one warm-up, ` +
+      `then the repeats ${repeatsHow}. ` +
+      `Same workloads as the command line's ` +
+      `<code>bench ${quick ? '--quick ' : ''}--repeats ${repeats.value}</code> and <code>bench ` +
+      `--step ${rows.value} --repeats ${repeats.value}</code>.`;
   } catch (e) {
     B.error = errText(e);
     showError(`<p><strong>The benchmark stopped:</strong> ${esc(B.error)}</p>`);
@@ -141,7 +160,7 @@ export function benchUnavailable(message) {
 }
 
 export function startBench(w, device, browserInfo) {
-  wasm = w;
+  engine = w;
   kind = device.kind;
   if (browserInfo && device.kind === 'gpu') {
     const parts = [browserInfo.vendor, browserInfo.architecture].filter(Boolean).join(' / ');

@@ -20,7 +20,7 @@ export const SAVE_COST_RATIO = 10;
 // presets and their forms, the run in progress, the served data folder and the built-in corpus
 // (read once), the training chunk length.
 export const P = {
-  wasm: null,
+  engine: null, // the engine's client (web/engine.js)
   presets: null,
   presetForms: null,
   run: null,
@@ -69,7 +69,7 @@ export const S = (window.__page = {
   history: [],
   chartSeries: [],
   sizing: null,
-  started: null, // what page_start returned for the latest run
+  started: null, // what start returned for the latest run
 });
 
 export const data = { wiki: null, train: null, dev: null, test: null };
@@ -103,8 +103,8 @@ export function setStatus(status, text) {
   if (text !== undefined) $('train-status').textContent = text;
   const running = status === 'running';
   const busy = running || status === 'pausing' || status === 'stopping' || status === 'starting';
-  $('btn-pretrain').disabled = busy || status === 'paused' || !P.wasm;
-  $('btn-finetune').disabled = busy || status === 'paused' || !P.wasm;
+  $('btn-pretrain').disabled = busy || status === 'paused' || !P.engine;
+  $('btn-finetune').disabled = busy || status === 'paused' || !P.engine;
   $('btn-pause').disabled = !running;
   // Resume also continues a run saved in this browser (the banner at the top offers it too: a
   // reload that restores the scroll position can leave the banner out of sight).
@@ -113,5 +113,5 @@ export function setStatus(status, text) {
     (status === 'idle' && !$('resume-banner').hidden && !$('resume-saved').hidden)
   );
   $('btn-stop').disabled = !(running || status === 'paused');
-  for (const b of ['btn-eval', 'btn-ask']) $(b).disabled = !P.wasm || S.models.length === 0;
+  for (const b of ['btn-eval', 'btn-ask']) $(b).disabled = !P.engine || S.models.length === 0;
 }

@@ -25,23 +25,29 @@ export function roleFor(name) {
 }
 
 // Check a file's text for its role: { info (what the Data card shows), examples (run.py's count:
-// wiki.txt's lines, a TSV's questions), vocab (wiki.txt's vocabulary size) }; throws the library's message (file:line: what is wrong).
+// wiki.txt's lines, a TSV's questions), vocab (wiki.txt's vocabulary size) }; throws the library's message (file:line:
+// what is wrong).
 export async function check(role, name, text) {
   if (role === 'wiki') {
-    const i = await P.wasm.page_check_corpus(name, text);
+    const i = await P.engine.check_corpus(name, text);
     // run.py's examples are text.split('\n'): a final newline adds an empty one, which the schedule counts.
     const lines = i.documents - (/[\r\n]$/.test(text) ? 1 : 0);
     const examples =
       lines === i.documents ? '' : ` (run.py counts ${i.documents.toLocaleString()} examples)`;
     return {
-      info: `${lines.toLocaleString()} line${lines === 1 ? '' : 's'}${examples}, ${i.chars.toLocaleString()} characters, vocabulary ${i.vocab_size}`,
+      info:
+        `${lines.toLocaleString()} ` +
+        `line${lines === 1 ? '' : 's'}${examples}, ${i.chars.toLocaleString()} characters, ` +
+        `vocabulary ${i.vocab_size}`,
       examples: i.documents,
       vocab: i.vocab_size,
     };
   }
-  const i = await P.wasm.page_check_tsv(name, text, role === 'train');
+  const i = await P.engine.check_tsv(name, text, role === 'train');
   return {
-    info: `${i.rows.toLocaleString()} question${i.rows === 1 ? '' : 's'}${i.answers ? ' with answers' : ' (no answers)'}`,
+    info:
+      `${i.rows.toLocaleString()} ` +
+      `question${i.rows === 1 ? '' : 's'}${i.answers ? ' with answers' : ' (no answers)'}`,
     examples: i.rows,
   };
 }
@@ -59,7 +65,10 @@ export function showData() {
   body.innerHTML = Object.keys(ROLES)
     .map((r) => {
       const f = data[r];
-      return `<tr><td>${ROLES[r]}</td><td>${f ? breakable(f.name) : '<span class="muted">none</span>'}</td><td>${f ? esc(f.info) : ''}</td></tr>`;
+      return (
+        `<tr><td>${ROLES[r]}</td><td>${f ? breakable(f.name) : '<span class="muted">none</span>'}</td>` +
+        `<td>${f ? esc(f.info) : ''}</td></tr>`
+      );
     })
     .join('');
   const n = (role) => (P.embeddedInfo && P.embeddedInfo[role] ? P.embeddedInfo[role].examples : 0);
@@ -68,17 +77,24 @@ export function showData() {
     {
       embedded:
         `The built-in generated corpus is loaded: ${people} made-up people with biographies and ` +
-        `birthplaces, in the course files’ format but smaller (${n('train')} finetuning, ${n('dev')} dev and ${n('test')} ` +
+        `birthplaces, in the course files’ format but smaller (${n('train')} ` +
+        `finetuning, ${n('dev')} dev and ${n('test')} ` +
         'test questions, where the course’s files have 2,000, 500 and 437).',
       notes:
-        'The built-in people in two short notes each, “NAME. Born in PLACE .” and one other phrasing of it (the middle preset’s pretraining text: with no other facts to store ' +
-        'and two phrasings of each birthplace, its run stores them in under half the epochs the whole biographies need); the questions are the built-in ones.',
+        'The built-in people in two short notes each, “NAME. Born in PLACE .” and one other ' +
+        'phrasing of it (the middle preset’s pretraining text: with no other facts to store ' +
+        'and two phrasings of each birthplace, its run stores them in under half the epochs the ' +
+        'whole biographies need); the questions are the built-in ones.',
       births:
-        'The built-in corpus with each biography cut to the person’s name and birth sentence (with the middle preset’s model and ' +
-        '650 pretraining epochs it stores more birthplaces than the preset’s run, in about twice its time); the questions are the built-in ones.',
+        'The built-in corpus with each biography cut to the person’s name and birth sentence ' +
+        '(with the middle preset’s model and ' +
+        '650 pretraining epochs it stores more birthplaces than the preset’s run, in about ' +
+        'twice its time); the questions are the built-in ones.',
       served: 'Using the data folder the server offers (/data).',
       files:
-        'Using your files where you gave one; the table says which file each role reads. They are kept in this browser (never sent anywhere), so a reload reads them again; a button above goes back to the built-in or served files.',
+        'Using your files where you gave one; the table says which file each role reads. They ' +
+        'are kept in this browser (never sent anywhere), so a reload reads them again; a button ' +
+        'above goes back to the built-in or served files.',
     }[S.dataSource] || '';
   $('data-summary').textContent = src;
   $('use-served').hidden = !P.served;
@@ -117,7 +133,9 @@ export async function loadFiles(files, forced) {
     const role = forced || roleFor(file.name);
     if (!role) {
       msgs.push(
-        `${file.name}: cannot tell which file this is; name it like wiki.txt, birth_places_train.tsv, birth_dev.tsv or birth_test_inputs.tsv, or use the picker for its role`,
+        `${file.name}: cannot tell which file this is; name it like wiki.txt, ` +
+          `birth_places_train.tsv, birth_dev.tsv or birth_test_inputs.tsv, or use the picker for ` +
+          `its role`,
       );
       continue;
     }
@@ -179,7 +197,7 @@ const EMBEDDED = [
 // The built-in corpus and the served folder's files are read and checked by the engine once, when
 // the page starts (app-train.js), so that switching between them is immediate, as a click expects.
 export async function prepareData() {
-  P.embedded = await P.wasm.page_default_corpus();
+  P.embedded = await P.engine.default_corpus();
   P.embeddedInfo = {};
   for (const [role, name] of EMBEDDED)
     P.embeddedInfo[role] = await check(role, name, P.embedded[role]);

@@ -48,7 +48,8 @@ export function showEval(rep) {
     const [c, t] = rep.score;
     $('eval-acc-label').textContent =
       rep.rows.length < rep.inFile
-        ? `accuracy on the first ${num(rep.rows.length)} of ${num(rep.inFile)} questions of ${rep.file} (the rest not asked)`
+        ? `accuracy on the first ${num(rep.rows.length)} of ${num(rep.inFile)} questions ` +
+          `of ${rep.file} (the rest not asked)`
         : `accuracy on ${rep.file}`;
     $('eval-acc').textContent = score(c, t);
     $('eval-line').textContent = rep.line;
@@ -63,8 +64,10 @@ export function showEval(rep) {
   const note = $('eval-strangers');
   note.hidden = !strangers;
   note.textContent = strangers
-    ? `The ${rep.model.split(' · ').pop()} learned the made-up people of the built-in corpus; the people of ${rep.file} are new to it, ` +
-      "so it guesses (expect about London's score or less). The course model (Models card) was trained on the course's files."
+    ? `The ${rep.model.split(' · ').pop()} learned the made-up people of the built-in corpus; ` +
+      `the people of ${rep.file} are new to it, ` +
+      "so it guesses (expect about London's score or less). The course model (Models card) " +
+      "was trained on the course's files."
     : '';
   const skipped = $('eval-skipped');
   const notes = [rep.skipped, rep.cropped].filter(Boolean);
@@ -74,10 +77,13 @@ export function showEval(rep) {
   only.hidden = gold;
   only.textContent = gold
     ? ''
-    : `Predictions only: ${rep.file} has no answers (the course keeps the test answers), so there is nothing to score here. ` +
+    : `Predictions only: ${rep.file} has no answers (the course keeps the test answers), so ` +
+      `there is nothing to score here. ` +
       'Download the predictions to hand them in or to score them where the answers are.';
   $('eval-table').querySelector('thead').innerHTML = gold
-    ? '<tr><th class="num">line</th><th>who (the question)</th><th>answer</th><th>prediction</th><th><span class="long">right?</span><abbr class="short" title="right?">✓?</abbr></th></tr>'
+    ? '<tr><th class="num">line</th><th>who (the ' +
+      'question)</th><th>answer</th><th>prediction</th><th><span ' +
+      'class="long">right?</span><abbr class="short" title="right?">✓?</abbr></th></tr>'
     : '<tr><th class="num">line</th><th>who (the question)</th><th>prediction</th></tr>';
   filterEval();
 }
@@ -121,7 +127,10 @@ export const num = (n) => n.toLocaleString('en');
 // the question has the course's form.
 function askButton(q) {
   const who = /^Where was (.+) born\?$/.exec(q);
-  return `<button type="button" class="cell-ask" data-question="${esc(q)}" title="Ask this in the Ask card and see where the model looked">${esc(who ? who[1] : q)}</button>`;
+  return (
+    `<button type="button" class="cell-ask" data-question="${esc(q)}" title="Ask this in ` +
+    `the Ask card and see where the model looked">${esc(who ? who[1] : q)}</button>`
+  );
 }
 
 // A row's prediction; a question skipped for a character the model lacks says so.

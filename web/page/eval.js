@@ -5,7 +5,7 @@
 // Predictions download in the command line's --outputs_path format: one prediction per line.
 // On the CPU backend with N engines (web/helpers.js) the questions are asked in rounds: the page's
 // engine answers each round's first block, every helper (holding a copy of the model) one block
-// after it, and the page's engine appends them in question order (src/web/eval_split.rs). So the
+// after it, and the page's engine appends them in question order (src/wasm/eval_split.rs). So the
 // answered questions are always the file's first ones, in order, and the report, a stopped one
 // too, is the one engine's.
 import { $, P, S, data, job, setStatus } from './core.js';
@@ -94,7 +94,7 @@ export function showEstimate() {
 // {p (the plan), st (progress), seconds (spent so far), helpers (those answering blocks of it),
 // joined (seconds from its start until they did), engines (the most that answered a round),
 // byHelpers (the questions the helpers answered), why (why fewer than asked), stop (asked)}. Its
-// answered questions count toward the run (the engine keeps them: page_eval_limit, page_eval_next).
+// answered questions count toward the run (the engine keeps them: eval_limit, eval_next).
 let current = null;
 
 // Let the helpers answer blocks of the evaluation `ev` once each holds a copy of the model and the
@@ -106,7 +106,7 @@ async function join(ev) {
   if (n <= 1) return;
   const t0 = performance.now();
   // The model's bytes are asked for first, so they come before the first round in the queue.
-  const copy = job('evaluate', () => P.wasm.page_model_bytes(ev.p.variant));
+  const copy = job('evaluate', () => P.engine.model_bytes(ev.p.variant));
   copy.catch(() => {}); // awaited below
   try {
     const hs = await started(n);
@@ -144,10 +144,10 @@ async function round(ev, hs, count) {
   const calls = blocks.slice(1).map(([first, end], i) => helpers.evalPart(hs[i], first, end));
   for (const c of calls) c.catch(() => {}); // awaited below, in order
   const [first, end] = blocks[0];
-  let st = await job('evaluate', () => P.wasm.page_eval_next(end - first));
+  let st = await job('evaluate', () => P.engine.eval_next(end - first));
   for (const c of calls) {
     const block = await c;
-    st = await job('evaluate', () => P.wasm.page_eval_add(block));
+    st = await job('evaluate', () => P.engine.eval_add(block));
   }
   return { st, mine: end - first };
 }
@@ -171,7 +171,9 @@ async function oneRound(ev, count, label) {
     ? ` · about ${duration(cost ? secondsFor(cost, rest) : (ev.seconds / st.done) * rest)} left`
     : '';
   $('eval-status').textContent =
-    `${label} ${ev.p.name} on ${ev.p.f.name}${n > 1 ? ` on ${n} engines` : ''}: ${num(st.done)} of ${num(st.total)} questions${left}…`;
+    `${label} ${ev.p.name} ` +
+    `on ${ev.p.f.name}${n > 1 ? ` on ${n} engines` : ''}: ${num(st.done)} ` +
+    `of ${num(st.total)} questions${left}…`;
   return { seconds, mine };
 }
 
@@ -215,7 +217,7 @@ async function runParts(ev, until, label) {
 
 // The report of what was answered (all, or a stopped or failed evaluation's part), shown.
 async function finish(ev, failed = false) {
-  const rep = await job('evaluate', () => P.wasm.page_eval_report());
+  const rep = await job('evaluate', () => P.engine.eval_report());
   const n = ev.engines;
   // inFile: the file's questions, more than total when "at most" or "only the first N" cut the run.
   Object.assign(rep, {
@@ -240,8 +242,12 @@ async function finish(ev, failed = false) {
       ? `the first ${num(rep.rows.length)} of the ${num(rep.inFile)} `
       : '';
   $('eval-status').textContent = part
-    ? `${failed ? 'Failed' : 'Stopped'} after ${num(rep.rows.length)} of ${num(rep.total)} questions of ${ev.p.f.name} (${duration(ev.seconds)}, ${ev.p.name}): the results below are those ${num(rep.rows.length)}.`
-    : `${first ? `Asked ${first}questions` : counted(rep.rows.length, 'question')} of ${ev.p.f.name} in ${duration(ev.seconds)} with ${ev.p.name}${n > 1 ? ` on ${n} engines` : ''}.`;
+    ? `${failed ? 'Failed' : 'Stopped'} after ${num(rep.rows.length)} of ${num(rep.total)} ` +
+      `questions of ${ev.p.f.name} (${duration(ev.seconds)}, ${ev.p.name}): the results below ` +
+      `are those ${num(rep.rows.length)}.`
+    : `${first ? `Asked ${first}questions` : counted(rep.rows.length, 'question')} ` +
+      `of ${ev.p.f.name} in ${duration(ev.seconds)} ` +
+      `with ${ev.p.name}${n > 1 ? ` on ${n} engines` : ''}.`;
   if (ev.why) $('eval-status').textContent += ` (${ev.why}.)`;
   // The end, said to a screen reader (the progress above changes too often to be read out).
   $('eval-live').textContent = `${$('eval-status').textContent}${rep.score ? ` ${rep.line}` : ''}`;
@@ -269,10 +275,11 @@ export async function evaluate(choice) {
       if (choice === 0) {
         current = null;
         $('eval-status').textContent =
-          `Cancelled: nothing more of ${ev.p.f.name} is asked${S.evalReport ? '; the report below is the one before' : ''}.`;
+          `Cancelled: nothing more of ${ev.p.f.name} is ` +
+          `asked${S.evalReport ? '; the report below is the one before' : ''}.`;
         return;
       }
-      ev.st = await job('evaluate', () => P.wasm.page_eval_limit(choice));
+      ev.st = await job('evaluate', () => P.engine.eval_limit(choice));
     } else {
       S.evalEstimate = null;
       let p;
@@ -283,7 +290,7 @@ export async function evaluate(choice) {
         return;
       }
       const st = await job('evaluate', () =>
-        P.wasm.page_eval_begin(p.variant, p.f.name, p.f.text, p.max),
+        P.engine.eval_begin(p.variant, p.f.name, p.f.text, p.max),
       );
       ev = current = {
         p,
@@ -326,13 +333,19 @@ export async function evaluate(choice) {
           $('eval-status').textContent = '';
           showBox(
             'eval-confirm',
-            `<p>${count.toLocaleString()} questions would take about <strong>${duration(est + ev.seconds)}</strong> with ${esc(p.name)} on this device${timed}. ` +
-              'The page stays usable meanwhile; the demos and a training run take their turns between its parts, and Stop keeps what is answered.</p>' +
+            `<p>${count.toLocaleString()} questions would take about ` +
+              `<strong>${duration(est + ev.seconds)}</strong> with ${esc(p.name)} on this ` +
+              `device${timed}. ` +
+              'The page stays usable meanwhile; the demos and a training run take their turns between ' +
+              'its parts, and Stop keeps what is answered.</p>' +
               `<p><button type="button" data-eval="${count}">Evaluate all ${count.toLocaleString()}</button> ` +
               // A shorter run is offered only where it saves most of the time.
               // (The timed questions are answered already: only what is left of the first `few` costs time.)
               (few <= count / 2
-                ? `<button type="button" class="secondary" data-eval="${few}">Only the first ${few.toLocaleString()} ${few > ev.st.done ? `(about ${duration(rate * (few - ev.st.done))} more)` : '(answered already)'}</button> `
+                ? `<button type="button" class="secondary" data-eval="${few}">Only the ` +
+                  `first ${few.toLocaleString()} ` +
+                  `${few > ev.st.done ? `(about ${duration(rate * (few - ev.st.done))} more)` : '(answered already)'}` +
+                  `</button> `
                 : '') +
               '<button type="button" class="secondary" data-eval="0">Cancel</button></p>',
           );
@@ -358,7 +371,7 @@ export async function evaluate(choice) {
     S.evalError = error;
     current = null;
     showBox('eval-error', `<p>${esc(S.evalError)}</p>`);
-    if (await P.wasm.page_device_lost())
+    if (await P.engine.device_lost())
       await emit('failed', { error: e, what: 'evaluation stopped' });
   } finally {
     running(false);

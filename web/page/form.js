@@ -1,5 +1,5 @@
 // The Train card's form: the presets and the hyperparameters, read and checked into a run spec by
-// the library (src/web/spec.rs); this file only moves values between the form and the engine.
+// the library (src/wasm/spec.rs); this file only moves values between the form and the engine.
 import { $, P, S } from './core.js';
 import { describe, fills, fits, quickFor, sizeRun, timeQuick } from './sizing.js';
 import { on } from './events.js';
@@ -24,8 +24,8 @@ export const FIELDS = [
   'ft_lr',
 ];
 
-// The library's presets (page_preset_form in src/web/spec.rs, read once by app-train.js); the quick one's epochs, batch and max
-// steps sized to this device once it is measured (web/page/sizing.js), before that 40 epochs; the
+// The library's presets (preset_form in src/wasm/spec.rs, read once by app-train.js); the quick one's epochs, batch
+// and max steps sized to this device once it is measured (web/page/sizing.js), before that 40 epochs; the
 // middle and full ones with the largest batches that fit this device (S.fit).
 // ("custom" shows the quick preset's values, as a starting point.)
 export function presetValues(name) {
@@ -120,10 +120,15 @@ export function showNote(name) {
 
 export const NOTES = {
   quick:
-    'Tiny model (2 layers, 4 heads, width 64). Its size is set to about two minutes on this device by a short measurement, taken when you first reach this card or press Pretrain.',
+    'Tiny model (2 layers, 4 heads, width 64). Its size is set to about two minutes on this ' +
+    'device by a short measurement, taken when you first reach this card or press Pretrain.',
   middle:
-    'Half the shipped model’s depth (2 layers, 8 heads, width 128) on the built-in people’s birth notes; its time here is measured when you first reach this card.',
-  full: 'The assignment’s run.py settings: pretraining is 650 epochs (the handout planned about two hours on the course’s cloud GPU; this engine’s CLI kept the pace of about 10 min for them on an NVIDIA H100; the time here is measured with the quick preset’s).',
+    'Half the shipped model’s depth (2 layers, 8 heads, width 128) on the built-in people’s ' +
+    'birth notes; its time here is measured when you first reach this card.',
+  full:
+    'The assignment’s run.py settings: pretraining is 650 epochs (the handout planned about ' +
+    'two hours on the course’s cloud GPU; this engine’s CLI kept the pace of about 10 min ' +
+    'for them on an NVIDIA H100; the time here is measured with the quick preset’s).',
   custom: 'Your own settings.',
 };
 
@@ -146,7 +151,7 @@ export function applyPreset(name) {
   showNote(name);
 }
 
-// The form read and checked by the library's rules (page_read_form in src/web/spec.rs), which
+// The form read and checked by the library's rules (read_form in src/wasm/spec.rs), which
 // rejects with the refusal naming the field and what was typed.
 export function readSpec(kind) {
   const text = (f) => $(`h-${f}`).value;
@@ -164,7 +169,7 @@ export function readSpec(kind) {
     decay: pre ? text('pre_decay') : '',
   };
   const variant = document.querySelector('input[name=variant]:checked').value;
-  return P.wasm.page_read_form(kind, variant, !pre && $('h-from').value === 'model', form);
+  return P.engine.read_form(kind, variant, !pre && $('h-from').value === 'model', form);
 }
 
 // The form as a run was started from it (kept in the saved run), and put back when that run is

@@ -19,7 +19,7 @@ const M = (window.__matmul = {
   busy: false,
   error: null,
 });
-let wasm = null; // the engine's exports (web/backend.js)
+let engine = null; // the engine's client (web/engine.js)
 
 const keyOf = (a) => `attnlab-matmul:${a.backend}|${a.name}|${a.driver}`;
 
@@ -50,7 +50,9 @@ function show() {
   const how =
     {
       timed: `timed on this device just now${times}`,
-      kept: `kept in this browser, timed on this device on ${M.at ? new Date(M.at).toLocaleString() : 'an earlier visit'}${times}`,
+      kept:
+        'kept in this browser, timed on this device on ' +
+        `${M.at ? new Date(M.at).toLocaleString() : 'an earlier visit'}${times}`,
       default: 'the rule for this adapter type, not timed here',
     }[M.how] || M.how;
   $('matmul-line').textContent = M.busy
@@ -65,7 +67,7 @@ async function tune(key) {
   M.error = null;
   show();
   try {
-    const c = await job('tune matmul', () => wasm.page_tune_matmul());
+    const c = await job('tune matmul', () => engine.tune_matmul());
     Object.assign(M, {
       kernel: c.kernel,
       how: 'timed',
@@ -84,9 +86,9 @@ async function tune(key) {
 
 // After the device is open: apply a kept choice, or time them all on a hardware adapter. A kept
 // name the engine refuses (kept by an older version, say) is dropped and the default stands.
-export async function startMatmul(engine, device) {
+export async function startMatmul(client, device) {
   if (device.kind === 'cpu' || !device.adapter) return;
-  wasm = engine;
+  engine = client;
   const key = keyOf(device.adapter);
   $('matmul').hidden = false;
   $('matmul-time').addEventListener('click', () => tune(key));
@@ -94,10 +96,10 @@ export async function startMatmul(engine, device) {
   try {
     let c = null;
     if (kept) {
-      c = await job('set matmul', () => wasm.page_set_matmul(kept.kernel)).catch(() => null);
+      c = await job('set matmul', () => engine.set_matmul(kept.kernel)).catch(() => null);
       if (!c) kept = null;
     }
-    if (!c) c = await job('matmul choice', () => wasm.page_matmul_choice());
+    if (!c) c = await job('matmul choice', () => engine.matmul_choice());
     Object.assign(
       M,
       kept

@@ -15,7 +15,7 @@ import { loadOnDemand, onDemandOf } from './ondemand.js';
 // as finished), then show them (showModels).
 export async function readModels() {
   try {
-    S.models = await P.wasm.page_models();
+    S.models = await P.engine.models();
   } catch {
     S.models = [];
   }
@@ -37,15 +37,24 @@ export function showModels() {
   body.innerHTML = S.models.length
     ? S.models
         .map(
-          (m) => `<tr>
+          (m) =>
+            `<tr>
       <td>${esc(m.variant)}${m.kept ? ', <strong>kept</strong>' : ''}</td>
-      <td>${m.n_layer} layers × ${m.n_head} heads × width ${m.n_embd} (${fmt.int(m.params)} parameters, vocabulary ${m.vocab_size})</td>
-      <td>${esc(m.label)}${m.same_as_current ? ' <span class="muted small">(the same as the current model until a new one replaces it)</span>' : ''}</td>
+      <td>${m.n_layer} layers × ${m.n_head} heads × width ${m.n_embd} ` +
+            `(${fmt.int(m.params)} parameters, vocabulary ${m.vocab_size})</td>
+      ` +
+            `<td>${esc(m.label)}` +
+            (m.same_as_current
+              ? ' <span class="muted small">(the same as the current model until a new one replaces it)</span>'
+              : '') +
+            `</td>
       <td><button class="secondary small" data-download="${esc(m.slot)}">Download</button>
         ${
           m.kept
             ? `<button class="secondary small" data-forget="${esc(m.variant)}">Remove</button>`
-            : `<button class="secondary small" data-keep="${esc(m.variant)}" title="Keep this model beside the next ${esc(m.variant)} model you train or load, to ask and evaluate both">Keep for comparison</button>`
+            : `<button class="secondary small" data-keep="${esc(m.variant)}" ` +
+              `title="Keep this model beside the next ${esc(m.variant)} model you train or load, ` +
+              `to ask and evaluate both">Keep for comparison</button>`
         }</td></tr>`,
         )
         .join('')
@@ -83,12 +92,16 @@ export function downloadName(slot) {
     : '';
   const kept = slot.endsWith(':kept') ? '.kept' : '';
   // "vanilla.params" downloads as vanilla.safetensors, not vanilla-vanilla.safetensors.
-  return `${stem && stem.startsWith(variant) ? stem.replace(variant, `${variant}${kept}`) : `${variant}${kept}${stem ? `-${stem}` : ''}`}.safetensors`;
+  const name =
+    stem && stem.startsWith(variant)
+      ? stem.replace(variant, `${variant}${kept}`)
+      : `${variant}${kept}${stem ? `-${stem}` : ''}`;
+  return `${name}.safetensors`;
 }
 
 export async function download(slot) {
   try {
-    const bytes = await job('model_bytes', () => P.wasm.page_model_bytes(slot));
+    const bytes = await job('model_bytes', () => P.engine.model_bytes(slot));
     const url = URL.createObjectURL(new Blob([bytes], { type: 'application/octet-stream' }));
     const a = document.createElement('a');
     a.href = url;
@@ -127,7 +140,8 @@ export async function uploadModel(file) {
     const heads = typed === '' ? undefined : Number(typed);
     if (heads !== undefined && !(Number.isInteger(heads) && heads >= 1 && heads <= 64)) {
       throw new Error(
-        `heads of a vanilla .params is “${typed}”: give a whole number from 1 to 64, or leave it empty for run.py's 8`,
+        `heads of a vanilla .params is “${typed}”: give a whole number from 1 to 64, or ` +
+          `leave it empty for run.py's 8`,
       );
     }
     const corpus = data.wiki;
@@ -135,10 +149,15 @@ export async function uploadModel(file) {
     const busy = running();
     showBox(
       'model-note',
-      `<p role="status">Loading ${esc(file.name)}…${busy ? ` (next: the engine is busy ${busy === 'measure' ? 'timing a few training steps of this device, once' : `with ${esc(busy)}`})` : ''}</p>`,
+      `<p role="status">Loading ${esc(file.name)}…` +
+        (busy
+          ? ` (next: the engine is busy ` +
+            `${busy === 'measure' ? 'timing a few training steps of this device, once' : `with ${esc(busy)}`})`
+          : '') +
+        `</p>`,
     );
     const info = await job('load_model', () =>
-      P.wasm.page_load_model(
+      P.engine.load_model(
         bytes,
         file.name,
         corpus ? corpus.name : undefined,
@@ -147,19 +166,25 @@ export async function uploadModel(file) {
       ),
     );
     const loaded =
-      `<p role="status">Loaded ${esc(file.name)} as the ${esc(info.variant)} model: ${info.n_layer} layers, ${info.n_head} heads, width ${info.n_embd} ` +
-      `(${info.params.toLocaleString('en')} parameters). Ask and Evaluate use it now; this browser stores it, so a reload loads it again.</p>`;
+      `<p role="status">Loaded ${esc(file.name)} as the ${esc(info.variant)} ` +
+      `model: ${info.n_layer} layers, ${info.n_head} heads, width ${info.n_embd} ` +
+      `(${info.params.toLocaleString('en')} parameters). Ask and Evaluate use it now; this ` +
+      `browser stores it, so a reload loads it again.</p>`;
     showBox('model-note', loaded);
     // Kept as our safetensors, which carries its vocabulary.
     const params = !isSafetensors(bytes);
-    if (params) bytes = await job('model_bytes', () => P.wasm.page_model_bytes(info.variant));
+    if (params) bytes = await job('model_bytes', () => P.engine.model_bytes(info.variant));
     // A vanilla .params file does not say its head count: a wrong one loads without an error and
     // answers wrongly, so the count used is said where the student looks.
     if (params && info.variant === 'vanilla') {
       showBox(
         'model-note',
-        `${loaded}<p>${esc(file.name)} does not record its head count: it was read with <strong>${info.n_head} heads</strong> (${heads === undefined ? 'run.py’s' : 'the count typed beside the file'}) ` +
-          `and the vocabulary of ${esc(corpus ? corpus.name : 'the built-in corpus')}. If it was trained with another head count, type it in “heads of a vanilla .params” and load the file again: with the wrong one it answers wrongly, without an error.</p>`,
+        `${loaded}<p>${esc(file.name)} does not record its head count: it was read with ` +
+          `<strong>${info.n_head} heads</strong> ` +
+          `(${heads === undefined ? 'run.py’s' : 'the count typed beside the file'}) ` +
+          `and the vocabulary of ${esc(corpus ? corpus.name : 'the built-in corpus')}. If it was ` +
+          `trained with another head count, type it in “heads of a vanilla .params” and load the ` +
+          `file again: with the wrong one it answers wrongly, without an error.</p>`,
       );
     }
     await store
@@ -173,7 +198,11 @@ export async function uploadModel(file) {
     S.modelError = errText(e);
     showBox(
       'model-error',
-      `<p>${esc(S.modelError)}</p><p>Load a <code>.safetensors</code> checkpoint from <code>attnlab</code> (the command line or this page) or a <code>.params</code> file saved by the course’s <code>run.py</code> (with the pretraining corpus it was trained with selected above, and for vanilla a head count other than run.py’s 8 typed beside the file).</p>`,
+      `<p>${esc(S.modelError)}</p><p>Load a <code>.safetensors</code> checkpoint from ` +
+        `<code>attnlab</code> (the command line or this page) or a <code>.params</code> file ` +
+        `saved by the course’s <code>run.py</code> (with the pretraining corpus it was trained ` +
+        `with selected above, and for vanilla a head count other than run.py’s 8 typed beside ` +
+        `the file).</p>`,
     );
   }
 }
@@ -196,7 +225,7 @@ export async function restoreModels() {
       continue;
     }
     try {
-      await job('load_model', () => P.wasm.page_load_model(rec.bytes, rec.label));
+      await job('load_model', () => P.engine.load_model(rec.bytes, rec.label));
     } catch (e) {
       showBox(
         'model-error',
@@ -216,11 +245,11 @@ export function wireModels() {
     if (b.dataset.download) download(b.dataset.download);
     // Kept models live as long as the page (the browser keeps each variant's current model).
     if (b.dataset.keep) {
-      await P.wasm.page_keep_model(b.dataset.keep);
+      await P.engine.keep_model(b.dataset.keep);
       await emit('models');
     }
     if (b.dataset.forget) {
-      await P.wasm.page_forget_kept(b.dataset.forget);
+      await P.engine.forget_kept(b.dataset.forget);
       await emit('models');
     }
   });

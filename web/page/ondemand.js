@@ -33,10 +33,13 @@ const MODELS = {
     facts: 'web/models/builtin-synthesizer.json',
     model: 'web/models/builtin-synthesizer.safetensors',
     name: 'shipped synthesizer',
-    what: 'the shipped model’s size and training with synthesizer attention (each row of scores computed from its own position alone)',
+    what:
+      'the shipped model’s size and training with synthesizer attention (each row of scores ' +
+      'computed from its own position alone)',
     where: () => 'the built-in corpus',
     loaded:
-      'Ask answers with it beside the vanilla model, and <a href="#e9">E9</a> draws its maps beside the vanilla model’s',
+      'Ask answers with it beside the vanilla model, and <a href="#e9">E9</a> draws its maps ' +
+      'beside the vanilla model’s',
     // Not over a synthesizer the student trained or loaded.
     offer: () => !S.models.some((x) => x.slot === 'synthesizer'),
   },
@@ -104,8 +107,11 @@ function show(id) {
   const finding = typeof f.finding === 'string' ? ` ${esc(f.finding)}` : '';
   $(`${id}-facts`).innerHTML =
     `<p><strong>${title(m)}</strong>${f.size ? ` (${esc(f.size)})` : ''}: ${m.what}; ${score}.${finding}${note}</p>` +
-    `<details class="shipped-how"><summary>How the ${m.name} was made</summary>${cmd.map((c) => `<pre><code>${esc(c)}</code></pre>`).join('')}` +
-    `${f.trained ? `<p class="muted small">${esc(f.trained)}</p>` : ''}${f.note ? `<p class="muted small">${esc(f.note)}</p>` : ''}${f.reproduce ? `<p class="muted small">${esc(f.reproduce)}</p>` : ''}</details>` +
+    `<details class="shipped-how"><summary>How the ${m.name} was made</summary>` +
+    `${cmd.map((c) => `<pre><code>${esc(c)}</code></pre>`).join('')}` +
+    `${f.trained ? `<p class="muted small">${esc(f.trained)}</p>` : ''}` +
+    `${f.note ? `<p class="muted small">${esc(f.note)}</p>` : ''}` +
+    `${f.reproduce ? `<p class="muted small">${esc(f.reproduce)}</p>` : ''}</details>` +
     `${C.note ? `<p class="muted small" id="${id}-note">${esc(C.note)}</p>` : ''}`;
   const btn = $(`load-${id}`);
   btn.textContent = `Load the ${m.name}${mb}`;
@@ -143,7 +149,7 @@ export async function loadOnDemand(id, remember = true) {
     if (!r.ok) throw new Error(`${m.model} is not on the server (HTTP ${r.status})`);
     const bytes = new Uint8Array(await r.arrayBuffer());
     C.label = C.facts.label;
-    C.info = await job('load_model', () => P.wasm.page_load_model(bytes, C.label));
+    C.info = await job('load_model', () => P.engine.load_model(bytes, C.label));
     C.state = 'loaded';
     S.loaded = C.info;
     // An error of an earlier upload is over: the card's error box says nothing beside this success.

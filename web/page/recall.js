@@ -1,6 +1,6 @@
 // The probe's recall during pretraining (the handout's section 2, live): every few epochs of a Pretrain
 // run the engine asks the model being trained to fill the masked birthplaces of a fixed sample of
-// people of the finetuning file (s2_recall in src/web/section2.rs, the library's probe with the
+// people of the finetuning file (s2_recall in src/wasm/section2.rs, the library's probe with the
 // key/value cache). The points go on the loss chart's second axis and the last one into the stats.
 // Bounded so a quick run stays quick: at most 32 people, about ten probes a run, and none while the
 // probes so far took more than 5% of the run's time; never while the user is pausing or stopping.
@@ -28,7 +28,7 @@ export async function probeRecall(chunk) {
   const t = performance.now();
   try {
     const got = await job('recall', () =>
-      P.wasm.s2_recall(data.train.name, data.train.text, SAMPLE),
+      P.engine.s2_recall(data.train.name, data.train.text, SAMPLE),
     );
     if (!got) return;
     r.recall.push([chunk.steps, got.percent]);

@@ -78,9 +78,9 @@ export async function loadShipped(remember) {
     // loaded meanwhile (the course model asked for during a first visit's start): checked in the
     // same engine call as the load, which the page's one queue keeps apart from other loads.
     const info = await job('load_model', async () =>
-      !remember && (await P.wasm.page_models()).some((m) => m.slot === 'vanilla')
+      !remember && (await P.engine.models()).some((m) => m.slot === 'vanilla')
         ? null
-        : P.wasm.page_load_model(bytes, label),
+        : P.engine.load_model(bytes, label),
     );
     if (!info) {
       sh.state = 'skipped';
@@ -109,7 +109,9 @@ export async function loadShipped(remember) {
 // pretraining Z%)", with the counts in a tooltip.
 export function factsLine(f) {
   const place = (f.baseline && f.baseline.place) || 'London';
-  const title = `dev questions right: ${countOf(f.dev_accuracy)}; ${place} every time: ${countOf(f.baseline)}; without pretraining: ${countOf(f.no_pretraining)}`;
+  const title =
+    `dev questions right: ${countOf(f.dev_accuracy)}; ${place} every ` +
+    `time: ${countOf(f.baseline)}; without pretraining: ${countOf(f.no_pretraining)}`;
   // Two runs without pretraining were measured (1 and 4 of 136, guesses of common places): each is
   // said with what it is, since S2a shows the second one's model.
   const a = f.no_pretraining_again;
@@ -136,7 +138,8 @@ export function showShipped() {
   const box = $('shipped-box');
   const standIn = f && f.stand_in === true;
   const who = standIn
-    ? '<strong class="stand-in">Stand-in model</strong> (placeholder numbers, not a measurement: the real shipped model replaces it)'
+    ? '<strong class="stand-in">Stand-in model</strong> (placeholder numbers, not a ' +
+      'measurement: the real shipped model replaces it)'
     : '';
   const lines = [];
   if (f) {
@@ -146,25 +149,30 @@ export function showShipped() {
         ? ` (its facts file says ${esc(f.size)}, but the checkpoint is ${sizeOf(sh.info)})`
         : '';
     lines.push(
-      `<p>${standIn ? `${who}. ` : ''}<strong>Shipped model</strong>${f.size ? ` (${esc(f.size)})` : ''}${mismatch}: ${factsLine(f)}.` +
+      `<p>${standIn ? `${who}. ` : ''}<strong>Shipped model</strong>` +
+        `${f.size ? ` (${esc(f.size)})` : ''}${mismatch}: ${factsLine(f)}.` +
         `${sh.state === 'loaded' ? ' It is the vanilla model now.' : ''}</p>`,
     );
     if (cmd.length || f.trained) {
       lines.push(
-        `<details class="shipped-how"><summary>How the shipped model was made</summary>${cmd.map((c) => `<pre><code>${esc(c)}</code></pre>`).join('')}` +
-          `${f.trained ? `<p class="muted small">${esc(f.trained)}</p>` : ''}${f.note ? `<p class="muted small">${esc(f.note)}</p>` : ''}</details>`,
+        `<details class="shipped-how"><summary>How the shipped model was made</summary>` +
+          `${cmd.map((c) => `<pre><code>${esc(c)}</code></pre>`).join('')}` +
+          `${f.trained ? `<p class="muted small">${esc(f.trained)}</p>` : ''}` +
+          `${f.note ? `<p class="muted small">${esc(f.note)}</p>` : ''}</details>`,
       );
     }
   } else if (sh.state === 'loaded') {
     lines.push(
-      `<p><strong>Shipped model</strong> (${sizeOf(sh.info)}). ${sh.factsError ? `Its facts could not be read: ${esc(sh.factsError)}.` : ''}</p>`,
+      `<p><strong>Shipped model</strong> ` +
+        `(${sizeOf(sh.info)}). ${sh.factsError ? `Its facts could not be read: ${esc(sh.factsError)}.` : ''}</p>`,
     );
   }
   if (sh.note) lines.push(`<p class="muted small" id="shipped-note">${esc(sh.note)}</p>`);
   const offered = f && ['replaced', 'skipped'].includes(sh.state);
   if (offered && sh.kept)
     lines.push(
-      '<p class="muted small" id="shipped-kept">It is kept for comparison: Ask and Evaluate offer it as “vanilla, kept”.</p>',
+      '<p class="muted small" id="shipped-kept">It is kept for comparison: Ask and Evaluate ' +
+        'offer it as “vanilla, kept”.</p>',
     );
   $('shipped-facts').innerHTML = lines.join('');
   // Offered whenever the files are there and the shipped model is neither the current one nor kept.

@@ -1,16 +1,17 @@
 // Runs sized to the device: before a run, a short measurement (a few training steps of the tiny
 // model at two batch sizes, three steps of the middle preset's model at 8 rows and three of the
-// assignment's at 2 rows, one each on a slow device, through page_time_step in src/web/measure.rs, the fastest kept: other work only adds time) gives each preset's time
-// on THIS device. The measurement times full 127-token rows; a run trains packed rows (each up to
-// its last real target), so each time is scaled by the share of real positions in the data
-// (page_packed_fill: about half for pretraining, a fifth for finetuning). The larger models' times
+// assignment's at 2 rows, one each on a slow device, through time_step in src/wasm/measure.rs, the fastest kept: other
+// work only adds time) gives each preset's time on THIS device. The measurement times full 127-token rows; a run
+// trains packed rows (each up to its last real target), so each time is scaled by the share of real positions in the
+// data
+// (packed_fill: about half for pretraining, a fifth for finetuning). The larger models' times
 // are their measured step per row times the rows, with no fitted intercept, so the estimate moves
 // only as much as the measurement does. The quick preset's batch is chosen from the tiny model's
 // fit, and then its own steps are timed on the data loaded now (timeQuick); it is sized to finish in about two
 // minutes here (pretraining ~70 s, finetuning ~40 s; the two share "max steps", so on a slow device
 // finetuning can take as long as pretraining): the largest batch that still gives enough steps, and
 // as many steps as fit. The middle and full presets get the largest batch that fits this device
-// (page_fit, the check a run makes before it starts), or are marked too large, with the CLI's
+// (fit, the check a run makes before it starts), or are marked too large, with the CLI's
 // commands. The first step of a measurement is slower (it builds the kernels' pipelines and
 // buffers once); the note says so.
 import { $, P, S, SAVE_COST_RATIO, SAVE_MIN_MS, data, job } from './core.js';
@@ -30,12 +31,21 @@ export const MIDDLE_DEV = {
   vanilla: {
     runs: [34, 46, 55, 44, 48, 48, 49, 66],
     total: 136,
-    how: 'in eight runs of these settings: seven with the CLI, seeds 2, 1 and 0 finetuned at batch 226, the page’s, and seeds 1 and 0 at 256 and 128, right answers spread over 20–23 places; one whole in the page, seed 0, 26.8 min on two engines (Xeon-AVX512, 2 cores; about 40 min on EPYC-AVX2, 2 cores, and 21.7 min on EPYC-AVX512, 2 cores; the same answers)',
+    how:
+      'in eight runs of these settings: seven with the CLI, seeds 2, 1 and 0 finetuned at ' +
+      'batch 226, the page’s, and seeds 1 and 0 at 256 and 128, right answers spread over ' +
+      '20–23 places; one whole in the page, seed 0, 26.8 min on two engines (Xeon-AVX512, 2 ' +
+      'cores; about 40 min on EPYC-AVX2, 2 cores, and 21.7 min on EPYC-AVX512, 2 cores; the ' +
+      'same answers)',
   },
   synthesizer: {
     runs: [8, 11, 7, 10],
     total: 136,
-    how: 'in four CLI runs of these settings, seeds 0 and 1, each finetuned at batch 256 and at the page’s 226, answering mostly London and Berlin: the pretraining stored none of the dev people’s birthplaces (the probe recalled 0 of 136; the vanilla model’s pretraining, 15–23 of 136)',
+    how:
+      'in four CLI runs of these settings, seeds 0 and 1, each finetuned at batch 256 and at ' +
+      'the page’s 226, answering mostly London and Berlin: the pretraining stored none of the ' +
+      'dev people’s birthplaces (the probe recalled 0 of 136; the vanilla model’s pretraining, ' +
+      '15–23 of 136)',
   },
 };
 // A variant's measured dev accuracies as one range ("25.0%–48.5%"), or one value.
@@ -121,7 +131,7 @@ export function measure(deviceKey) {
       const t0 = performance.now();
       const time = (cfg, rows, repeats) =>
         job('measure', () =>
-          P.wasm.page_time_step(variant, cfg.n_layer, cfg.n_head, cfg.n_embd, vocab, rows, repeats),
+          P.engine.time_step(variant, cfg.n_layer, cfg.n_head, cfg.n_embd, vocab, rows, repeats),
         );
       const small = await time(p.tiny, 4, 2);
       const large = await time(p.tiny, 16, 1);
@@ -167,7 +177,7 @@ export async function fills() {
   if (notesFill === null && P.embedded) {
     try {
       notesFill = await job('measure', () =>
-        P.wasm.page_packed_fill('pretrain', 'built-in birth notes', P.embedded.notes, '', ''),
+        P.engine.packed_fill('pretrain', 'built-in birth notes', P.embedded.notes, '', ''),
       );
     } catch {
       notesFill = 1;
@@ -176,7 +186,7 @@ export async function fills() {
   if (biographiesFill === null && P.embedded) {
     try {
       biographiesFill = await job('measure', () =>
-        P.wasm.page_packed_fill('pretrain', 'built-in wiki.txt', P.embedded.wiki, '', ''),
+        P.engine.packed_fill('pretrain', 'built-in wiki.txt', P.embedded.wiki, '', ''),
       );
     } catch {
       biographiesFill = 1;
@@ -196,11 +206,11 @@ export async function fills() {
   try {
     if (w)
       f.pretrain = await job('measure', () =>
-        P.wasm.page_packed_fill('pretrain', w.name, w.text, '', ''),
+        P.engine.packed_fill('pretrain', w.name, w.text, '', ''),
       );
     if (w && t)
       f.finetune = await job('measure', () =>
-        P.wasm.page_packed_fill('finetune', w.name, w.text, t.name, t.text),
+        P.engine.packed_fill('finetune', w.name, w.text, t.name, t.text),
       );
   } catch {
     /* the data's own check says what is wrong with it */
@@ -222,13 +232,16 @@ export function stepTimes(z) {
   };
 }
 
-// The quick preset for this device: {pre_batch, pre_epochs, max_steps, ft_batch, ft_epochs, preSteps, ftSteps, preS, ftS}.
-// How much of the text the quick pretraining reads: whole epochs, or the share of them that max
+// The quick preset for this device: {pre_batch, pre_epochs, max_steps, ft_batch, ft_epochs, preSteps, ftSteps, preS,
+// ftS}. How much of the text the quick pretraining reads: whole epochs, or the share of them that max
 // steps leaves ("about 19% of an epoch; max steps ends it", not "1 epoch, cut by max steps").
 function epochsOf(q) {
   if (!q.max_steps) return `${q.pre_epochs} epoch${q.pre_epochs === 1 ? '' : 's'}`;
   const share = q.preSteps / Math.max(1, q.perEpoch);
-  return `${share < 1 ? `about ${Math.max(1, Math.round(100 * share))}% of an epoch` : `about ${share.toFixed(1)} epochs`}; max steps ends it`;
+  return (
+    `${share < 1 ? `about ${Math.max(1, Math.round(100 * share))}% of an epoch` : `about ${share.toFixed(1)} epochs`}` +
+    `; max steps ends it`
+  );
 }
 
 export function quickFor(z) {
@@ -269,7 +282,7 @@ export function quickFor(z) {
   };
 }
 
-// The quick preset's own steps, timed before it runs (page_time_run, src/web/measure.rs): its
+// The quick preset's own steps, timed before it runs (time_run, src/wasm/measure.rs): its
 // pretraining and its finetuning at the batch chosen above, on the data loaded now, packed and
 // cut into engine calls as the run is, and one save. The device model alone (full-row steps
 // scaled by the data's share of real positions) said 0.50 s a step on SwiftShader where the
@@ -284,7 +297,10 @@ function quickText() {
 function quickKey(batch) {
   const w = quickText();
   const t = data.train;
-  return `${variantNow()}:${batch}:${w ? w.name : ''}:${w ? w.text.length : 0}:${t ? t.name : ''}:${t ? t.text.length : 0}`;
+  return (
+    `${variantNow()}:${batch}:${w ? w.name : ''}:${w ? w.text.length : 0}:` +
+    `${t ? t.name : ''}:${t ? t.text.length : 0}`
+  );
 }
 // A timed step with its share of the run's saves: the page saves once the time since the last save
 // is SAVE_COST_RATIO times a save's (at least SAVE_MIN_MS; web/page/train.js).
@@ -305,7 +321,7 @@ export function timeQuick(z) {
     const repeats = batch < 32 ? 5 : 2;
     const time = (kind) =>
       job('measure', () =>
-        P.wasm.page_time_run(
+        P.engine.time_run(
           kind,
           variantNow(),
           d.n_layer,
@@ -339,7 +355,7 @@ export function timeQuick(z) {
   return timing.get(key);
 }
 
-// The largest batches of the middle and full presets that fit this device (page_fit), per preset
+// The largest batches of the middle and full presets that fit this device (fit), per preset
 // {pre, ft} (0: not even one row fits), for the vocabulary of the data loaded now.
 export async function fits() {
   const p = P.presets;
@@ -347,7 +363,7 @@ export async function fits() {
   const variant = document.querySelector('input[name=variant]:checked').value;
   const fit = (dims, batch) =>
     job('measure', () =>
-      P.wasm.page_fit(variant, dims.n_layer, dims.n_head, dims.n_embd, vocab, batch),
+      P.engine.fit(variant, dims.n_layer, dims.n_head, dims.n_embd, vocab, batch),
     );
   const out = {};
   for (const [name, dims] of [
@@ -373,15 +389,24 @@ export function cliCommands(name, v = variantNow()) {
     const size = `--n_layer ${m.n_layer} --n_head ${m.n_head} --n_embd ${m.n_embd}`;
     return (
       'attnlab corpus --birth_notes --out_dir notes; ' +
-      `attnlab pretrain ${v} notes/wiki.txt ${size} --max_epochs ${f.pre_epochs} --lr_decay_epochs ${f.pre_decay} --writing_params_path ${v}.middle.pretrain.params; ` +
-      `attnlab finetune ${v} notes/wiki.txt ${size} --reading_params_path ${v}.middle.pretrain.params --max_epochs ${f.ft_epochs} --finetune_corpus_path notes/birth_places_train.tsv --writing_params_path ${v}.middle.finetune.params; ` +
-      `attnlab evaluate ${v} notes/wiki.txt ${size} --reading_params_path ${v}.middle.finetune.params --eval_corpus_path notes/birth_dev.tsv --outputs_path ${v}.middle.dev.predictions`
+      `attnlab pretrain ${v} notes/wiki.txt ${size} --max_epochs ${f.pre_epochs} ` +
+      `--lr_decay_epochs ${f.pre_decay} --writing_params_path ${v}.middle.pretrain.params; ` +
+      `attnlab finetune ${v} notes/wiki.txt ${size} ` +
+      `--reading_params_path ${v}.middle.pretrain.params --max_epochs ${f.ft_epochs} ` +
+      `--finetune_corpus_path notes/birth_places_train.tsv ` +
+      `--writing_params_path ${v}.middle.finetune.params; ` +
+      `attnlab evaluate ${v} notes/wiki.txt ${size} ` +
+      `--reading_params_path ${v}.middle.finetune.params --eval_corpus_path ` +
+      `notes/birth_dev.tsv --outputs_path ${v}.middle.dev.predictions`
     );
   }
   return (
     `attnlab pretrain ${v} wiki.txt --writing_params_path ${v}.pretrain.params; ` +
-    `attnlab finetune ${v} wiki.txt --reading_params_path ${v}.pretrain.params --writing_params_path ${v}.finetune.params --finetune_corpus_path birth_places_train.tsv; ` +
-    `attnlab evaluate ${v} wiki.txt --reading_params_path ${v}.finetune.params --eval_corpus_path birth_dev.tsv --outputs_path ${v}.pretrain.dev.predictions`
+    `attnlab finetune ${v} wiki.txt --reading_params_path ${v}.pretrain.params ` +
+    `--writing_params_path ${v}.finetune.params --finetune_corpus_path ` +
+    `birth_places_train.tsv; ` +
+    `attnlab evaluate ${v} wiki.txt --reading_params_path ${v}.finetune.params ` +
+    `--eval_corpus_path birth_dev.tsv --outputs_path ${v}.pretrain.dev.predictions`
   );
 }
 
@@ -452,12 +477,22 @@ const pct = (o) => `${((100 * o.correct) / o.total).toFixed(1)}%`;
 export function describe(z, quick, mid, full) {
   const p = P.presets;
   const warm =
-    `The first step of each measurement took ${duration(z.small.first_ms / 1000)} against ${duration(z.small.ms_per_step / 1000)} for the next ones: ` +
+    `The first step of each measurement took ${duration(z.small.first_ms / 1000)} ` +
+    `against ${duration(z.small.ms_per_step / 1000)} for the next ones: ` +
     'it builds the kernels and buffers once, so a run’s first step is slower too.';
   const packed = (fp = fillFor.pretrain) =>
-    `Times are the measured steps of full 127-character rows scaled by the share of real characters a packed step runs in this data (pretraining ${Math.round(100 * fp)}%, finetuning ${Math.round(100 * fillFor.finetune)}%), timed in about a second when this browser first measured the device and kept since: other work at that moment, or a machine whose speed comes and goes, moves every estimate alike (by up to a third from one first visit to the next on a 2-core computer).`;
+    `Times are the measured steps of full 127-character rows scaled by the share of real ` +
+    `characters a packed step runs in this data (pretraining ${Math.round(100 * fp)}%, ` +
+    `finetuning ${Math.round(100 * fillFor.finetune)}%), timed in about a second when this ` +
+    `browser first measured the device and kept since: other work at that moment, or a ` +
+    `machine whose speed comes and goes, moves every estimate alike (by up to a third from ` +
+    `one first visit to the next on a 2-core computer).`;
   const timedRun = (q) =>
-    `Times are this run’s own steps, timed on this data before it starts (${q.timed.pre.calls > 1 ? `each cut into ${q.timed.pre.calls} engine calls as the run is; ` : ''}pretraining ${duration(q.timed.pre.ms_per_step / 1000)} a step, finetuning ${q.timed.ft ? duration(q.timed.ft.ms_per_step / 1000) : 'not timed'}), with the run’s saves (about ${Math.round(100 * saveShare(q.timed.pre))}% more).`;
+    `Times are this run’s own steps, timed on this data before it starts ` +
+    `(${q.timed.pre.calls > 1 ? `each cut into ${q.timed.pre.calls} engine calls as the run is; ` : ''}` +
+    `pretraining ${duration(q.timed.pre.ms_per_step / 1000)} a step, ` +
+    `finetuning ${q.timed.ft ? duration(q.timed.ft.ms_per_step / 1000) : 'not timed'}), with ` +
+    `the run’s saves (about ${Math.round(100 * saveShare(q.timed.pre))}% more).`;
   const adjusted = (r) =>
     r.changed.length
       ? ` Sized to fit this device: ${r.changed.join(', ')} (the largest that fits).`
@@ -474,7 +509,8 @@ export function describe(z, quick, mid, full) {
   const long = (r, say) =>
     r.seconds > 3 * 3600
       ? say
-        ? ` That is long for a page: the CLI runs the same natively, on all cores or a GPU (its commands are in the details).${software}`
+        ? ` That is long for a page: the CLI runs the same natively, on all cores or a GPU (its ` +
+          `commands are in the details).${software}`
         : true
       : '';
   // On the CPU backend: how many engines the times assume, or how to use the idle cores.
@@ -483,9 +519,12 @@ export function describe(z, quick, mid, full) {
     S.backend !== 'cpu'
       ? ''
       : engineCount() > 1
-        ? ` Times for ${engineCount()} engines: one engine’s measured step ÷ ${r.twoEngines} (two engines’ measured pace on two free cores).`
+        ? ` Times for ${engineCount()} engines: one engine’s measured step ÷ ${r.twoEngines} (two ` +
+          `engines’ measured pace on two free cores).`
         : cores > 1
-          ? ` Times for one engine; choose ${Math.min(cores, MAX_ENGINES)} under Workers (Device card) to train on every core: about ${duration(r.seconds / r.twoEngines)} (two engines ran ${r.twoEngines}× one’s pace on two free cores).`
+          ? ` Times for one engine; choose ${Math.min(cores, MAX_ENGINES)} under Workers (Device ` +
+            `card) to train on every core: about ${duration(r.seconds / r.twoEngines)} (two engines ` +
+            `ran ${r.twoEngines}× one’s pace on two free cores).`
           : '';
   const m = p.middle;
   const mf = P.presetForms['middle:false'];
@@ -501,37 +540,70 @@ export function describe(z, quick, mid, full) {
     fullShort: full.tooLarge ? 'Full: too large here' : `Full, about ${duration(full.seconds)}`,
     middleLabel: mid.tooLarge
       ? 'Middle: too large for this device (use the CLI)'
-      : `Middle, about ${duration(mid.seconds)} here: 2 layers on ${onNotes() ? 'the birth notes' : 'your pretraining text'}`,
+      : `Middle, about ${duration(mid.seconds)} here: 2 layers ` +
+        `on ${onNotes() ? 'the birth notes' : 'your pretraining text'}`,
     fullLabel: full.tooLarge
       ? 'Full assignment: too large for this device (use the CLI)'
       : `Full assignment, about ${duration(full.seconds)} here${full.changed.length ? ' (smaller batch)' : ''}`,
     // Each note: what a student needs to choose (size, time here, what to expect) in a line or
     // two, and the rest (why these settings, how the time is estimated) under "details".
     quick:
-      `Tiny model (2 layers, 4 heads, width 64) at batch ${quick.pre_batch}: pretraining ${quick.preSteps.toLocaleString()} steps ` +
-      `(${epochsOf(quick)}) ≈ ${duration(quick.preS)}, finetuning ${quick.ftSteps.toLocaleString()} steps ≈ ${duration(quick.ftS)} on this device. ` +
-      'It shows the flow and the falling loss, not knowledge: expect the tiny model to answer one or two common places to every question.',
-    quickMore: `A step of ${quick.pre_batch} rows takes about ${duration(quick.msPerStep / 1000)} here${quick.timed ? ', its share of the saves included' : ''}. ${quick.timed ? timedRun(quick) : packed(textFor('quick').fill)} ${warm}`,
+      `Tiny model (2 layers, 4 heads, width 64) at batch ${quick.pre_batch}: ` +
+      `pretraining ${quick.preSteps.toLocaleString()} steps ` +
+      `(${epochsOf(quick)}) ≈ ${duration(quick.preS)}, ` +
+      `finetuning ${quick.ftSteps.toLocaleString()} steps ≈ ${duration(quick.ftS)} on this ` +
+      `device. ` +
+      'It shows the flow and the falling loss, not knowledge: expect the tiny model to answer ' +
+      'one or two common places to every question.',
+    quickMore:
+      `A step of ${quick.pre_batch} rows takes about ${duration(quick.msPerStep / 1000)} ` +
+      `here${quick.timed ? ', its share of the saves included' : ''}. ` +
+      `${quick.timed ? timedRun(quick) : packed(textFor('quick').fill)} ${warm}`,
     middle: mid.tooLarge
       ? cli('middle')
-      : `Half the shipped model’s depth (${m.n_layer} layers, ${m.n_head} heads, width ${m.n_embd}): ${mf.pre_epochs} pretraining epochs ` +
-        `${onNotes() ? 'on the built-in people’s birth notes (the Data card switches to them; the other presets switch back)' : 'on your pretraining text (measured on the built-in corpus’s birth notes: use them to run it as measured)'}, ` +
-        `then ${mf.ft_epochs} finetuning epochs from that model (the Finetune fields take them when the pretraining ends). ` +
-        `Pretraining ${mid.preSteps.toLocaleString()} steps of batch ${mid.pre_batch} ≈ ${duration(mid.preS)}, finetuning ${mid.ftSteps.toLocaleString()} steps ≈ ${duration(mid.ftS)} on this device.${adjusted(mid)}${engines(mid)} ` +
-        `${synth ? `With synthesizer attention expect about ${devRange(md)} dev accuracy on the built-in corpus (vanilla attention: ${devRange(MIDDLE_DEV.vanilla)}; always answering London: 9.6%)` : `Expect about ${devRange(md)} dev accuracy on the built-in corpus (always answering London: 9.6%)`}.${long(mid, true)}`,
+      : `Half the shipped model’s depth (${m.n_layer} layers, ${m.n_head} heads, ` +
+        `width ${m.n_embd}): ${mf.pre_epochs} pretraining epochs ` +
+        (onNotes()
+          ? 'on the built-in people’s birth notes (the Data card switches to them; the other presets switch back)'
+          : 'on your pretraining text ' +
+            '(measured on the built-in corpus’s birth notes: use them to run it as measured)') +
+        `, ` +
+        `then ${mf.ft_epochs} finetuning epochs from that model (the Finetune fields take them ` +
+        `when the pretraining ends). ` +
+        `Pretraining ${mid.preSteps.toLocaleString()} steps of batch ${mid.pre_batch} ` +
+        `≈ ${duration(mid.preS)}, finetuning ${mid.ftSteps.toLocaleString()} steps ` +
+        `≈ ${duration(mid.ftS)} on this device.${adjusted(mid)}${engines(mid)} ` +
+        (synth
+          ? `With synthesizer attention expect about ${devRange(md)} dev accuracy on the built-in corpus ` +
+            `(vanilla attention: ${devRange(MIDDLE_DEV.vanilla)}; always answering London: 9.6%)`
+          : `Expect about ${devRange(md)} dev accuracy on the built-in corpus (always answering London: 9.6%)`) +
+        `.${long(mid, true)}`,
     middleMore: mid.tooLarge
       ? ''
-      : `Measured${synth ? ' with synthesizer attention' : ''}: ${md.runs.length > 1 ? `${md.runs.slice(0, -1).join(', ')} and ${md.runs.at(-1)}` : md.runs[0]} right answers of ${md.total} ${md.how}. ` +
-        `Two settings differ from run.py’s, both for a short run: the pretraining rate reaches its floor at epoch ${mf.pre_decay}, the run’s end (run.py’s rate reaches its floor after 200 epochs and then rises again), and the finetuning takes ${mf.ft_epochs} epochs, not 10 (the built-in question file has 545 rows to the course’s 2,000; after 10 epochs these models answered Berlin to most questions). ` +
+      : `Measured${synth ? ' with synthesizer attention' : ''}: ` +
+        `${md.runs.length > 1 ? `${md.runs.slice(0, -1).join(', ')} and ${md.runs.at(-1)}` : md.runs[0]} ` +
+        `right answers of ${md.total} ${md.how}. ` +
+        `Two settings differ from run.py’s, both for a short run: the pretraining rate reaches ` +
+        `its floor at epoch ${mf.pre_decay}, the run’s end (run.py’s rate reaches its floor ` +
+        `after 200 epochs and then rises again), and the finetuning takes ${mf.ft_epochs} ` +
+        `epochs, not 10 (the built-in question file has 545 rows to the course’s 2,000; after 10 ` +
+        `epochs these models answered Berlin to most questions). ` +
         'The notes state each birthplace twice, in two short phrasings, and no other facts. ' +
-        `A step of ${mid.pre_batch} rows takes about ${duration(mid.msPerStep / 1000)} here. ${packed(textFor('middle').fill)}${long(mid) ? ` The CLI’s commands: ${cliCommands('middle')}` : ''}`,
+        `A step of ${mid.pre_batch} rows takes about ${duration(mid.msPerStep / 1000)} ` +
+        `here. ${packed(textFor('middle').fill)}` +
+        `${long(mid) ? ` The CLI’s commands: ${cliCommands('middle')}` : ''}`,
     full: full.tooLarge
       ? cli('full')
-      : `The assignment’s run.py settings (${a.n_layer} layers, ${a.n_head} heads, width ${a.n_embd}): pretraining ${full.preSteps.toLocaleString()} steps (${p.pretrain.epochs} epochs of batch ${full.pre_batch}), then ` +
-        `finetuning ${full.ftSteps.toLocaleString()} steps (10 epochs from that model; the Finetune fields take them when the pretraining ends): about ${duration(full.seconds)} on this device.${adjusted(full)}${engines(full)}${long(full, true)}`,
+      : `The assignment’s run.py settings (${a.n_layer} layers, ${a.n_head} heads, ` +
+        `width ${a.n_embd}): pretraining ${full.preSteps.toLocaleString()} steps ` +
+        `(${p.pretrain.epochs} epochs of batch ${full.pre_batch}), then ` +
+        `finetuning ${full.ftSteps.toLocaleString()} steps (10 epochs from that model; the ` +
+        `Finetune fields take them when the pretraining ends): about ${duration(full.seconds)} ` +
+        `on this device.${adjusted(full)}${engines(full)}${long(full, true)}`,
     fullMore: full.tooLarge
       ? ''
-      : `A step of ${full.pre_batch} rows takes about ${duration(full.msPerStep / 1000)} here. ${packed(textFor('full').fill)}${long(full) ? ` The CLI’s commands: ${cliCommands('full')}` : ''}`,
+      : `A step of ${full.pre_batch} rows takes about ${duration(full.msPerStep / 1000)} ` +
+        `here. ${packed(textFor('full').fill)}${long(full) ? ` The CLI’s commands: ${cliCommands('full')}` : ''}`,
     fullS: full.seconds,
   };
 }

@@ -1,6 +1,6 @@
-// One training step in parts (the engine's page_step_* exports, src/web/steps.rs), for the two
+// One training step in parts (the engine's step_* methods, src/wasm/steps.rs), for the two
 // cases where a step is more than one engine call:
-//   - a large step on one engine: micro-batches of `micro_rows` rows (page_start says how many;
+//   - a large step on one engine: micro-batches of `micro_rows` rows (start says how many;
 //     about 0.4 s each), each its own call in the page's queue, so Pause, Stop and a demo wait for
 //     one micro-batch, not a whole step;
 //   - the CPU backend on N engines (web/helpers.js): the page's engine takes the first part of the
@@ -11,13 +11,12 @@
 // stays exactly where it was and Resume takes the same step again.
 import { P, S, job } from './core.js';
 import { emit } from './events.js';
-import { callWith } from '../backend.js';
 import * as helpers from '../helpers.js';
 
 // Whether a run on this device takes its steps in parts, and on how many engines. The rows per
-// micro-batch come from page_start (a function of the model, batch and device, so a run is cut the
+// micro-batch come from start (a function of the model, batch and device, so a run is cut the
 // same way every time); ?micro=R in the address sets them (the tests: R = 0 for whole steps).
-// A step shares at most `max_engines` (page_start's: a small step gains nothing from more).
+// A step shares at most `max_engines` (start's: a small step gains nothing from more).
 export const engines = () => (S.backend === 'cpu' && P.workers ? P.workers.n : 1);
 const stepEngines = () => Math.min(engines(), (S.started && S.started.max_engines) || 1);
 export function microRows(started) {
@@ -52,7 +51,7 @@ export async function startHelpers(r) {
   try {
     await started(stepEngines());
     if (stepEngines() <= 1) return;
-    const state = await job('run_state', () => P.wasm.page_run_state());
+    const state = await job('run_state', () => P.engine.run_state());
     await helpers.startRuns(stepEngines() - 1, r, state);
   } catch (e) {
     await fewer(
@@ -62,7 +61,7 @@ export async function startHelpers(r) {
   }
 }
 
-// Take one step. `halt()` says whether Pause or Stop was asked for. Resolves to page_train's chunk
+// Take one step. `halt()` says whether Pause or Stop was asked for. Resolves to train's chunk
 // ({reports, steps, total_steps, done, lr}) or null when the step was dropped.
 export async function step(halt) {
   const n = stepEngines();
@@ -70,14 +69,14 @@ export async function step(halt) {
   const micro = microRows(S.started);
   const W = n > 1 ? helpers.shared('weights', S.started.params) : undefined;
   await helpers.settled();
-  const b = await job('train', () => callWith(P.wasm, 'page_step_begin', [n], { into: W }));
+  const b = await job('train', () => P.engine.with({ into: W }).step_begin(n));
   if (!b) return null;
   const calls = b.parts
     .slice(1)
     .map(([first, end], i) => helpers.part(i, b.weights, b.steps, first, end));
   helpers.track(calls);
   const drop = async () => {
-    await job('train', () => P.wasm.page_step_drop());
+    await job('train', () => P.engine.step_drop());
     return null;
   };
   const [, end0] = b.parts[0];
@@ -85,7 +84,7 @@ export async function step(halt) {
   while (done < end0) {
     if (halt()) return drop();
     const rows = micro ? Math.min(micro, end0 - done) : end0 - done;
-    done = await job('train', () => P.wasm.page_step_rows(rows));
+    done = await job('train', () => P.engine.step_rows(rows));
     S.parts += 1;
   }
   const got = await Promise.all(calls);
@@ -95,9 +94,7 @@ export async function step(halt) {
     const g = got[i].grads;
     // Moved, not copied, when it is a plain ArrayBuffer (a view of a shared buffer needs neither).
     const transfer = g.buffer instanceof ArrayBuffer ? [g.buffer] : [];
-    await job('train', () =>
-      callWith(P.wasm, 'page_step_add', [g, got[i].loss, first, end], { transfer }),
-    );
+    await job('train', () => P.engine.with({ transfer }).step_add(g, got[i].loss, first, end));
   }
-  return job('train', () => P.wasm.page_step_end());
+  return job('train', () => P.engine.step_end());
 }

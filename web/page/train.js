@@ -65,7 +65,8 @@ export function showProgress(last, chunkTps) {
   const eta = S.msPerStep ? ((total - S.steps) * S.msPerStep) / 1000 : NaN;
   const ep = last ? `epoch ${last.epoch} of ${last.epochs} · ` : '';
   $('progress-text').textContent =
-    `${P.run.kind} ${P.run.variant}: ${ep}step ${S.steps.toLocaleString()} of ${total.toLocaleString()} · ETA ${fmt.time(eta)}`;
+    `${P.run.kind} ${P.run.variant}: ${ep}step ${S.steps.toLocaleString()} ` +
+    `of ${total.toLocaleString()} · ETA ${fmt.time(eta)}`;
   if (last) {
     $('s-loss').textContent = fmt.loss(last.loss);
     $('s-lr').textContent = fmt.lr(last.lr);
@@ -79,7 +80,7 @@ export function showProgress(last, chunkTps) {
 let reading = false;
 
 export async function startRun(kind, record) {
-  if (!P.wasm || reading || ['running', 'pausing', 'stopping', 'starting'].includes(S.status))
+  if (!P.engine || reading || ['running', 'pausing', 'stopping', 'starting'].includes(S.status))
     return;
   showBox('train-error', null);
   S.error = null;
@@ -139,7 +140,7 @@ export async function startRun(kind, record) {
   setStatus('starting', record ? `Restoring the saved ${r.kind} run…` : `Preparing to ${r.kind}…`);
   try {
     const st = await job('start', () =>
-      P.wasm.page_start(
+      P.engine.start(
         r.spec,
         r.wikiName,
         r.wiki,
@@ -170,7 +171,9 @@ export async function startRun(kind, record) {
     // (a resumed pretraining keeps its own until the next probe).
     if (r.kind === 'finetune') $('s-recall').textContent = 'pretraining only';
     else if (!record) $('s-recall').textContent = '—';
-    const what = `${r.variant} model, ${fmt.int(st.params)} parameters, vocabulary ${st.vocab_size}, ${counted(st.per_epoch, 'step')} per epoch`;
+    const what =
+      `${r.variant} model, ${fmt.int(st.params)} parameters, ` +
+      `vocabulary ${st.vocab_size}, ${counted(st.per_epoch, 'step')} per epoch`;
     setStatus(
       'running',
       record
@@ -214,7 +217,7 @@ export async function loop() {
         // The loss is read back every 2 steps: between two readbacks the engine records steps
         // without yielding (on the page's thread, before the engine moved into a worker, 4 steps
         // on a software adapter came close to the 200 ms long-task bar).
-        chunk = await job('train', () => P.wasm.page_train(n, Math.min(n, 2)));
+        chunk = await job('train', () => P.engine.train(n, Math.min(n, 2)));
       }
     } catch (e) {
       await failed(e, 'training stopped');
@@ -272,7 +275,7 @@ async function save() {
   if (!P.run) return;
   const t0 = performance.now();
   try {
-    const state = await job('run_state', () => P.wasm.page_run_state());
+    const state = await job('run_state', () => P.engine.run_state());
     const rec = { ...P.run, state, steps: S.steps, total: P.run.total, savedAt: Date.now() };
     await store.put('run', rec);
     lastSave = performance.now();
@@ -293,7 +296,7 @@ export async function finishRun(how) {
   if (how === 'stopped' && S.steps === 0) return dropRun(r);
   try {
     const label = `${r.label}, ${S.steps} steps${how === 'stopped' ? ' (stopped early)' : ''}`;
-    const bytes = await job('finish', () => P.wasm.page_finish(label));
+    const bytes = await job('finish', () => P.engine.finish(label));
     P.run = null;
     const kept = await store.put(`model:${r.variant}`, { bytes, label, savedAt: Date.now() }).then(
       () => true,
@@ -331,7 +334,8 @@ export async function finishRun(how) {
       `${r.kind} ${r.variant}: ${how} at step ${S.steps.toLocaleString()} of ${r.total.toLocaleString()}`;
     setStatus(
       'idle',
-      `${r.kind === 'pretrain' ? 'Pretraining' : 'Finetuning'} ${how}: ${S.steps} steps, last loss ${fmt.loss(lastLoss)}. ` +
+      `${r.kind === 'pretrain' ? 'Pretraining' : 'Finetuning'} ${how}: ${S.steps} steps, last ` +
+        `loss ${fmt.loss(lastLoss)}. ` +
         (r.kind === 'pretrain'
           ? 'Next: Finetune (it starts from this model).'
           : 'Next: Evaluate below, or Ask at the top of the page.'),
@@ -348,7 +352,7 @@ export async function finishRun(how) {
 
 async function dropRun(r) {
   try {
-    await job('drop run', () => P.wasm.page_drop_run());
+    await job('drop run', () => P.engine.drop_run());
   } catch (e) {
     await failed(e, 'could not stop the run');
     return;
@@ -359,30 +363,33 @@ async function dropRun(r) {
   $('progress-text').textContent = `${r.kind} ${r.variant}: stopped before the first step`;
   setStatus(
     'idle',
-    `${r.kind === 'pretrain' ? 'Pretraining' : 'Finetuning'} stopped before the first step: nothing to keep, your models are unchanged.`,
+    `${r.kind === 'pretrain' ? 'Pretraining' : 'Finetuning'} stopped before the first step: ` +
+      `nothing to keep, your models are unchanged.`,
   );
 }
 
 // A run error: a lost device, a non-finite loss, or anything else. The saved state stays offered.
 export async function failed(e, what) {
   const msg = errText(e);
-  const lost = await P.wasm.page_device_lost();
+  const lost = await P.engine.device_lost();
   // The progress line says where the run ended, with no ETA (it kept the last one after a
   // non-finite loss stopped the run).
   if (P.run)
     $('progress-text').textContent =
-      `${P.run.kind} ${P.run.variant}: stopped by an error at step ${S.steps.toLocaleString()} of ${(P.run.total || 0).toLocaleString()}`;
+      `${P.run.kind} ${P.run.variant}: stopped by an error at ` +
+      `step ${S.steps.toLocaleString()} of ${(P.run.total || 0).toLocaleString()}`;
   P.run = null;
   releaseRun(); // the saved state stays offered, here and in the page's other tabs
   if (lost) {
-    await P.wasm.page_reset_device();
+    await P.engine.reset_device();
     S.deviceLost = lost;
     await emit('models');
   }
   S.error = lost ? `device lost: ${lost}` : msg;
   const saved = await store.get('run').catch(() => null);
   const keep = saved
-    ? ` The last checkpoint (step ${saved.steps} of ${saved.total}, saved ${fmt.clock(saved.savedAt)}) is kept: “Resume training” above continues from it.`
+    ? ` The last checkpoint (step ${saved.steps} of ${saved.total}, ` +
+      `saved ${fmt.clock(saved.savedAt)}) is kept: “Resume training” above continues from it.`
     : '';
   const head = lost
     ? `The GPU device was lost (${lost}); ${what}.`
@@ -422,7 +429,9 @@ export async function offerSaved() {
   }
   const at = `step ${rec.steps} of ${rec.total}, saved ${new Date(rec.savedAt).toLocaleString()}`;
   $('resume-text').textContent = elsewhere
-    ? `A ${rec.kind} run of the ${rec.variant} model is open in another tab of this page (${at}): that tab trains and saves it. Here Ask, Evaluate and the demos work as usual; to train here, stop that run in its tab or close the tab.`
+    ? `A ${rec.kind} run of the ${rec.variant} model is open in another tab of this page ` +
+      `(${at}): that tab trains and saves it. Here Ask, Evaluate and the demos work as usual; ` +
+      `to train here, stop that run in its tab or close the tab.`
     : `A ${rec.kind} run of the ${rec.variant} model is saved in this browser: ${at}.`;
   for (const id of ['resume-saved', 'discard-saved']) $(id).hidden = elsewhere;
   $('resume-banner').hidden = false;

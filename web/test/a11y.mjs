@@ -90,7 +90,9 @@ async function session(viewport) {
         readout !== before &&
         readout === c2.text &&
         /weight \d\.\d{3}/.test(readout),
-      `${tag}: arrows move the Ask map's cell and the readout follows (${JSON.stringify(c1 && [c1.i, c1.j])} → ${JSON.stringify(c2 && [c2.i, c2.j])}: “${readout}”)`,
+      `${tag}: arrows move the Ask map's cell and the readout follows ` +
+        `(${JSON.stringify(c1 && [c1.i, c1.j])} → ${JSON.stringify(c2 && [c2.i, c2.j])}: ` +
+        `“${readout}”)`,
     );
     // Where the map scrolls sideways, it opens at the answer (its right end), and the keyboard's
     // cell stays in view: Home scrolls back to the first column, End to the last.
@@ -117,7 +119,8 @@ async function session(viewport) {
     if (viewport.width < 500) {
       check(
         home.scrolls && home.note && home.inView && home.left === 0 && end.inView && end.left > 0,
-        `${tag}: the map wider than its column says so, and the keyboard's cell stays in view (Home: scrolled to ${home.left}, End: ${end.left} of ${end.max})`,
+        `${tag}: the map wider than its column says so, and the keyboard's cell stays in view ` +
+          `(Home: scrolled to ${home.left}, End: ${end.left} of ${end.max})`,
       );
     } else {
       check(
@@ -148,7 +151,9 @@ async function session(viewport) {
     const n = await page.locator('.ask-col canvas.thumb').count();
     check(
       first === '0,0' && moved === '1,1' && picked.join() === '1,1' && !/,/.test(after),
-      `${tag}: the ${n} head thumbnails are one Tab stop; arrows move (${first} → ${moved}), Enter shows it large (layer ${+picked[0] + 1}, head ${+picked[1] + 1}), Tab leaves (${after})`,
+      `${tag}: the ${n} head thumbnails are one Tab stop; arrows move (${first} → ${moved}), ` +
+        `Enter shows it large (layer ${+picked[0] + 1}, head ${+picked[1] + 1}), Tab leaves ` +
+        `(${after})`,
     );
     // Every demo's CPU column on (more tables), then a short evaluation (the report and its table).
     await page.$$eval('.demo-cpu input', (xs) =>
@@ -185,7 +190,8 @@ async function session(viewport) {
         /Correct: /.test(live.ev[1]) &&
         live.alerts &&
         live.train === 'status',
-      `${tag}: answers, the evaluation's end and the training status are status regions, errors alerts (“${live.ask[1]}”, “${live.ev[1].slice(0, 60)}…”)`,
+      `${tag}: answers, the evaluation's end and the training status are status regions, errors ` +
+        `alerts (“${live.ask[1]}”, “${live.ev[1].slice(0, 60)}…”)`,
     );
     // The section 2 cards compute once scrolled into view: their scrolling tables are audited too
     // (axe found S2a's and S2c's unfocusable; they are named, focusable regions now). On the CPU
@@ -213,7 +219,9 @@ async function session(viewport) {
       console.log(`      ${v.impact} ${v.id}: ${v.help} (${v.count}: ${v.nodes.join(', ')})`);
     check(
       bad.length === 0,
-      `${tag}: no critical or serious axe violation (${bad.map((v) => `${v.id} ×${v.count}`).join(', ') || 'none'}; ${found.length - bad.length} moderate or minor)`,
+      `${tag}: no critical or serious axe violation ` +
+        `(${bad.map((v) => `${v.id} ×${v.count}`).join(', ') || 'none'}; ` +
+        `${found.length - bad.length} moderate or minor)`,
     );
     // The drop zone's keyboard way: Enter on "choose them all at once" opens one picker for several
     // files (the native button's click on the hidden multi-file input, seen by a spy: headless
@@ -238,7 +246,8 @@ async function session(viewport) {
     ]);
     check(
       opened[0] === 1 && opened[1] === 'pick-files' && opened[2] === 'BUTTON',
-      `${tag}: Enter on the drop zone's button (a focused native button) opens the multi-file picker (${opened.join(', ')})`,
+      `${tag}: Enter on the drop zone's button (a focused native button) opens the multi-file ` +
+        `picker (${opened.join(', ')})`,
     );
     await page.setInputFiles('#file-any', [dev]);
     // The engine checks the file between its other calls: at 1280 px the Train card is in view, so
@@ -277,7 +286,8 @@ async function session(viewport) {
       async () =>
         check(
           false,
-          `${tag}: birth_dev.tsv chosen in the multi-file picker was not placed (data table: ${await page.$eval('#data-table', (t) => t.textContent.replace(/\s+/g, ' '))})`,
+          `${tag}: birth_dev.tsv chosen in the multi-file picker was not placed (data table: ` +
+            `${await page.$eval('#data-table', (t) => t.textContent.replace(/\s+/g, ' '))})`,
         ),
     );
     fs.rmSync(dir, { recursive: true, force: true });

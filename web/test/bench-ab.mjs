@@ -74,7 +74,8 @@ try {
         ),
       );
       console.log(
-        `  ${m.name.padEnd(30)} A ${a.toFixed(2).padStart(7)}  B ${b.toFixed(2).padStart(7)} GFLOP/s  (${(b / a).toFixed(2)})`,
+        `  ${m.name.padEnd(30)} A ${a.toFixed(2).padStart(7)}  B ${b.toFixed(2).padStart(7)} ` +
+          `GFLOP/s  (${(b / a).toFixed(2)})`,
       );
     });
     runs.A[0].steps.forEach((s, i) => {
@@ -85,7 +86,8 @@ try {
         ),
       );
       console.log(
-        `  step ${s.variant.padEnd(12)} ${s.rows} x ${s.t}  A ${a.toFixed(1).padStart(8)}  B ${b.toFixed(1).padStart(8)} ms  (${(b / a).toFixed(2)})`,
+        `  step ${s.variant.padEnd(12)} ${s.rows} x ${s.t}  A ${a.toFixed(1).padStart(8)}  B ` +
+          `${b.toFixed(1).padStart(8)} ms  (${(b / a).toFixed(2)})`,
       );
     });
   }

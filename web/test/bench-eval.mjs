@@ -83,7 +83,8 @@ for (let r = 0; r < REPEATS; r++) {
         ? 'no helper joined'
         : `the helper joined at ${s(x.joined)} and answered ${x.byHelpers}`;
     console.log(
-      `  run ${r + 1}, ${w} engine(s): first ${s(first.seconds)} (${joined(first)}), second ${s(second.seconds)} (${joined(second)}); ${second.line}; load ${load0}-${load1}`,
+      `  run ${r + 1}, ${w} engine(s): first ${s(first.seconds)} (${joined(first)}), second ` +
+        `${s(second.seconds)} (${joined(second)}); ${second.line}; load ${load0}-${load1}`,
     );
   }
 }

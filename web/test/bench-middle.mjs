@@ -57,7 +57,10 @@ const s1 = await page.evaluate(() => ({
 }));
 const dt = (Date.now() - t0) / 1000;
 console.log(
-  `steps ${s0} -> ${s1.steps} of ${s1.total} in ${dt.toFixed(1)} s: ${(dt / (s1.steps - s0)).toFixed(3)} s/step -> ${((s1.total * dt) / (s1.steps - s0) / 60).toFixed(1)} min for the pretraining; msPerStep ${s1.ms}`,
+  `steps ${s0} -> ${s1.steps} of ${s1.total} in ${dt.toFixed(1)} s: ` +
+    `${(dt / (s1.steps - s0)).toFixed(3)} s/step -> ` +
+    `${((s1.total * dt) / (s1.steps - s0) / 60).toFixed(1)} min for the pretraining; msPerStep ` +
+    `${s1.ms}`,
 );
 await page.locator('#train-card').screenshot({ path: 'web/test/out/bench-middle-running.png' });
 await page.click('#btn-stop');

@@ -72,7 +72,9 @@ for (const size of SIZES) {
       const r = await once(size, batch, w);
       row.push(`${w} engine${w > 1 ? 's' : ''}: ${r.ms.toFixed(1)} ms`);
       console.log(
-        `  ${size} ${batch}x127, ${w} engine(s): ${r.ms.toFixed(1)} ms/step (steps ${r.all.map((x) => x.toFixed(0)).join(' ')}; ${r.params} parameters, micro_rows ${r.micro}, ${r.parts} row calls)`,
+        `  ${size} ${batch}x127, ${w} engine(s): ${r.ms.toFixed(1)} ms/step (steps ` +
+          `${r.all.map((x) => x.toFixed(0)).join(' ')}; ${r.params} parameters, micro_rows ` +
+          `${r.micro}, ${r.parts} row calls)`,
       );
     }
     console.log(`${size} ${batch}x127: ${row.join(', ')}`);

@@ -107,11 +107,14 @@ async function run() {
     console.log(`adapter: ${r.adapter}${res.adapter ? ` (browser: ${res.adapter})` : ''}`);
     for (const m of r.matmul)
       console.log(
-        `  ${m.name.padEnd(30)} ${m.gflop.toFixed(3).padStart(8)} GFLOP ${m.ms.toFixed(1).padStart(9)} ms ${m.gflops.toFixed(2).padStart(8)} GFLOP/s`,
+        `  ${m.name.padEnd(30)} ${m.gflop.toFixed(3).padStart(8)} GFLOP ` +
+          `${m.ms.toFixed(1).padStart(9)} ms ${m.gflops.toFixed(2).padStart(8)} GFLOP/s`,
       );
     for (const s of r.steps)
       console.log(
-        `  ${s.variant.padEnd(12)} ${s.rows} x ${s.t}  ${s.ms_per_step.toFixed(1).padStart(9)} ms/step ${s.tokens_per_s.toFixed(0).padStart(7)} tokens/s ${s.dispatches_per_step} dispatches/step ${s.peak_mib.toFixed(2)} MiB peak`,
+        `  ${s.variant.padEnd(12)} ${s.rows} x ${s.t}  ${s.ms_per_step.toFixed(1).padStart(9)} ` +
+          `ms/step ${s.tokens_per_s.toFixed(0).padStart(7)} tokens/s ${s.dispatches_per_step} ` +
+          `dispatches/step ${s.peak_mib.toFixed(2)} MiB peak`,
       );
     if (process.env.BENCH_JSON)
       fs.writeFileSync(
@@ -176,7 +179,8 @@ async function run() {
     await page.locator('#bench-card').screenshot({ path: path.join(outDir, 'bench-phone.png') });
     check(
       w.page <= 390 && w.card <= 391,
-      `at 390 px the page is ${w.page} px wide, the card ends at ${w.card} px${w.wide.length ? `; widest: ${w.wide.join(', ')}` : ''}`,
+      `at 390 px the page is ${w.page} px wide, the card ends at ${w.card} ` +
+        `px${w.wide.length ? `; widest: ${w.wide.join(', ')}` : ''}`,
     );
   } finally {
     await close();

@@ -1,11 +1,12 @@
-// Browser test of the course model in the page (web/page/ondemand.js, web/models/course-vanilla.*), on
-// ATTNLAB_BACKEND's backend (WebGPU by default, see browser.mjs): the Models card offers it with its dev score and the commands that made it; a
-// click loads it (6.8 MB of f16 weights) as the vanilla model, the shipped model is then offered
-// again, and Ask answers with it and its attention maps. With the course files beside the project
-// (../shared/data/cs224n-a5/birth_dev.tsv) the first dev question's answer must equal the CLI's
-// prediction for it in results/course-full/vanilla.pretrain.dev.predictions (the f16 copy gives the
-// f32 model's 500 dev predictions); without them it asks a made-up name and checks that an answer
-// and its maps come back (and says the comparison was skipped).
+// Browser test of the course model in the page (web/page/ondemand.js, web/models/course-vanilla.*),
+// on ATTNLAB_BACKEND's backend (WebGPU by default, see browser.mjs): the Models card offers it with
+// its dev score and the commands that made it; a click loads it (6.8 MB of f16 weights) as the
+// vanilla model, the shipped model is then offered again, and Ask answers with it and its attention
+// maps. With the course files beside the project (../shared/data/cs224n-a5/birth_dev.tsv) the first
+// dev question's answer must equal the CLI's prediction for it in
+// results/course-full/vanilla.pretrain.dev.predictions (the f16 copy gives the f32 model's 500 dev
+// predictions); without them it asks a made-up name and checks that an answer and its maps come
+// back (and says the comparison was skipped).
 // Usage: node web/test/course.mjs [base URL]
 import fs from 'node:fs';
 import path from 'node:path';
@@ -100,7 +101,8 @@ try {
       c.info.n_embd === 256 &&
       c.info.vocab_size === 256 &&
       c.models.some((m) => m.slot === 'vanilla' && /course model/.test(m.label)),
-    `loaded as the vanilla model: ${c.state}${c.note ? ` (${c.note})` : ''}, width ${c.info && c.info.n_embd}, vocabulary ${c.info && c.info.vocab_size}`,
+    `loaded as the vanilla model: ${c.state}${c.note ? ` (${c.note})` : ''}, width ` +
+      `${c.info && c.info.n_embd}, vocabulary ${c.info && c.info.vocab_size}`,
   );
   check(
     c.shipped === 'replaced' &&
@@ -281,7 +283,8 @@ try {
     }));
     check(
       /course model/.test(m.vanilla || ''),
-      `the course model, asked for while the shipped one was ${during}, stays the vanilla model (${m.vanilla}; shipped: ${m.shipped})`,
+      `the course model, asked for while the shipped one was ${during}, stays the vanilla model ` +
+        `(${m.vanilla}; shipped: ${m.shipped})`,
     );
   } finally {
     await close2();

@@ -24,6 +24,7 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import path from 'node:path';
+import { connect, missing } from '../engine.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const webDir = path.resolve(here, '..');
@@ -209,8 +210,8 @@ export async function perStep(from, to) {
 }
 
 // Start the engine: Dawn's `gpu` as navigator.gpu, web/engine-worker.js imported with the worker's
-// globals. Resolves to {call(fn, ...args), exports, build}; `call` rejects with the export's own
-// message, as the page's backend.js does.
+// globals. Resolves to {engine, build}: engine is the page's client (web/engine.js) of it, whose
+// calls reject with the Engine's own messages, as on the page.
 export async function startEngine(gpu, globals, { timestamps = true } = {}) {
   Object.assign(globalThis, globals);
   instrument(globals, { timestamps });
@@ -232,48 +233,25 @@ export async function startEngine(gpu, globals, { timestamps = true } = {}) {
     const bytes = await readFile(loaded);
     return new Response(bytes, { headers: { 'content-type': 'application/wasm' } });
   };
-  const calls = new Map();
   let ready;
   const first = new Promise((resolve) => {
     ready = resolve;
   });
-  const progress = new Map();
+  // The page's own client (web/engine.js) over the worker's channel: its calls go to the worker's
+  // message handler, the worker's answers come back to it.
+  const { client, receive } = connect((m) => globalThis.onmessage({ data: m }));
   globalThis.postMessage = (m) => {
-    if (m.type === 'ready' || m.type === 'failed') {
-      ready(m);
-      return;
-    }
-    if (m.type === 'progress') {
-      const f = progress.get(m.id);
-      if (f) f(...m.args);
-      return;
-    }
-    const c = calls.get(m.id);
-    calls.delete(m.id);
-    progress.delete(m.id);
-    if (!c) return;
-    if (m.type === 'error') c.reject(new Error(m.error));
-    else c.resolve(m.value);
+    if (m.type === 'ready' || m.type === 'failed') ready(m);
+    else receive(m);
   };
   await import(worker.href);
   const m = await first;
   if (m.type === 'failed')
     throw new Error(`the engine (web/engine-worker.js) did not load: ${m.error}`);
-  let next = 1;
-  const call = (fn, ...args) =>
-    new Promise((resolve, reject) => {
-      const id = next++;
-      calls.set(id, { resolve, reject });
-      const sent = args.map((a) => {
-        if (typeof a !== 'function') return a;
-        progress.set(id, a);
-        return { progress: 0 };
-      });
-      globalThis.onmessage({ data: { type: 'call', id, fn, args: sent } });
-    });
+  const why = missing(m.methods);
+  if (why) throw new Error(why);
   return {
-    call,
-    exports: m.exports,
+    engine: client,
     build: loaded ? path.relative(webDir, path.dirname(loaded)) : '?',
   };
 }

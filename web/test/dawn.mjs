@@ -3,13 +3,13 @@
 // page's worker calls (web/test/dawn-engine.mjs hosts it), with Dawn (the npm package `webgpu`, the
 // WebGPU implementation inside Chrome) as navigator.gpu. Prints one table:
 //   the adapter and its features; the kernel self-checks (run_checks); the training step
-//   (page_time_step: full 127-token rows; page_time_run: packed rows of the run's data), tiny and
+//   (time_step: full 127-token rows; time_run: packed rows of the run's data), tiny and
 //   the assignment's model, vanilla and synthesizer, with each step's dispatches, submits, new
 //   buffers and uploads counted at the WebGPU API and the GPU's own time from timestamp queries
 //   where the adapter has them; greedy evaluation of the built-in dev set by the shipped model
-//   (page_load_model, page_eval_*), its predictions checked against the CLI's; with --data DIR
-//   --epochs N a pretraining run through the page's run API (page_read_form, page_start,
-//   page_train, page_finish).
+//   (load_model, eval_*), its predictions checked against the CLI's; with --data DIR
+//   --epochs N a pretraining run through the page's run API (read_form, start,
+//   train, finish).
 //
 //   node web/test/dawn.mjs [--quick] [--rows 8,128] [--repeats N] [--sizes tiny,assignment]
 //                          [--eval N] [--data DIR --epochs N [--max-steps N] [--variant V]]
@@ -195,20 +195,20 @@ if (software && process.env.ATTNLAB_REQUIRE_HARDWARE_GPU === '1') {
 }
 
 const t0 = t();
-let engine;
+let started;
 try {
-  engine = await startEngine(gpu, dawn.globals, { timestamps: opt.timestamps });
+  started = await startEngine(gpu, dawn.globals, { timestamps: opt.timestamps });
 } catch (e) {
   die(e.message);
 }
-const { call } = engine;
-const dev = await call('open_device', 'webgpu');
+const { engine } = started;
+const dev = await engine.open_device('webgpu');
 if (dev.kind !== 'gpu') fail('device', `the engine opened ${dev.describe}: ${dev.reason}`);
 else {
   row(
     'device (open_device)',
     `${dev.describe}; subgroups ${globalThis.__attnlabSubgroups ? 'on' : 'off'}; ` +
-      `module web/${engine.build}, loaded in ${ms(t() - t0)}`,
+      `module web/${started.build}, loaded in ${ms(t() - t0)}`,
   );
 }
 const timestamps = opt.timestamps && features.includes('timestamp-query');
@@ -221,7 +221,7 @@ const gpuTimeNote = timestamps
 // ---- the kernel self-checks ----
 {
   const s = t();
-  const checks = await call('run_checks');
+  const checks = await engine.run_checks();
   const bad = checks.filter((c) => !c.passed);
   const line = `${checks.length - bad.length} of ${checks.length} passed in ${ms(t() - s)}`;
   const named = bad
@@ -233,8 +233,8 @@ const gpuTimeNote = timestamps
 }
 
 // ---- training steps ----
-const presets = await call('page_presets');
-const corpus = await call('page_default_corpus');
+const presets = await engine.presets();
+const corpus = await engine.default_corpus();
 const wiki = opt.data ? fs.readFileSync(path.join(opt.data, 'wiki.txt'), 'utf8') : corpus.wiki;
 const wikiName = opt.data ? path.join(opt.data, 'wiki.txt') : 'the built-in wiki.txt';
 const tsvPath = opt.data ? path.join(opt.data, 'birth_places_train.tsv') : null;
@@ -265,12 +265,11 @@ for (const size of sizes) {
   for (const variant of ['vanilla', 'synthesizer']) {
     for (const r of rows) {
       const label = `step ${size} ${variant}, ${r} × 127`;
-      // Full rows (the page's run-size measurement, page_time_step).
+      // Full rows (the page's run-size measurement, time_step).
       try {
         const m0 = marks.length;
         const b0 = counters.bufferBytes;
-        const s = await call(
-          'page_time_step',
+        const s = await engine.time_step(
           variant,
           d.n_layer,
           d.n_head,
@@ -281,7 +280,7 @@ for (const size of sizes) {
         );
         const c = await counted(m0, marks.length - 1);
         row(
-          `${label} full rows (page_time_step)`,
+          `${label} full rows (time_step)`,
           `${ms(s.best_ms)} best, ${ms(s.ms_per_step)} mean of ${repeats}, ` +
             `first ${ms(s.first_ms)}; per step: ${c.text}; ${mib(counters.bufferBytes - b0)} of buffers in the call`,
         );
@@ -294,8 +293,7 @@ for (const size of sizes) {
       if (opt.quick) continue;
       try {
         const m0 = marks.length;
-        const s = await call(
-          'page_time_run',
+        const s = await engine.time_run(
           'pretrain',
           variant,
           d.n_layer,
@@ -311,7 +309,7 @@ for (const size of sizes) {
         // The steps' readbacks come first (one each), then the save's.
         const c = await counted(m0, m0 + repeats);
         row(
-          `${label} packed pretraining rows (page_time_run)`,
+          `${label} packed pretraining rows (time_run)`,
           `${ms(s.best_ms)} best, ${ms(s.ms_per_step)} mean of ` +
             `${repeats}, first ${ms(s.first_ms)}, ${s.calls} engine call${s.calls === 1 ? '' : 's'} a step; ` +
             `per step: ${c.text}`,
@@ -329,12 +327,12 @@ if (evalN > 0) {
   const what = 'greedy evaluation, built-in dev set (shipped vanilla model)';
   try {
     const bytes = fs.readFileSync(path.join(web, 'models', 'builtin-vanilla.safetensors'));
-    await call('page_load_model', new Uint8Array(bytes), 'builtin-vanilla.safetensors');
+    await engine.load_model(new Uint8Array(bytes), 'builtin-vanilla.safetensors');
     const s = t();
-    let st = await call('page_eval_begin', 'vanilla', 'birth_dev.tsv', corpus.dev, evalN);
-    while (st.done < st.total) st = await call('page_eval_next', 8);
+    let st = await engine.eval_begin('vanilla', 'birth_dev.tsv', corpus.dev, evalN);
+    while (st.done < st.total) st = await engine.eval_next(8);
     const secs = (t() - s) / 1e3;
-    const rep = await call('page_eval_report');
+    const rep = await engine.eval_report();
     const cli = fs
       .readFileSync(path.join(root, 'results/builtin800/ft800_650.dev.predictions'), 'utf8')
       .split('\n');
@@ -363,7 +361,7 @@ if (opt.data) {
   const cap = opt.maxSteps ? ` (at most ${opt.maxSteps} steps)` : '';
   const what =
     `pretraining ${opt.variant}, ${opt.epochs} epoch${opt.epochs === 1 ? '' : 's'}${cap} ` +
-    `on ${wikiName} (page_start, page_train)`;
+    `on ${wikiName} (start, train)`;
   try {
     // The assignment's model and batch; with --sizes tiny alone the tiny model, and with --quick a
     // batch of --rows' first count (a software adapter's try of the path, not a measurement).
@@ -382,10 +380,9 @@ if (opt.data) {
       max_steps: opt.maxSteps ? String(opt.maxSteps) : '',
       decay: '',
     };
-    const spec = await call('page_read_form', 'pretrain', opt.variant, false, form);
+    const spec = await engine.read_form('pretrain', opt.variant, false, form);
     const s = t();
-    const started = await call(
-      'page_start',
+    const started = await engine.start(
       spec,
       'wiki.txt',
       wiki,
@@ -402,16 +399,15 @@ if (opt.data) {
       const before = chunk.steps;
       if (started.micro_rows) {
         // The page's steps in parts (web/page/steps.js) on one engine.
-        const b = await call('page_step_begin', 1);
+        const b = await engine.step_begin(1);
         if (!b) break;
         let done = b.parts[0][0];
         const end = b.parts[0][1];
-        while (done < end)
-          done = await call('page_step_rows', Math.min(started.micro_rows, end - done));
-        chunk = await call('page_step_end');
+        while (done < end) done = await engine.step_rows(Math.min(started.micro_rows, end - done));
+        chunk = await engine.step_end();
       } else {
         // As web/page/train.js: chunks of about a second, the loss read every 2 steps.
-        chunk = await call('page_train', n, Math.min(n, 2));
+        chunk = await engine.train(n, Math.min(n, 2));
       }
       const did = chunk.steps - before;
       if (did > 0) n = Math.max(1, Math.min(256, Math.round(1000 / ((t() - c0) / did))));
@@ -424,9 +420,9 @@ if (opt.data) {
       }
     }
     const secs = (t() - s) / 1e3;
-    // Counted before page_finish, whose checkpoint is read back too.
+    // Counted before finish, whose checkpoint is read back too.
     const c = timestamps ? await perStep(m0, marks.length - 1) : null;
-    const bytes = await call('page_finish', 'dawn.mjs');
+    const bytes = await engine.finish('dawn.mjs');
     const each = ms((1e3 * secs) / Math.max(1, chunk.steps));
     row(
       what,

@@ -42,7 +42,8 @@ async function main() {
     check(
       start.links.map((l) => l.href).join(' ') === '#ask-card #demos #train-card' &&
         start.links.every((l) => l.bottom <= 800),
-      `first screen: Ask, demos and Train above the fold (${start.links.map((l) => `${l.href} ends at ${Math.round(l.bottom)} px`).join(', ')})`,
+      `first screen: Ask, demos and Train above the fold ` +
+        `(${start.links.map((l) => `${l.href} ends at ${Math.round(l.bottom)} px`).join(', ')})`,
     );
     const allDemos = [...Array(10).keys()]
       .map((i) => `#e${i + 1}`)
@@ -90,7 +91,9 @@ async function main() {
     }));
     check(
       tex.rendered.length === 11 && tex.katex === 11 && tex.raw.length === 0 && tex.font,
-      `formulas typeset by KaTeX (E1–E10 and S2b): ${tex.rendered.length} of 11 (failed: ${tex.failed.join(', ') || 'none'}; raw TeX left in: ${tex.raw.join(', ') || 'none'}; KaTeX font loaded: ${tex.font})`,
+      `formulas typeset by KaTeX (E1–E10 and S2b): ${tex.rendered.length} of 11 (failed: ` +
+        `${tex.failed.join(', ') || 'none'}; raw TeX left in: ${tex.raw.join(', ') || 'none'}; ` +
+        `KaTeX font loaded: ${tex.font})`,
     );
     console.log(`first render of all ten: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 
@@ -147,7 +150,8 @@ async function main() {
     await set('e1', 'select', 'q');
     check(
       choices.length === 9 && crowded.length === 0,
-      `E1: with each of ${choices.length} points ringed, its 10 labels clear of each other (${crowded.join('; ') || 'none crowded'})`,
+      `E1: with each of ${choices.length} points ringed, its 10 labels clear of each other ` +
+        `(${crowded.join('; ') || 'none crowded'})`,
     );
     // E1: a longer query widens the winner's margin and concentrates α on it.
     let r = await res('e1');
@@ -162,7 +166,8 @@ async function main() {
     const long = await page.evaluate(() => window.__demos.labels.e1);
     check(
       long && long.labels === 10 && long.strays.length === 0,
-      `E1: at query ×8 every label stays in its own plane (${long ? `outside: ${long.strays.join(', ') || 'none'}` : 'none placed'})`,
+      `E1: at query ×8 every label stays in its own plane ` +
+        `(${long ? `outside: ${long.strays.join(', ') || 'none'}` : 'none placed'})`,
     );
     // Keyboard: focus the canvas and move the query with an arrow key.
     await page.evaluate(() => {
@@ -228,7 +233,8 @@ async function main() {
     r = await set('e4', 'select[id$="-samples"]', 1000);
     check(
       r.gamma.length === 1000 && r.two_near_mean >= 0.95 && r.one_near_value >= 0.9,
-      `E4: 1000 samples, two heads ${(100 * r.two_near_mean).toFixed(1)} % at the mean, one head ${(100 * r.one_near_value).toFixed(1)} % at an end`,
+      `E4: 1000 samples, two heads ${(100 * r.two_near_mean).toFixed(1)} % at the mean, one ` +
+        `head ${(100 * r.one_near_value).toFixed(1)} % at an end`,
     );
     await shot('e4');
 
@@ -296,7 +302,10 @@ async function main() {
       r.train &&
         last(r.train.open.losses) < 0.5 &&
         last(r.train.masked.losses) > 0.9 * r.train.masked.floor,
-      `E7: toy loss ${r.train ? last(r.train.open.losses).toFixed(3) : '?'} without mask vs ${r.train ? last(r.train.masked.losses).toFixed(3) : '?'} with (ln V ${r.train ? r.train.masked.floor.toFixed(3) : '?'}) in ${((Date.now() - tTrain) / 1000).toFixed(1)} s`,
+      `E7: toy loss ${r.train ? last(r.train.open.losses).toFixed(3) : '?'} without mask vs ` +
+        `${r.train ? last(r.train.masked.losses).toFixed(3) : '?'} with (ln V ` +
+        `${r.train ? r.train.masked.floor.toFixed(3) : '?'}) in ` +
+        `${((Date.now() - tTrain) / 1000).toFixed(1)} s`,
     );
     await shot('e7');
 
@@ -442,7 +451,8 @@ async function main() {
         r.dev.alpha.every(Number.isFinite) &&
         e1ctl.n === '6' &&
         e1ctl.scale === '0',
-      `bad link #e1?n=1e9&beta=abc&scale=-5&k=a,b;c… → N clamped to 6, scale to 0, junk ignored, α finite (${e1ctl.n}, ${e1ctl.scale})`,
+      `bad link #e1?n=1e9&beta=abc&scale=-5&k=a,b;c… → N clamped to 6, scale to 0, junk ` +
+        `ignored, α finite (${e1ctl.n}, ${e1ctl.scale})`,
     );
 
     // Colour blindness: the same pictures under simulated deuteranopia and tritanopia.
@@ -562,7 +572,8 @@ async function main() {
     const grown = await sTop();
     check(
       short > 40 && grown >= 0 && grown <= 24,
-      `a link to #s2c clicked on a page too short below it lands at its top once the page grows (${short} px, then ${grown} px)`,
+      `a link to #s2c clicked on a page too short below it lands at its top once the page grows ` +
+        `(${short} px, then ${grown} px)`,
     );
     await fresh.close();
   } catch (e) {
@@ -571,7 +582,8 @@ async function main() {
   } finally {
     await close();
     console.log(
-      `${failures.length ? `RESULT: FAILED (${failures.length})` : 'RESULT: ALL DEMO CHECKS PASSED'} in ${((Date.now() - t0) / 1000).toFixed(1)} s; screenshots in ${outDir}`,
+      `${failures.length ? `RESULT: FAILED (${failures.length})` : 'RESULT: ALL DEMO CHECKS PASSED'} ` +
+        `in ${((Date.now() - t0) / 1000).toFixed(1)} s; screenshots in ${outDir}`,
     );
   }
 }

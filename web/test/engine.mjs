@@ -1,4 +1,4 @@
-// Browser test of the page's engine door (web/engine-worker.js, web/backend.js, src/web/engine.rs):
+// Browser test of the page's engine door (web/engine-worker.js, web/backend.js, src/wasm/engine.rs):
 //   - the kernel checks asked for during training (straight to the engine, as web/app.js used to,
 //     and the Checks button, which is off meanwhile) never run between a training chunk's steps:
 //     the engine counts a device call that starts while another runs, and must count 0;
@@ -33,16 +33,16 @@ const S = () => pageState(page);
 const waitPage = (pred, what, timeout = TIMEOUT) =>
   waitFor(S, pred, what, { timeout, every: 100, fatal: pageError });
 
-// Call an engine export straight (not through the page's queue), as a card calling it directly
-// would: page.evaluate imports the page's own web/backend.js (the same module instance).
-const engine = (fn, ...args) =>
+// Call the engine straight (not through the page's queue), as a card calling it directly would:
+// `call(engine, ...args)` runs in the page with its engine's client, from the page's own
+// web/backend.js (the same module instance).
+const engine = (call, ...args) =>
   page.evaluate(
-    async ([fn, args]) => {
+    `(async () => {
       const { loadDevice } = await import('./web/backend.js');
-      const { wasm } = await loadDevice();
-      return wasm[fn](...args);
-    },
-    [fn, args],
+      const { engine } = await loadDevice();
+      return (${call})(engine, ...${JSON.stringify(args)});
+    })()`,
   );
 
 // Start pretraining the quick preset for `steps` steps at batch 4 and wait until it runs.
@@ -82,9 +82,9 @@ async function run() {
         // Straight to the engine (as web/app.js did before it went through the queue): the call
         // must wait for the training chunk in flight, never start between its steps. (One call: on
         // SwiftShader a call of all the checks takes about half a minute.)
-        const rows = await engine('run_checks');
+        const rows = await engine((engine) => engine.run_checks());
         const s = await S();
-        const held = await engine('page_debug_engine');
+        const held = await engine((engine) => engine.debug_engine());
         assert(rows.length > 0 && rows.every((r) => r.passed), 'a check failed');
         assert(
           held.overlaps === 0,
@@ -108,15 +108,15 @@ async function run() {
           await window.attnlabDemos.setModel(new Uint8Array(await r.arrayBuffer()));
         });
         await engine(
-          'page_eval_begin',
+          (engine, ...a) => engine.eval_begin(...a),
           'vanilla',
           'dev.tsv',
           'Where was Ada born?\tLondon\nWhere was Bo born?\tParis\n',
           null,
         );
-        await engine('vit_new', 7, 1, 2, 16, 10, 4, 2e-3, 0);
+        await engine((engine) => engine.vit_new(7, 1, 2, 16, 10, 4, 2e-3, 0));
         await pretrain(100000);
-        const before = await engine('page_debug_engine');
+        const before = await engine((engine) => engine.debug_engine());
         assert(
           before.run && before.models.includes('vanilla') && before.evaluation && before.vit,
           `engine before: ${JSON.stringify(before)}`,
@@ -124,7 +124,7 @@ async function run() {
         await page.evaluate(() => window.__page.destroyDevice());
         let after;
         if (cpu) {
-          after = await engine('page_debug_engine');
+          after = await engine((engine) => engine.debug_engine());
           await page.click('#btn-stop').catch(() => {});
           await waitPage((s) => s.status === 'idle', 'the run to end');
         } else {
@@ -133,7 +133,7 @@ async function run() {
             'the device-lost report',
             60000,
           );
-          after = await engine('page_debug_engine');
+          after = await engine((engine) => engine.debug_engine());
         }
         assert(
           !after.run &&
@@ -162,9 +162,12 @@ async function run() {
           checks && c.failed === 0 && c.passed > 0,
           `checks after the loss: ${c.passed} passed, ${c.failed} failed, ${c.error}`,
         );
-        const vit = await engine('vit_new', 7, 1, 2, 16, 10, 4, 2e-3, 0);
+        const vit = await engine((engine) => engine.vit_new(7, 1, 2, 16, 10, 4, 2e-3, 0));
         assert(vit.params > 0, 'no ViT after the loss');
-        return `before ${JSON.stringify(before)}; after ${JSON.stringify(after)}; resumed, ${c.passed} checks pass, a new ViT`;
+        return (
+          `before ${JSON.stringify(before)}; after ${JSON.stringify(after)}; resumed, ` +
+          `${c.passed} checks pass, a new ViT`
+        );
       },
     );
 
@@ -195,10 +198,16 @@ async function run() {
       assert(r.resumedFrom === saved, `resumed at ${r.resumedFrom}, the banner said ${saved}`);
       assert(
         lostMs <= allowed && r.resumedFrom > 0,
-        `reloaded at step ${at}, resumed at ${r.resumedFrom}: ${lostMs.toFixed(0)} ms of training lost, more than ${Math.round(allowed)} ms (${msPerStep.toFixed(0)} ms/step, a save takes ${s.saveMs} ms)`,
+        `reloaded at step ${at}, resumed at ${r.resumedFrom}: ${lostMs.toFixed(0)} ms of ` +
+          `training lost, more than ${Math.round(allowed)} ms (${msPerStep.toFixed(0)} ms/step, ` +
+          `a save takes ${s.saveMs} ms)`,
       );
       await stopRun();
-      return `reloaded at step ${at}, resumed at ${r.resumedFrom} (${Math.max(0, lostMs).toFixed(0)} ms of steps lost of ${Math.round(allowed)} allowed; ${msPerStep.toFixed(0)} ms/step, a save ${s.saveMs} ms)`;
+      return (
+        `reloaded at step ${at}, resumed at ${r.resumedFrom} ` +
+        `(${Math.max(0, lostMs).toFixed(0)} ms of steps lost of ${Math.round(allowed)} allowed; ` +
+        `${msPerStep.toFixed(0)} ms/step, a save ${s.saveMs} ms)`
+      );
     });
 
     // The pagehide save (web/page/train.js saveNow) should keep the last completed step: the reload
@@ -241,7 +250,10 @@ async function run() {
             const said = `the page had done ${at.steps} steps at the pagehide (last timed save: step ${at.savedStep})`;
             assert(r.resumedFrom >= at.steps, `${said}; resumed at ${r.resumedFrom}`);
             await stopRun();
-            return `${at.steps} steps done at the pagehide, last timed save ${at.savedStep}, resumed at ${r.resumedFrom}`;
+            return (
+              `${at.steps} steps done at the pagehide, last timed save ${at.savedStep}, ` +
+              `resumed at ${r.resumedFrom}`
+            );
           }
         },
       );

@@ -1,5 +1,5 @@
 // Browser test of an evaluation split across the CPU backend's engines (web/page/eval.js,
-// web/helpers.js, src/web/eval_split.rs), each run in a fresh browser profile, with the shipped
+// web/helpers.js, src/wasm/eval_split.rs), each run in a fresh browser profile, with the shipped
 // model on the built-in dev set (136 questions) where six questions carry a character the model
 // lacks (skipped, counted and named):
 //   A  one engine (?workers=1): the reference report;
@@ -141,7 +141,8 @@ async function run(name, base, query, opts = {}) {
       .locator('#eval-card')
       .screenshot({ path: path.join(outDir, `eval-workers-${name}.png`) });
     console.log(
-      `  ${name}: ${rep.rows.length} of ${rep.total} questions on ${rep.engines} engine(s) (${rep.byHelpers} by the helper) in ${rep.seconds.toFixed(2)} s; ${rep.line}`,
+      `  ${name}: ${rep.rows.length} of ${rep.total} questions on ${rep.engines} engine(s) ` +
+        `(${rep.byHelpers} by the helper) in ${rep.seconds.toFixed(2)} s; ${rep.line}`,
     );
     return rep;
   } finally {

@@ -1,7 +1,8 @@
 // The README's screenshot of a first visit without WebGPU: a fresh profile, the shipped model loaded
 // by itself, Ask pressed once (the box holds a name of the built-in dev set), the Ask card at the top
 // of a 1280×800 viewport. Serve without --data so the page uses the built-in corpus.
-// Usage: node web/test/first-visit-shot.mjs [base URL, default http://127.0.0.1:8080/] [out, default docs/page-first-visit.png]
+// Usage: node web/test/first-visit-shot.mjs [base URL, default http://127.0.0.1:8080/]
+//   [out, default docs/page-first-visit.png]
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openBrowser } from './browser.mjs';

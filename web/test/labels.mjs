@@ -34,7 +34,8 @@ for (let i = 0; i < n; i++) {
     assignment: ms(z.sizing.full),
   };
   console.log(
-    `load ${i + 1}: ${r.middle} | ${r.full} | middle 8 rows ${r.mid} ms, assignment 2 rows ${r.assignment} ms (mean/best)`,
+    `load ${i + 1}: ${r.middle} | ${r.full} | middle 8 rows ${r.mid} ms, assignment 2 rows ` +
+      `${r.assignment} ms (mean/best)`,
   );
   await close();
 }

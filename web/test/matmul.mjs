@@ -1,4 +1,4 @@
-// Browser test of the Device card's matmul line (web/page/matmul.js, src/web/bench.rs):
+// Browser test of the Device card's matmul line (web/page/matmul.js, src/wasm/bench.rs):
 //   - on the software adapter (SwiftShader) the adapter type's rule stands, untimed, and says so;
 //   - "Time the kernels" times every kernel the engine names (tiled, register-blocked, vec4-4x4,
 //     vec4-8x4) through the engine's queue, keeps the fastest (the smallest of the times shown) and
@@ -56,7 +56,8 @@ try {
         m.ms.length === 4 &&
         m.ms.every((x) => x > 0) &&
         m.kernel === fastest,
-      `timed: ${m.kernels.map((k, i) => `${k} ${m.ms[i].toFixed(1)}`).join(', ')} ms, kept ${m.kernel}: "${await line()}"`,
+      `timed: ${m.kernels.map((k, i) => `${k} ${m.ms[i].toFixed(1)}`).join(', ')} ms, kept ` +
+        `${m.kernel}: "${await line()}"`,
     );
     const kept = await page.evaluate(() =>
       Object.keys(localStorage)
@@ -87,7 +88,8 @@ try {
     const c = await page.evaluate(() => window.__checks);
     check(
       !c.error && c.failed === 0 && c.passed > 0,
-      `the kernel checks pass with the kept kernel (${c.passed} passed, ${c.failed} failed${c.error ? `, ${c.error}` : ''})`,
+      `the kernel checks pass with the kept kernel (${c.passed} passed, ${c.failed} ` +
+        `failed${c.error ? `, ${c.error}` : ''})`,
     );
   }
   check(errors.length === 0, `no page errors${errors.length ? `: ${errors.join('; ')}` : ''}`);

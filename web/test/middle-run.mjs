@@ -58,9 +58,12 @@ say(
   `label: ${info.label}; backend ${info.backend}, engines ${JSON.stringify(info.workers)}, ${info.ua}`,
 );
 say(`note: ${await page.textContent('#preset-note')}`);
-say(
-  `form: ${JSON.stringify(await page.evaluate(() => Object.fromEntries([...document.querySelectorAll('[id^=h-]')].map((e) => [e.id.slice(2), e.value]))))}`,
+const form = await page.evaluate(() =>
+  Object.fromEntries(
+    [...document.querySelectorAll('[id^=h-]')].map((e) => [e.id.slice(2), e.value]),
+  ),
 );
+say(`form: ${JSON.stringify(form)}`);
 
 // One run (pretrain or finetune) to its end: returns its wall seconds, steps and last status.
 async function train(button) {
@@ -92,14 +95,16 @@ async function train(button) {
 
 if (pretrained)
   say(
-    `models kept in the profile: ${JSON.stringify(await page.evaluate(() => window.__page.models.map((m) => m.label)))}`,
+    `models kept in the profile: ` +
+      `${JSON.stringify(await page.evaluate(() => window.__page.models.map((m) => m.label)))}`,
   );
 const pre = pretrained ? { steps: 0, seconds: 0 } : await train('#btn-pretrain');
 const recall = await page.evaluate(() =>
   (window.__page.history || []).map((h) => ({ label: h.label, recall: h.recall })),
 );
 say(
-  `pretraining: ${pre.steps} steps in ${(pre.seconds / 60).toFixed(1)} min; recall on the chart: ${JSON.stringify(recall)}`,
+  `pretraining: ${pre.steps} steps in ${(pre.seconds / 60).toFixed(1)} min; recall on the ` +
+    `chart: ${JSON.stringify(recall)}`,
 );
 await page.locator('#train-card').screenshot({ path: 'web/test/out/middle-run-pretrained.png' });
 await setFields(process.env.FT_FORM);
@@ -148,7 +153,8 @@ const top = Object.entries(counts)
   .map(([k, v]) => `${k} ${v}`)
   .join(', ');
 say(
-  `evaluation: ${r.rep.line} in ${((Date.now() - te) / 1000).toFixed(1)} s; London ${r.rep.london_line}; most answered: ${top}`,
+  `evaluation: ${r.rep.line} in ${((Date.now() - te) / 1000).toFixed(1)} s; London ` +
+    `${r.rep.london_line}; most answered: ${top}`,
 );
 await page.locator('#eval-card').screenshot({ path: 'web/test/out/middle-run-evaluated.png' });
 say(`total: ${((pre.seconds + fin.seconds) / 60).toFixed(1)} min of training`);

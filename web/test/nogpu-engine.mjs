@@ -126,7 +126,11 @@ export async function engineSteps({
     );
     for (const id of ['e1', 'e3', 'e7', 'e9'])
       await page.locator(`#${id}`).screenshot({ path: path.join(outDir, `nogpu-demo-${id}.png`) });
-    return `10 of 10 drawn; E1 max α ${before.a.toFixed(3)} → ${after.toFixed(3)}; E7 toy ${last(t.open.losses).toFixed(3)} without the mask vs ${last(t.masked.losses).toFixed(3)} with`;
+    return (
+      `10 of 10 drawn; E1 max α ${before.a.toFixed(3)} → ${after.toFixed(3)}; E7 toy ` +
+      `${last(t.open.losses).toFixed(3)} without the mask vs ` +
+      `${last(t.masked.losses).toFixed(3)} with`
+    );
   });
 
   await step(
@@ -200,11 +204,15 @@ export async function engineSteps({
       assert(!r.error && r.rows === 680, `evaluation: ${r.error || `${r.rows} rows`}`);
       assert(
         !r.probe.evalDone,
-        `the demo answered only after the evaluation (${r.probe.ms.toFixed(0)} ms; evaluation ${r.seconds.toFixed(1)} s)`,
+        `the demo answered only after the evaluation (${r.probe.ms.toFixed(0)} ms; evaluation ` +
+          `${r.seconds.toFixed(1)} s)`,
       );
       await page.click('#use-served');
       await setField('eval-max', 8);
-      return `680 questions in ${r.seconds.toFixed(1)} s; E2 moved at the first progress answered after ${r.probe.ms.toFixed(0)} ms, before the evaluation ended`;
+      return (
+        `680 questions in ${r.seconds.toFixed(1)} s; E2 moved at the first progress ` +
+        `answered after ${r.probe.ms.toFixed(0)} ms, before the evaluation ended`
+      );
     },
   );
 
@@ -350,8 +358,12 @@ export async function engineSteps({
         `a step took ${s.msPerStep.toFixed(0)} ms, the estimate was ${q.msPerStep.toFixed(0)} ms`,
       );
       return (
-        `sized: batch ${batch}, ${q.preSteps} + ${q.ftSteps} steps ≈ ${q.seconds.toFixed(0)} s (full preset ≈ ${(q.fullSeconds / 3600).toFixed(1)} h); measured in ${z.sizing.seconds.toFixed(1)} s; ` +
-        `its steps took ${s.msPerStep.toFixed(0)} ms (estimate ${q.msPerStep.toFixed(0)} ms; two steps, start and save included: ${secs.toFixed(1)} s); longest main-thread task so far ${worst} ms`
+        `sized: batch ${batch}, ${q.preSteps} + ${q.ftSteps} steps ≈ ${q.seconds.toFixed(0)} s ` +
+        `(full preset ≈ ${(q.fullSeconds / 3600).toFixed(1)} h); measured in ` +
+        `${z.sizing.seconds.toFixed(1)} s; ` +
+        `its steps took ${s.msPerStep.toFixed(0)} ms (estimate ${q.msPerStep.toFixed(0)} ms; ` +
+        `two steps, start and save included: ${secs.toFixed(1)} s); longest main-thread task ` +
+        `so far ${worst} ms`
       );
     },
   );
@@ -524,7 +536,10 @@ export async function engineSteps({
       // back to the built-in corpus for the steps after this one
       await page.click('#use-embedded');
       await page.fill('#ask-text', asked);
-      return `“qpo?” → “${a.prediction}” (PyTorch's); truncated: “${msg.slice(0, 140)}”; synthesizer.params read with its 2 heads`;
+      return (
+        `“qpo?” → “${a.prediction}” (PyTorch's); truncated: “${msg.slice(0, 140)}”; ` +
+        `synthesizer.params read with its 2 heads`
+      );
     },
   );
 

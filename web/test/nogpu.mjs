@@ -106,9 +106,10 @@ async function run() {
         assert(note.includes(`one thread of ${build}`), `note: ${note}`);
         const workers = await page.textContent('#device-workers');
         assert(
-          /^Workers: \d+ engines? trains? each step (and share each evaluation's questions )?\(auto: the browser reports \d+ core/.test(
-            workers,
-          ),
+          new RegExp(
+            '^Workers: \\d+ engines? trains? each step ' +
+              "(and share each evaluation's questions )?\\(auto: the browser reports \\d+ core",
+          ).test(workers),
           `workers line: ${workers}`,
         );
         const notice = await page.evaluate(() => {
@@ -161,8 +162,8 @@ async function run() {
         assert(facts.size === size, `the facts say ${facts.size}, the checkpoint is ${size}`);
         const dev = await page.evaluate(async () => {
           const { loadDevice } = await import(new URL('web/backend.js', location.href).href);
-          const { wasm } = await loadDevice();
-          const rows = (await wasm.page_default_corpus()).dev
+          const { engine } = await loadDevice();
+          const rows = (await engine.default_corpus()).dev
             .split('\n')
             .filter((l) => l.includes('\t'))
             .map((l) => l.split('\t'));
@@ -185,8 +186,14 @@ async function run() {
         const cnt = (o) => `${o.correct} of ${o.total}`;
         const again = facts.no_pretraining_again;
         const line =
-          `dev accuracy ${pct(facts.dev_accuracy)} on the built-in corpus (most-common-place baseline London ${pct(facts.baseline)}, same size without pretraining ${pct(facts.no_pretraining)}` +
-          `${again ? ` (${cnt(facts.no_pretraining)}) with the finetune command alone; ${pct(again)} (${cnt(again)}) in a second run of it, the model S2a compares` : ''})`;
+          `dev accuracy ${pct(facts.dev_accuracy)} on the built-in corpus (most-common-place ` +
+          `baseline London ${pct(facts.baseline)}, same size without ` +
+          `pretraining ${pct(facts.no_pretraining)}` +
+          (again
+            ? ` (${cnt(facts.no_pretraining)}) with the finetune command alone; ` +
+              `${pct(again)} (${cnt(again)}) in a second run of it, the model S2a compares`
+            : '') +
+          `)`;
         // Ask names it in one line with its dev score; the Models card gives the whole line.
         for (const [id, want] of [
           ['ask-shipped', `Answering with: shipped model, ${pct(facts.dev_accuracy)} dev`],
@@ -248,7 +255,10 @@ async function run() {
         await page.evaluate(() => {
           window.__page.ask = null;
         }); // the later Ask step waits for a new answer
-        return `${m.label} (${size}): “${a.question}” → “${a.prediction}”; ${line}${facts.stand_in ? ' [stand-in]' : ''}`;
+        return (
+          `${m.label} (${size}): “${a.question}” → ` +
+          `“${a.prediction}”; ${line}${facts.stand_in ? ' [stand-in]' : ''}`
+        );
       },
     );
 
@@ -319,7 +329,8 @@ async function run() {
         await page.click('#use-served');
         await setField('eval-max', 8);
         return (
-          `${est.questions} questions: about ${est.seconds.toFixed(0)} s here (${est.perQuestion.toFixed(2)} s a question); “${said.split('\n')[0]}”; ` +
+          `${est.questions} questions: about ${est.seconds.toFixed(0)} s here ` +
+          `(${est.perQuestion.toFixed(2)} s a question); “${said.split('\n')[0]}”; ` +
           `${est.asked ? 'asked first' : 'evaluated all'}, longest main-thread task meanwhile ${worst} ms`
         );
       },
@@ -382,7 +393,11 @@ async function run() {
       );
       timings.bench = r;
       await page.locator('#bench-card').screenshot({ path: path.join(outDir, 'nogpu-bench.png') });
-      return `${r.adapter}: matmul ${r.matmul.map((m) => m.gflops.toFixed(1)).join(', ')} GFLOP/s; step ${r.steps.map((s) => `${s.variant} ${s.ms_per_step.toFixed(0)} ms`).join(', ')} (2 × 127)`;
+      return (
+        `${r.adapter}: matmul ${r.matmul.map((m) => m.gflops.toFixed(1)).join(', ')} GFLOP/s; ` +
+        `step ${r.steps.map((s) => `${s.variant} ${s.ms_per_step.toFixed(0)} ms`).join(', ')} (2 ` +
+        `× 127)`
+      );
     });
 
     await step('phone width: nothing is wider than a 390 px screen', async () => {
@@ -583,7 +598,10 @@ async function run() {
             (await page.isVisible('#gpu-details')),
           `?backend=webgpu: ${JSON.stringify(g)}`,
         );
-        return `auto: “${d.reason}”; ?backend=webgpu: “${g.reason}”; broken shipped files: “${p.shipped.note}”`;
+        return (
+          `auto: “${d.reason}”; ?backend=webgpu: “${g.reason}”; broken shipped files: ` +
+          `“${p.shipped.note}”`
+        );
       } finally {
         await close2();
       }
@@ -597,7 +615,8 @@ await main(run, {
   after: () => {
     if (timings.quick)
       console.log(
-        `timing (CPU backend, wasm, 1 thread): quick preset ${timings.quick.toFixed(0)} ms/step at its batch; ${timings.batch8 ? timings.batch8.toFixed(0) : '?'} ms/step at batch 8`,
+        `timing (CPU backend, wasm, 1 thread): quick preset ${timings.quick.toFixed(0)} ms/step ` +
+          `at its batch; ${timings.batch8 ? timings.batch8.toFixed(0) : '?'} ms/step at batch 8`,
       );
   },
 });

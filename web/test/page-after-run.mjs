@@ -285,7 +285,10 @@ export async function afterFirstRunSteps({
         `answerless file shown as scored: head “${only.head}”, note “${only.note}”`,
       );
       await page.selectOption('#eval-file', 'dev');
-      return `8 of 8 predictions equal the CLI’s (${got.join(', ')}), and so does the downloaded file; an answerless file gives predictions only`;
+      return (
+        `8 of 8 predictions equal the CLI’s (${got.join(', ')}), and so does the ` +
+        `downloaded file; an answerless file gives predictions only`
+      );
     },
   );
 
@@ -608,7 +611,8 @@ export async function afterFirstRunSteps({
     'drag and drop: a question file dropped on the data area is loaded by its name',
     async () => {
       const tsv =
-        'Where was Ada Lovelace born?\tLondon\nWhere was Alan Turing born?\tLondon\nWhere was Marie Curie born?\tWarsaw\n';
+        'Where was Ada Lovelace born?\tLondon\nWhere was Alan Turing born?\tLondon\nWhere was ' +
+        'Marie Curie born?\tWarsaw\n';
       await page.evaluate((text) => {
         const dt = new DataTransfer();
         dt.items.add(new File([text], 'birth_dev.tsv', { type: 'text/tab-separated-values' }));

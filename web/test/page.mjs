@@ -168,7 +168,8 @@ async function run() {
         const tail = losses.slice(-2).reduce((a, b) => a + b, 0) / 2;
         assert(
           tail < firstLoss - 0.1,
-          `loss did not fall: first ${firstLoss.toFixed(3)}, last two ${tail.toFixed(3)} (${losses.map((l) => l.toFixed(3)).join(' ')})`,
+          `loss did not fall: first ${firstLoss.toFixed(3)}, last two ${tail.toFixed(3)} ` +
+            `(${losses.map((l) => l.toFixed(3)).join(' ')})`,
         );
         const prog = await page.textContent('#progress-text');
         assert(
@@ -181,7 +182,10 @@ async function run() {
           `the preset note still says “${note}” after the measurement`,
         );
         await cardShot(page, '#train-card', path.join(outDir, 'page-training.png'));
-        return `loss ${firstLoss.toFixed(3)} → ${tail.toFixed(3)} over ${pausedAt} steps (${s.msPerStep.toFixed(0)} ms/step); ${prog}`;
+        return (
+          `loss ${firstLoss.toFixed(3)} → ${tail.toFixed(3)} over ${pausedAt} steps ` +
+          `(${s.msPerStep.toFixed(0)} ms/step); ${prog}`
+        );
       },
     );
 
@@ -513,7 +517,11 @@ async function run() {
       assert(cspErrors.length === 0, `CSP: ${cspErrors.join(' | ')}`);
       await page.screenshot({ path: path.join(outDir, 'page.png'), fullPage: true });
       const worst = tasks.reduce((m, t) => Math.max(m, t.ms), 0);
-      return `no wasm fetched by the page's thread; ${tasks.length} long tasks (over 50 ms) after the page was ready, the longest ${worst} ms (reported: ${tasks.map((t) => `${t.ms} ms${t.during ? ` in ${t.during}` : ''}`).join(', ')})`;
+      return (
+        `no wasm fetched by the page's thread; ${tasks.length} long tasks (over 50 ms) ` +
+        `after the page was ready, the longest ${worst} ms (reported: ` +
+        `${tasks.map((t) => `${t.ms} ms${t.during ? ` in ${t.during}` : ''}`).join(', ')})`
+      );
     });
     return 0;
   } finally {

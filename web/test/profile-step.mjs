@@ -96,7 +96,8 @@ for (const s of sessions) {
     .slice(0, Number(process.env.TOP || 40))
     .forEach(([name, us]) => {
       console.log(
-        `${((100 * us) / total).toFixed(1).padStart(6)} %  ${(us / 1e6).toFixed(2).padStart(7)} s  ${name.slice(0, 150)}`,
+        `${((100 * us) / total).toFixed(1).padStart(6)} %  ${(us / 1e6).toFixed(2).padStart(7)} ` +
+          `s  ${name.slice(0, 150)}`,
       );
     });
 }

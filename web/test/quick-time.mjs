@@ -37,7 +37,11 @@ try {
     const q = quickFor(S.sizing);
     const f = (x) =>
       `${x.rows} rows ${(x.best_ms ?? x.ms_per_step).toFixed(0)}/${x.ms_per_step.toFixed(0)} ms`;
-    return `tiny ${f(S.sizing.small)}, ${f(S.sizing.large)} (best/mean); quick: batch ${q.pre_batch}, estimated ${q.msPerStep.toFixed(0)} ms a pretraining step, ${((1000 * q.ftS) / Math.max(1, q.ftSteps)).toFixed(0)} ms a finetuning step`;
+    return (
+      `tiny ${f(S.sizing.small)}, ${f(S.sizing.large)} (best/mean); quick: batch ` +
+      `${q.pre_batch}, estimated ${q.msPerStep.toFixed(0)} ms a pretraining step, ` +
+      `${((1000 * q.ftS) / Math.max(1, q.ftSteps)).toFixed(0)} ms a finetuning step`
+    );
   });
   console.log(`measured: ${m}`);
   let prevChunks = 0;
@@ -61,8 +65,15 @@ try {
     }));
     const secs = (Date.now() - t) / 1000;
     const l = s.losses;
+    const top = Math.max(...l);
+    const lossText = l.length
+      ? `${l[0].toFixed(3)} → ${l[l.length - 1].toFixed(3)}, highest ${top.toFixed(3)} at step ${l.indexOf(top) + 1}`
+      : '—';
     console.log(
-      `${kind}: ${secs.toFixed(1)} s for ${s.steps} steps (${((1000 * secs) / Math.max(1, s.steps)).toFixed(0)} ms a step)${s.error ? `, error: ${s.error}` : ''}; loss ${l.length ? `${l[0].toFixed(3)} → ${l[l.length - 1].toFixed(3)}, highest ${Math.max(...l).toFixed(3)} at step ${l.indexOf(Math.max(...l)) + 1}` : '—'}`,
+      `${kind}: ${secs.toFixed(1)} s for ${s.steps} steps ` +
+        `(${((1000 * secs) / Math.max(1, s.steps)).toFixed(0)} ms a ` +
+        `step)${s.error ? `, error: ${s.error}` : ''}; loss ` +
+        lossText,
     );
     const seq = s.stepMs.slice(-(s.chunks - prevChunks));
     const med = (a) => {
@@ -71,7 +82,9 @@ try {
     };
     const third = Math.floor(seq.length / 3);
     console.log(
-      `  the engine's chunks (ms a step), median: all ${med(seq)}, first third ${med(seq.slice(0, third))}, last third ${med(seq.slice(-third))} (${seq.length} chunks); saves so far ${s.saves}, the last ${s.saveMs} ms`,
+      `  the engine's chunks (ms a step), median: all ${med(seq)}, first third ` +
+        `${med(seq.slice(0, third))}, last third ${med(seq.slice(-third))} (${seq.length} ` +
+        `chunks); saves so far ${s.saves}, the last ${s.saveMs} ms`,
     );
     prevChunks = s.chunks;
     return secs;

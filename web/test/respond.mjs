@@ -1,8 +1,8 @@
 // A measurement (not a pass/fail test): how the page answers while the engine works, on the CPU
 // backend (Chromium without WebGPU). Prints
 //   - a demo's response (E2's slider moved → its new numbers), idle and during a quick-preset run,
-//   - the longest main-thread task (and a demo's response) during an evaluation of the built-in dev set with the shipped
-//     model, and from pressing Pretrain (the quick preset) to Stop.
+//   - the longest main-thread task (and a demo's response) during an evaluation of the built-in
+//     dev set with the shipped model, and from pressing Pretrain (the quick preset) to Stop.
 // Usage: node web/test/respond.mjs URL   (scripts/serve.py without --data, so the built-in corpus)
 import { openBrowser } from './browser.mjs';
 
@@ -95,7 +95,9 @@ try {
     () => window.__page.evalReport && { n: window.__page.evalReport.rows.length },
   );
   console.log(
-    `evaluation of ${rep ? rep.n : '?'} questions in ${((t4 - t3) / 1000).toFixed(1)} s: longest main-thread task ${(await longest(t3, t4)).toFixed(0)} ms; a demo moved 1 s into it answered after ${during} ms`,
+    `evaluation of ${rep ? rep.n : '?'} questions in ${((t4 - t3) / 1000).toFixed(1)} s: ` +
+      `longest main-thread task ${(await longest(t3, t4)).toFixed(0)} ms; a demo moved 1 s into ` +
+      `it answered after ${during} ms`,
   );
 
   await page.fill('#h-max_steps', '100000');
@@ -121,7 +123,8 @@ try {
     `demo response while training: ${stats(busy)}; ${steps} steps at ${ms.toFixed(0)} ms a step`,
   );
   console.log(
-    `longest main-thread task from Pretrain to Stop: ${(await longest(t0, t2)).toFixed(0)} ms (after the first step: ${(await longest(t1, t2)).toFixed(0)} ms)`,
+    `longest main-thread task from Pretrain to Stop: ${(await longest(t0, t2)).toFixed(0)} ms ` +
+      `(after the first step: ${(await longest(t1, t2)).toFixed(0)} ms)`,
   );
 } finally {
   await close();

@@ -45,7 +45,8 @@ try {
   const r = await page.evaluate(() => window.__demos.results.s2a);
   check(
     r.c && !r.models.data.builtin && r.c.total > 0,
-    `S2a with the course model: ${r.c ? `${r.c.with_correct} of ${r.c.total} right` : r.error} (${((Date.now() - t0) / 1000).toFixed(0)} s)`,
+    `S2a with the course model: ${r.c ? `${r.c.with_correct} of ${r.c.total} right` : r.error} ` +
+      `(${((Date.now() - t0) / 1000).toFixed(0)} s)`,
   );
   await page.waitForFunction(
     () => document.getElementById('s2a').getAttribute('aria-busy') === 'false',

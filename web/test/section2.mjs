@@ -1,19 +1,19 @@
 // Browser test of the section 2 demos (web/demos/section2.js): the link #s2a lands on its card; S2a
 // compares the shipped model with the shipped model trained without pretraining and gets the dev
-// counts their facts files state (measured by `attnlab evaluate`), says how to get a probe without a
-// pretrained model and shows the probe column and the 2×2 table once one is loaded; S2b gives
-// all 136 answers (the first 24 on a software adapter) a confidence in (0, 1], right answers as many as S2a's, histograms that add up, and
-// the evidence of a picked answer (its biography); S2c answers invented names, refuses a typed name
-// with a character the model lacks and one too long, and groups the answers; a recompute dims the
-// old numbers and says "Computing…" with aria-busy; the Train card says it measures the device
-// until it has. With ATTNLAB_FIXTURE (web/test/fixture.sh, served with --data FIXTURE/data): a
-// first visit with a shipped pretrained-only model (the fixture's tiny one served in place of
-// web/models/builtin-pretrained.*) has S2a's probe column; then S2a–S2c run on the served files'
-// people with the fixture's tiny model as the vanilla model, standing in for the course model with
-// the course files (the course model's vocabulary is the course's wiki.txt's, not the fixture's,
-// so with the fixture files it is refused, saying what to load; with the real course files it
-// runs: web/test/s2-course-shot.mjs). Screenshots at 1280 and 390 px:
-// web/test/out/section2-*.png. Runs on ATTNLAB_BACKEND (webgpu by default, or cpu).
+// counts their facts files state (measured by `attnlab evaluate`), says how to get a probe without
+// a pretrained model and shows the probe column and the 2×2 table once one is loaded; S2b gives all
+// 136 answers (the first 24 on a software adapter) a confidence in (0, 1], right answers as many as
+// S2a's, histograms that add up, and the evidence of a picked answer (its biography); S2c answers
+// invented names, refuses a typed name with a character the model lacks and one too long, and
+// groups the answers; a recompute dims the old numbers and says "Computing…" with aria-busy; the
+// Train card says it measures the device until it has. With ATTNLAB_FIXTURE (web/test/fixture.sh,
+// served with --data FIXTURE/data): a first visit with a shipped pretrained-only model (the
+// fixture's tiny one served in place of web/models/builtin-pretrained.*) has S2a's probe column;
+// then S2a–S2c run on the served files' people with the fixture's tiny model as the vanilla model,
+// standing in for the course model with the course files (the course model's vocabulary is the
+// course's wiki.txt's, not the fixture's, so with the fixture files it is refused, saying what to
+// load; with the real course files it runs: web/test/s2-course-shot.mjs). Screenshots at 1280 and
+// 390 px: web/test/out/section2-*.png. Runs on ATTNLAB_BACKEND (webgpu by default, or cpu).
 // Usage: node web/test/section2.mjs [base URL, default http://127.0.0.1:8080/]
 import fs from 'node:fs';
 import path from 'node:path';
@@ -98,21 +98,26 @@ async function main() {
     const n = software ? 24 : 136;
     check(
       software === (backend !== 'cpu'),
-      `S2a asks ${n} dev people on this ${backend === 'cpu' ? 'CPU backend' : 'software adapter'}, and says so when fewer`,
+      `S2a asks ${n} dev people on this ` +
+        `${backend === 'cpu' ? 'CPU backend' : 'software adapter'}, and says so when fewer`,
     );
     if (n === 136) {
       check(
         a.total === 136 &&
           a.with_correct === shipped.dev_accuracy.correct &&
           a.without_correct === nopt.dev_accuracy.correct,
-        `S2a: with pretraining ${a.with_correct} of ${a.total} (facts file: ${shipped.dev_accuracy.correct}), without ${a.without_correct} (facts file: ${nopt.dev_accuracy.correct})`,
+        `S2a: with pretraining ${a.with_correct} of ${a.total} (facts file: ` +
+          `${shipped.dev_accuracy.correct}), without ${a.without_correct} (facts file: ` +
+          `${nopt.dev_accuracy.correct})`,
       );
     } else {
       check(
         a.total === n &&
           a.with_correct <= shipped.dev_accuracy.correct &&
           a.without_correct <= nopt.dev_accuracy.correct,
-        `S2a: with pretraining ${a.with_correct} of the first ${a.total} (all 136: ${shipped.dev_accuracy.correct}), without ${a.without_correct} (all 136: ${nopt.dev_accuracy.correct})`,
+        `S2a: with pretraining ${a.with_correct} of the first ${a.total} (all 136: ` +
+          `${shipped.dev_accuracy.correct}), without ${a.without_correct} (all 136: ` +
+          `${nopt.dev_accuracy.correct})`,
       );
     }
     const shown = await page.evaluate(() => ({
@@ -199,7 +204,8 @@ async function main() {
       h.right.reduce((s, v) => s + v, 0) === right &&
         h.wrong.reduce((s, v) => s + v, 0) === n - right &&
         (h.separation == null || (h.separation >= 0 && h.separation <= 1)),
-      `S2b: the histograms add up (${right} right, ${n - right} wrong; separation ${h.separation == null ? '—' : h.separation.toFixed(2)})`,
+      `S2b: the histograms add up (${right} right, ${n - right} wrong; separation ` +
+        `${h.separation == null ? '—' : h.separation.toFixed(2)})`,
     );
     const pickName = await page.evaluate(
       () => document.querySelectorAll('#s2b button[data-pick]')[2].textContent,
@@ -247,7 +253,8 @@ async function main() {
     );
     check(
       focusedPick === '1',
-      `S2b: after Enter on a person the focus stays on that person's button (on ${focusedPick === null ? 'another element' : `pick ${focusedPick}`})`,
+      `S2b: after Enter on a person the focus stays on that person's button (on ` +
+        `${focusedPick === null ? 'another element' : `pick ${focusedPick}`})`,
     );
     // The list is one Tab stop (the picked person, marked), and the arrows move along it.
     await page.keyboard.press('ArrowDown');
@@ -258,7 +265,8 @@ async function main() {
     }));
     check(
       roving.at === '2' && roving.stops === 1 && roving.current && roving.current.pick === '1',
-      `S2b: the people are one Tab stop (${roving.stops}), ↓ moves to the next (${roving.at}), the picked one is marked (${roving.current && roving.current.pick})`,
+      `S2b: the people are one Tab stop (${roving.stops}), ↓ moves to the next (${roving.at}), ` +
+        `the picked one is marked (${roving.current && roving.current.pick})`,
     );
     await shot(page, 's2b');
 
@@ -323,7 +331,8 @@ async function main() {
       c.typed.length === 3 &&
         /70 characters long/.test(c.typed[0].refused || '') &&
         c.typed[1].answer,
-      `S2c: an empty entry is skipped, a 70-character name refused (${c.typed[0].refused}), Bo Berg answered (${c.typed[1].answer})`,
+      `S2c: an empty entry is skipped, a 70-character name refused (${c.typed[0].refused}), Bo ` +
+        `Berg answered (${c.typed[1].answer})`,
     );
     check(
       c.typed[2] && /U\+00EB/.test(c.typed[2].refused || ''),
@@ -380,7 +389,8 @@ async function main() {
         cells === a.probe.asked &&
         probed === a.probe.asked &&
         a.probe.recalled === a.rows.filter((r) => r.stored).length,
-      `S2a with a pretrained model: ${a.probe.asked} probed, ${a.probe.recalled} recalled, the 2×2 table counts each once`,
+      `S2a with a pretrained model: ${a.probe.asked} probed, ${a.probe.recalled} recalled, the ` +
+        `2×2 table counts each once`,
     );
     check(
       await page.evaluate(() => !!document.querySelector('#s2a .s2-table')),
@@ -475,7 +485,8 @@ async function onServedData() {
       r.models.pretrained === 'shipped pretrained-only model (test)' &&
         r.models.data.builtin &&
         r.c.probe.asked > 0,
-      `first visit: S2a's probe column from the shipped pretrained-only model (${r.models.pretrained}; ${r.c.probe.asked} probed)`,
+      `first visit: S2a's probe column from the shipped pretrained-only model ` +
+        `(${r.models.pretrained}; ${r.c.probe.asked} probed)`,
     );
     check(
       await page.evaluate(() =>
@@ -534,7 +545,8 @@ async function onServedData() {
       !r.c.without_model &&
         r.c.probe == null &&
         (await page.isVisible('#s2a [data-s2="no-without"]')),
-      'S2a with no model of this text without pretraining or pretrained only: the with column alone, saying how to add one',
+      'S2a with no model of this text without pretraining or pretrained only: the with column ' +
+        'alone, saying how to add one',
     );
     // The fixture's checkpoint was finetuned without pretraining; the tiny pretrained one is of this text.
     const load = async (role, file) => {
@@ -561,7 +573,8 @@ async function onServedData() {
         r.c.probe.asked > 0 &&
         r.c.rows.length === devRows &&
         !/Could not/.test(status),
-      `S2a on the served files: without ${r.c.without_correct} of ${r.c.total}, probe ${r.c.probe && r.c.probe.line} (${status || 'no error'})`,
+      `S2a on the served files: without ${r.c.without_correct} of ${r.c.total}, probe ` +
+        `${r.c.probe && r.c.probe.line} (${status || 'no error'})`,
     );
     await shot(page, 's2a', '-data');
     // S2b and S2c on the same people.
@@ -583,7 +596,9 @@ async function onServedData() {
         b.evidence.document &&
         wikiText.includes(b.evidence.document) &&
         b.evidence.pretrained,
-      `S2b on the served files: ${b.conf.answers.length} answers; the evidence is ${b.evidence && b.evidence.name}'s line of the served wiki.txt, probed by ${b.evidence && b.evidence.pretrained}`,
+      `S2b on the served files: ${b.conf.answers.length} answers; the evidence is ` +
+        `${b.evidence && b.evidence.name}'s line of the served wiki.txt, probed by ` +
+        `${b.evidence && b.evidence.pretrained}`,
     );
     await page.locator('#s2c').scrollIntoViewIfNeeded();
     await page.waitForFunction(
@@ -607,7 +622,8 @@ async function onServedData() {
         c.u.invented.every((u) => u.answer !== null) &&
         known === 0 &&
         inTrain === trainRows,
-      `S2c on the served files: ${c.u.invented.length} invented names (${known} a person of the served wiki.txt), training answers from ${inTrain} questions (file: ${trainRows})`,
+      `S2c on the served files: ${c.u.invented.length} invented names (${known} a person of the ` +
+        `served wiki.txt), training answers from ${inTrain} questions (file: ${trainRows})`,
     );
     await shot(page, 's2c', '-data');
     await page.setViewportSize({ width: 390, height: 844 });

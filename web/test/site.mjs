@@ -147,7 +147,8 @@ const STEPS = [
         "sw.js lacks the wasm build's hash",
       );
       console.log(
-        `   the site: ${(total / 1e6).toFixed(1)} MB in ${JSON.parse(fs.readFileSync(path.join(site, 'web', 'site.json'))).files} files`,
+        `   the site: ${(total / 1e6).toFixed(1)} MB in ` +
+          `${JSON.parse(fs.readFileSync(path.join(site, 'web', 'site.json'))).files} files`,
       );
     },
   ],
@@ -170,7 +171,9 @@ const STEPS = [
         0,
       );
       console.log(
-        `   first visit before Ask answered: ${before.length} files, ${(bytes / 1e6).toFixed(2)} MB (budget ${BUDGET_FIRST / 1e6} MB); answer ${a.prediction}`,
+        `   first visit before Ask answered: ${before.length} files, ` +
+          `${(bytes / 1e6).toFixed(2)} MB (budget ${BUDGET_FIRST / 1e6} MB); answer ` +
+          `${a.prediction}`,
       );
       assert(
         bytes <= BUDGET_FIRST,

@@ -3,7 +3,7 @@
 // page offers starts.
 //   - after the middle preset pretrains, Finetune takes the preset's pretrained settings and,
 //     pressed the moment the pretraining ends, starts;
-//   - a finetune from the current model at the batch page_fit offers starts: its copy of the model
+//   - a finetune from the current model at the batch fit offers starts: its copy of the model
 //     is made after the check, which counts the copy's weights once (made before, it was counted
 //     twice and the batch offered was refused);
 //   - the full preset at the batch offered starts and stops.
@@ -13,7 +13,8 @@ import { assert } from './harness.mjs';
 // an argument) and the steps' timeout.
 export async function cpuSteps({ page, step, S, TIMEOUT }) {
   await step(
-    'CPU backend: after the middle preset pretrains, Finetune is set to its pretrained finetune (30 epochs from the model) and, pressed at once, starts',
+    'CPU backend: after the middle preset pretrains, Finetune is set to its pretrained ' +
+      'finetune (30 epochs from the model) and, pressed at once, starts',
     async () => {
       await page.click('#use-embedded');
       await page.selectOption('#h-from', 'scratch');
@@ -51,9 +52,15 @@ export async function cpuSteps({ page, step, S, TIMEOUT }) {
           { timeout: 60000 },
         )
         .catch(async () => {
-          throw new Error(
-            `Finetune did not start: ${JSON.stringify(await S(() => ({ status: window.__page.status, error: window.__page.error, finished: window.__page.finished, steps: window.__page.steps, shown: document.getElementById('train-error').textContent, progress: document.getElementById('progress-text').textContent })))}`,
-          );
+          const state = await S(() => ({
+            status: window.__page.status,
+            error: window.__page.error,
+            finished: window.__page.finished,
+            steps: window.__page.steps,
+            shown: document.getElementById('train-error').textContent,
+            progress: document.getElementById('progress-text').textContent,
+          }));
+          throw new Error(`Finetune did not start: ${JSON.stringify(state)}`);
         });
       const after = {
         from: await page.inputValue('#h-from'),
@@ -74,7 +81,11 @@ export async function cpuSteps({ page, step, S, TIMEOUT }) {
       );
       await page.click('#btn-stop');
       await page.waitForFunction(() => window.__page.status === 'idle', null, { timeout: TIMEOUT });
-      return `finetune epochs ${before} (from scratch) → ${after.epochs} (from the model), preset ${after.preset}; Finetune pressed at once started at batch ${await page.inputValue('#h-ft_batch')}`;
+      return (
+        `finetune epochs ${before} (from scratch) → ${after.epochs} (from the model), ` +
+        `preset ${after.preset}; Finetune pressed at once started at ` +
+        `batch ${await page.inputValue('#h-ft_batch')}`
+      );
     },
   );
 
@@ -108,18 +119,18 @@ export async function cpuSteps({ page, step, S, TIMEOUT }) {
       const r = await S(async () => {
         const { P, data } = await import('./web/page/core.js');
         const { readSpec } = await import('./web/page/form.js');
-        const fit = await P.wasm.page_fit('vanilla', 1, 8, 1024, data.wiki.vocab || 100, 512);
+        const fit = await P.engine.fit('vanilla', 1, 8, 1024, data.wiki.vocab || 100, 512);
         document.getElementById('h-ft_batch').value = String(fit);
         const spec = await readSpec('finetune');
         try {
-          const st = await P.wasm.page_start(
+          const st = await P.engine.start(
             spec,
             data.wiki.name,
             data.wiki.text,
             data.train.name,
             data.train.text,
           );
-          await P.wasm.page_drop_run();
+          await P.engine.drop_run();
           return { fit, steps: st.total_steps };
         } catch (e) {
           return { fit, error: String(e.message || e) };

@@ -24,7 +24,8 @@ export async function evaluationSteps({
   TIMEOUT,
 }) {
   await step(
-    'evaluate: questions with characters the model lacks are skipped, counted and named once; the timed questions count',
+    'evaluate: questions with characters the model lacks are skipped, counted and named once; ' +
+      'the timed questions count',
     async () => {
       await upload('file-dev', 'oov_dev.tsv', `${lines.join('\n')}\n`);
       await page.waitForFunction(
@@ -36,12 +37,16 @@ export async function evaluationSteps({
       await page.fill('#eval-max', '');
       const r = await evaluateAll();
       const skipped = await page.textContent('#eval-skipped');
-      const want = `3 questions were not asked because the model's vocabulary lacks 'Ω' (U+03A9, first at oov_dev.tsv line 3, column 11) and 'å' (U+00E5, first at oov_dev.tsv line 7, column ${colÅ}); they count as wrong.`;
+      const want =
+        `3 questions were not asked because the model's vocabulary lacks 'Ω' ` +
+        `(U+03A9, first at oov_dev.tsv line 3, column 11) and 'å' (U+00E5, first at oov_dev.tsv ` +
+        `line 7, column ${colÅ}); they count as wrong.`;
       assert(skipped === want, `skipped line: “${skipped}”, expected “${want}”`);
       // Its people are the built-in corpus's (whatever the file's name): no note that they are new.
       assert(
         await page.isHidden('#eval-strangers'),
-        `the built-in people of oov_dev.tsv called new to the shipped model: “${await page.textContent('#eval-strangers')}”`,
+        `the built-in people of oov_dev.tsv called new to the shipped model: ` +
+          `“${await page.textContent('#eval-strangers')}”`,
       );
       assert(
         r.rep.rows.length === 30 && r.rep.score[1] === 30,
@@ -128,7 +133,8 @@ export async function evaluationSteps({
   });
 
   await step(
-    'evaluate: a long file is estimated first; a shorter run within the timed questions costs nothing more; Enter on “Evaluate all” puts focus on Stop',
+    'evaluate: a long file is estimated first; a shorter run within the timed questions costs ' +
+      'nothing more; Enter on “Evaluate all” puts focus on Stop',
     async () => {
       // The built-in dev set 160 times over (21,760 questions): past the page's 20 s on either backend
       // (forty times over took 19 s on the CPU backend of a 2-core AMD EPYC, and the page did not ask).
@@ -209,12 +215,16 @@ export async function evaluationSteps({
         `stopped by Enter on Stop: ${rep && rep.rows.length} of ${rep && rep.total}`,
       );
       await page.click('#use-embedded');
-      return `“${box.split('\n')[0].slice(0, 160)}”; ${only ? only[0] : 'no shorter run offered'}; stopped at ${rep.rows.length}`;
+      return (
+        `“${box.split('\n')[0].slice(0, 160)}”; ` +
+        `${only ? only[0] : 'no shorter run offered'}; stopped at ${rep.rows.length}`
+      );
     },
   );
 
   await step(
-    'evaluate: a questions-only file shows no score block; people the model never saw are said to be new to it; a one-line text is refused as questions',
+    'evaluate: a questions-only file shows no score block; people the model never saw are said ' +
+      'to be new to it; a one-line text is refused as questions',
     async () => {
       const qs = lines
         .slice(0, 5)
@@ -235,7 +245,8 @@ export async function evaluationSteps({
       await upload(
         'file-dev',
         'others.tsv',
-        'Where was Ada Lovelace born?\tLondon\nWhere was Alan Turing born?\tLondon\nWhere was Marie Curie born?\tWarsaw\n',
+        'Where was Ada Lovelace born?\tLondon\nWhere was Alan Turing born?\tLondon\nWhere was ' +
+          'Marie Curie born?\tWarsaw\n',
       );
       await page.waitForFunction(
         () => document.querySelector('#data-table').innerText.includes('others.tsv'),

@@ -182,7 +182,8 @@ try {
       );
       assert(
         ['2,128,440,440,30,model', '2,128,440,440,75,scratch'].includes(midForm),
-        `the middle preset is not 2 layers of width 128 at 440 epochs (floor at 440), then 30 finetuning epochs from the model: ${midForm}`,
+        `the middle preset is not 2 layers of width 128 at 440 epochs (floor at 440), then 30 ` +
+          `finetuning epochs from the model: ${midForm}`,
       );
       // Full: the batch offered is the largest that fits (or the preset's), and the note says so.
       await page.selectOption('#preset', 'full');
@@ -227,7 +228,10 @@ try {
         `full step ${z.sizes.full.msPerStep} ms, measured per row ${perRow} × ${z.sizes.full.pre_batch} × ${fill}`,
       );
       await stillShot(page, '#train-card', path.join(outDir, 'student-presets.png'));
-      return `${z.options.join(' | ')}; pretraining fill ${fill.toFixed(2)}; full fits batch ${z.fit.full.pre}, middle ${z.fit.middle.pre}`;
+      return (
+        `${z.options.join(' | ')}; pretraining fill ${fill.toFixed(2)}; full fits batch ` +
+        `${z.fit.full.pre}, middle ${z.fit.middle.pre}`
+      );
     },
   );
 
@@ -273,7 +277,8 @@ try {
   const colÅ = lines[6].indexOf('å') + 1;
 
   await step(
-    'presets: Middle switches the built-in corpus to its birth notes, Quick and Full switch back; served files are left alone',
+    'presets: Middle switches the built-in corpus to its birth notes, Quick and Full switch ' +
+      'back; served files are left alone',
     async () => {
       const wikiRow = () =>
         page.$$eval('#data-table tbody tr:first-child td', (tds) =>
@@ -346,7 +351,10 @@ try {
         `quick: the pretraining text is ${await wikiRow()}`,
       );
       if (served) await page.click('#use-served');
-      return `${notes}; back to the whole biographies with Full and Quick; the birth sentences kept by Middle${served ? '; the served folder restored' : ''}`;
+      return (
+        `${notes}; back to the whole biographies with Full and Quick; the birth sentences ` +
+        `kept by Middle${served ? '; the served folder restored' : ''}`
+      );
     },
   );
 
@@ -375,7 +383,8 @@ try {
     });
     assert(
       labels.needs <= labels.capped + 1,
-      `at 390 px the preset select needs ${labels.needs} px and has ${labels.capped} px: its labels (${labels.options.map((o) => o.text).join(' | ')}) are cut`,
+      `at 390 px the preset select needs ${labels.needs} px and has ${labels.capped} px: its ` +
+        `labels (${labels.options.map((o) => o.text).join(' | ')}) are cut`,
     );
     for (const o of labels.options)
       assert(
@@ -383,13 +392,15 @@ try {
         `the preset label “${o.text}” with the tooltip “${o.tip}”`,
       );
     console.log(
-      `    390 px: the preset select needs ${labels.needs} of ${labels.capped} px: ${labels.options.map((o) => o.text).join(' | ')}`,
+      `    390 px: the preset select needs ${labels.needs} of ${labels.capped} px: ` +
+        `${labels.options.map((o) => o.text).join(' | ')}`,
     );
     // Long one-word names and answers (which cannot wrap): the table's "right?" column still fits
     // without scrolling sideways.
     const long = ['Druoundopoulos', 'Rourtchorard', 'Tainhiaescu', 'Bryklamov'].map(
       (w, i) =>
-        `Where was ${['Shekric', 'Rend Reoras', 'Shaus', 'Wokia Mol'][i]} ${w} born?\t${['Philadelphia', 'Johannesburg', 'Argentina', 'Birmingham'][i]}`,
+        `Where was ${['Shekric', 'Rend Reoras', 'Shaus', 'Wokia Mol'][i]} ${w} ` +
+        `born?\t${['Philadelphia', 'Johannesburg', 'Argentina', 'Birmingham'][i]}`,
     );
     await upload('file-dev', 'long-words.tsv', `${long.join('\n')}\n`);
     await page.waitForFunction(
@@ -408,7 +419,8 @@ try {
     }));
     assert(
       r.rep.rows.length === 4 && table.over <= 1,
-      `Evaluate's table (${r.rep.rows.length} rows of ${r.rep.file}) is ${table.over} px wider than its box (its longest cell ${table.longest} characters)`,
+      `Evaluate's table (${r.rep.rows.length} rows of ${r.rep.file}) is ${table.over} px wider ` +
+        `than its box (its longest cell ${table.longest} characters)`,
     );
     for (const id of ['train-card', 'eval-card']) {
       const over = await page.$eval(`#${id}`, (e) => e.scrollWidth - e.clientWidth);
@@ -427,7 +439,10 @@ try {
       await stillShot(page, `#${id}`, path.join(outDir, `student-${id}-390.png`));
     }
     await page.setViewportSize({ width: 1280, height: 900 });
-    return `Evaluate's table ${table.over} px wider than its box, its longest cell ${table.longest} characters (${r.rep.rows.map((x) => x.prediction).join(', ')})`;
+    return (
+      `Evaluate's table ${table.over} px wider than its box, its longest cell ` +
+      `${table.longest} characters (${r.rep.rows.map((x) => x.prediction).join(', ')})`
+    );
   });
 
   await step(
@@ -672,7 +687,8 @@ try {
             r.rep.rows.length > 0 &&
             r.rep.rows.length < r.rep.total &&
             rows === r.rep.rows.length,
-          `after the loss: ${r.rep && r.rep.rows.length} of ${r.rep && r.rep.total} shown, ${rows} rows; error ${r.error}`,
+          `after the loss: ${r.rep && r.rep.rows.length} of ${r.rep && r.rep.total} shown, ` +
+            `${rows} rows; error ${r.error}`,
         );
         assert(
           (await page.isVisible('#eval-error')) &&

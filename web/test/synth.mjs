@@ -1,10 +1,11 @@
-// Browser test of the shipped synthesizer (web/page/ondemand.js, web/models/builtin-synthesizer.*), on
-// ATTNLAB_BACKEND's backend (WebGPU by default, see browser.mjs): the Models card offers it with its
-// dev score; E9 says how to get it and its button loads it (the page's event, not a reload); E9
+// Browser test of the shipped synthesizer (web/page/ondemand.js, web/models/builtin-synthesizer.*),
+// on ATTNLAB_BACKEND's backend (WebGPU by default, see browser.mjs): the Models card offers it with
+// its dev score; E9 says how to get it and its button loads it (the page's event, not a reload); E9
 // then draws its maps beside the vanilla model's and the button goes; Ask answers with both
 // variants, the synthesizer's answer the CLI's; evaluated on the built-in dev questions (all 136 on
-// the CPU backend, the first 24 on WebGPU) its predictions are the CLI's, line for line (results/builtin800/synth650.dev.predictions: the f32
-// model's, which the f16 copy keeps); a reload keeps it.
+// the CPU backend, the first 24 on WebGPU) its predictions are the CLI's, line for line
+// (results/builtin800/synth650.dev.predictions: the f32 model's, which the f16 copy keeps); a
+// reload keeps it.
 // Usage: node web/test/synth.mjs [base URL]
 import fs from 'node:fs';
 import path from 'node:path';
@@ -111,7 +112,8 @@ try {
     s.state === 'loaded' &&
       s.models.includes(`synthesizer: ${facts.label}`) &&
       s.models.some((m) => /^vanilla: shipped model/.test(m)),
-    `E9's button loaded it as the synthesizer model beside the shipped vanilla one: ${s.state}${s.note ? ` (${s.note})` : ''}; ${s.models.join(', ')}`,
+    `E9's button loaded it as the synthesizer model beside the shipped vanilla one: ` +
+      `${s.state}${s.note ? ` (${s.note})` : ''}; ${s.models.join(', ')}`,
   );
   const drawn = await page
     .waitForFunction(
@@ -147,7 +149,9 @@ try {
   }));
   check(
     !a.error && a.v && a.s && a.s.prediction === cli[0],
-    `Ask answers with both: vanilla “${a.v && a.v.prediction}”, synthesizer “${a.s && a.s.prediction}” (the CLI: “${cli[0]}”)${a.error ? `; error: ${a.error}` : ''}`,
+    `Ask answers with both: vanilla “${a.v && a.v.prediction}”, synthesizer ` +
+      `“${a.s && a.s.prediction}” (the CLI: ` +
+      `“${cli[0]}”)${a.error ? `; error: ${a.error}` : ''}`,
   );
   check((await page.locator('#ask-result canvas').count()) >= 2, 'with the maps of both');
   check(await page.isHidden('#ask-synth-hint'), 'the pointer to it is gone once it is loaded');
@@ -187,6 +191,8 @@ try {
       },
   );
   const differ = rep ? rep.rows.findIndex((p, i) => p !== cli[i]) : -2;
+  const except =
+    differ >= 0 ? `, except line ${differ + 1}: “${rep.rows[differ]}” for “${cli[differ]}”` : '';
   check(
     rep &&
       rep.file === 'built-in birth_dev.tsv' &&
@@ -194,7 +200,10 @@ try {
       differ === -1 &&
       (n < cli.length || rep.score[0] === facts.dev_accuracy.correct),
     rep
-      ? `its ${rep.rows.length} dev predictions (of ${cli.length}) are the CLI's${differ >= 0 ? `, except line ${differ + 1}: “${rep.rows[differ]}” for “${cli[differ]}”` : ''}; ${rep.score[0]} of ${rep.score[1]} right (facts: ${facts.dev_accuracy.correct}) of ${rep.file}`
+      ? `its ${rep.rows.length} dev predictions (of ${cli.length}) are the ` +
+          `CLI's${except}; ` +
+          `${rep.score[0]} of ${rep.score[1]} right (facts: ${facts.dev_accuracy.correct}) of ` +
+          `${rep.file}`
       : `the evaluation failed: ${await page.evaluate(() => window.__page.evalError)}`,
   );
   await cardShot(page, '#models-card', path.join(outDir, 'synth-models.png'));
@@ -219,7 +228,8 @@ try {
     after.state === 'loaded' &&
       after.models.includes(`synthesizer: ${facts.label}`) &&
       after.models.some((m) => /^vanilla: shipped model/.test(m)),
-    `after a reload it is the synthesizer model again, the shipped vanilla model beside it (${after.models.join(', ')})`,
+    `after a reload it is the synthesizer model again, the shipped vanilla model beside it ` +
+      `(${after.models.join(', ')})`,
   );
   check(errors.length === 0, `no page errors${errors.length ? `: ${errors.join('; ')}` : ''}`);
 } finally {

@@ -94,11 +94,15 @@ try {
         : e.n >= 100 &&
             e.n < 1000 &&
             new RegExp(
-              `% of the first ${e.n} generated digits \\(all 1000 take more than 5 s on this device: “Evaluate \\(1000\\)” asks them all\\)$`,
+              `% of the first ${e.n} generated digits \\(all 1000 take more than 5 s on this ` +
+                `device: “Evaluate \\(1000\\)” asks them all\\)$`,
             ).test(status),
       `the status after loading: “${status}”`,
     );
-    return `${v.info.params} parameters on ${v.info.backend}, held-out ${(100 * e.accuracy).toFixed(1)}% of ${e.n}: “${status}”`;
+    return (
+      `${v.info.params} parameters on ${v.info.backend}, held-out ` +
+      `${(100 * e.accuracy).toFixed(1)}% of ${e.n}: “${status}”`
+    );
   });
 
   // The button asks all 1000 however long they take (on SwiftShader about a minute: the label is
@@ -441,7 +445,10 @@ try {
       );
       const worst = await page.evaluate(() => Math.max(0, ...(window.__vitLongTasks || [])));
       const slowest = await page.evaluate(() => window.__vit.slowest);
-      return `no wasm fetched by the page's thread; longest task ${worst.toFixed(0)} ms (reported); slowest ViT call ${slowest.ms.toFixed(0)} ms`;
+      return (
+        `no wasm fetched by the page's thread; longest task ${worst.toFixed(0)} ms ` +
+        `(reported); slowest ViT call ${slowest.ms.toFixed(0)} ms`
+      );
     },
   );
 

@@ -1,5 +1,5 @@
 // Browser test of a step in parts and of the CPU backend on several engines (web/page/steps.js,
-// web/helpers.js, src/web/steps.rs), on the CPU backend, each run in a fresh browser profile:
+// web/helpers.js, src/wasm/steps.rs), on the CPU backend, each run in a fresh browser profile:
 //   A  whole steps on one engine (?workers=1&micro=0): the reference;
 //   B  micro-batches of 3 rows on one engine (?workers=1&micro=3): the same losses and weights as A
 //      within a tolerance, in 3 engine calls a step;
@@ -32,7 +32,7 @@ const outDir = path.join(here, 'out', 'cpu');
 fs.mkdirSync(outDir, { recursive: true });
 const isolatedBase = process.argv[2] || 'http://127.0.0.1:8080/';
 // Batch 24: the tiny model's step must be large enough to be shared (max_engines in
-// src/web/steps.rs: 8 rows stay on one engine).
+// src/wasm/steps.rs: 8 rows stay on one engine).
 const BATCH = 24;
 const H_BATCH = 8;
 const STEPS = 6;
@@ -150,7 +150,8 @@ async function run(name, base, query, { pause = false } = {}) {
       .screenshot({ path: path.join(outDir, `workers-${name}-device.png`) });
     const w = await weights(page);
     console.log(
-      `  ${name}: ${((Date.now() - t0) / 1000).toFixed(1)} s, losses ${s.losses.map(([k, l]) => `${k}:${l.toFixed(5)}`).join(' ')}, parts ${s.parts}`,
+      `  ${name}: ${((Date.now() - t0) / 1000).toFixed(1)} s, losses ` +
+        `${s.losses.map(([k, l]) => `${k}:${l.toFixed(5)}`).join(' ')}, parts ${s.parts}`,
     );
     return { losses: new Map(s.losses.map(([k, l]) => [k, l])), weights: w, state: s, device };
   } finally {
@@ -197,7 +198,10 @@ function compare(a, b, what, tol) {
     wWorst <= tol,
     `${what}: weights differ by ${wWorst.toExponential(2)} (relative to the largest; ${where})`,
   );
-  return `${common.length} losses within ${worst.toExponential(1)}, weights within ${wWorst.toExponential(1)}${where ? ` (most at ${where})` : ''}`;
+  return (
+    `${common.length} losses within ${worst.toExponential(1)}, weights within ` +
+    `${wWorst.toExponential(1)}${where ? ` (most at ${where})` : ''}`
+  );
 }
 
 // H: pause in the middle of a step.
@@ -239,7 +243,11 @@ async function pauseMidStep() {
       .locator('#train-card')
       .screenshot({ path: path.join(outDir, 'workers-H-paused.png') })
       .catch(() => {});
-    return `clicked after ${s.parts % H_BATCH} of ${H_BATCH} row calls of step ${s.steps + 1}; paused at step ${p.steps} ${ms} ms after the click (a whole step took ${Math.round(s.msPerStep)} ms)`;
+    return (
+      `clicked after ${s.parts % H_BATCH} of ${H_BATCH} row calls of step ${s.steps + 1}; ` +
+      `paused at step ${p.steps} ${ms} ms after the click (a whole step took ` +
+      `${Math.round(s.msPerStep)} ms)`
+    );
   } finally {
     await close();
   }

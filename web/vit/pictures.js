@@ -112,7 +112,8 @@ export function drawChart(canvas, losses, accs, total) {
 export function fillConfusion(table, confusion) {
   const k = confusion.length;
   let html =
-    '<caption>rows: true digit · columns: predicted</caption><thead><tr><th><span class="sr-only">true digit, predicted digit</span></th>';
+    '<caption>rows: true digit · columns: predicted</caption><thead><tr><th><span ' +
+    'class="sr-only">true digit, predicted digit</span></th>';
   for (let c = 0; c < k; c++) html += `<th>${c}</th>`;
   html += '</tr></thead><tbody>';
   const max = Math.max(1, ...confusion.flat());

@@ -45,5 +45,6 @@ export const AUTO_EVAL_MIN = 100;
 export function ofDigits(e, noun = '') {
   return e.n === e.asked
     ? `of ${e.n}${noun}`
-    : `of the first ${e.n}${noun} (all ${e.asked} take more than ${AUTO_EVAL_MS / 1000} s on this device: “Evaluate (1000)” asks ${e.asked === 1000 ? 'them all' : '1000'})`;
+    : `of the first ${e.n}${noun} (all ${e.asked} take more than ${AUTO_EVAL_MS / 1000} s on ` +
+        `this device: “Evaluate (1000)” asks ${e.asked === 1000 ? 'them all' : '1000'})`;
 }

@@ -4,7 +4,7 @@
 // the prediction with its probabilities; per layer and head, the attention from [CLS] or from any
 // clicked patch overlaid on the image, and attention rollout; the patch grid and the position-embedding
 // similarities; short answers to the homework's questions beside the pictures. All numbers come from
-// the wasm module (src/web/vit.rs). Test hooks: window.__vit = {ready, info, answer, evals, error, ...}.
+// the wasm module (src/wasm/vit.rs). Test hooks: window.__vit = {ready, info, answer, evals, error, ...}.
 import { job as queueJob, loadDevice, nextTask } from '../backend.js';
 import { duration, esc } from '../page/ui.js';
 import { makePad } from './draw.js';
@@ -31,7 +31,7 @@ const state = (window.__vit = {
   trainedSteps: 0,
   predictions: 0,
 });
-let wasm = null;
+let engine = null;
 // Device work goes through the page's one queue (web/backend.js), so ViT calls, training chunks and
 // the demos never interleave on the device. The slowest ViT call is kept in state.slowest (it runs
 // in the engine's worker; a slow call holds up the queue, not the page).
@@ -63,8 +63,10 @@ const info = () => state.info;
 function showInfo(i, note) {
   state.info = i;
   $('vit-model').textContent =
-    `${i.origin}: ${i.params.toLocaleString()} parameters; ${i.patch}×${i.patch} patches (${i.grid}×${i.grid} = ${i.grid * i.grid}) + [CLS] = ${i.tokens} tokens, ` +
-    `${i.n_layer} layers, ${i.n_head} heads, width ${i.n_embd}; on the ${i.backend === 'cpu' ? 'CPU backend' : 'GPU'}${note ? `. ${note}` : ''}`;
+    `${i.origin}: ${i.params.toLocaleString()} parameters; ${i.patch}×${i.patch} patches ` +
+    `(${i.grid}×${i.grid} = ${i.grid * i.grid}) + [CLS] = ${i.tokens} tokens, ` +
+    `${i.n_layer} layers, ${i.n_head} heads, width ${i.n_embd}; on ` +
+    `the ${i.backend === 'cpu' ? 'CPU backend' : 'GPU'}${note ? `. ${note}` : ''}`;
   const layer = $('vit-layer');
   layer.innerHTML =
     [...Array(i.n_layer).keys()].map((l) => `<option value="${l}">${l + 1}</option>`).join('') +
@@ -98,7 +100,7 @@ async function predict() {
     clearAnswer();
     return;
   }
-  const a = await job(() => wasm.vit_predict(image));
+  const a = await job(() => engine.vit_predict(image));
   state.answer = { class: a.class, probs: Array.from(a.probs) };
   state.predictions += 1;
   state.lastAnswer = a;
@@ -107,7 +109,9 @@ async function predict() {
   $('vit-probs').innerHTML = Array.from(a.probs)
     .map(
       (p, d) =>
-        `<label class="${d === a.class ? 'best' : ''}"><span>${d}</span><progress max="1" value="${p.toFixed(4)}"></progress><span class="num">${(100 * p).toFixed(1)}%</span></label>`,
+        `<label class="${d === a.class ? 'best' : ''}"><span>${d}</span><progress max="1" ` +
+        `value="${p.toFixed(4)}"></progress><span ` +
+        `class="num">${(100 * p).toFixed(1)}%</span></label>`,
     )
     .join('');
   drawAttention();
@@ -145,13 +149,15 @@ function drawAttention() {
   const src = query < 0 ? '[CLS]' : `patch ${query + 1}`;
   const top = patches.indexOf(Math.max(...patches));
   $('vit-attn-caption').textContent =
-    `From ${src}, ${what}: ${(100 * row[0]).toFixed(0)}% to [CLS], the most to patch ${top + 1} (${(100 * patches[top]).toFixed(0)}%). ` +
-    `Click a patch (or focus the map and use the arrow keys) to see where it looks${query >= 0 ? '; “from [CLS]” or Escape goes back' : ''}. (${n} patches)`;
+    `From ${src}, ${what}: ${(100 * row[0]).toFixed(0)}% to [CLS], the most to ` +
+    `patch ${top + 1} (${(100 * patches[top]).toFixed(0)}%). ` +
+    `Click a patch (or focus the map and use the arrow keys) to see where it ` +
+    `looks${query >= 0 ? '; “from [CLS]” or Escape goes back' : ''}. (${n} patches)`;
 }
 
 async function positions() {
   if (!info()) return;
-  const sim = await job(() => wasm.vit_positions());
+  const sim = await job(() => engine.vit_positions());
   const g = info().grid;
   drawPositions($('vit-pos'), sim, g);
   const p = (state.positions = positionStats(sim, g));
@@ -171,7 +177,7 @@ async function evaluate(n, progress = null, budgetMs = AUTO_EVAL_MS) {
   for (let start = 0; start < n; start += 25) {
     if (seen >= AUTO_EVAL_MIN && performance.now() - t0 > budgetMs) break;
     if (progress) progress.textContent = `Evaluating: ${start} of ${n} held-out digits…`;
-    const e = await job(() => wasm.vit_evaluate(start, Math.min(25, n - start)));
+    const e = await job(() => engine.vit_evaluate(start, Math.min(25, n - start)));
     confusion = confusion
       ? confusion.map((row, t) => row.map((v, p) => v + e.confusion[t][p]))
       : e.confusion;
@@ -218,7 +224,7 @@ function train() {
     return;
   }
   return drive(async () => {
-    showInfo(await job(() => wasm.vit_new(7, 2, 4, 64, steps, 32, 2e-3, 0)));
+    showInfo(await job(() => engine.vit_new(7, 2, 4, 64, steps, 32, 2e-3, 0)));
     // The previous model's confusion matrix goes; the drawn digit is asked of the new model.
     $('vit-confusion').innerHTML =
       '<caption>the confusion matrix comes with the first evaluation of this run</caption>';
@@ -256,7 +262,7 @@ async function steps() {
   const cur = run;
   while (running && run === cur) {
     const t0 = performance.now();
-    const r = await job(() => wasm.vit_train(cur.chunk));
+    const r = await job(() => engine.vit_train(cur.chunk));
     const ms = performance.now() - t0;
     // The time per step (smoothed) and what the run has left at that speed: on a slow adapter
     // (SwiftShader) 600 steps take about 11 minutes, which the card says after its first steps.
@@ -274,7 +280,8 @@ async function steps() {
     const slow = !(r.steps < cur.steps && left > 120)
       ? ''
       : state.info && state.info.backend !== 'cpu'
-        ? ' — this device is slow for it (a software GPU adapter is; the Device card’s Backend selector can switch to the CPU backend)'
+        ? ' — this device is slow for it (a software GPU adapter is; the Device card’s Backend ' +
+          'selector can switch to the CPU backend)'
         : ' — a long run here; fewer steps finish sooner (600 read the digits well)';
     $('vit-train-status').textContent =
       `step ${r.steps}/${cur.steps}: loss ${r.loss.toFixed(3)} (${state.msPerStep.toFixed(0)} ms/step` +
@@ -301,7 +308,7 @@ async function loadShipped() {
   const r = await fetch(new URL('../models/vit-digits.safetensors', import.meta.url));
   if (!r.ok) throw new Error(`the shipped model is missing (${r.status})`);
   const bytes = new Uint8Array(await r.arrayBuffer());
-  const i = await job(() => wasm.vit_load(bytes, 'shipped model'));
+  const i = await job(() => engine.vit_load(bytes, 'shipped model'));
   run = null;
   trainButtons();
   showInfo(i, i.note || '');
@@ -317,7 +324,7 @@ async function loadShipped() {
 // the current model stays.
 async function loadFile(file) {
   const bytes = new Uint8Array(await file.arrayBuffer());
-  const i = await job(() => wasm.vit_load(bytes, file.name));
+  const i = await job(() => engine.vit_load(bytes, file.name));
   run = null;
   trainButtons();
   showInfo(i, i.note || '');
@@ -329,7 +336,7 @@ async function loadFile(file) {
 }
 
 async function save() {
-  const bytes = await job(() => wasm.vit_save());
+  const bytes = await job(() => engine.vit_save());
   const a = document.createElement('a');
   a.href = URL.createObjectURL(new Blob([bytes], { type: 'application/octet-stream' }));
   a.download = 'vit.safetensors';
@@ -339,7 +346,7 @@ async function save() {
 
 async function sample() {
   const k = (state.sampleIndex = (state.sampleIndex || 0) + 1);
-  const s = await job(() => wasm.vit_sample(0, k));
+  const s = await job(() => engine.vit_sample(0, k));
   pad.clear();
   pad.show(s.pixels);
   image = Float32Array.from(s.pixels);
@@ -375,7 +382,8 @@ function wire() {
     evaluate(1000, $('vit-train-status'), Infinity)
       .then((e) => {
         $('vit-train-status').textContent =
-          `held-out accuracy ${(100 * e.accuracy).toFixed(1)}% of ${e.n} generated digits${run ? ` (paused at step ${state.trainedSteps} of ${run.steps})` : ''}`;
+          `held-out accuracy ${(100 * e.accuracy).toFixed(1)}% of ${e.n} generated ` +
+          `digits${run ? ` (paused at step ${state.trainedSteps} of ${run.steps})` : ''}`;
       })
       .catch(fail)
       .finally(() => {
@@ -429,9 +437,9 @@ function fail(e) {
 
 async function start() {
   try {
-    const { wasm: m } = await loadDevice();
-    wasm = m;
-    state.checksum = await wasm.vit_digits_checksum(7, 200);
+    const { engine: m } = await loadDevice();
+    engine = m;
+    state.checksum = await engine.vit_digits_checksum(7, 200);
     $('vit-status').textContent = '';
     try {
       await loadShipped();

@@ -1,14 +1,15 @@
-//! The page's engine state (wasm32 only): one `Engine` value owns everything that lives on the
-//! device (the device itself, the training run, the models, the evaluation going on, the ViT, the
-//! section 2 demos' models), so a
-//! lost or replaced device drops all of it in one place (`Engine::drop_all`). It sits in one
-//! thread-local, because wasm-bindgen's exports are free functions; `with` lends it for a moment
-//! and never across an `await` (every async export takes what it needs out and puts it back).
-
+//! The page's engine (wasm32 only): one `Engine` object, made by the worker
+//! (web/engine-worker.js) with `new Engine()`, whose methods are the page's whole API
+//! (`#[wasm_bindgen] impl Engine` blocks, one per concern file). It owns everything that lives on
+//! the device (the device itself, the training run, the models, the evaluation going on, the ViT,
+//! the section 2 demos' models and caches) in one `State`, so a lost or replaced device drops all
+//! of it in one place (`State::drop_all`). `Engine::with` lends the state for a moment and never
+//! across an `await` (every async method takes what it needs out and puts it back).
 //!
 //! The types of what it holds are here too, so the engine depends on none of the files that use it.
 
 use super::js::err;
+use super::section2::S2State;
 use crate::data::{DefaultCorpus, Row, Vocab};
 use crate::device::{Device, DeviceChoice};
 use crate::model::vit::VitTrainer;
@@ -18,7 +19,7 @@ use serde::Serialize;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
-use wasm_bindgen::JsError;
+use wasm_bindgen::prelude::*;
 
 /// A model ready for evaluation and questions, with the vocabulary it was trained with
 /// (`models.rs`).
@@ -66,14 +67,14 @@ pub(crate) struct PartStep {
 }
 
 /// All of the page's engine state.
-pub(crate) struct Engine {
+pub(crate) struct State {
     /// The page opens one device and keeps it: pipelines and pooled buffers are reused across runs.
     pub device: Option<Rc<Device>>,
     /// What the page asked for (`open_device`); a device reopened after a loss uses it again.
     pub choice: DeviceChoice,
     /// Set when the page destroyed the device itself (the lost callback may come later).
     pub destroyed: bool,
-    /// The reason of a loss that the page has not acknowledged yet (`page_reset_device`): a demo
+    /// The reason of a loss that the page has not acknowledged yet (`reset_device`): a demo
     /// may open a new device in between, and the training page must still learn why its run died.
     pub unseen_loss: Option<String>,
     /// The Train card's run (`train.rs`).
@@ -94,15 +95,19 @@ pub(crate) struct Engine {
     /// The built-in corpus the section 2 demos ask about (made once; not on the device, so a
     /// device loss keeps it).
     pub corpus: Option<Rc<DefaultCorpus>>,
+    /// Every character of the built-in corpus and its dev set (tab and newline aside), once.
+    builtin_chars: Option<Rc<[char]>>,
+    /// The section 2 demos' texts and caches (`section2.rs`).
+    pub s2: S2State,
     /// Device calls running now, and how often one started while another ran (the worker serves
-    /// one call at a time, so this stays 0; `page_debug_engine` shows it to the browser tests).
+    /// one call at a time, so this stays 0; `debug_engine` shows it to the browser tests).
     busy: u32,
     overlaps: u32,
 }
 
-impl Engine {
-    fn new() -> Engine {
-        Engine {
+impl State {
+    fn new() -> State {
+        State {
             device: None,
             choice: DeviceChoice::Auto,
             destroyed: false,
@@ -115,6 +120,8 @@ impl Engine {
             no_pretrain: None,
             pretrained: None,
             corpus: None,
+            builtin_chars: None,
+            s2: Default::default(),
             busy: 0,
             overlaps: 0,
         }
@@ -137,38 +144,48 @@ impl Engine {
     }
 }
 
-thread_local! {
-    static ENGINE: RefCell<Engine> = RefCell::new(Engine::new());
+/// The page's engine: the one object the worker makes and calls (web/engine-worker.js).
+#[wasm_bindgen]
+pub struct Engine {
+    st: RefCell<State>,
 }
 
-/// Lend the engine to `f`. Never call it from inside `f`, and never hold what it lends across an
-/// await: take values out (`Option::take`) and put them back.
-pub(crate) fn with<R>(f: impl FnOnce(&mut Engine) -> R) -> R {
-    ENGINE.with(|e| f(&mut e.borrow_mut()))
+#[wasm_bindgen]
+impl Engine {
+    /// An engine with no device yet: `open_device` opens one.
+    #[wasm_bindgen(constructor)]
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Engine {
+        Engine {
+            st: RefCell::new(State::new()),
+        }
+    }
 }
 
-/// The built-in corpus (made on first use, then kept).
-pub(crate) fn builtin_corpus() -> Rc<DefaultCorpus> {
-    with(|e| {
-        e.corpus
-            .get_or_insert_with(|| Rc::new(run::default_corpus(false)))
-            .clone()
-    })
-}
+impl Engine {
+    /// Lend the state to `f`. Never call it from inside `f`, and never hold what it lends across
+    /// an await: take values out (`Option::take`) and put them back.
+    pub(crate) fn with<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
+        f(&mut self.st.borrow_mut())
+    }
 
-thread_local! {
-    /// Every character of the built-in corpus and its dev set (tab and newline aside), once.
-    static BUILTIN_CHARS: std::cell::OnceCell<Vec<char>> = const { std::cell::OnceCell::new() };
-}
+    /// The built-in corpus (made on first use, then kept).
+    pub(crate) fn builtin_corpus(&self) -> Rc<DefaultCorpus> {
+        self.with(|e| {
+            e.corpus
+                .get_or_insert_with(|| Rc::new(run::default_corpus(false)))
+                .clone()
+        })
+    }
 
-/// Whether a vocabulary holds every character of the built-in corpus and dev set: a model of
-/// that text (its biographies or birth notes) does, one of the course's files does not. What the
-/// page takes as "this model read about the built-in people".
-pub(crate) fn reads_builtin(vocab: &Vocab) -> bool {
-    BUILTIN_CHARS.with(|chars| {
-        chars
-            .get_or_init(|| {
-                let c = builtin_corpus();
+    /// Whether a vocabulary holds every character of the built-in corpus and dev set: a model of
+    /// that text (its biographies or birth notes) does, one of the course's files does not. What
+    /// the page takes as "this model read about the built-in people".
+    pub(crate) fn reads_builtin(&self, vocab: &Vocab) -> bool {
+        let chars = match self.with(|e| e.builtin_chars.clone()) {
+            Some(c) => c,
+            None => {
+                let c = self.builtin_corpus();
                 let mut all: Vec<char> = c
                     .wiki
                     .chars()
@@ -177,36 +194,70 @@ pub(crate) fn reads_builtin(vocab: &Vocab) -> bool {
                     .collect();
                 all.sort_unstable();
                 all.dedup();
+                let all: Rc<[char]> = all.into();
+                self.with(|e| e.builtin_chars = Some(all.clone()));
                 all
-            })
-            .iter()
-            .all(|&ch| vocab.id(ch).is_some())
-    })
-}
+            }
+        };
+        chars.iter().all(|&ch| vocab.id(ch).is_some())
+    }
 
-/// Held for the length of a device call (training chunk, kernel checks, an evaluation part):
-/// counts a call that starts while another one runs.
-pub(crate) struct Busy(());
-
-impl Busy {
-    pub fn enter() -> Busy {
-        with(|e| {
+    /// Held for the length of a device call: counts a call that starts while another one runs.
+    pub(crate) fn busy(&self) -> Busy<'_> {
+        self.with(|e| {
             if e.busy > 0 {
                 e.overlaps += 1;
             }
             e.busy += 1;
         });
-        Busy(())
+        Busy(self)
+    }
+
+    /// Take the run out for an async call; the guard puts it back afterwards (also on an error).
+    pub(crate) fn take_run(&self) -> Result<RunGuard<'_>, JsError> {
+        match self.with(|e| e.run.take()) {
+            Some(r) => Ok(RunGuard(self, Some(r))),
+            None => Err(err(
+                "there is no training run; press Pretrain or Finetune first",
+            )),
+        }
+    }
+
+    /// What the engine holds, for the browser tests (`debug_engine`).
+    pub(crate) fn held(&self) -> Held {
+        self.with(|e| {
+            let mut models: Vec<String> = e.models.keys().cloned().collect();
+            models.sort();
+            Held {
+                device: e.device.is_some(),
+                run: e.run.is_some(),
+                models,
+                evaluation: e.eval.as_ref().is_some_and(|ev| ev.model.is_some()),
+                vit: e.vit.is_some(),
+                section2: [
+                    ("nopretrain", &e.no_pretrain),
+                    ("pretrained", &e.pretrained),
+                ]
+                .into_iter()
+                .filter_map(|(n, k)| k.as_ref().map(|_| n))
+                .collect(),
+                overlaps: e.overlaps,
+            }
+        })
     }
 }
 
-impl Drop for Busy {
+/// Held for the length of a device call (training chunk, kernel checks, an evaluation part):
+/// counts a call that starts while another one runs (`Engine::busy`).
+pub(crate) struct Busy<'a>(&'a Engine);
+
+impl Drop for Busy<'_> {
     fn drop(&mut self) {
-        with(|e| e.busy = e.busy.saturating_sub(1));
+        self.0.with(|e| e.busy = e.busy.saturating_sub(1));
     }
 }
 
-/// What the engine holds, for the browser tests (`page_debug_engine`).
+/// What the engine holds, for the browser tests (`Engine::debug_engine`).
 #[derive(Serialize)]
 pub(crate) struct Held {
     device: bool,
@@ -220,56 +271,26 @@ pub(crate) struct Held {
     overlaps: u32,
 }
 
-pub(crate) fn held() -> Held {
-    with(|e| {
-        let mut models: Vec<String> = e.models.keys().cloned().collect();
-        models.sort();
-        Held {
-            device: e.device.is_some(),
-            run: e.run.is_some(),
-            models,
-            evaluation: e.eval.as_ref().is_some_and(|ev| ev.model.is_some()),
-            vit: e.vit.is_some(),
-            section2: [
-                ("nopretrain", &e.no_pretrain),
-                ("pretrained", &e.pretrained),
-            ]
-            .into_iter()
-            .filter_map(|(n, k)| k.as_ref().map(|_| n))
-            .collect(),
-            overlaps: e.overlaps,
-        }
-    })
-}
+/// The run, taken out for an async call and put back afterwards (also on an error), so no
+/// `RefCell` borrow is held across an await (`Engine::take_run`).
+pub(crate) struct RunGuard<'a>(&'a Engine, Option<Session>);
 
-/// Take the run out for an async call and put it back afterwards (also on an error), so no
-/// `RefCell` borrow is held across an await.
-pub(crate) struct RunGuard(Option<Session>);
-
-impl RunGuard {
-    pub(crate) fn take() -> Result<RunGuard, JsError> {
-        match with(|e| e.run.take()) {
-            Some(r) => Ok(RunGuard(Some(r))),
-            None => Err(err(
-                "there is no training run; press Pretrain or Finetune first",
-            )),
-        }
-    }
+impl RunGuard<'_> {
     pub(crate) fn run(&mut self) -> &mut Session {
-        self.0
+        self.1
             .as_mut()
             .expect("the guard holds its run until dropped")
     }
     /// Take the run for good (after a failed step its weights are unusable; at the end it is done).
     pub(crate) fn keep_out(mut self) -> Option<Session> {
-        self.0.take()
+        self.1.take()
     }
 }
 
-impl Drop for RunGuard {
+impl Drop for RunGuard<'_> {
     fn drop(&mut self) {
-        if let Some(r) = self.0.take() {
-            with(|e| e.run = Some(r));
+        if let Some(r) = self.1.take() {
+            self.0.with(|e| e.run = Some(r));
         }
     }
 }

@@ -24,10 +24,12 @@ pub(crate) fn micro_rows(
     params: usize,
     batch: usize,
 ) -> Option<usize> {
-    let budget = match dev.as_gpu() {
-        None => CALL_FLOPS_CPU,
-        Some(g) if g.is_software() => CALL_FLOPS_SOFTWARE_GPU,
-        Some(_) => return None,
+    let budget = if dev.cpu_threads().is_some() {
+        CALL_FLOPS_CPU
+    } else if dev.is_software_gpu() {
+        CALL_FLOPS_SOFTWARE_GPU
+    } else {
+        return None;
     };
     // Forward and backward: about 6 flops per parameter per token, over a whole block per row.
     let per_row = 6.0 * params as f64 * (cfg.block_size - 1) as f64;

@@ -1,4 +1,4 @@
-//! The JS ↔ Rust conversions of the page's exports (wasm32 only), in one place: results go out as
+//! The JS ↔ Rust conversions of the engine's methods (wasm32 only), in one place: results go out as
 //! plain JS objects (serde-wasm-bindgen), arguments that are objects come in the same way, and
 //! every crate error becomes a JS exception carrying the crate's own message.
 
