@@ -105,21 +105,23 @@ stage_b() {
   return "$failed"
 }
 
+# The assignment's steps time the vanilla model's attention both ways in one process (--attention
+# both: the fused kernels, then matmul, causal_softmax, dropout and matmul), so the ratio is one GPU's.
 stage_c() {
   local b="$GC_KIT/bin/bench" st=0
   local cmds
   if [ "$GC_DRY" = 1 ]; then
     cmds=("--quick --repeats 1"
-          "--step 2 --size tiny --variant vanilla --repeats 1"
+          "--step 2 --size tiny --variant vanilla --repeats 1 --attention both"
           "--layouts 8 --size tiny --variant vanilla --kind pretrain --repeats 1 --data $GC_KIT/data")
   else
     cmds=("--repeats 10"
           "--tune --repeats 10"
           "--quick --repeats 10"
           "--step 8 --size tiny --repeats 5"
-          "--step 8 --size assignment --repeats 5"
-          "--step 32 --size assignment --repeats 5"
-          "--step 128 --size assignment --variant vanilla --repeats 5"
+          "--step 8 --size assignment --repeats 5 --attention both"
+          "--step 32 --size assignment --repeats 5 --attention both"
+          "--step 128 --size assignment --variant vanilla --repeats 5 --attention both"
           "--step 32 --size assignment --variant vanilla --repeats 3 --profile"
           "--layouts 128 --size assignment --variant vanilla --kind pretrain --repeats 3 --data $GC_KIT/data"
           "--layouts 256 --size assignment --variant vanilla --kind finetune --repeats 3 --data $GC_KIT/data")

@@ -16,8 +16,9 @@
 #               that runs past GPUCHECK_BIN_CAP (150 s) is stopped and its tests are run one by one
 #               (GPUCHECK_TEST_CAP, 20 s, each) to name the one that hangs                     (210)
 #   c  bench    `bench --device gpu`: matmul GFLOP/s at the GPT's shapes (M = 16256 and /16), the
-#               training step (tiny 8 rows; assignment 8, 32, 128; a per-kernel profile), and the
-#               step on the course's batches (--layouts 128 pretrain, 256 finetune)            (120)
+#               training step (tiny 8 rows; assignment 8, 32, 128, each with the fused attention
+#               kernels and with the composed ops; a per-kernel profile), and the step on the
+#               course's batches (--layouts 128 pretrain, 256 finetune)                        (120)
 #   f  dawn     the page's engine on Dawn, the WebGPU inside Chrome (web/test/dawn.mjs: the page's
 #               wasm build and engine calls in Node; the kit carries web/pkg, Dawn and, where it
 #               fits, Node.js): self-checks, the step at stage c's sizes with GPU time from

@@ -1,5 +1,5 @@
 //! The benchmark workloads, shared by the native `bench` binary and the page's Benchmark card
-//! (`src/web/bench.rs`), so that both time exactly the same device work: the matmul products at the
+//! (`src/wasm/bench.rs`), so that both time exactly the same device work: the matmul products at the
 //! GPT's shapes (B=128, T=127, C=256, 8 heads of 32; `quick` divides the rows and the batches by 16)
 //! and the tiny preset's whole training step (forward, backward, clip, AdamW) on ROWS x 127 tokens.
 //!

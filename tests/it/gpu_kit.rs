@@ -236,6 +236,11 @@ fn gpu_check_dry_run_passes_every_stage_here() {
     );
     assert!(log.contains("gpu_kit: ok, 1 passed; 0 failed"), "{log}");
     assert!(log.contains("GFLOP/s") || log.contains("ms/step"), "{log}");
+    // Stage c times the step with each attention path in one bench process.
+    assert!(
+        log.contains("attention fused") && log.contains("attention composed"),
+        "{log}"
+    );
     for f in [
         "pretrain.log",
         "vanilla.pretrain.params",
@@ -320,7 +325,7 @@ fn gpu_check_dry_run_runs_the_pages_engine_on_dawn() {
     );
     for want in [
         "| adapter | ",
-        "| step tiny vanilla, 1 × 127 full rows (page_time_step) | ",
+        "| step tiny vanilla, 1 × 127 full rows (time_step) | ",
         " dispatches, 1 submit, ",
         "| greedy evaluation, built-in dev set (shipped vanilla model) | ",
         "every prediction is the CLI's",

@@ -2,7 +2,8 @@
 //! (accumulating into pre-filled gradients) vs the f64 reference at odd lengths and head sizes
 //! 8–64, the dropout mask equal to the dropout op's, the unfused path's numbers; the reference
 //! backward vs central differences; `causal_attention` on both backends vs the reference (the CPU
-//! backend's bit for bit the composed ops'), a tensor used three times, and the shape errors.
+//! backend's bit for bit the composed ops', and the GPU's too with `set_fused_attention(false)`), a
+//! tensor used three times, and the shape errors.
 
 use crate::common::*;
 use attnlab::autograd::{Tape, Var};
@@ -451,4 +452,88 @@ fn attention_should_refuse_bad_shapes() {
         ));
         assert!(e.contains("positive"), "{e}");
     }
+}
+
+/// `Device::set_fused_attention(false)` on the GPU: `causal_attention` is then the composed ops
+/// bit for bit (output and gradients), with more dispatches than the fused kernels' run; both
+/// settings match the f64 reference. On the CPU backend the setting changes nothing.
+#[test]
+fn causal_attention_should_compose_on_the_gpu_when_fusing_is_turned_off() {
+    let g = gpu();
+    let d = dims(&(2, 17, 2, 16));
+    let p = 0.1f32;
+    let [q, k, v, _] = inputs(d, 80);
+    let ks = keys(d);
+    let shape = [d.b * d.t, d.c()];
+    let tkeys = u32s(&g, &ks);
+    // Output and gradients of q, k, v, and the dispatches the forward and backward took.
+    let run = |composed: bool| {
+        let leaf = |x: &[f64]| Var::leaf(upload(&g, &shape, x), true);
+        let (vq, vk, vv) = (leaf(&q), leaf(&k), leaf(&v));
+        let tape = Tape::new();
+        let before = g.stats().dispatches;
+        let o = if composed {
+            let s = at::scores(&tape, &vq, &vk, d).unwrap();
+            let a = softmax::causal_softmax(&tape, &s, 1.0).unwrap();
+            let a = dropout::dropout(&tape, &a, &tkeys, p, 8).unwrap();
+            at::mix(&tape, &a, &vv, d).unwrap()
+        } else {
+            at::causal_attention(&tape, &vq, &vk, &vv, &tkeys, d, p, 8).unwrap()
+        };
+        let loss = reduce::sum(&tape, &o).unwrap();
+        tape.backward(&loss).unwrap();
+        let dispatches = g.stats().dispatches - before;
+        let out = [
+            o.value().clone(),
+            vq.grad().unwrap(),
+            vk.grad().unwrap(),
+            vv.grad().unwrap(),
+        ]
+        .map(|t| download(&t));
+        (out, dispatches)
+    };
+    let n = q.len();
+    let (mut dq, mut dk, mut dv) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    at::attention_backward_ref(
+        &q,
+        &k,
+        &v,
+        &vec![1.0; n],
+        &ks,
+        d,
+        p,
+        8,
+        &mut dq,
+        &mut dk,
+        &mut dv,
+    );
+    let want = [at::attention_ref(&q, &k, &v, &ks, d, p, 8).0, dq, dk, dv];
+    let bits = |x: &[f64]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    let names = ["o", "dq", "dk", "dv"];
+
+    assert!(g.fused_attention() && at::fuses(&g, d.hs));
+    let (fused, fused_n) = run(false);
+    g.set_fused_attention(false);
+    assert!(!g.fused_attention() && !at::fuses(&g, d.hs));
+    let (off, off_n) = run(false);
+    let (composed, composed_n) = run(true);
+    for (name, ((f, o), (c, w))) in names
+        .iter()
+        .zip(fused.iter().zip(&off).zip(composed.iter().zip(&want)))
+    {
+        assert_close(&format!("fused {name}"), f, w, 1e-4, 1e-5);
+        assert_close(&format!("off {name}"), o, w, 1e-4, 1e-5);
+        assert_eq!(bits(o), bits(c), "off {name}: not the composed ops' bits");
+    }
+    assert_eq!(off_n, composed_n, "off: not the composed ops' dispatches");
+    assert!(
+        fused_n < off_n,
+        "fused: {fused_n} dispatches, composed: {off_n}"
+    );
+    g.set_fused_attention(true);
+    assert!(at::fuses(&g, d.hs) && !at::fuses(&g, at::HS_MAX + 1));
+
+    let c = attnlab::Device::cpu();
+    c.set_fused_attention(true);
+    assert!(!at::fuses(&c, d.hs), "the CPU backend has no fused kernels");
 }

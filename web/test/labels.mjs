@@ -1,6 +1,6 @@
 // The presets' labels over fresh loads (not a test; nothing is asserted): N fresh browser
 // profiles (no kept measurement) each load the page, wait for the labels and print the middle and
-// full presets' labels with the measured steps they come from (page_time_step's mean and best ms
+// full presets' labels with the measured steps they come from (time_step's mean and best ms
 // for the middle model's 8 rows and the assignment's 2), so the labels' spread from load to load
 // can be read beside the measurement's own. On ATTNLAB_BACKEND (webgpu: SwiftShader here; cpu).
 // Usage: [ATTNLAB_BACKEND=cpu] [Q=workers=2] [N=6] node web/test/labels.mjs BASE_URL

@@ -141,7 +141,7 @@ try {
         /not knowledge/.test(await page.textContent('#preset-note')),
         'the quick note does not say what to expect',
       );
-      // The quick preset's time is its own steps, timed on this data before it runs (page_time_run:
+      // The quick preset's time is its own steps, timed on this data before it runs (time_run:
       // packed and cut as the run is), with the run's saves: the label is steps × that step.
       const q = await S(() => window.__page.quick);
       const quickMore = await page.textContent('#preset-more-text');

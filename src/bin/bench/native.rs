@@ -45,9 +45,40 @@ fn time_cpu(s: &Spec, rows: usize) -> f64 {
     t0.elapsed().as_secs_f64() * total_rows as f64 / rows as f64
 }
 
+/// What `--attention` asked for: the vanilla model's attention as the fused kernels, as the
+/// composed ops, or (`both`, with `--step`) each in turn on the same device.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum AttentionChoice {
+    Fused,
+    Composed,
+    Both,
+}
+
+impl AttentionChoice {
+    /// The settings of `Device::set_fused_attention` to time, in order.
+    fn modes(self) -> &'static [bool] {
+        match self {
+            AttentionChoice::Fused => &[true],
+            AttentionChoice::Composed => &[false],
+            AttentionChoice::Both => &[true, false],
+        }
+    }
+}
+
+/// The vanilla model's attention path on `dev` for heads of `hs` now, in words.
+fn attention_path(dev: &Device, hs: usize) -> &'static str {
+    if attnlab::ops::attention::fuses(dev, hs) {
+        "fused"
+    } else {
+        "composed"
+    }
+}
+
 /// `--step ROWS`: the GPT's whole training step (forward, backward, clip, AdamW) at `--size`
-/// on ROWS sequences of 127 tokens, for both variants; `--profile` breaks down a step of the
-/// same model (the `--size` one).
+/// on ROWS sequences of 127 tokens, for both variants, the vanilla one with each attention path
+/// `attention` names (the synthesizer has its own scores: timed once); `--profile` breaks down a
+/// step of the same model (the `--size` one).
+#[allow(clippy::too_many_arguments)]
 fn time_step(
     dev: &std::rc::Rc<Device>,
     rows: usize,
@@ -55,38 +86,74 @@ fn time_step(
     profile: bool,
     size: bench::StepSize,
     variants: &[attnlab::model::Variant],
+    attention: AttentionChoice,
 ) -> Result<()> {
+    use attnlab::model::Variant;
     let t = bench::T;
     let clock = clock();
-    let cfg = size.config(attnlab::model::Variant::Vanilla);
+    let cfg = size.config(Variant::Vanilla);
+    let hs = cfg.n_embd / cfg.n_head.max(1);
+    // Each setting with the path it gives here; one where both give the same (the CPU backend,
+    // heads over the kernels' 64).
+    let mut modes: Vec<(bool, &str)> = Vec::new();
+    for &on in attention.modes() {
+        dev.set_fused_attention(on);
+        let path = attention_path(dev, hs);
+        if modes.iter().all(|m| m.1 != path) {
+            modes.push((on, path));
+        }
+    }
+    let paths: Vec<&str> = modes.iter().map(|m| m.1).collect();
     say!(
         "training step, {size:?} preset ({} layers, {} heads, width {}, vocab {}), {rows} x {t} \
-         tokens, {repeats} steps after 1 warm-up",
+         tokens, {repeats} steps after 1 warm-up; vanilla attention: {} (head size {hs})",
         cfg.n_layer,
         cfg.n_head,
         cfg.n_embd,
-        cfg.vocab_size
+        cfg.vocab_size,
+        paths.join(", then ")
     );
     for &variant in variants {
-        let r =
-            bench::bench_step_sized(dev, variant, size, rows, repeats, &clock).await_blocking()?;
-        say!(
-            "{:<12} {:>9.1} ms/step {:>9.0} tokens/s {} dispatches/step {:>8.2} MiB peak",
-            r.variant,
-            r.ms_per_step,
-            r.tokens_per_s,
-            r.dispatches_per_step,
-            r.peak_mib
-        );
-        // Only a device that records dispatches to run later (a GPU) has a recording time of
-        // its own; on the CPU backend the ops run as they are called.
-        if r.dispatches_per_step > 0 {
+        let modes = match variant {
+            Variant::Vanilla => &modes[..],
+            Variant::Synthesizer => &modes[..1],
+        };
+        let mut ms = Vec::new();
+        for &(on, path) in modes {
+            dev.set_fused_attention(on);
+            let r = bench::bench_step_sized(dev, variant, size, rows, repeats, &clock)
+                .await_blocking()?;
+            let path = match variant {
+                Variant::Vanilla => format!("attention {path}"),
+                Variant::Synthesizer => "synthesizer scores".into(),
+            };
             say!(
-                "  of which the host recorded for {:.1} ms/step ({:.0} µs a dispatch)",
-                r.record_ms_per_step,
-                1e3 * r.record_ms_per_step / r.dispatches_per_step.max(1) as f64
+                "{:<12} {:>9.1} ms/step {:>9.0} tokens/s {} dispatches/step {:>8.2} MiB peak, {path}",
+                r.variant,
+                r.ms_per_step,
+                r.tokens_per_s,
+                r.dispatches_per_step,
+                r.peak_mib
+            );
+            ms.push(r.ms_per_step);
+            // Only a device that records dispatches to run later (a GPU) has a recording time of
+            // its own; on the CPU backend the ops run as they are called.
+            if r.dispatches_per_step > 0 {
+                say!(
+                    "  of which the host recorded for {:.1} ms/step ({:.0} µs a dispatch)",
+                    r.record_ms_per_step,
+                    1e3 * r.record_ms_per_step / r.dispatches_per_step.max(1) as f64
+                );
+            }
+        }
+        if let [fused, composed] = ms[..] {
+            say!(
+                "  composed / fused: {:.2}x the time a step",
+                composed / fused
             );
         }
+        // The profile is of the first path named.
+        dev.set_fused_attention(modes[0].0);
         if profile {
             let (mut tr, x) = bench::step_setup_sized(dev, variant, size, rows)?;
             tr.step(&x, &x, rows, t)?.to_vec_f32().await_blocking()?;
@@ -124,6 +191,7 @@ impl<F: std::future::Future> BlockOn for F {}
 
 const USAGE: &str = "\
 usage: bench [--device auto|gpu|cpu] [--repeats N] [--quick] [--tune | --matmul K] [--subgroups on|off]
+         [--attention fused|composed|both]
          [--step ROWS [--size tiny|assignment] [--variant vanilla|synthesizer] [--profile]]
          [--layouts ROWS (alias --trim) [--data DIR] [--kind pretrain|finetune]] [--decode [TSV]]
 
@@ -138,11 +206,15 @@ With no mode flag: matmul GFLOP/s at the GPT's shapes (--quick: rows and batches
   --matmul K    use GPU matmul kernel K (tiled, register-blocked, vec4-4x4, vec4-8x4) for what follows
   --subgroups on|off  the row kernels' subgroup builds (where the GPU has subgroups) or their
             workgroup-tree builds; default: on, except on CPU adapters
+  --attention fused|composed|both  the vanilla model's attention on a GPU: the fused kernels (default,
+            head size <= 64) or the composed ops (matmul, causal_softmax, dropout, matmul); both:
+            with --step, each in turn and their ratio (the CPU backend always composes)
 Numbers measured with it are in BENCHMARKS.md.";
 
 /// Flags that take a value, flags whose value may be left out, and switches.
-const VALUED: [&str; 8] = [
+const VALUED: [&str; 9] = [
     "--device",
+    "--attention",
     "--repeats",
     "--subgroups",
     "--matmul",
@@ -214,6 +286,29 @@ pub fn run() -> Result<()> {
             .parse()?,
         None => attnlab::DeviceChoice::Auto,
     };
+    // The vanilla model's attention: --attention fused|composed|both (both: --step only).
+    let attention = match args
+        .iter()
+        .position(|a| a == "--attention")
+        .and_then(|i| args.get(i + 1))
+        .map(String::as_str)
+    {
+        None | Some("fused") => AttentionChoice::Fused,
+        Some("composed") => AttentionChoice::Composed,
+        Some("both") if args.iter().any(|a| a == "--step") => AttentionChoice::Both,
+        Some("both") => {
+            return Err(attnlab::Error::Msg(
+                "--attention both times the step with each path: give it with --step ROWS, or \
+                 use --attention fused or composed"
+                    .into(),
+            ))
+        }
+        Some(v) => {
+            return Err(attnlab::Error::Msg(format!(
+                "--attention {v}: use fused, composed or both"
+            )))
+        }
+    };
     let dev = Device::open_blocking(choice)?;
     say!("device: {} ({})", dev.describe(), dev.reason);
     // The row kernels' reductions: the device's default, or --subgroups on|off.
@@ -228,6 +323,21 @@ pub fn run() -> Result<()> {
         let how = if on { "subgroups" } else { "workgroup tree" };
         say!("row kernels: {how} (the device has subgroups: {has})");
     }
+    // Whether this device has the fused kernels at all (the GPU backend), then the setting asked.
+    dev.set_fused_attention(true);
+    let can_fuse = attnlab::ops::attention::fuses(&dev, attnlab::ops::attention::HS_MAX);
+    dev.set_fused_attention(attention != AttentionChoice::Composed);
+    say!(
+        "attention: {}",
+        match (can_fuse, attention) {
+            (false, _) => "composed ops (the CPU backend has no fused kernels)",
+            (true, AttentionChoice::Fused) => "fused kernels where the head size is <= 64",
+            (true, AttentionChoice::Composed) =>
+                "composed ops (matmul, causal_softmax, dropout, matmul)",
+            (true, AttentionChoice::Both) =>
+                "fused kernels, then the composed ops, for each step timed",
+        }
+    );
     // The matmul kernel: the adapter type's default, the one named, or (--tune) the fastest of
     // all, timed here.
     let forced = args.iter().position(|a| a == "--matmul");
@@ -305,7 +415,7 @@ pub fn run() -> Result<()> {
     };
     if let Some(rows) = rows_after("--step") {
         let profile = args.iter().any(|a| a == "--profile");
-        return time_step(&dev, rows, repeats, profile, size, &variants);
+        return time_step(&dev, rows, repeats, profile, size, &variants, attention);
     }
     if let Some(rows) = rows_after("--layouts").or(rows_after("--trim")) {
         let data = args

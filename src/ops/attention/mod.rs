@@ -2,9 +2,10 @@
 //! merged: `S = scale · q kᵀ` (keys j > i masked), `P = softmax(S)`, `O = (P ⊙ M / (1 − p)) V`,
 //! the dropout mask M the dropout op's for keys (B·NH·T) and `seed` (row `(b·NH + h)·T + i`,
 //! column j). [`causal_attention`] is the entry point: on the GPU backend (HS ≤ [`HS_MAX`]) the
-//! fused kernels, on the CPU backend the composition [`scores`], `causal_softmax`, `dropout`,
-//! [`mix`], which is faster there (the matmuls are the CPU backend's tuned kernels) and gives the
-//! same numbers bit for bit as the model's path before the fused kernels existed.
+//! fused kernels, on the CPU backend (and on a GPU after `Device::set_fused_attention(false)`) the
+//! composition [`scores`], `causal_softmax`, `dropout`, [`mix`], which is faster there (the
+//! matmuls are the CPU backend's tuned kernels) and gives the same numbers bit for bit as the
+//! model's path before the fused kernels existed.
 //!
 //! The fused kernels (GPU only) keep no (B, NH, T, T) tensor: the forward keeps the row logsumexp
 //! `L = log Σ_j exp(S_ij)` in `stats` (B·T, NH, 2), slot 0. Backward (P recomputed as
@@ -172,10 +173,11 @@ fn distinct(what: &str, outs: &[&Tensor], ins: &[&Tensor]) -> Result<()> {
 }
 
 /// Whether [`causal_attention`] runs the fused kernels for heads of `hs` on `dev`: on the GPU
-/// backend up to [`HS_MAX`]. Elsewhere it composes matmul, causal_softmax, dropout and matmul,
-/// which keep (B, NH, T, T) tensors (the memory estimate asks here).
+/// backend up to [`HS_MAX`], unless `Device::set_fused_attention(false)` turned them off there.
+/// Elsewhere it composes matmul, causal_softmax, dropout and matmul, which keep (B, NH, T, T)
+/// tensors (the memory estimate asks here).
 pub fn fuses(dev: &Device, hs: usize) -> bool {
-    dev.as_gpu().is_some() && hs <= HS_MAX
+    dev.as_gpu().is_some() && hs <= HS_MAX && dev.fused_attention()
 }
 
 /// The GPU that runs the fused kernels on `q`'s device, or an error naming the entry point to use.
