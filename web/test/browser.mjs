@@ -1,5 +1,6 @@
 // The browser the page tests drive: Debian's Chromium (or CHROMIUM=/path/to/chrome), headless, in a
-// fresh profile folder that is removed again on close.
+// fresh profile folder that is removed again on close; or, where ATTNLAB_BROWSER_WS names a browser
+// that web/test/run.mjs started (launchShared), a fresh context of that one browser.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -50,23 +51,12 @@ async function keepMeasurement(ctx, file) {
   }
 }
 
-// `name` tags the temporary profile folder; returns the context and a close() that also removes it.
-// webgpu: false starts Chromium without --enable-unsafe-webgpu, so the page finds no adapter.
-// keep: an existing profile folder to open again (its stored models and runs), kept on close.
-// measured: false makes the page measure the device itself even where a measurement is kept.
-// serviceWorkers: 'block' starts a browser in which the page cannot register a service worker.
-export async function openBrowser(
-  name,
-  viewport,
-  { webgpu = true, keep = '', measured = true, serviceWorkers = 'allow' } = {},
-) {
-  const profile = keep || fs.mkdtempSync(path.join(os.tmpdir(), `attnlab-${name}-`));
-  const ctx = await chromium.launchPersistentContext(profile, {
+// Chromium's settings, for a test's own browser and for the shared one.
+// --enable-unsafe-webgpu: without it headless Chromium blocklists the CPU (SwiftShader) adapter.
+function launchOptions(webgpu) {
+  return {
     executablePath: process.env.CHROMIUM || BROWSERS.find((b) => fs.existsSync(b)) || BROWSERS[0],
     headless: true,
-    viewport,
-    serviceWorkers,
-    // --enable-unsafe-webgpu: without it headless Chromium blocklists the CPU (SwiftShader) adapter.
     args: [
       '--no-sandbox',
       ...(webgpu ? ['--enable-unsafe-webgpu'] : []),
@@ -75,7 +65,51 @@ export async function openBrowser(
       '--disable-sync',
       '--no-first-run',
     ],
-  });
+  };
+}
+
+// One browser for many tests (web/test/run.mjs): returns its address, for ATTNLAB_BROWSER_WS, and
+// close(). Each openBrowser of a test given the address opens a fresh context in it (its own
+// storage, as a fresh profile has) and closes that context, not the browser.
+export async function launchShared() {
+  const server = await chromium.launchServer(launchOptions(true));
+  return { wsEndpoint: server.wsEndpoint(), close: () => server.close() };
+}
+
+// `name` tags the temporary profile folder; returns the context and a close() that also removes it.
+// webgpu: false starts Chromium without --enable-unsafe-webgpu, so the page finds no adapter.
+// keep: an existing profile folder to open again (its stored models and runs), kept on close.
+// Either of webgpu: false and keep launches a browser of the test's own even where one is shared.
+// A shared browser's context has no profile folder (`profile` is '') and keeps no download's file
+// (Download.path() throws): run.mjs gives a test that reads one a browser of its own.
+// measured: false makes the page measure the device itself even where a measurement is kept.
+// serviceWorkers: 'block' starts a browser in which the page cannot register a service worker.
+export async function openBrowser(
+  name,
+  viewport,
+  { webgpu = true, keep = '', measured = true, serviceWorkers = 'allow' } = {},
+) {
+  // The shared browser has WebGPU and no kept profile: a test without either launches its own.
+  const shared = process.env.ATTNLAB_BROWSER_WS && webgpu && !keep;
+  const profile = shared ? '' : keep || fs.mkdtempSync(path.join(os.tmpdir(), `attnlab-${name}-`));
+  let browser = null;
+  if (shared) {
+    try {
+      browser = await chromium.connect(process.env.ATTNLAB_BROWSER_WS, { timeout: 30000 });
+    } catch (e) {
+      throw new Error(
+        `the shared browser at ATTNLAB_BROWSER_WS=${process.env.ATTNLAB_BROWSER_WS} did not answer ` +
+          `(${e.message.split('\n')[0]}); run the test through web/test/run.mjs or unset the variable`,
+      );
+    }
+  }
+  const ctx = shared
+    ? await browser.newContext({ viewport, serviceWorkers })
+    : await chromium.launchPersistentContext(profile, {
+        ...launchOptions(webgpu),
+        viewport,
+        serviceWorkers,
+      });
   const file = measured ? measuredFile(webgpu) : '';
   if (file && fs.existsSync(file)) {
     // Before the page's own scripts, on every load: a page that stored its own keeps it.
@@ -94,7 +128,8 @@ export async function openBrowser(
   const close = async () => {
     await keepMeasurement(ctx, file);
     await ctx.close();
-    if (!keep) fs.rmSync(profile, { recursive: true, force: true });
+    if (browser) await browser.close();
+    else if (!keep) fs.rmSync(profile, { recursive: true, force: true });
   };
   return { ctx, close, profile };
 }

@@ -39,7 +39,8 @@ async function engineCalls(p) {
     .slice(-12)
     .map(
       (j) =>
-        `${j.what} ${(j.ms / 1000).toFixed(1)} s${j.running ? ' (running)' : ''} at ${((j.at - r.now) / 1000).toFixed(1)} s`,
+        `${j.what} ${(j.ms / 1000).toFixed(1)} s${j.running ? ' (running)' : ''}` +
+        ` at ${((j.at - r.now) / 1000).toFixed(1)} s`,
     );
   return `the engine's last calls (start relative to now): ${text.join('; ') || 'none'}`;
 }
@@ -239,7 +240,9 @@ export async function atPhoneWidth(
         .slice(0, 5)
         .map(
           (e) =>
-            `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}${e.className ? `.${String(e.className).split(' ')[0]}` : ''}`,
+            e.tagName.toLowerCase() +
+            (e.id ? `#${e.id}` : '') +
+            (e.className ? `.${String(e.className).split(' ')[0]}` : ''),
         ),
     }),
     [within, scrolls],
@@ -268,7 +271,8 @@ export async function waitFor(read, pred, what, { timeout, every = 200, fatal = 
     if (bad) throw new Error(`while waiting for ${what}: page error: ${bad}`);
     if (Date.now() - t0 > timeout) {
       throw new Error(
-        `timed out waiting for ${what}; page state: ${JSON.stringify({ status: s && s.status, steps: s && s.steps, error: s && s.error })}`,
+        `timed out waiting for ${what}; page state: ` +
+          JSON.stringify({ status: s && s.status, steps: s && s.steps, error: s && s.error }),
       );
     }
     await sleep(every);
