@@ -9,7 +9,7 @@
 //! The types of what it holds are here too, so the engine depends on none of the files that use it.
 
 use super::js::err;
-use super::section2::S2State;
+use super::s2_state::S2State;
 use crate::data::{DefaultCorpus, Row, Vocab};
 use crate::device::{Device, DeviceChoice};
 use crate::model::vit::VitTrainer;

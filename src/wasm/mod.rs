@@ -16,6 +16,7 @@ mod inputs;
 mod js;
 mod measure;
 mod models;
+mod s2_state;
 mod section2;
 mod spec;
 mod steps;

@@ -12,6 +12,7 @@
 use super::engine::{Engine, Kept, State};
 use super::js::{err, to_js};
 use super::models::check_checkpoint_size;
+use super::s2_state::{Predicted, Source};
 use crate::data::{parse_tsv_str, CharCorruptionDataset, Row, TsvMode, Vocab};
 use crate::model::{checkpoint, torch_params, Gpt};
 use crate::train::probe::{self, name_of};
@@ -19,26 +20,10 @@ use crate::train::run::predict_known;
 use crate::train::section2::{self as s2, Scored};
 use crate::train::RunData;
 use serde::Serialize;
-use std::rc::{Rc, Weak};
+use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
 mod unseen;
-
-/// The people the demos ask about: a pretraining text, its finetuning questions and its dev
-/// questions, with their file names. `id` tells two sources apart in the caches below.
-pub(crate) struct Source {
-    id: u32,
-    /// The built-in corpus (matched by `reads_builtin`); otherwise the page's data, matched by
-    /// `vocab`, the vocabulary of its pretraining text.
-    builtin: bool,
-    vocab: Option<Vocab>,
-    wiki_name: String,
-    wiki: String,
-    train_name: String,
-    train: String,
-    dev_name: String,
-    dev: String,
-}
 
 impl Source {
     /// Whether a model with `vocab` was trained on this text.
@@ -52,19 +37,6 @@ impl Source {
     fn dev_rows(&self) -> Result<Vec<Row>, JsError> {
         rows(&self.dev, &self.dev_name)
     }
-}
-
-/// What the section 2 demos keep in the engine's state besides their models: the texts they ask
-/// about and their caches.
-#[derive(Default)]
-pub(crate) struct S2State {
-    builtin: Option<Rc<Source>>,
-    /// The page's data (`s2_set_data`); None while it is the built-in corpus.
-    page_data: Option<Rc<Source>>,
-    /// The last few models' predictions (`Engine::predicted`).
-    predicted: Vec<Predicted>,
-    /// The invented names' answers of the last `s2_unseen` call (`unseen.rs`).
-    invented: Option<unseen::InventedAnswers>,
 }
 
 impl Engine {
@@ -255,16 +227,6 @@ struct Compare {
     total: usize,
     probe: Option<s2::ProbeSummary>,
     without_model: bool,
-}
-
-/// A model's predictions for the first `people` dev people of a text, kept so that S2a asked
-/// again (a pretrained-only model loaded for the probe) decodes nothing twice; a `Weak` to the
-/// model, so one since replaced or dropped never matches. The last four are kept.
-struct Predicted {
-    model: Weak<Gpt>,
-    source: u32,
-    people: usize,
-    answers: Vec<String>,
 }
 
 #[derive(Serialize)]

@@ -4,14 +4,14 @@
 
 use super::rows;
 use crate::data::corpus::invented_names;
-use crate::model::Gpt;
 use crate::train::probe::name_of;
 use crate::train::section2::{self as s2, Scored};
 use crate::wasm::engine::Engine;
 use crate::wasm::js::{err, to_js};
+use crate::wasm::s2_state::InventedAnswers;
 use serde::Serialize;
 use std::collections::HashSet;
-use std::rc::{Rc, Weak};
+use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
 #[derive(Serialize)]
@@ -31,16 +31,6 @@ struct UnseenOut {
     /// The invented names' answers by group, and the training file's answers by the same groups.
     groups: Vec<s2::Group>,
     train_groups: Vec<s2::Group>,
-}
-
-/// The invented names' answers of the last `s2_unseen` call, so that a typed name is asked alone:
-/// valid for the same model (a `Weak` to it: a model since replaced or dropped never matches), the
-/// same (seed, count) and the same text.
-pub(crate) struct InventedAnswers {
-    model: Weak<Gpt>,
-    /// (seed, count, the text's id).
-    key: (u32, u32, u32),
-    answers: Vec<Scored>,
 }
 
 #[wasm_bindgen]
