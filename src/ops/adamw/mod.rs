@@ -1,7 +1,8 @@
 //! AdamW as `torch.optim.AdamW`, with `clip_grad_norm_` folded in: for a parameter w (any shape) with
 //! gradient g, state m, v (same shape) and step t (1 after the first step):
-//! `g ← g·min(1, max_norm/(‖g‖ + 1e-6))`, `w ← w − lr·wd·w` (only where `decay`), `m ← β1 m + (1−β1) g`,
-//! `v ← β2 v + (1−β2) g²`, `w ← w − lr·m̂/(√v̂ + eps)` with `m̂ = m/(1−β1^t)`, `v̂ = v/(1−β2^t)`.
+//! `g ← g·min(1, max_norm/(‖g‖ + 1e-6))`, `w ← w − lr·wd·w` (only where `decay`),
+//! `m ← β1 m + (1−β1) g`, `v ← β2 v + (1−β2) g²`, `w ← w − lr·m̂/(√v̂ + eps)` with
+//! `m̂ = m/(1−β1^t)`, `v̂ = v/(1−β2^t)`.
 //! ‖g‖ is the global norm over all parameters, read from a 1-element GPU tensor (no readback).
 //!
 //! Two ways to step many parameters: `adamw_step_into` per parameter (a dispatch each, its own
