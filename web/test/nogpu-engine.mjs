@@ -292,11 +292,15 @@ export async function engineSteps({
       `dropout ${s.started.dropout}, expected the assignment's 0.1`,
     );
     await page.locator('#train-card').screenshot({ path: path.join(outDir, 'nogpu-training.png') });
-    return `16 steps at batch 8: loss ${firstLoss.toFixed(3)} → ${tail.toFixed(3)}, ${s.msPerStep.toFixed(0)} ms/step`;
+    return (
+      `16 steps at batch 8: loss ${firstLoss.toFixed(3)} → ${tail.toFixed(3)}, ` +
+      `${s.msPerStep.toFixed(0)} ms/step`
+    );
   });
 
   await step(
-    'the quick preset is sized to this device (about two minutes), with the full preset’s time; two of its steps timed',
+    'the quick preset is sized to this device (about two minutes), with the full preset’s time; ' +
+      'two of its steps timed',
     async () => {
       await page.locator('#train-card').scrollIntoViewIfNeeded();
       const z = await waitPage((s) => s.sizing && s.quick, 'the device measurement');
