@@ -14,7 +14,7 @@ import * as store from './page/store.js';
 import { $, P, S, job, setStatus } from './page/core.js';
 import { errText, esc, showBox } from './page/ui.js';
 import { applyPreset, showSizing, wireForm } from './page/form.js';
-import { measure } from './page/sizing.js';
+import { measure } from './page/measure.js';
 import {
   fetchServed,
   prepareData,

@@ -1,7 +1,8 @@
 // The Train card's form: the presets and the hyperparameters, read and checked into a run spec by
 // the library (src/wasm/spec.rs); this file only moves values between the form and the engine.
 import { $, P, S } from './core.js';
-import { describe, fills, fits, quickFor, sizeRun, timeQuick } from './sizing.js';
+import { fills, fits, quickFor, sizeRun, timeQuick } from './sizing.js';
+import { describe } from './preset-notes.js';
 import { on } from './events.js';
 import { useNotes, useEmbedded } from './data.js';
 

@@ -17,7 +17,7 @@ import {
 import { drawLoss } from './chart.js';
 import { counted, errText, esc, fmt, showBox } from './ui.js';
 import { formState, readSpec, restoreForm, showSizing, sizingSettled } from './form.js';
-import { MEASURING, READY, measure, measured } from './sizing.js';
+import { MEASURING, READY, measure, measured } from './measure.js';
 import { restoreModels } from './models.js';
 import { emit, on } from './events.js';
 import { probeRecall } from './recall.js';
@@ -91,7 +91,7 @@ export async function startRun(kind, record) {
       r = { ...record, losses: record.losses || [] };
       restoreForm(record.form);
     } else {
-      // Size the run to this device first (once; web/page/sizing.js).
+      // Size the run to this device first (measured once: web/page/measure.js).
       if (!S.sizing) {
         setStatus('starting', 'Measuring this device first (a few training steps; once)…');
         try {

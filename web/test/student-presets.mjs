@@ -1,7 +1,7 @@
 // The presets' step of student.mjs with the other attention variant (CPU backend), run on its page after the
 // presets' labels are checked: choosing synthesizer attention sizes the presets again, the middle
 // preset's note then expects the synthesizer's own measured dev accuracy (MIDDLE_DEV in
-// web/page/sizing.js, the runs' predictions in results/middle-preset/), the CLI's commands name the variant, and
+// web/page/preset-notes.js, the runs' predictions in results/middle-preset/), the CLI's commands name the variant, and
 // choosing vanilla again brings back the vanilla note.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -38,7 +38,7 @@ export async function variantSteps({ page, step, S, TIMEOUT }) {
           { timeout: TIMEOUT },
         );
         return S(async (v) => {
-          const { MIDDLE_DEV, cliCommands } = await import('./web/page/sizing.js');
+          const { MIDDLE_DEV, cliCommands } = await import('./web/page/preset-notes.js');
           return {
             note: document.getElementById('preset-note').textContent,
             more: document.getElementById('preset-more-text').textContent,
