@@ -56,17 +56,20 @@ impl Device {
         Rc::new(Device {
             backend: Backend::Cpu(Cpu::new()),
             reason: "asked for the CPU".into(),
-            fused_attention: Cell::new(true),
+            fused_attention: Cell::new(false),
         })
     }
 
-    /// The GPU backend on whatever adapter wgpu finds (a software one included).
+    /// The GPU backend on whatever adapter wgpu finds (a software one included). Causal attention
+    /// fuses on a hardware adapter and composes on a software one, where the fused kernels ran
+    /// slower (`set_fused_attention` says by how much).
     pub async fn gpu() -> Result<Rc<Device>> {
         let g = Gpu::new().await?;
+        let fused = !g.is_software();
         Ok(Rc::new(Device {
             backend: Backend::Gpu(g),
             reason: "asked for the GPU".into(),
-            fused_attention: Cell::new(true),
+            fused_attention: Cell::new(fused),
         }))
     }
 
@@ -119,7 +122,7 @@ impl Device {
         Device {
             backend: Backend::Cpu(Cpu::new()),
             reason: String::new(),
-            fused_attention: Cell::new(true),
+            fused_attention: Cell::new(false),
         }
     }
 
@@ -204,15 +207,18 @@ impl Device {
     }
 
     /// Whether causal attention may take the fused kernels (`ops::attention::fuses`, which also
-    /// wants the GPU backend and a head size it holds); default true.
+    /// wants the GPU backend and a head size it holds): by default on a hardware GPU adapter, not
+    /// on a software one (lavapipe, SwiftShader) nor the CPU backend.
     pub fn fused_attention(&self) -> bool {
         self.fused_attention.get()
     }
 
-    /// Let causal attention take the fused kernels (`on`, the default) or make it compose matmul,
-    /// causal_softmax, dropout and matmul (the CPU backend's path) on this device too: the bench's
-    /// `--attention fused|composed`, to time both on one GPU. Set it before building a model: the
-    /// memory estimate asks too.
+    /// Let causal attention take the fused kernels (`on`) or make it compose matmul,
+    /// causal_softmax, dropout and matmul (the CPU backend's path) on this device: the bench's
+    /// `--attention fused|composed`, to time both on one GPU, and the tests, to run the fused path
+    /// on a software adapter. There the composed step took 0.80-0.83x the fused one's time
+    /// (lavapipe, BENCHMARKS.md), and the page's WebGPU tests on SwiftShader ran faster composed,
+    /// hence the default. Set it before building a model: the memory estimate asks too.
     pub fn set_fused_attention(&self, on: bool) {
         self.fused_attention.set(on);
     }

@@ -52,8 +52,10 @@ fn the_estimate_covers_a_measured_step_without_overstating_it_much() {
     // One real step of a small model on each backend: the pool's peak must be under the device's
     // estimate, and the estimate within 2x of it (it is meant to be conservative, not absurd). On
     // the GPU the vanilla model's fused attention keeps no (B, NH, T, T) tensors, and its estimate
-    // counts none.
-    for dev in [Device::cpu(), Device::gpu_blocking().unwrap()] {
+    // counts none; the GPU runs both paths, whichever its adapter takes by default.
+    let gpu = Device::gpu_blocking().unwrap();
+    for (dev, fused) in [(Device::cpu(), false), (gpu.clone(), false), (gpu, true)] {
+        dev.set_fused_attention(fused);
         for variant in [Variant::Vanilla, Variant::Synthesizer] {
             let cfg = GptConfig {
                 block_size: 32,
@@ -74,13 +76,13 @@ fn the_estimate_covers_a_measured_step_without_overstating_it_much() {
             assert_eq!(est.params as usize, tr.model.num_params());
             let total = est.step_total();
             println!(
-                "{} {variant:?}: estimate {total} vs measured peak {peak} ({:.2}x)",
+                "{} {variant:?} fused {fused}: estimate {total} vs measured peak {peak} ({:.2}x)",
                 dev.kind(),
                 total as f64 / peak as f64
             );
             assert!(
                 total >= peak && total <= 2 * peak,
-                "{} {variant:?}: estimate {total} vs measured peak {peak}",
+                "{} {variant:?} fused {fused}: estimate {total} vs measured peak {peak}",
                 dev.kind()
             );
         }
@@ -110,4 +112,63 @@ fn the_largest_batch_that_fits_is_offered() {
     // A batch that fits is kept; a budget below one row gives 0.
     assert_eq!(largest_batch(&cfg, 64, t, &budget), 64);
     assert_eq!(largest_batch(&cfg, 128, t, &lim(at(1) / 2)), 0);
+}
+
+/// The vanilla model trains the same with the fused attention kernels as with the composed ops
+/// (a hardware GPU's path and a software adapter's): five steps with dropout, their losses and
+/// the weights after them, on whatever GPU adapter is here.
+#[test]
+fn the_vanilla_model_trains_the_same_fused_and_composed_on_the_gpu() {
+    let dev = Device::gpu_blocking().unwrap();
+    let cfg = GptConfig {
+        block_size: 32,
+        ..GptConfig::tiny(Variant::Vanilla, 40)
+    };
+    assert!(
+        cfg.attn_pdrop > 0.0,
+        "the steps should drop attention weights"
+    );
+    let (b, t) = (4, 31);
+    let run = |fused: bool| {
+        dev.set_fused_attention(fused);
+        let mut tr = Trainer::new(
+            Gpt::new(&dev, cfg.clone(), 1).unwrap(),
+            TrainConfig::pretrain(),
+            0,
+        )
+        .unwrap();
+        let losses: Vec<f32> = (0..5)
+            .map(|s| {
+                let x: Vec<u32> = (0..b * t).map(|i| ((i * 7 + s) % 38 + 2) as u32).collect();
+                let y: Vec<u32> = x.iter().map(|v| (v * 3) % 38 + 2).collect();
+                tr.step(&x, &y, b, t).unwrap().read().unwrap()[0]
+            })
+            .collect();
+        let weights: Vec<(String, Vec<f32>)> = tr
+            .model
+            .params
+            .iter()
+            .map(|p| (p.name.clone(), p.var.value().read().unwrap()))
+            .collect();
+        (losses, weights)
+    };
+    let (fused, fused_w) = run(true);
+    let (composed, composed_w) = run(false);
+    for (s, (f, c)) in fused.iter().zip(&composed).enumerate() {
+        assert!(
+            (f - c).abs() <= 1e-4 * c.abs(),
+            "step {s}: loss fused {f}, composed {c}"
+        );
+    }
+    for ((p, f), (_, c)) in fused_w.iter().zip(&composed_w) {
+        let worst = f
+            .iter()
+            .zip(c)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, f32::max);
+        assert!(
+            worst <= 1e-4,
+            "{p}: fused and composed weights differ by {worst}"
+        );
+    }
 }

@@ -287,12 +287,14 @@ fn attention_on_the_tape_should_sum_the_gradients_of_a_tensor_used_three_times()
     }
 }
 
-/// `causal_attention` on the tape, on each backend (fused on the GPU up to HS 64, composed on the
-/// CPU and past HS 64): output and gradients vs the f64 reference; on the CPU backend the output
-/// and gradients are bit for bit the composed ops' (scores, causal_softmax, dropout, mix).
+/// `causal_attention` on the tape, on each backend (fused on the GPU up to HS 64 with fusing on,
+/// as a hardware adapter has it, composed on the CPU and past HS 64): output and gradients vs the
+/// f64 reference; on the CPU backend the output and gradients are bit for bit the composed ops'
+/// (scores, causal_softmax, dropout, mix).
 #[test]
 fn causal_attention_should_match_reference_on_both_backends() {
     for g in devices() {
+        g.set_fused_attention(true);
         for (case, p) in [
             ((2, 17, 2, 16), 0.1f32),
             ((1, 9, 1, 72), 0.0),
@@ -454,9 +456,10 @@ fn attention_should_refuse_bad_shapes() {
     }
 }
 
-/// `Device::set_fused_attention(false)` on the GPU: `causal_attention` is then the composed ops
-/// bit for bit (output and gradients), with more dispatches than the fused kernels' run; both
-/// settings match the f64 reference. On the CPU backend the setting changes nothing.
+/// `Device::set_fused_attention(false)` on the GPU (the default on a software adapter):
+/// `causal_attention` is then the composed ops bit for bit (output and gradients), with more
+/// dispatches than the fused kernels' run; both settings match the f64 reference. On the CPU
+/// backend the setting changes nothing.
 #[test]
 fn causal_attention_should_compose_on_the_gpu_when_fusing_is_turned_off() {
     let g = gpu();
@@ -511,7 +514,10 @@ fn causal_attention_should_compose_on_the_gpu_when_fusing_is_turned_off() {
     let bits = |x: &[f64]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
     let names = ["o", "dq", "dk", "dv"];
 
-    assert!(g.fused_attention() && at::fuses(&g, d.hs));
+    // The default: fused on a hardware adapter, composed on a software one (lavapipe here).
+    assert_eq!(g.fused_attention(), !g.is_software_gpu());
+    g.set_fused_attention(true);
+    assert!(at::fuses(&g, d.hs));
     let (fused, fused_n) = run(false);
     g.set_fused_attention(false);
     assert!(!g.fused_attention() && !at::fuses(&g, d.hs));

@@ -1,11 +1,14 @@
-//! Attention checks: `causal_attention` on the tape (the fused kernels on the GPU backend, the
-//! composed ops on the CPU backend), forward and backward against the f64 reference, with and
-//! without dropout, at odd lengths and head sizes.
+//! Attention checks: the fused kernels on the GPU backend (whichever path `causal_attention`
+//! takes there by default: the composed ops have their own checks), `causal_attention`'s composed
+//! ops on the CPU backend, forward and backward against the f64 reference, with and without
+//! dropout, at odd lengths and head sizes.
 
 use crate::autograd::{Tape, Var};
 use crate::device::Device;
 use crate::error::Result;
-use crate::ops::attention::{attention_backward_ref, attention_ref, causal_attention, Dims};
+use crate::ops::attention::{
+    attention, attention_backward_ref, attention_ref, causal_attention, has_fused_kernels, Dims,
+};
 use crate::ops::checks::{f32s, rand_vec, CheckResult};
 use crate::ops::elementwise;
 use crate::tensor::Tensor;
@@ -66,7 +69,11 @@ async fn check_one(dev: &Rc<Device>, d: Dims, p: f32, seed: u64) -> Result<[Chec
     let (tq, tk, tv, tdo) = (leaf(&q)?, leaf(&k)?, leaf(&v)?, up(&dout)?);
     let tkeys = Tensor::from_u32(dev, &[keys.len()], &keys)?;
     let tape = Tape::new();
-    let to = causal_attention(&tape, &tq, &tk, &tv, &tkeys, d, p, drop_seed)?;
+    let to = if has_fused_kernels(dev, d.hs) {
+        attention(&tape, &tq, &tk, &tv, &tkeys, d, p, drop_seed)?
+    } else {
+        causal_attention(&tape, &tq, &tk, &tv, &tkeys, d, p, drop_seed)?
+    };
     let case = format!("({},{},{},{}) p {p}", d.b, d.t, d.nh, d.hs);
     let forward = CheckResult::compare(
         "attention",

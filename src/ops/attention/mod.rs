@@ -1,11 +1,11 @@
 //! Causal attention with dropout over q, k, v (B·T, C) read as (B, NH, T, HS) → o (B·T, C), heads
 //! merged: `S = scale · q kᵀ` (keys j > i masked), `P = softmax(S)`, `O = (P ⊙ M / (1 − p)) V`,
 //! the dropout mask M the dropout op's for keys (B·NH·T) and `seed` (row `(b·NH + h)·T + i`,
-//! column j). [`causal_attention`] is the entry point: on the GPU backend (HS ≤ [`HS_MAX`]) the
-//! fused kernels, on the CPU backend (and on a GPU after `Device::set_fused_attention(false)`) the
-//! composition [`scores`], `causal_softmax`, `dropout`, [`mix`], which is faster there (the
-//! matmuls are the CPU backend's tuned kernels) and gives the same numbers bit for bit as the
-//! model's path before the fused kernels existed.
+//! column j). [`causal_attention`] is the entry point: on a hardware GPU (HS ≤ [`HS_MAX`]) the
+//! fused kernels; on the CPU backend, a software GPU adapter (or any GPU after
+//! `Device::set_fused_attention(false)`) the composition [`scores`], `causal_softmax`, `dropout`,
+//! [`mix`], which is faster there (the matmuls are the CPU backend's tuned kernels) and gives the
+//! same numbers bit for bit as the model's path before the fused kernels existed.
 //!
 //! The fused kernels (GPU only) keep no (B, NH, T, T) tensor: the forward keeps the row logsumexp
 //! `L = log Σ_j exp(S_ij)` in `stats` (B·T, NH, 2), slot 0. Backward (P recomputed as
@@ -172,12 +172,17 @@ fn distinct(what: &str, outs: &[&Tensor], ins: &[&Tensor]) -> Result<()> {
     Ok(())
 }
 
-/// Whether [`causal_attention`] runs the fused kernels for heads of `hs` on `dev`: on the GPU
-/// backend up to [`HS_MAX`], unless `Device::set_fused_attention(false)` turned them off there.
+/// Whether `dev` has fused kernels for heads of `hs`: the GPU backend, up to [`HS_MAX`].
+pub fn has_fused_kernels(dev: &Device, hs: usize) -> bool {
+    dev.as_gpu().is_some() && hs <= HS_MAX
+}
+
+/// Whether [`causal_attention`] runs the fused kernels for heads of `hs` on `dev`: where it has
+/// them and `Device::fused_attention` is on (by default on a hardware GPU, not a software one).
 /// Elsewhere it composes matmul, causal_softmax, dropout and matmul, which keep (B, NH, T, T)
 /// tensors (the memory estimate asks here).
 pub fn fuses(dev: &Device, hs: usize) -> bool {
-    dev.as_gpu().is_some() && hs <= HS_MAX && dev.fused_attention()
+    has_fused_kernels(dev, hs) && dev.fused_attention()
 }
 
 /// The GPU that runs the fused kernels on `q`'s device, or an error naming the entry point to use.
