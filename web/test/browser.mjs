@@ -23,12 +23,13 @@ export function pageUrl(base, query = '') {
   return new URL(`index.html?backend=${backend}${q ? `&${q}` : ''}`, base).href;
 }
 
-// The device measurement a page on SwiftShader makes before its first run (web/page/sizing.js:
+// The device measurement a page on SwiftShader makes before its first run (web/page/measure.js:
 // about 50 s there, 5 s on the CPU backend) is kept in its browser; a fresh profile takes it
 // again. Where ATTNLAB_MEASURED names a folder (scripts/test.sh sets one per run), the first
 // WebGPU test that measures leaves its measurement there and later WebGPU tests start with it, as a
 // returning visitor's browser would. The page checks that it is this device's. Tests of the
-// measurement itself (student.mjs), the CPU backend's and any run without the folder measure afresh.
+// measurement itself (student.mjs, measured: false) measure afresh, and leave theirs there when
+// none is yet; the CPU backend's tests and any run without the folder measure afresh.
 const SIZING_KEY = 'attnlab-sizing';
 function measuredFile(webgpu) {
   const dir = process.env.ATTNLAB_MEASURED;
@@ -110,8 +111,8 @@ export async function openBrowser(
         viewport,
         serviceWorkers,
       });
-  const file = measured ? measuredFile(webgpu) : '';
-  if (file && fs.existsSync(file)) {
+  const file = measuredFile(webgpu);
+  if (measured && file && fs.existsSync(file)) {
     // Before the page's own scripts, on every load: a page that stored its own keeps it.
     const value = fs.readFileSync(file, 'utf8');
     await ctx.addInitScript(
