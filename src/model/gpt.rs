@@ -248,7 +248,7 @@ impl Gpt {
         let seed = (pass.train && cfg.attn_pdrop > 0.0).then(|| pass.next_seed());
         let v = lin("value")?;
         // Attention on blocks of `heads`: `blocks` moves an (N, C) activation there. The vanilla
-        // model's is the attention op's (fused on the GPU), unless the page asks for the
+        // model's is the attention op's (fused on a hardware GPU), unless the page asks for the
         // probabilities; the synthesizer's scores are its own.
         let attend = |heads: Heads, blocks: &dyn Fn(&Var) -> Result<Var>, keys: &Tensor| {
             let d = heads.dims();

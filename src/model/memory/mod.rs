@@ -9,7 +9,7 @@
 //! B·T·V for the logits, the cross-entropy's probabilities and their gradient. Measured on the CPU
 //! backend's pool (peak bytes of live tensors in one whole step), it is 1.2-1.5x the real peak for
 //! widths 64-512, batches 4-32 and sequences of 31 and 127 tokens (the test checks 1-2x). Where the
-//! attention op runs fused (`attention::fuses`: the vanilla model on a GPU, HS ≤ 64) a layer keeps
+//! attention op runs fused (`attention::fuses`: the vanilla model on a hardware GPU, HS ≤ 64) a layer keeps
 //! no T² tensor: the attention output and its row statistics (B·T·(C + 2·NH)) instead
 //! ([`estimate_training_on`]).
 
@@ -78,7 +78,7 @@ pub fn estimate_training(cfg: &GptConfig, batch: usize, t: usize) -> MemoryEstim
 }
 
 /// [`estimate_training`] for `dev`: without the attention scores where the attention op runs fused
-/// there (the vanilla model on a GPU, `attention::fuses`).
+/// there (the vanilla model on a hardware GPU, `attention::fuses`).
 pub fn estimate_training_on(
     dev: &Device,
     cfg: &GptConfig,
